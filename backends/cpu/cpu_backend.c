@@ -1,0 +1,219 @@
+/* The cpu backend: host memory, OpenBLAS sgemm, plain C kernels, MPI collectives.
+ *
+ * This file is the table and the instance lifetime; the entries live in
+ * cpu_memory.c, cpu_blas.c, cpu_kernels.c, cpu_layers.c (declared in cpu_ops.h)
+ * and cpu_coll*.c (declared in cpu_internal.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cpu_internal.h"
+#include "cpu_ops.h"
+
+void openblas_set_num_threads(int num_threads);
+
+int cpu_fail(struct cpu_state *s, int code, const char *fmt, ...)
+{
+    int n = snprintf(s->err, sizeof(s->err), "rank %d: ", s->rank);
+    if (n < 0 || (size_t)n >= sizeof(s->err))
+        n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err + n, sizeof(s->err) - (size_t)n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int cpu_probe(char *why, size_t why_len)
+{
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        snprintf(why, why_len, "cpu backend: MPI_Init has not been called");
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+/* Splits off the ranks that share our memory; single_node says whether the
+ * collectives may use shared-memory windows for the whole communicator. */
+static int cpu_split_node(struct cpu_state *s, char *why, size_t why_len)
+{
+    if (MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL,
+                            &s->node_comm) != MPI_SUCCESS) {
+        snprintf(why, why_len, "cpu backend: rank %d: MPI_Comm_split_type(SHARED) failed",
+                 s->rank);
+        return ZERO_ECOMM;
+    }
+    MPI_Comm_rank(s->node_comm, &s->node_rank);
+    MPI_Comm_size(s->node_comm, &s->node_size);
+    s->single_node = s->node_size == s->size;
+    return ZERO_OK;
+}
+
+/* A GEMM's bits may depend on how many threads split it (each thread owns a
+ * block of C, and the k-loop blocking can follow the thread count), so exact mode
+ * pins OpenBLAS to one thread per rank unless the caller asks for more. Native
+ * mode with no request keeps OpenBLAS's own default. The setting is
+ * process-wide: OpenBLAS has no per-handle thread count. */
+static void cpu_set_blas_threads(const struct zero_backend_options *opt)
+{
+    if (opt->blas_threads > 0)
+        openblas_set_num_threads(opt->blas_threads);
+    else if (opt->coll_mode == ZERO_COLL_EXACT)
+        openblas_set_num_threads(1);
+}
+
+static void cpu_release(struct cpu_state *s)
+{
+    if (s->node_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&s->node_comm);
+    if (s->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&s->comm);
+    free(s);
+}
+
+static int cpu_open(const struct zero_backend_options *opt, void *comm, void **self, char *why,
+                    size_t why_len)
+{
+    *self = NULL;
+    if (opt == NULL || opt->ledger == NULL || opt->comm_stats == NULL || comm == NULL) {
+        snprintf(why, why_len, "cpu backend: open needs options with a ledger, comm stats "
+                               "and an MPI_Comm *");
+        return ZERO_EINVAL;
+    }
+    if (opt->coll_mode != ZERO_COLL_EXACT && opt->coll_mode != ZERO_COLL_NATIVE) {
+        snprintf(why, why_len, "cpu backend: unknown collective mode %d", (int)opt->coll_mode);
+        return ZERO_EINVAL;
+    }
+    if (opt->blas_threads < 0) {
+        snprintf(why, why_len, "cpu backend: blas_threads must be >= 0 (got %d)",
+                 opt->blas_threads);
+        return ZERO_EINVAL;
+    }
+
+    struct cpu_state *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        snprintf(why, why_len, "cpu backend: out of memory for the instance");
+        return ZERO_ENOMEM;
+    }
+    s->comm = MPI_COMM_NULL;
+    s->node_comm = MPI_COMM_NULL;
+    s->mode = opt->coll_mode;
+    s->ledger = opt->ledger;
+    s->stats = opt->comm_stats;
+
+    /* Our own communicator: our messages never match the user's, and errors
+     * come back as codes instead of aborting the job. */
+    if (MPI_Comm_dup(*(MPI_Comm *)comm, &s->comm) != MPI_SUCCESS) {
+        snprintf(why, why_len, "cpu backend: MPI_Comm_dup failed");
+        cpu_release(s);
+        return ZERO_ECOMM;
+    }
+    MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(s->comm, &s->rank);
+    MPI_Comm_size(s->comm, &s->size);
+
+    int rc = cpu_split_node(s, why, why_len);
+    if (rc != ZERO_OK) {
+        cpu_release(s);
+        return rc;
+    }
+    cpu_set_blas_threads(opt);
+
+    rc = cpu_coll_init(s);
+    if (rc != ZERO_OK) {
+        snprintf(why, why_len, "cpu backend: collectives: %s", s->err);
+        cpu_release(s);
+        return rc;
+    }
+    *self = s;
+    return ZERO_OK;
+}
+
+static void cpu_close(void *self)
+{
+    struct cpu_state *s = self;
+    if (s == NULL)
+        return;
+    cpu_coll_fini(s);
+    cpu_memory_fini(s);
+    cpu_release(s);
+}
+
+static int cpu_rank(void *self)
+{
+    return ((struct cpu_state *)self)->rank;
+}
+
+static int cpu_size(void *self)
+{
+    return ((struct cpu_state *)self)->size;
+}
+
+static const char *cpu_last_error(void *self)
+{
+    return ((struct cpu_state *)self)->err;
+}
+
+static int cpu_set_coll_mode(void *self, enum zero_coll_mode mode)
+{
+    struct cpu_state *s = self;
+    if (mode != ZERO_COLL_EXACT && mode != ZERO_COLL_NATIVE)
+        return cpu_fail(s, ZERO_EINVAL, "set_coll_mode: unknown mode %d", (int)mode);
+    s->mode = mode;
+    return ZERO_OK;
+}
+
+const struct zero_backend zero_backend_cpu = {
+    .abi_version = ZERO_BACKEND_ABI,
+    .name = "cpu",
+
+    .probe = cpu_probe,
+    .open = cpu_open,
+    .close = cpu_close,
+    .rank = cpu_rank,
+    .size = cpu_size,
+    .last_error = cpu_last_error,
+    .set_coll_mode = cpu_set_coll_mode,
+
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy = cpu_copy,
+    .to_host = cpu_to_host,
+    .from_host = cpu_from_host,
+    .fill = cpu_fill,
+
+    .event_create = cpu_event_create,
+    .event_destroy = cpu_event_destroy,
+    .event_record = cpu_event_record,
+    .stream_wait_event = cpu_stream_wait_event,
+    .event_synchronize = cpu_event_synchronize,
+    .synchronize = cpu_synchronize,
+
+    .gemm = cpu_gemm,
+
+    .cast = cpu_cast,
+    .axpy = cpu_axpy,
+    .scale = cpu_scale,
+    .add = cpu_add,
+    .adam = cpu_adam,
+    .sgd = cpu_sgd,
+    .sumsq_blocks = cpu_sumsq_blocks,
+    .nonfinite = cpu_nonfinite,
+
+    .bias_add = cpu_bias_add,
+    .bias_grad = cpu_bias_grad,
+    .gelu_forward = cpu_gelu_forward,
+    .gelu_backward = cpu_gelu_backward,
+    .xent_forward = cpu_xent_forward,
+    .xent_backward = cpu_xent_backward,
+
+    .reduce_scatter = cpu_reduce_scatter,
+    .all_gather = cpu_all_gather,
+    .all_reduce = cpu_all_reduce,
+    .broadcast = cpu_broadcast,
+    .barrier = cpu_barrier,
+    .wait = cpu_wait,
+    .host_all_gather = cpu_host_all_gather,
+};

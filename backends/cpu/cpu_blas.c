@@ -1,0 +1,117 @@
+/* gemm on the cpu: OpenBLAS sgemm, row-major. fp16/bf16 operands are converted
+ * to fp32 in workspace blocks first (the ledger sees them), so every product is
+ * an fp32 GEMM with fp32 accumulation whatever the storage type. */
+#include <limits.h>
+
+#include <cblas.h>
+
+#include "cpu_ops.h"
+
+/* An operand as fp32: the caller's memory when it is fp32 already, else a packed
+ * (ld = cols) converted copy that this file owns. */
+struct f32_matrix {
+    float *p;
+    int64_t ld;
+    float *owned;
+};
+
+static int is_gemm_type(enum zero_dtype t)
+{
+    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16;
+}
+
+static int check_operand(struct cpu_state *s, char name, enum zero_dtype t, int64_t rows,
+                         int64_t cols, int64_t ld)
+{
+    if (!is_gemm_type(t))
+        return cpu_fail(s, ZERO_ENOTSUP, "gemm: %c has dtype %s; fp32, fp16 or bf16 expected",
+                        name, zero_dtype_name(t));
+    int64_t min_ld = cols > 1 ? cols : 1;
+    if (ld < min_ld || ld > INT_MAX)
+        return cpu_fail(s, ZERO_EINVAL,
+                        "gemm: ld%c = %lld for a stored (%lld, %lld) matrix; need %lld..INT_MAX",
+                        name, (long long)ld, (long long)rows, (long long)cols,
+                        (long long)min_ld);
+    return ZERO_OK;
+}
+
+/* x (rows, cols) with leading dimension ld, stored as t; load = 0 only reserves
+ * the fp32 copy (for an output whose old values beta = 0 ignores). */
+static int f32_matrix_open(struct cpu_state *s, struct f32_matrix *v, const void *x,
+                           enum zero_dtype t, int64_t rows, int64_t cols, int64_t ld, int load)
+{
+    v->owned = NULL;
+    if (t == ZERO_F32) {
+        v->p = (float *)x;
+        v->ld = ld;
+        return ZERO_OK;
+    }
+    void *block;
+    int rc = cpu_alloc(s, (size_t)(rows * cols) * sizeof(float), ZERO_TAG_WORKSPACE, &block);
+    if (rc != ZERO_OK)
+        return rc;
+    v->owned = block;
+    v->p = block;
+    v->ld = cols > 1 ? cols : 1;
+    size_t row_bytes = (size_t)ld * zero_dtype_size(t);
+    for (int64_t r = 0; load && r < rows; r++) {
+        rc = cpu_cast(s, v->p + r * cols, ZERO_F32, (const char *)x + r * row_bytes, t,
+                      (size_t)cols);
+        if (rc != ZERO_OK)
+            return rc;
+    }
+    return ZERO_OK;
+}
+
+/* Writes a converted output back into the caller's (rows, cols) matrix. */
+static int f32_matrix_store(struct cpu_state *s, const struct f32_matrix *v, void *x,
+                            enum zero_dtype t, int64_t rows, int64_t cols, int64_t ld)
+{
+    if (v->owned == NULL)
+        return ZERO_OK;
+    size_t row_bytes = (size_t)ld * zero_dtype_size(t);
+    for (int64_t r = 0; r < rows; r++) {
+        int rc = cpu_cast(s, (char *)x + r * row_bytes, t, v->p + r * cols, ZERO_F32,
+                          (size_t)cols);
+        if (rc != ZERO_OK)
+            return rc;
+    }
+    return ZERO_OK;
+}
+
+int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+             enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
+             int64_t ldc)
+{
+    struct cpu_state *s = self;
+    if (m < 0 || n < 0 || k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return cpu_fail(s, ZERO_EINVAL, "gemm: bad shape m=%lld n=%lld k=%lld", (long long)m,
+                        (long long)n, (long long)k);
+    /* stored shapes: A (m, k) or (k, m) transposed; B (k, n) or (n, k); C (m, n) */
+    int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
+    int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
+    int rc;
+    if ((rc = check_operand(s, 'a', a_type, a_rows, a_cols, lda)) != ZERO_OK ||
+        (rc = check_operand(s, 'b', b_type, b_rows, b_cols, ldb)) != ZERO_OK ||
+        (rc = check_operand(s, 'c', c_type, m, n, ldc)) != ZERO_OK)
+        return rc;
+    if (m == 0 || n == 0)
+        return ZERO_OK;
+
+    struct f32_matrix fa = {0}, fb = {0}, fc = {0};
+    if ((rc = f32_matrix_open(s, &fa, a, a_type, a_rows, a_cols, lda, 1)) == ZERO_OK &&
+        (rc = f32_matrix_open(s, &fb, b, b_type, b_rows, b_cols, ldb, 1)) == ZERO_OK &&
+        (rc = f32_matrix_open(s, &fc, c, c_type, m, n, ldc, beta != 0.0f)) == ZERO_OK) {
+        /* beta = 0 must ignore C's old values (NaN included): BLAS semantics, and the
+         * workspace copy of a non-fp32 C is uninitialized then. */
+        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, fa.p,
+                    (int)fa.ld, fb.p, (int)fb.ld, beta, fc.p, (int)fc.ld);
+        rc = f32_matrix_store(s, &fc, c, c_type, m, n, ldc);
+    }
+    cpu_free(s, fa.owned);
+    cpu_free(s, fb.owned);
+    cpu_free(s, fc.owned);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* Private to the cpu backend's collectives (cpu_coll*.c, cpu_combine.c, cpu_shm.c).
+ *
+ * Files:
+ *   cpu_coll.c         entry points of the backend table: argument checks, comm stats,
+ *                      requests, mode dispatch; barrier, wait, host_all_gather
+ *   cpu_coll_exact.c   exact reduce-scatter / all-reduce: owners combine in tree order
+ *   cpu_coll_native.c  native mode: MPI's own reductions (MPI_I* calls)
+ *   cpu_combine.c      the cache-blocked tree combine of N pieces (no MPI)
+ *   cpu_shm.c          the shared-memory window peers read each other's pieces from
+ *
+ * Environment: ZERO_CPU_NO_SHM=1 (read once per open) forces the MPI path even when all
+ * ranks share one node, so both paths can be tested on one machine. */
+#ifndef ZERO_CPU_COLL_H
+#define ZERO_CPU_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu_internal.h"
+
+/* Collective resources of one backend instance (cpu_state.shm). */
+struct cpu_shm {
+    int use_shm;       /* single node and not disabled: owners read peers' window segments */
+    int *node_rank_of; /* (size) rank in s->comm -> rank in s->node_comm */
+
+    MPI_Win win;      /* MPI_WIN_NULL until the first shared-memory collective */
+    size_t seg_bytes; /* bytes of every rank's segment (all grow together) */
+    char **seg;       /* (size) each rank's segment, indexed by rank in s->comm */
+
+    void *staging; /* MPI path: the peers' pieces of this rank's shard */
+    size_t staging_bytes;
+
+    float *scratch;                    /* (cpu_combine_scratch_floats(size)) combine accumulators */
+    const void **piece;                /* (size) the pieces one combine reads */
+    size_t *split_count, *split_displ; /* (size) each: storage of the current split */
+    int *send_counts, *send_displs, *recv_counts, *recv_displs; /* (size) each: Alltoallv */
+
+    MPI_Op op_sum_f16; /* native mode: fp16/bf16 sums on MPI_UINT16_T */
+    MPI_Op op_sum_bf16;
+};
+
+/* A non-blocking collective in flight. Exact mode completes at issue (mpi is
+ * MPI_REQUEST_NULL); native mode finishes in cpu_wait. */
+struct zero_request {
+    MPI_Request mpi;
+    int blocking; /* issue with the blocking MPI call */
+    int settled;  /* done, converted, time stamped */
+    enum zero_coll_kind kind;
+    double t_issue, t_done;
+    int64_t payload_bytes, sent_bytes;
+    /* native reduce-scatter through a temporary: recv (finish_n, finish_type) =
+     * tmp (finish_n, tmp_type) after completion; tmp is freed then. */
+    void *tmp;
+    size_t tmp_bytes;
+    enum zero_dtype tmp_type;
+    void *finish_dst;
+    enum zero_dtype finish_type;
+    size_t finish_n;
+};
+
+/* How a buffer of `total` elements splits into one piece per rank: rank r owns
+ * [displ[r], displ[r] + count[r]). */
+struct cpu_split {
+    const size_t *count, *displ; /* (size) each */
+    size_t total;
+};
+
+/* ---- cpu_combine.c ---- */
+enum { CPU_COMBINE_CHUNK = 2048 }; /* elements per block: N pieces + accumulators in L1/L2 */
+size_t cpu_combine_scratch_floats(int n);
+/* out (len, out_type) = tree over j < n of piece[j] (len, wire_type), summed in fp32 and
+ * rounded once. out may alias a piece exactly (in place); scratch as sized above. */
+void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,
+                 enum zero_dtype wire_type, size_t len, float *scratch);
+/* dst (n, dst_type) = src (n, src_type), floating types only; dst == src allowed when the
+ * element sizes are equal or dst's is larger (converted from the end). */
+void cpu_convert(void *dst, enum zero_dtype dst_type, const void *src, enum zero_dtype src_type,
+                 size_t n);
+
+/* ---- cpu_shm.c ---- */
+int cpu_shm_reserve(struct cpu_state *s, size_t bytes); /* collective over the node */
+int cpu_shm_fence(struct cpu_state *s); /* segment writes visible to / reads done by all */
+void cpu_shm_release(struct cpu_state *s);
+
+/* ---- cpu_coll_exact.c ---- */
+/* recv (split.count[rank], recv_type) = tree over ranks of each rank's send piece
+ * [displ[rank], +count[rank]) (wire_type). Sets *sent to the bytes peers took from us. */
+int cpu_exact_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dtype wire_type,
+                             void *recv, enum zero_dtype recv_type, const struct cpu_split *split,
+                             int64_t *sent);
+
+/* ---- cpu_coll.c helpers used by the other files ---- */
+int cpu_mpi_fail(struct cpu_state *s, const char *what, int mpi_err);
+MPI_Datatype cpu_mpi_type(enum zero_dtype t); /* MPI_DATATYPE_NULL if unknown */
+
+/* ---- cpu_coll_native.c ---- */
+int cpu_native_ops_create(struct cpu_state *s);
+void cpu_native_ops_free(struct cpu_state *s);
+int cpu_native_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dtype wire_type,
+                              void *recv, enum zero_dtype recv_type, size_t count,
+                              struct zero_request *rq);
+int cpu_native_all_reduce(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
+                          size_t count, struct zero_request *rq);
+
+#endif

@@ -1,0 +1,50 @@
+/* State shared by the files of the cpu backend (not installed). */
+#ifndef ZERO_CPU_INTERNAL_H
+#define ZERO_CPU_INTERNAL_H
+
+#include <mpi.h>
+
+#include "zero/backend.h"
+#include "zero/error.h"
+
+struct cpu_shm; /* shared-memory window state, owned by the collectives */
+struct cpu_cache;
+
+struct cpu_state {
+    MPI_Comm comm;      /* our duplicate of the user's communicator */
+    int rank, size;
+    MPI_Comm node_comm; /* ranks sharing memory with us (MPI_COMM_TYPE_SHARED) */
+    int node_rank, node_size;
+    int single_node;    /* every rank of comm is in node_comm: shared-memory path usable */
+    enum zero_coll_mode mode;
+    struct zero_ledger *ledger;
+    struct zero_comm_stats *stats;
+    char err[ZERO_ERRMSG_LEN];
+    struct cpu_shm *shm;
+    struct cpu_cache *cache; /* freed blocks kept for reuse (cpu_memory.c) */
+};
+
+/* Formats the instance's last error; returns code. */
+int cpu_fail(struct cpu_state *s, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* cpu_memory.c: returns cached blocks to the system (close). */
+void cpu_memory_fini(struct cpu_state *s);
+
+/* cpu_coll.c and friends: set up / tear down collective resources in open/close. */
+int cpu_coll_init(struct cpu_state *s);
+void cpu_coll_fini(struct cpu_state *s);
+
+int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
+                       enum zero_dtype recv_type, size_t count, struct zero_request **req);
+int cpu_all_gather(void *self, const void *send, void *recv, enum zero_dtype t, size_t count,
+                   struct zero_request **req);
+int cpu_all_reduce(void *self, const void *send, void *recv, enum zero_dtype t, size_t count,
+                   struct zero_request **req);
+int cpu_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int root,
+                  struct zero_request **req);
+int cpu_barrier(void *self);
+int cpu_wait(void *self, struct zero_request *req);
+int cpu_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes);
+
+#endif

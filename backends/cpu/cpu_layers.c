@@ -1,0 +1,167 @@
+/* Layer kernels of the cpu backend, fp32 activations: bias, GELU, softmax
+ * cross-entropy. Forward and backward side by side. */
+#include <math.h>
+
+#include "cpu_ops.h"
+
+/* y (rows, cols) += b (cols) */
+int cpu_bias_add(void *self, float *y, const float *b, int64_t rows, int64_t cols)
+{
+    (void)self;
+    for (int64_t r = 0; r < rows; r++) {
+        float *restrict yr = y + r * cols;
+        const float *restrict br = b;
+        for (int64_t c = 0; c < cols; c++)
+            yr[c] += br[c];
+    }
+    return ZERO_OK;
+}
+
+/* db (cols) = beta * db + sum_r dy (rows, cols). The row sum is formed on its own,
+ * rows in ascending order, and only then combined with beta * db; the columns go in
+ * chunks so that the partial sums stay in a stack buffer. beta = 0 ignores db's old
+ * values (NaN included), as in BLAS. */
+#define BIAS_GRAD_CHUNK 256
+
+int cpu_bias_grad(void *self, float *db, const float *dy, int64_t rows, int64_t cols, float beta)
+{
+    (void)self;
+    for (int64_t c0 = 0; c0 < cols; c0 += BIAS_GRAD_CHUNK) {
+        int64_t w = cols - c0 < BIAS_GRAD_CHUNK ? cols - c0 : BIAS_GRAD_CHUNK;
+        float sum[BIAS_GRAD_CHUNK] = {0};
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict row = dy + r * cols + c0;
+            for (int64_t c = 0; c < w; c++)
+                sum[c] += row[c];
+        }
+        float *restrict out = db + c0;
+        for (int64_t c = 0; c < w; c++)
+            out[c] = beta == 0.0f ? sum[c] : beta * out[c] + sum[c];
+    }
+    return ZERO_OK;
+}
+
+#define GELU_INV_SQRT2 0.70710678118654752440f       /* 1/sqrt(2) */
+#define GELU_INV_SQRT_2PI 0.39894228040143267794f    /* 1/sqrt(2 pi) */
+#define GELU_TANH_SCALE 0.79788456080286535588f      /* sqrt(2/pi) */
+#define GELU_TANH_CUBIC 0.044715f
+
+static int check_gelu_kind(struct cpu_state *s, const char *what, enum zero_gelu kind)
+{
+    if (kind != ZERO_GELU_ERF && kind != ZERO_GELU_TANH)
+        return cpu_fail(s, ZERO_EINVAL, "%s: unknown gelu kind %d", what, (int)kind);
+    return ZERO_OK;
+}
+
+/* y (n) = gelu(x):  erf:  0.5 x (1 + erf(x / sqrt2))
+ *                   tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (GPT-2) */
+int cpu_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_gelu kind)
+{
+    int rc = check_gelu_kind(self, "gelu_forward", kind);
+    if (rc != ZERO_OK)
+        return rc;
+    float *restrict yr = y;
+    const float *restrict xr = x;
+    if (kind == ZERO_GELU_ERF) {
+        for (size_t i = 0; i < n; i++)
+            yr[i] = 0.5f * xr[i] * (1.0f + erff(xr[i] * GELU_INV_SQRT2));
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            float v = xr[i];
+            float u = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
+            yr[i] = 0.5f * v * (1.0f + tanhf(u));
+        }
+    }
+    return ZERO_OK;
+}
+
+/* dx (n) = dy * gelu'(x):
+ *   erf:  Phi(x) + x phi(x),  Phi(x) = 0.5 (1 + erf(x / sqrt2)),  phi(x) = exp(-x^2/2) / sqrt(2 pi)
+ *   tanh: 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2),  t = tanh(u)
+ *         (1 - t^2 instead of 1/cosh^2 u: no overflow for large u) */
+int cpu_gelu_backward(void *self, float *dx, const float *x, const float *dy, size_t n,
+                      enum zero_gelu kind)
+{
+    int rc = check_gelu_kind(self, "gelu_backward", kind);
+    if (rc != ZERO_OK)
+        return rc;
+    float *restrict dxr = dx;
+    const float *restrict xr = x, *restrict dyr = dy;
+    if (kind == ZERO_GELU_ERF) {
+        for (size_t i = 0; i < n; i++) {
+            float v = xr[i];
+            float cdf = 0.5f * (1.0f + erff(v * GELU_INV_SQRT2));
+            float pdf = expf(-0.5f * v * v) * GELU_INV_SQRT_2PI;
+            dxr[i] = dyr[i] * (cdf + v * pdf);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            float v = xr[i];
+            float u = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
+            float t = tanhf(u);
+            float du = GELU_TANH_SCALE * (1.0f + 3.0f * GELU_TANH_CUBIC * v * v);
+            dxr[i] = dyr[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+        }
+    }
+    return ZERO_OK;
+}
+
+/* Checked before any output is written, so a bad batch leaves the buffers alone. */
+static int check_labels(struct cpu_state *s, const char *what, const int32_t *labels,
+                        int64_t rows, int64_t classes)
+{
+    for (int64_t r = 0; r < rows; r++)
+        if (labels[r] < 0 || labels[r] >= classes)
+            return cpu_fail(s, ZERO_EINVAL, "%s: row %lld: label %d is outside [0, %lld)", what,
+                            (long long)r, (int)labels[r], (long long)classes);
+    return ZERO_OK;
+}
+
+/* probs (rows, classes) = softmax(logits (rows, classes)); losses (rows) =
+ * logsumexp(logits) - logits[label]. The row max is subtracted before exp, and the
+ * sum of exps is kept in double so that a 50k vocabulary loses no digits. */
+int cpu_xent_forward(void *self, float *losses, float *probs, const float *logits,
+                     const int32_t *labels, int64_t rows, int64_t classes)
+{
+    struct cpu_state *s = self;
+    if (classes < 1)
+        return cpu_fail(s, ZERO_EINVAL, "xent_forward: %lld classes", (long long)classes);
+    int rc = check_labels(s, "xent_forward", labels, rows, classes);
+    if (rc != ZERO_OK)
+        return rc;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *restrict z = logits + r * classes;
+        float *restrict p = probs + r * classes;
+        float max = z[0];
+        for (int64_t c = 1; c < classes; c++)
+            max = z[c] > max ? z[c] : max;
+        double sum = 0.0;
+        for (int64_t c = 0; c < classes; c++) {
+            p[c] = expf(z[c] - max);
+            sum += p[c];
+        }
+        float inv_sum = (float)(1.0 / sum);
+        for (int64_t c = 0; c < classes; c++)
+            p[c] *= inv_sum;
+        losses[r] = (float)(log(sum) - (double)(z[labels[r]] - max));
+    }
+    return ZERO_OK;
+}
+
+/* dlogits (rows, classes) = (probs - onehot(labels)) * dloss */
+int cpu_xent_backward(void *self, float *dlogits, const float *probs, const int32_t *labels,
+                      int64_t rows, int64_t classes, float dloss)
+{
+    int rc = check_labels(self, "xent_backward", labels, rows, classes);
+    if (rc != ZERO_OK)
+        return rc;
+    for (int64_t r = 0; r < rows; r++) {
+        float *restrict d = dlogits + r * classes;
+        const float *restrict p = probs + r * classes;
+        for (int64_t c = 0; c < classes; c++)
+            d[c] = p[c] * dloss;
+        int32_t y = labels[r];
+        d[y] = (p[y] - 1.0f) * dloss;
+    }
+    return ZERO_OK;
+}

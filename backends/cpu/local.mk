@@ -1,0 +1,25 @@
+# backends/cpu/local.mk -- MPI + OpenBLAS backend (included by the top-level Makefile.am).
+# Append only, e.g.:  libzero_la_SOURCES += %reldir%/cpu_backend.c
+
+# table, memory, BLAS, elementwise/optimizer kernels, layer kernels
+libzero_la_SOURCES += \
+	%reldir%/cpu_backend.c \
+	%reldir%/cpu_memory.c \
+	%reldir%/cpu_blas.c \
+	%reldir%/cpu_kernels.c \
+	%reldir%/cpu_layers.c
+noinst_HEADERS += \
+	%reldir%/cpu_internal.h \
+	%reldir%/cpu_ops.h
+
+# collectives: cpu_coll*.c added below
+libzero_la_SOURCES += \
+	%reldir%/cpu_coll.c \
+	%reldir%/cpu_coll_exact.c \
+	%reldir%/cpu_coll_native.c \
+	%reldir%/cpu_combine.c \
+	%reldir%/cpu_shm.c
+noinst_HEADERS += %reldir%/cpu_coll.h
+# the canonical summation tree (pure math, shared with the engine's gradient counter)
+libzero_la_SOURCES += src/tree.c
+noinst_HEADERS += src/tree.h

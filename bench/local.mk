@@ -1,0 +1,12 @@
+# bench/local.mk -- benchmarks (included by the top-level Makefile.am).
+# Append only, e.g.:  noinst_PROGRAMS += %reldir%/bench_gather   bench_bench_gather_LDADD = libzero.la
+
+# step time per stage on the toy model (issue: engine)
+noinst_PROGRAMS += %reldir%/stages
+bench_stages_SOURCES = %reldir%/stages.c
+bench_stages_LDADD = libzero.la $(BLAS_LIBS) $(JANSSON_LIBS) -lm
+
+# Bandwidth of the collectives, exact vs native vs memcpy: mpirun -np 2 bench/collectives
+noinst_PROGRAMS += %reldir%/collectives
+bench_collectives_SOURCES = %reldir%/collectives.c
+bench_collectives_LDADD = libzero.la

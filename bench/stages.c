@@ -1,0 +1,174 @@
+/* Step time per ZeRO stage on the toy model, measured side by side in one run
+ * (the machine is shared and noisy: only ratios taken together mean much).
+ *
+ *   mpirun -np 2 bench/stages [--hidden 1024] [--layers 12] [--batch 32]
+ *                             [--steps 5] [--mode exact|native] [--rounds 2]
+ *
+ * For each round, stages 0, 1, 2, 3 each train `steps` steps on fresh engines;
+ * the first step of each (allocation, stage-3 trace) is not timed. Prints the
+ * median step time per stage, its ratio to stage 0, and where the time went:
+ * collectives (issue to completion, from the comm stats) and the rest
+ * (compute, kernels, copies). */
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zero/zero.h"
+
+struct opts {
+    int64_t hidden, batch;
+    int layers, steps, rounds;
+    enum zero_coll_mode mode;
+};
+
+struct sample {
+    double step, comm; /* seconds, max over ranks */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double comm_seconds(const struct zero_comm_stats *c)
+{
+    double s = 0.0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        s += c->kind[k].seconds;
+    return s;
+}
+
+static int run_stage(const struct opts *o, int stage, struct zero_device *dev, struct sample *out,
+                     struct zero_error *err)
+{
+    struct zero_config cfg;
+    zero_config_defaults(&cfg);
+    cfg.zero_optimization.stage = stage;
+    cfg.optimizer.type = ZERO_OPTIM_ADAMW;
+    cfg.optimizer.lr = 1e-4;
+    cfg.optimizer.weight_decay = 0.01;
+    cfg.train_batch_size = o->batch;
+    cfg.train_micro_batch_size_per_gpu = o->batch / dev->size;
+    cfg.libzero.coll_mode = o->mode;
+    struct zero_model *m = NULL;
+    struct zero_engine *e = NULL;
+    int rc = zero_nn_build_mlp(&m, o->hidden, o->layers, 10, err);
+    if (!rc)
+        rc = zero_engine_create(&e, &cfg, m, dev, err);
+    int64_t rows = cfg.train_micro_batch_size_per_gpu;
+    float *x = malloc((size_t)(rows * o->hidden) * sizeof *x);
+    int32_t *y = malloc((size_t)rows * sizeof *y);
+    for (int step = 0; step <= o->steps && !rc; step++) {
+        int64_t first = zero_atom_first_sample(step, 0, dev->rank, dev->size, 1, rows);
+        zero_synthetic_samples(1, o->hidden, 10, first, rows, x, y);
+        struct zero_batch b = {.rows = rows, .inputs = x, .labels = y};
+        MPI_Barrier(MPI_COMM_WORLD);
+        if ((rc = zero_engine_forward(e, &b, NULL, err)) || (rc = zero_engine_backward(e, err)) ||
+            (rc = zero_engine_step(e, NULL, err)))
+            break;
+        if (step == 0)
+            continue; /* warm-up: first-touch allocation, stage-3 order recording */
+        const struct zero_step_info *info = zero_engine_last_step(e);
+        double mine[2] = {info->seconds, comm_seconds(&info->comm)}, worst[2];
+        MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        out[step - 1].step = worst[0];
+        out[step - 1].comm = worst[1];
+    }
+    free(x);
+    free(y);
+    zero_engine_destroy(e);
+    zero_model_destroy(m);
+    return rc;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mpirun -np N stages [--hidden H] [--layers L] [--batch B] [--steps K]\n"
+               "                       [--rounds R] [--mode exact|native]\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    static const struct option longopts[] = {
+        {"hidden", required_argument, 0, 'h'}, {"layers", required_argument, 0, 'l'},
+        {"batch", required_argument, 0, 'b'},  {"steps", required_argument, 0, 's'},
+        {"rounds", required_argument, 0, 'r'}, {"mode", required_argument, 0, 'm'},
+        {"help", no_argument, 0, '?'},         {0, 0, 0, 0},
+    };
+    *o = (struct opts){.hidden = 1024, .layers = 12, .batch = 32, .steps = 5, .rounds = 2};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h': o->hidden = atoll(optarg); break;
+        case 'l': o->layers = atoi(optarg); break;
+        case 'b': o->batch = atoll(optarg); break;
+        case 's': o->steps = atoi(optarg); break;
+        case 'r': o->rounds = atoi(optarg); break;
+        case 'm':
+            if (strcmp(optarg, "exact") && strcmp(optarg, "native"))
+                return 2;
+            o->mode = strcmp(optarg, "exact") ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
+            break;
+        default: return 2;
+        }
+    }
+    if (o->hidden < 1 || o->layers < 1 || o->batch < 1 || o->steps < 1 || o->rounds < 1)
+        return 2;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    struct opts o;
+    if (parse(argc, argv, &o) || o.batch % world) {
+        if (rank == 0)
+            usage(stderr);
+        MPI_Finalize();
+        return 2;
+    }
+    struct zero_error err = {0};
+    struct zero_device *dev = NULL;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    struct zero_backend_options bo = {.coll_mode = o.mode, .device = -1};
+    int n = o.steps * o.rounds, rc = zero_device_open(&dev, "cpu", &comm, &bo, &err);
+    struct sample *s = calloc((size_t)(4 * n), sizeof *s);
+    for (int round = 0; round < o.rounds && !rc; round++)
+        for (int stage = 0; stage <= 3 && !rc; stage++)
+            rc = run_stage(&o, stage, dev, s + stage * n + round * o.steps, &err);
+    if (rc) {
+        fprintf(stderr, "rank %d: %s\n", rank, err.msg);
+    } else if (rank == 0) {
+        printf("toy model: hidden %lld, %d blocks, global batch %lld, N = %d, %s collectives, "
+               "%d timed steps per stage\n",
+               (long long)o.hidden, o.layers, (long long)o.batch, world,
+               o.mode == ZERO_COLL_EXACT ? "exact" : "native", n);
+        printf("%-6s %12s %10s %12s %12s\n", "stage", "step (ms)", "vs stage 0", "comm (ms)",
+               "other (ms)");
+        double base = 0.0;
+        for (int stage = 0; stage <= 3; stage++) {
+            double step[n], comm[n];
+            for (int i = 0; i < n; i++) {
+                step[i] = s[stage * n + i].step;
+                comm[i] = s[stage * n + i].comm;
+            }
+            qsort(step, (size_t)n, sizeof(double), cmp_double);
+            qsort(comm, (size_t)n, sizeof(double), cmp_double);
+            double med = step[n / 2], cmed = comm[n / 2];
+            if (stage == 0)
+                base = med;
+            printf("%-6d %12.1f %10.3f %12.1f %12.1f\n", stage, 1e3 * med, med / base,
+                   1e3 * cmed, 1e3 * (med - cmed));
+        }
+    }
+    free(s);
+    zero_device_close(dev);
+    MPI_Finalize();
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,19 @@
+# examples/local.mk -- example programs (included by the top-level Makefile.am).
+# Append only, e.g.:  noinst_PROGRAMS += %reldir%/train_mlp   examples_train_mlp_LDADD = libzero.la
+
+# Pieces the example trainers share: end-of-run tables, weights in
+# .safetensors, MPI status agreement.
+EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
+	%reldir%/weights_io.c %reldir%/weights_io.h \
+	%reldir%/example_mpi.c %reldir%/example_mpi.h
+
+noinst_PROGRAMS += %reldir%/train_mlp
+examples_train_mlp_SOURCES = %reldir%/train_mlp.c \
+	%reldir%/mlp_args.c %reldir%/mlp_args.h \
+	%reldir%/mlp_data.c %reldir%/mlp_data.h \
+	$(EXAMPLES_COMMON)
+examples_train_mlp_LDADD = libzero.la -lm
+
+noinst_PROGRAMS += %reldir%/custom_unit
+examples_custom_unit_SOURCES = %reldir%/custom_unit.c
+examples_custom_unit_LDADD = libzero.la -lm

@@ -1,0 +1,319 @@
+/* Command-line options of examples/train_mlp: getopt_long, every value checked
+ * and every error naming its flag. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlp_args.h"
+
+static const char usage_text[] =
+    "NAME\n"
+    "    train_mlp - train a residual MLP with ZeRO stages 0-3 on synthetic or given data\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    mpirun -np N train_mlp [--stage S] [--hidden H] [--layers L] [--batch B] [--steps K]\n"
+    "                           [--init-weights FILE] [--save-weights FILE] [--data FILE] ...\n"
+    "    train_mlp --write-synthetic-data FILE [--samples S] [--hidden H] [--classes C]\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    The model is L residual blocks x = x + Linear(4H, H)(gelu(Linear(H, 4H)(x))) and a\n"
+    "    Linear(H, C) classifier with cross-entropy, trained with AdamW (betas 0.9, 0.999,\n"
+    "    eps 1e-8, weight decay 0.01). Each step prints its loss; the run ends with the\n"
+    "    per-rank memory ledger next to the ZeRO paper's formula and the last step's\n"
+    "    communication next to theory. Global batch b is samples b*B .. b*B+B-1; rank r's\n"
+    "    micro-batch at micro-step i is atom i*N + r of it (see zero_atom_first_sample).\n"
+    "\n"
+    "OPTIONS\n"
+    "    --stage S            ZeRO stage 0 (plain data parallel), 1, 2 or 3 (default 0)\n"
+    "    --hidden H           width of the residual stream (default 1024)\n"
+    "    --layers L           residual MLP blocks (default 12)\n"
+    "    --classes C          classifier outputs (default 10)\n"
+    "    --batch B            global batch size (default 32)\n"
+    "    --micro-batch m      samples per rank per micro-step (default B / N); gradient\n"
+    "                         accumulation is B / (m * N), DeepSpeed's batch rule\n"
+    "    --steps K            optimizer steps (default 10; 0 only loads, reports and saves)\n"
+    "    --lr X               learning rate (default 1e-4)\n"
+    "    --clip X             gradient clipping: max global norm, 0 = off (default 0)\n"
+    "    --seed N             parameter initialization seed (default 1234)\n"
+    "    --data-seed N        synthetic data seed (default 1)\n"
+    "    --mode exact|native  exact: bit-reproducible collectives (default); native: MPI's own\n"
+    "    --prefetch N         stage3_prefetch_bucket_size, elements\n"
+    "    --persistence N      stage3_param_persistence_threshold, elements\n"
+    "    --max-live N         stage3_max_live_parameters, elements\n"
+    "    --bucket N           reduce_bucket_size, elements\n"
+    "    --overlap 0|1        overlap_comm\n"
+    "    --align N            unit shards are multiples of N elements (default 2048)\n"
+    "    --init-weights FILE  load all parameters from a .safetensors file with PyTorch's\n"
+    "                         state_dict names (layers.0.0.weight [4H, H], layers.0.0.bias,\n"
+    "                         layers.0.2.weight [H, 4H], layers.0.2.bias, ...,\n"
+    "                         classifier.weight [C, H], classifier.bias [C]); every\n"
+    "                         parameter must be there with its shape, and nothing else\n"
+    "    --save-weights FILE  write the trained parameters, whole, under the same names\n"
+    "    --data FILE          train on a .safetensors file: inputs F32 [S, H], labels I64\n"
+    "                         [S] in 0..C-1; sample indices wrap modulo S (epochs)\n"
+    "    --write-synthetic-data FILE\n"
+    "                         write the synthetic data set (--data-seed) in the --data\n"
+    "                         format and exit; --samples S sets its size (default B * K)\n"
+    "    --samples S          see --write-synthetic-data\n"
+    "    --quiet              print only the final loss (and errors)\n"
+    "    --verbose            also print the units and each loss in full precision\n"
+    "    --help               print this text\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0 success, 1 runtime error, 2 usage error\n";
+
+const char *mlp_args_usage(void) { return usage_text; }
+
+enum {
+    OPT_STAGE = 256, OPT_HIDDEN, OPT_LAYERS, OPT_CLASSES, OPT_BATCH, OPT_MICRO, OPT_STEPS,
+    OPT_LR, OPT_CLIP, OPT_SEED, OPT_DATA_SEED, OPT_MODE, OPT_PREFETCH, OPT_PERSISTENCE,
+    OPT_MAX_LIVE, OPT_BUCKET, OPT_OVERLAP, OPT_ALIGN, OPT_INIT, OPT_SAVE, OPT_DATA,
+    OPT_WRITE_DATA, OPT_SAMPLES, OPT_QUIET, OPT_VERBOSE, OPT_HELP
+};
+
+static const struct option options[] = {
+    {"stage", required_argument, NULL, OPT_STAGE},
+    {"hidden", required_argument, NULL, OPT_HIDDEN},
+    {"layers", required_argument, NULL, OPT_LAYERS},
+    {"classes", required_argument, NULL, OPT_CLASSES},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"micro-batch", required_argument, NULL, OPT_MICRO},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"lr", required_argument, NULL, OPT_LR},
+    {"clip", required_argument, NULL, OPT_CLIP},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"data-seed", required_argument, NULL, OPT_DATA_SEED},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"prefetch", required_argument, NULL, OPT_PREFETCH},
+    {"persistence", required_argument, NULL, OPT_PERSISTENCE},
+    {"max-live", required_argument, NULL, OPT_MAX_LIVE},
+    {"bucket", required_argument, NULL, OPT_BUCKET},
+    {"overlap", required_argument, NULL, OPT_OVERLAP},
+    {"align", required_argument, NULL, OPT_ALIGN},
+    {"init-weights", required_argument, NULL, OPT_INIT},
+    {"save-weights", required_argument, NULL, OPT_SAVE},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"write-synthetic-data", required_argument, NULL, OPT_WRITE_DATA},
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* An integer in [min, max], the whole text consumed. */
+static int parse_int(const char *text, int64_t min, int64_t max, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (text[0] == '-')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A finite number >= min (> min when strict). */
+static int parse_real(const char *text, double min, int strict, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !isfinite(v) || v < min || (strict && v == min))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void set_defaults(struct mlp_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->hidden = 1024;
+    a->layers = 12;
+    a->classes = 10;
+    a->batch = 32;
+    a->steps = 10;
+    a->data_seed = 1;
+    zero_config_defaults(&a->cfg);
+    a->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
+    a->cfg.optimizer.lr = 1e-4;
+    a->cfg.optimizer.betas[0] = 0.9;
+    a->cfg.optimizer.betas[1] = 0.999;
+    a->cfg.optimizer.eps = 1e-8;
+    a->cfg.optimizer.weight_decay = 0.01;
+}
+
+/* Applies one integer-valued option; -1 if out of range. */
+static int set_int_option(struct mlp_args *a, int opt, const char *v)
+{
+    struct zero_optimization_config *z = &a->cfg.zero_optimization;
+    int64_t n;
+    switch (opt) {
+    case OPT_STAGE:
+        if (parse_int(v, 0, 3, &n))
+            return -1;
+        z->stage = (int)n;
+        return 0;
+    case OPT_LAYERS:
+        if (parse_int(v, 0, 1000000, &n))
+            return -1;
+        a->layers = (int)n;
+        return 0;
+    case OPT_OVERLAP:
+        if (parse_int(v, 0, 1, &n))
+            return -1;
+        z->overlap_comm = (int)n;
+        return 0;
+    case OPT_STEPS:
+    case OPT_PREFETCH:
+    case OPT_PERSISTENCE:
+        if (parse_int(v, 0, INT64_MAX, &n))
+            return -1;
+        break;
+    default:
+        if (parse_int(v, 1, INT64_MAX, &n))
+            return -1;
+        break;
+    }
+    switch (opt) {
+    case OPT_HIDDEN: a->hidden = n; break;
+    case OPT_CLASSES: a->classes = n; break;
+    case OPT_BATCH: a->batch = n; break;
+    case OPT_MICRO: a->micro_batch = n; break;
+    case OPT_STEPS: a->steps = n; break;
+    case OPT_SAMPLES: a->samples = n; break;
+    case OPT_PREFETCH: z->stage3_prefetch_bucket_size = n; break;
+    case OPT_PERSISTENCE: z->stage3_param_persistence_threshold = n; break;
+    case OPT_MAX_LIVE: z->stage3_max_live_parameters = n; break;
+    case OPT_BUCKET: z->reduce_bucket_size = n; break;
+    case OPT_ALIGN: a->cfg.libzero.align = n; break;
+    default: return -1;
+    }
+    return 0;
+}
+
+/* What an integer option accepts, for its error message. */
+static const char *int_range(int opt)
+{
+    switch (opt) {
+    case OPT_STAGE: return "0, 1, 2 or 3";
+    case OPT_OVERLAP: return "0 or 1";
+    case OPT_LAYERS:
+    case OPT_STEPS:
+    case OPT_PREFETCH:
+    case OPT_PERSISTENCE: return "an integer >= 0";
+    default: return "an integer >= 1";
+    }
+}
+
+/* Applies option opt with value v; -1 with msg filled on a bad value. */
+static int apply(struct mlp_args *a, int opt, const char *name, const char *v, char *msg,
+                 size_t len)
+{
+    double x;
+    switch (opt) {
+    case OPT_LR:
+        if (parse_real(v, 0.0, 1, &x))
+            goto bad_real;
+        a->cfg.optimizer.lr = x;
+        return 0;
+    case OPT_CLIP:
+        if (parse_real(v, 0.0, 0, &x))
+            goto bad_real;
+        a->cfg.gradient_clipping = x;
+        return 0;
+    case OPT_SEED:
+    case OPT_DATA_SEED: {
+        uint64_t s;
+        if (parse_u64(v, &s)) {
+            snprintf(msg, len, "train_mlp: --%s: '%s' is not an unsigned integer", name, v);
+            return -1;
+        }
+        *(opt == OPT_SEED ? &a->cfg.libzero.seed : &a->data_seed) = s;
+        return 0;
+    }
+    case OPT_MODE:
+        if (strcmp(v, "exact") == 0)
+            a->cfg.libzero.coll_mode = ZERO_COLL_EXACT;
+        else if (strcmp(v, "native") == 0)
+            a->cfg.libzero.coll_mode = ZERO_COLL_NATIVE;
+        else {
+            snprintf(msg, len, "train_mlp: --mode: '%s' is not exact or native", v);
+            return -1;
+        }
+        return 0;
+    case OPT_INIT: a->init_weights = v; return 0;
+    case OPT_SAVE: a->save_weights = v; return 0;
+    case OPT_DATA: a->data = v; return 0;
+    case OPT_WRITE_DATA: a->write_data = v; return 0;
+    case OPT_QUIET: a->quiet = 1; return 0;
+    case OPT_VERBOSE: a->verbose = 1; return 0;
+    default:
+        if (set_int_option(a, opt, v) == 0)
+            return 0;
+        snprintf(msg, len, "train_mlp: --%s: '%s' is not %s", name, v, int_range(opt));
+        return -1;
+    }
+bad_real:
+    snprintf(msg, len, "train_mlp: --%s: '%s' is not a finite number %s 0", name, v,
+             opt == OPT_LR ? ">" : ">=");
+    return -1;
+}
+
+enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, char *msg,
+                                    size_t msg_len)
+{
+    set_defaults(a);
+    msg[0] = '\0';
+    opterr = 0; /* we name the flag ourselves */
+    optind = 1;
+    int opt, index;
+    while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
+        if (opt == '?') {
+            snprintf(msg, msg_len, "train_mlp: unknown option '%s' (see --help)",
+                     argv[optind - 1]);
+            return MLP_ARGS_USAGE;
+        }
+        if (opt == ':') {
+            snprintf(msg, msg_len, "train_mlp: option '%s' needs a value", argv[optind - 1]);
+            return MLP_ARGS_USAGE;
+        }
+        if (opt == OPT_HELP)
+            return MLP_ARGS_HELP;
+        if (apply(a, opt, options[index].name, optarg, msg, msg_len))
+            return MLP_ARGS_USAGE;
+    }
+    if (optind < argc) {
+        snprintf(msg, msg_len, "train_mlp: unexpected argument '%s' (see --help)", argv[optind]);
+        return MLP_ARGS_USAGE;
+    }
+    if (a->quiet && a->verbose) {
+        snprintf(msg, msg_len, "train_mlp: --quiet and --verbose exclude each other");
+        return MLP_ARGS_USAGE;
+    }
+    if (a->data && a->write_data) {
+        snprintf(msg, msg_len, "train_mlp: --data and --write-synthetic-data exclude each other");
+        return MLP_ARGS_USAGE;
+    }
+    if (a->samples && !a->write_data) {
+        snprintf(msg, msg_len, "train_mlp: --samples: only used with --write-synthetic-data");
+        return MLP_ARGS_USAGE;
+    }
+    return MLP_ARGS_OK;
+}

@@ -1,0 +1,36 @@
+/* Command-line options of examples/train_mlp. */
+#ifndef EXAMPLES_MLP_ARGS_H
+#define EXAMPLES_MLP_ARGS_H
+
+#include <stdint.h>
+
+#include "zero/config.h"
+
+struct mlp_args {
+    int64_t hidden, classes;
+    int layers;
+    int64_t batch;       /* global batch B */
+    int64_t micro_batch; /* 0 = B / world */
+    int64_t steps;
+    uint64_t data_seed;
+    const char *init_weights; /* NULL = initialize from cfg.libzero.seed */
+    const char *save_weights;
+    const char *data;             /* NULL = synthetic samples */
+    const char *write_data;       /* write the synthetic data set there and exit */
+    int64_t samples;              /* samples for write_data; 0 = batch * steps */
+    int quiet, verbose;
+    struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
+};
+
+enum mlp_args_result { MLP_ARGS_OK = 0, MLP_ARGS_HELP, MLP_ARGS_USAGE };
+
+/* Parses argv into a (see train_mlp --help for the defaults). On a bad value
+ * writes "train_mlp: --flag: why" to msg and returns MLP_ARGS_USAGE;
+ * --help returns MLP_ARGS_HELP. */
+enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, char *msg,
+                                    size_t msg_len);
+
+/* The --help text. */
+const char *mlp_args_usage(void);
+
+#endif

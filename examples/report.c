@@ -1,0 +1,142 @@
+/* End-of-run tables: the memory ledger and one step's communication, each next
+ * to what the ZeRO paper says they should be. See report.h. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "report.h"
+
+#define MIB (1024.0 * 1024.0)
+#define MB 1e6
+
+/* Per-rank model-state bytes in fp32 training with Adam (4 + 4 + 8 bytes per
+ * parameter, the fp32 parameter shard doubling as the master copy). */
+static const char *const stage_formula[4] = {"16Ψ", "8Ψ + 8Ψ/N", "4Ψ + 12Ψ/N", "16Ψ/N"};
+
+static void memory_row(FILE *out, const char *name, int64_t current, int64_t peak,
+                       int64_t theory, int has_peak, int has_theory)
+{
+    fprintf(out, "  %-14s %10.2f ", name, (double)current / MIB);
+    if (has_peak)
+        fprintf(out, "%10.2f", (double)peak / MIB);
+    else
+        fprintf(out, "%10s", "-");
+    if (has_theory)
+        fprintf(out, " %10.2f  %s\n", (double)theory / MIB, current == theory ? "ok" : "MISMATCH");
+    else
+        fprintf(out, "\n");
+}
+
+/* The theory for tag, or -1 when the formula says nothing about it. */
+static int64_t tag_theory(const struct zero_theory *t, int tag)
+{
+    switch (tag) {
+    case ZERO_TAG_PARAMS: return t->params_bytes;
+    case ZERO_TAG_GRADS: return t->grads_bytes;
+    case ZERO_TAG_MASTER: return t->master_bytes;
+    case ZERO_TAG_OPTIM: return t->optim_bytes;
+    default: return -1;
+    }
+}
+
+static void print_formula(FILE *out, const struct zero_engine *e, const struct zero_theory *t,
+                          int world)
+{
+    const struct zero_config *c = zero_engine_config(e);
+    int stage = c->zero_optimization.stage;
+    if (c->optimizer.type != ZERO_OPTIM_SGD && stage >= 0 && stage <= 3)
+        fprintf(out, "theory: stage %d, %s (fp32, Adam: 4 + 4 + 8 bytes per parameter)", stage,
+                stage_formula[stage]);
+    else
+        fprintf(out, "theory: stage %d, params + grads + optimizer state (fp32, SGD)", stage);
+    fprintf(out, " with Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d:"
+            " %" PRId64 " bytes\n", t->psi_padded, t->psi, world, t->model_state_bytes);
+}
+
+int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm)
+{
+    int rank, world;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &world);
+    const struct zero_ledger *l = zero_engine_ledger(e);
+    long long peak = l->peak_total, max_peak = 0;
+    MPI_Reduce(&peak, &max_peak, 1, MPI_LONG_LONG, MPI_MAX, 0, comm);
+    if (rank != 0)
+        return 0;
+
+    struct zero_theory t;
+    zero_engine_theory(e, &t);
+    int mismatches = 0;
+    fprintf(out, "\nmemory per rank (ledger of rank 0, MiB)\n");
+    fprintf(out, "  %-14s %10s %10s %10s\n", "tag", "current", "peak", "theory");
+    for (int tag = 0; tag < ZERO_TAG_COUNT; tag++) {
+        int64_t theory = tag_theory(&t, tag);
+        memory_row(out, zero_tag_name(tag), l->current[tag], l->peak[tag], theory, 1,
+                   theory >= 0);
+        mismatches += theory >= 0 && theory != l->current[tag];
+    }
+    int64_t states = zero_ledger_model_states(l);
+    /* the ledger keeps no peak of the sum; the model states rarely move anyway */
+    memory_row(out, "model states", states, 0, t.model_state_bytes, 0, 1);
+    mismatches += states != t.model_state_bytes;
+    memory_row(out, "all tags", l->current_total, l->peak_total, 0, 1, 0);
+    print_formula(out, e, &t, world);
+    if (mismatches) {
+        for (int tag = 0; tag < ZERO_TAG_COUNT; tag++)
+            if (tag_theory(&t, tag) >= 0 && tag_theory(&t, tag) != l->current[tag])
+                fprintf(out, "MISMATCH %s: measured %" PRId64 " bytes, theory %" PRId64 "\n",
+                        zero_tag_name(tag), l->current[tag], tag_theory(&t, tag));
+    }
+    fprintf(out, "peak total, max over %d ranks: %.2f MiB\n", world, (double)max_peak / MIB);
+    return mismatches;
+}
+
+int64_t report_sent_bytes(const struct zero_comm_stats *s)
+{
+    int64_t sent = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        sent += s->kind[k].sent_bytes;
+    return sent;
+}
+
+void report_comm(FILE *out, const struct zero_engine *e, int world)
+{
+    const struct zero_config *c = zero_engine_config(e);
+    int64_t step = zero_engine_global_steps(e);
+    if (step == 0) {
+        fprintf(out, "\ncommunication: no optimizer step was taken\n");
+        return;
+    }
+    const struct zero_comm_stats *s = &zero_engine_last_step(e)->comm;
+    fprintf(out, "\ncommunication of step %" PRId64 " (rank 0, MB = 1e6 bytes)\n", step);
+    fprintf(out, "  %-15s %8s %12s %10s %10s\n", "collective", "calls", "payload MB", "sent MB",
+            "seconds");
+    int64_t data_sent = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
+        const struct zero_coll_counter *n = &s->kind[k];
+        fprintf(out, "  %-15s %8" PRId64 " %12.3f %10.3f %10.4f\n", zero_coll_kind_name(k),
+                n->calls, (double)n->payload_bytes / MB, (double)n->sent_bytes / MB, n->seconds);
+        if (k != ZERO_COLL_CONTROL)
+            data_sent += n->sent_bytes;
+    }
+
+    struct zero_theory t;
+    zero_engine_theory(e, &t);
+    int64_t measured = data_sent / (int64_t)sizeof(float); /* fp32 on the wire */
+    int stage3 = c->zero_optimization.stage == 3;
+    const char *formula = stage3 ? "(3Ψ - Ψp)(N-1)/N, Ψp = persistent units" : "2Ψ(N-1)/N";
+    int64_t accum = c->gradient_accumulation_steps;
+    if (accum <= 1) {
+        fprintf(out, "sent elements per rank: measured %" PRId64 ", theory %" PRId64 " = %s"
+                " (Ψ = %" PRId64 " padded", measured, t.sent_elements_per_step, formula,
+                t.psi_padded);
+        if (stage3)
+            fprintf(out, ", Ψp = %" PRId64, t.psi_persistent);
+        fprintf(out, ", N = %d)  %s\n", world,
+                measured == t.sent_elements_per_step ? "ok" : "MISMATCH");
+    } else {
+        fprintf(out, "sent elements per rank: measured %" PRId64 "; theory %" PRId64 " = %s holds"
+                " without accumulation: with %" PRId64 " micro-steps the gradient reduction%s"
+                " repeats per micro-step\n", measured, t.sent_elements_per_step, formula, accum,
+                stage3 ? " and the gathers" : "");
+    }
+}

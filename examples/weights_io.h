@@ -1,0 +1,24 @@
+/* Whole model weights in .safetensors files, by PyTorch state_dict name
+ * ("<unit>.<param>", e.g. layers.0.0.weight), so they interchange with
+ * torch.nn modules of the same structure. Shared by the example trainers. */
+#ifndef EXAMPLES_WEIGHTS_IO_H
+#define EXAMPLES_WEIGHTS_IO_H
+
+#include <mpi.h>
+
+#include "zero/zero.h"
+
+/* Sets every parameter of model m from path. Rank 0 reads and checks the file
+ * (each parameter present with its exact shape, no other tensors; any floating
+ * dtype) and broadcasts it tensor by tensor. Collective; all ranks return the
+ * same status and message. */
+int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path,
+                 MPI_Comm comm, struct zero_error *err);
+
+/* Writes every parameter of model m, whole and fp32, to path. Every rank
+ * gathers each parameter in turn (zero_engine_read_param is collective); rank 0
+ * streams it into the file. Collective; same status and message on all ranks. */
+int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path,
+                 MPI_Comm comm, struct zero_error *err);
+
+#endif

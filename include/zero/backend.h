@@ -1,0 +1,199 @@
+/* The backend interface: one versioned table of function pointers per backend.
+ *
+ * The core (engine, layers, optimizer driver) never touches MPI, BLAS or CUDA
+ * and never dereferences memory a backend owns; every data operation goes
+ * through this table. A backend is a folder under backends/ and one line in
+ * src/registry.c.
+ *
+ * Conventions for every entry below:
+ *   - `self` is the instance returned by open().
+ *   - Pointers named dev/x/y/... are backend memory (from alloc); pointers named
+ *     host... are ordinary host memory.
+ *   - Matrices are row-major. Shapes are given in comments as (rows, cols).
+ *   - Return 0 on success or a zero_status code; the message is then available
+ *     from last_error(self) until the next failing call.
+ *   - Kernels run in order on the compute stream; collectives on the comm
+ *     stream. A non-blocking collective (req != NULL) returns a handle; wait()
+ *     makes the compute stream wait for it and frees the handle. With req == NULL
+ *     the call is blocking. */
+#ifndef ZERO_BACKEND_H
+#define ZERO_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zero/comm_stats.h"
+#include "zero/dtype.h"
+#include "zero/ledger.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZERO_BACKEND_ABI 1
+
+enum zero_coll_mode {
+    ZERO_COLL_EXACT = 0, /* owner combines pieces in canonical tree order: bit-reproducible */
+    ZERO_COLL_NATIVE = 1 /* the communication library's own reductions: tolerance-level */
+};
+
+enum zero_stream { ZERO_STREAM_COMPUTE = 0, ZERO_STREAM_COMM = 1 };
+
+enum zero_gelu { ZERO_GELU_ERF = 0, ZERO_GELU_TANH = 1 };
+
+struct zero_backend_options {
+    enum zero_coll_mode coll_mode;
+    int blas_threads;                  /* 0: backend default (cpu exact mode: 1) */
+    int device;                        /* -1: choose from the node-local rank */
+    struct zero_ledger *ledger;        /* required: every allocation is recorded here */
+    struct zero_comm_stats *comm_stats;/* required: every collective is counted here */
+};
+
+/* Fused optimizer updates on one shard. The gradient is divided by grad_div
+ * before use (the engine folds 1/atoms, loss scale and clipping into it).
+ * param is the fp32 master; when param_copy != NULL the updated value is also
+ * written there in copy_type (the compute-dtype parameters). */
+struct zero_adam_args {
+    float lr, beta1, beta2, eps, weight_decay;
+    int64_t step;        /* 1-based step count for bias correction */
+    int adamw;           /* 1: decoupled weight decay (AdamW); 0: L2 added to grad (Adam) */
+    int bias_correction; /* DeepSpeed's default: 1 */
+    float grad_div;
+};
+
+struct zero_sgd_args {
+    float lr, momentum, dampening, weight_decay;
+    int nesterov;
+    int64_t step; /* 1-based; the first step initializes the momentum buffer */
+    float grad_div;
+};
+
+struct zero_request; /* opaque completion handle of a non-blocking collective */
+
+struct zero_backend {
+    int abi_version; /* ZERO_BACKEND_ABI */
+    const char *name;
+
+    /* ---- lifetime ---- */
+    /* 0 if this backend can run here (devices present, ...); else fills why. */
+    int (*probe)(char *why, size_t why_len);
+    /* comm: backend-specific communicator handle (cpu/cuda: MPI_Comm *). */
+    int (*open)(const struct zero_backend_options *opt, void *comm, void **self, char *why,
+                size_t why_len);
+    void (*close)(void *self);
+    int (*rank)(void *self);
+    int (*size)(void *self);
+    const char *(*last_error)(void *self);
+    int (*set_coll_mode)(void *self, enum zero_coll_mode mode);
+
+    /* ---- memory (tagged: the ledger sees every byte) ---- */
+    int (*alloc)(void *self, size_t bytes, enum zero_tag tag, void **dev);
+    int (*free)(void *self, void *dev); /* NULL is a no-op */
+    int (*copy)(void *self, void *dst, const void *src, size_t bytes); /* device to device */
+    int (*to_host)(void *self, void *host, const void *dev, size_t bytes);   /* synchronous */
+    int (*from_host)(void *self, void *dev, const void *host, size_t bytes); /* synchronous */
+    int (*fill)(void *self, void *x, enum zero_dtype t, double value, size_t n);
+
+    /* ---- streams and events (trivial on the cpu) ---- */
+    int (*event_create)(void *self, void **ev);
+    int (*event_destroy)(void *self, void *ev);
+    int (*event_record)(void *self, void *ev, enum zero_stream s);
+    int (*stream_wait_event)(void *self, enum zero_stream s, void *ev);
+    int (*event_synchronize)(void *self, void *ev);
+    int (*synchronize)(void *self); /* both streams idle */
+
+    /* ---- BLAS ---- */
+    /* C (m, n) = alpha * op(A) (m, k) @ op(B) (k, n) + beta * C; fp32 accumulate. */
+    int (*gemm)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
+                int64_t ldc);
+
+    /* ---- elementwise and reductions ---- */
+    int (*cast)(void *self, void *dst, enum zero_dtype dst_type, const void *src,
+                enum zero_dtype src_type, size_t n);
+    int (*axpy)(void *self, float a, const float *x, float *y, size_t n); /* y += a x */
+    int (*scale)(void *self, float a, float *x, size_t n);                /* x *= a */
+    int (*add)(void *self, float *out, const float *a, const float *b, size_t n); /* out = a + b */
+    int (*adam)(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
+                float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
+                enum zero_dtype copy_type);
+    int (*sgd)(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
+               size_t n, const struct zero_sgd_args *args, void *param_copy,
+               enum zero_dtype copy_type);
+    /* out[i] (device doubles, ceil(n / block) of them) = sum of squares of
+     * x[i*block .. (i+1)*block), summed sequentially in double. */
+    int (*sumsq_blocks)(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
+                        double *out);
+    /* *host_flag = 1 if any element is inf or NaN, else 0 (synchronous). */
+    int (*nonfinite)(void *self, const void *x, enum zero_dtype t, size_t n, int *host_flag);
+
+    /* ---- layer kernels (fp32 activations) ---- */
+    /* y (rows, cols) += b (cols) broadcast over rows */
+    int (*bias_add)(void *self, float *y, const float *b, int64_t rows, int64_t cols);
+    /* db (cols) = beta * db + sum over rows of dy (rows, cols), rows summed in order */
+    int (*bias_grad)(void *self, float *db, const float *dy, int64_t rows, int64_t cols, float beta);
+    /* y (n) = gelu(x) */
+    int (*gelu_forward)(void *self, float *y, const float *x, size_t n, enum zero_gelu kind);
+    /* dx (n) = dy * gelu'(x)  (written, not accumulated) */
+    int (*gelu_backward)(void *self, float *dx, const float *x, const float *dy, size_t n,
+                         enum zero_gelu kind);
+    /* probs (rows, classes) = softmax(logits); losses (rows) = -log probs[label]. */
+    int (*xent_forward)(void *self, float *losses, float *probs, const float *logits,
+                        const int32_t *labels, int64_t rows, int64_t classes);
+    /* dlogits (rows, classes) = (probs - onehot(labels)) * dloss */
+    int (*xent_backward)(void *self, float *dlogits, const float *probs, const int32_t *labels,
+                         int64_t rows, int64_t classes, float dloss);
+
+    /* ---- collectives (over all ranks of the communicator) ---- */
+    /* Rank r receives element-wise sum over ranks of send[r*count .. (r+1)*count).
+     * send holds N*count elements of wire_type; recv holds count of recv_type.
+     * Sums accumulate in fp32. In place when recv == send + r*count*size(wire)
+     * and recv_type == wire_type. */
+    int (*reduce_scatter)(void *self, const void *send, enum zero_dtype wire_type, void *recv,
+                          enum zero_dtype recv_type, size_t count, struct zero_request **req);
+    /* recv (N*count) = concatenation of every rank's send (count). In place when
+     * send == recv + r*count*size. */
+    int (*all_gather)(void *self, const void *send, void *recv, enum zero_dtype t, size_t count,
+                      struct zero_request **req);
+    /* recv (count) = sum over ranks of send (count); count need not divide by N.
+     * exact mode: exact reduce-scatter then all-gather. send == recv allowed. */
+    int (*all_reduce)(void *self, const void *send, void *recv, enum zero_dtype t, size_t count,
+                      struct zero_request **req);
+    int (*broadcast)(void *self, void *buf, enum zero_dtype t, size_t count, int root,
+                     struct zero_request **req);
+    int (*barrier)(void *self);
+    int (*wait)(void *self, struct zero_request *req);
+    /* Control plane: recv_host (N*bytes) = every rank's send_host (bytes), host memory. */
+    int (*host_all_gather)(void *self, const void *send_host, void *recv_host, size_t bytes);
+};
+
+/* ---- the registry (src/registry.c) ---- */
+
+/* NULL if no backend of that name was built in. */
+const struct zero_backend *zero_backend_find(const char *name);
+/* Names of built-in backends, NULL-terminated. */
+const char *const *zero_backend_names(void);
+
+/* A backend instance with the ledger and counters it reports to. */
+struct zero_device {
+    const struct zero_backend *be;
+    void *self;
+    int rank, size;
+    struct zero_ledger ledger;
+    struct zero_comm_stats comm_stats;
+};
+
+struct zero_error;
+/* Finds, probes and opens backend `name` over communicator comm (MPI_Comm * for
+ * cpu and cuda). opt->ledger and opt->comm_stats are ignored: the device's own
+ * are used. */
+int zero_device_open(struct zero_device **dev, const char *name, void *comm,
+                     const struct zero_backend_options *opt, struct zero_error *err);
+void zero_device_close(struct zero_device *dev);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

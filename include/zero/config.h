@@ -1,0 +1,99 @@
+/* The engine's configuration: DeepSpeed's ds_config.json vocabulary as a C
+ * struct, same names and defaults. zero_config_defaults() fills DeepSpeed's
+ * defaults; a JSON loader (config_json.c) maps files onto this struct. */
+#ifndef ZERO_CONFIG_H
+#define ZERO_CONFIG_H
+
+#include <stdint.h>
+
+#include "zero/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum zero_optim_type { ZERO_OPTIM_ADAM = 0, ZERO_OPTIM_ADAMW, ZERO_OPTIM_SGD };
+
+struct zero_optimizer_config {
+    enum zero_optim_type type;
+    double lr;              /* 1e-3 */
+    double betas[2];        /* 0.9, 0.999 */
+    double eps;             /* 1e-8 */
+    double weight_decay;    /* 0 (Adam/AdamW: DeepSpeed's FusedAdam default 0) */
+    int adam_w_mode;        /* Adam: 1 = decoupled decay as DeepSpeed's default; AdamW: always 1 */
+    int bias_correction;    /* 1 */
+    double momentum;        /* SGD: 0 */
+    double dampening;       /* SGD: 0 */
+    int nesterov;           /* SGD: 0 */
+};
+
+enum zero_sched_type { ZERO_SCHED_NONE = 0, ZERO_SCHED_WARMUP_LR, ZERO_SCHED_WARMUP_DECAY_LR,
+                       ZERO_SCHED_WARMUP_COSINE_LR };
+enum zero_warmup_type { ZERO_WARMUP_LOG = 0, ZERO_WARMUP_LINEAR };
+
+/* DeepSpeed's deepspeed/runtime/lr_schedules.py parameter names. */
+struct zero_scheduler_config {
+    enum zero_sched_type type;
+    double warmup_min_lr;       /* WarmupLR/WarmupDecayLR: 0 */
+    double warmup_max_lr;       /* 0.001 */
+    int64_t warmup_num_steps;   /* 1000 */
+    enum zero_warmup_type warmup_type; /* "log" */
+    int64_t total_num_steps;    /* WarmupDecayLR / WarmupCosineLR: required */
+    double warmup_min_ratio;    /* WarmupCosineLR: 0 */
+    double cos_min_ratio;       /* WarmupCosineLR: 0.0001 */
+};
+
+struct zero_optimization_config {
+    int stage;                            /* 0 */
+    int contiguous_gradients;             /* 1 */
+    int reduce_scatter;                   /* 1 */
+    int64_t reduce_bucket_size;           /* 5e8 elements */
+    int allgather_partitions;             /* 1 */
+    int64_t allgather_bucket_size;        /* 5e8 elements */
+    int overlap_comm;                     /* 0 (DeepSpeed turns it on for stage 3) */
+    int64_t stage3_prefetch_bucket_size;  /* 5e7 elements */
+    int64_t stage3_param_persistence_threshold; /* 1e5 elements */
+    int64_t stage3_max_live_parameters;   /* 1e9 elements */
+    int64_t stage3_max_reuse_distance;    /* 1e9 */
+};
+
+/* libzero's own section ("libzero": {...} in JSON) so a DeepSpeed file stays valid. */
+struct zero_libzero_config {
+    char backend[16];                /* "cpu" */
+    enum zero_coll_mode coll_mode;   /* exact */
+    int64_t align;                   /* elements: unit shards are multiples of this; also the
+                                        norm block size (2048) */
+    uint64_t seed;                   /* parameter initialization (1234) */
+};
+
+struct zero_config {
+    int64_t train_batch_size;               /* 0 = derive */
+    int64_t train_micro_batch_size_per_gpu; /* 0 = derive */
+    int64_t gradient_accumulation_steps;    /* 0 = derive */
+    double gradient_clipping;               /* 0 = off */
+    int64_t steps_per_print;                /* 0 = off (DeepSpeed's None since v0.15.2) */
+    int wall_clock_breakdown;               /* 0 */
+    struct zero_optimizer_config optimizer;
+    struct zero_scheduler_config scheduler;
+    struct zero_optimization_config zero_optimization;
+    struct zero_libzero_config libzero;
+};
+
+void zero_config_defaults(struct zero_config *c);
+
+/* DeepSpeed's batch rule: train_batch_size = micro * accumulation * world.
+ * Fills whichever of the three are 0 (at least one of train_batch_size and
+ * micro must be given) and checks consistency; errors show the arithmetic. */
+int zero_config_resolve_batch(struct zero_config *c, int world, struct zero_error *err);
+
+/* The learning rate at `step` (0-based count of optimizer steps taken so far)
+ * for the configured schedule; the optimizer's lr when there is none.
+ * It is the lr the next update (number step + 1) uses, DeepSpeed's get_lr() at
+ * last_batch_iteration = step - 1 (see src/lr_schedule.c). */
+double zero_lr_at(const struct zero_config *c, int64_t step);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

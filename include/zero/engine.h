@@ -1,0 +1,104 @@
+/* The training engine: plain data parallel (stage 0) and ZeRO stages 1, 2, 3
+ * behind one interface, in the spirit of DeepSpeed's engine:
+ *
+ *     zero_engine_create(&e, &cfg, model, dev, &err);
+ *     for each micro-step:
+ *         zero_engine_forward(e, &batch, &loss, &err);
+ *         zero_engine_backward(e, &err);
+ *         zero_engine_step(e, &err);   // updates at the accumulation boundary
+ *
+ * Every call is collective: all ranks make the same calls in the same order. */
+#ifndef ZERO_ENGINE_H
+#define ZERO_ENGINE_H
+
+#include <stdint.h>
+
+#include "zero/backend.h"
+#include "zero/comm_stats.h"
+#include "zero/config.h"
+#include "zero/error.h"
+#include "zero/ledger.h"
+#include "zero/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct zero_engine;
+
+/* What the last optimizer step did. */
+struct zero_step_info {
+    int64_t step;          /* optimizer steps taken, this one included */
+    double lr;             /* learning rate used by this step */
+    double grad_norm;      /* global gradient norm before clipping */
+    double clip_coef;      /* factor the gradients were divided by (1 = no clipping) */
+    double loss;           /* mean loss over the global batch of this step */
+    struct zero_comm_stats comm; /* collectives of this step (all its micro-steps) */
+    double seconds;        /* wall time from the step's first forward to its update */
+};
+
+/* Creates the engine: lays out units, allocates and initializes model states
+ * directly in shards, and checks all ranks agree on the model and config.
+ * The engine keeps pointers to model and dev; both must outlive it. */
+int zero_engine_create(struct zero_engine **e, const struct zero_config *cfg,
+                       struct zero_model *model, struct zero_device *dev, struct zero_error *err);
+void zero_engine_destroy(struct zero_engine *e);
+
+/* One micro-batch on this rank; *loss is its mean loss. */
+int zero_engine_forward(struct zero_engine *e, const struct zero_batch *batch, float *loss,
+                        struct zero_error *err);
+int zero_engine_backward(struct zero_engine *e, struct zero_error *err);
+/* At the gradient-accumulation boundary: reduce, clip, update; otherwise only
+ * counts the micro-step. *stepped (may be NULL) tells which. */
+int zero_engine_step(struct zero_engine *e, int *stepped, struct zero_error *err);
+
+const struct zero_config *zero_engine_config(const struct zero_engine *e);
+int64_t zero_engine_global_steps(const struct zero_engine *e);
+int64_t zero_engine_micro_steps(const struct zero_engine *e);
+const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e);
+const struct zero_ledger *zero_engine_ledger(const struct zero_engine *e);
+const struct zero_comm_stats *zero_engine_comm_stats(const struct zero_engine *e);
+
+/* ---- whole parameters, by (unit, param) index; collective calls ---- */
+/* Copies the whole parameter (fp32) into host memory on every rank. */
+int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *host,
+                           struct zero_error *err);
+/* Sets the whole parameter from host memory given on every rank (same values). */
+int zero_engine_write_param(struct zero_engine *e, int unit, int param, const float *host,
+                            struct zero_error *err);
+
+/* ---- gathered-parameters scope (DeepSpeed's GatheredParameters) ----
+ * Makes the listed units whole on every rank (under stage 3 gathers them).
+ * Inside the scope zero_engine_param_ptr gives the whole parameter's backend
+ * memory. At the end, when modifier_rank >= 0, that rank's values are
+ * broadcast and every rank copies its shard back into the model states
+ * (parameters, fp32 master); with modifier_rank < 0 changes are discarded. */
+int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nunits,
+                               int modifier_rank, struct zero_error *err);
+float *zero_engine_param_ptr(struct zero_engine *e, int unit, int param);
+int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err);
+
+/* ---- stage-3 observability ---- */
+enum zero_unit_state { ZERO_UNIT_NOT_AVAILABLE = 0, ZERO_UNIT_INFLIGHT, ZERO_UNIT_AVAILABLE };
+enum zero_unit_state zero_engine_unit_state(const struct zero_engine *e, int unit);
+/* Peak over the run of gathered (whole) elements live at once, persistent units included. */
+int64_t zero_engine_peak_live_elements(const struct zero_engine *e);
+/* 1 if the unit is persistent (below stage3_param_persistence_threshold). */
+int zero_engine_unit_persistent(const struct zero_engine *e, int unit);
+
+/* ---- theory next to measurement ---- */
+struct zero_theory {
+    int64_t psi;            /* parameters (unpadded) */
+    int64_t psi_padded;     /* elements in unit flat buffers, padding included */
+    int64_t psi_persistent; /* stage 3: padded elements of persistent units */
+    int64_t model_state_bytes; /* per rank, from the stage formula on padded sizes */
+    int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;
+    int64_t sent_elements_per_step; /* per rank, no accumulation: 2Ψ(N-1)/N or 3Ψ(N-1)/N */
+};
+void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

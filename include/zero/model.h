@@ -1,0 +1,134 @@
+/* Models as sequences of units.
+ *
+ * A unit is the group of parameters fetched and released together (a layer or
+ * a block). It declares its parameters, and computes forward and backward on
+ * activations through the backend. The engine owns all parameter, gradient and
+ * activation memory and hands the unit pointers to them; under stage 3 those
+ * pointers are valid only while the unit is gathered. */
+#ifndef ZERO_MODEL_H
+#define ZERO_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zero/backend.h"
+#include "zero/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZERO_NAME_LEN 96
+#define ZERO_MAX_DIMS 4
+#define ZERO_UNIT_MAX_PARAMS 16
+#define ZERO_UNIT_MAX_EXTERNAL 4
+
+enum zero_init_kind {
+    ZERO_INIT_ZEROS = 0,
+    ZERO_INIT_ONES,
+    ZERO_INIT_UNIFORM, /* U(-a, a) */
+    ZERO_INIT_NORMAL   /* N(0, a^2) */
+};
+
+/* A parameter a unit owns. Its full name is "<unit name>.<name>". */
+struct zero_param_spec {
+    char name[ZERO_NAME_LEN];
+    int ndim;
+    int64_t shape[ZERO_MAX_DIMS];
+    enum zero_init_kind init;
+    float init_a;
+};
+
+/* A parameter owned by another (earlier) unit that this unit also uses, e.g. a
+ * language-model head tied to the token embedding. */
+struct zero_external_ref {
+    int unit;  /* index of the owning unit in the model */
+    int param; /* index among that unit's own parameters */
+};
+
+/* The batch of one micro-step on this rank (host memory). */
+struct zero_batch {
+    int64_t rows;          /* samples (or tokens) in this micro-batch */
+    const float *inputs;   /* (rows, units[0].in_width) or NULL */
+    const int32_t *tokens; /* (rows) or NULL: for embedding units */
+    const int32_t *labels; /* (rows) or NULL: for the loss unit */
+};
+
+/* What a unit's forward and backward see. All pointers are backend memory. */
+struct zero_unit_ctx {
+    const struct zero_backend *be;
+    void *bself;
+    int64_t rows;
+    /* param[i] / grad[i]: own parameters first (i < nparams), then externals
+     * in declaration order. grad_accumulate[i] = 1 means grad[i] already holds
+     * another unit's contribution for this micro-step: add to it; 0: overwrite. */
+    float *param[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
+    float *grad[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
+    int grad_accumulate[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
+    void *saved;   /* saved_bytes(rows) kept from forward to backward */
+    void *scratch; /* scratch_bytes(rows), contents undefined on entry */
+    const int32_t *tokens; /* (rows) device copy of batch tokens, or NULL */
+    const int32_t *labels; /* (rows) device copy of batch labels, or NULL */
+    float dloss;           /* loss unit: d(micro-batch loss)/d(per-row loss), e.g. 1/rows */
+    char *errmsg;          /* on failure the unit writes its reason here */
+    size_t errlen;
+};
+
+struct zero_unit;
+
+struct zero_unit_ops {
+    const char *kind; /* "linear", "mlp_block", ... */
+    size_t (*saved_bytes)(const struct zero_unit *u, int64_t rows);
+    size_t (*scratch_bytes)(const struct zero_unit *u, int64_t rows);
+    /* y (rows, out_width) from x (rows, in_width); x is NULL when in_width == 0.
+     * A loss unit writes its per-row losses to y (rows, 1). */
+    int (*forward)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x, float *y);
+    /* From dy (rows, out_width) (NULL for a loss unit) and the forward input x,
+     * writes dx (rows, in_width) (dx is NULL for the first unit) and the
+     * parameter gradients. */
+    int (*backward)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                    const float *dy, float *dx);
+    void (*destroy)(struct zero_unit *u); /* frees impl; may be NULL */
+};
+
+struct zero_unit {
+    char name[ZERO_NAME_LEN]; /* e.g. "layers.3" */
+    const struct zero_unit_ops *ops;
+    void *impl; /* the layer's own host-side settings */
+    int64_t in_width, out_width;
+    int is_loss;
+    int nparams;
+    struct zero_param_spec params[ZERO_UNIT_MAX_PARAMS];
+    int nexternal;
+    struct zero_external_ref external[ZERO_UNIT_MAX_EXTERNAL];
+};
+
+struct zero_model {
+    int nunits;
+    struct zero_unit **units;
+};
+
+int zero_model_create(struct zero_model **m, struct zero_error *err);
+/* Takes ownership of u (also on failure). Checks widths chain and names are unique. */
+int zero_model_add(struct zero_model *m, struct zero_unit *u, struct zero_error *err);
+void zero_model_destroy(struct zero_model *m);
+
+/* Helpers for unit implementations. */
+int64_t zero_param_numel(const struct zero_param_spec *p);
+/* Allocates a unit with ops/impl/name set and no parameters. */
+int zero_unit_new(struct zero_unit **u, const char *name, const struct zero_unit_ops *ops,
+                  void *impl, int64_t in_width, int64_t out_width, struct zero_error *err);
+/* Declares an owned parameter; returns its index, or -1 with err set. */
+int zero_unit_add_param(struct zero_unit *u, const char *name, int ndim, const int64_t *shape,
+                        enum zero_init_kind init, float init_a, struct zero_error *err);
+
+/* Total parameters in the model (Ψ), not counting padding. */
+int64_t zero_model_numel(const struct zero_model *m);
+/* Finds "unit.param" by full name: returns 0 and fills unit/param indices, or -1. */
+int zero_model_find_param(const struct zero_model *m, const char *full_name, int *unit, int *param);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

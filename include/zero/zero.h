@@ -1,0 +1,18 @@
+/* libzero: ZeRO, the Zero Redundancy Optimizer, in C. One include for users. */
+#ifndef ZERO_ZERO_H
+#define ZERO_ZERO_H
+
+#include "zero/error.h"
+#include "zero/dtype.h"
+#include "zero/ledger.h"
+#include "zero/comm_stats.h"
+#include "zero/backend.h"
+#include "zero/layout.h"
+#include "zero/model.h"
+#include "zero/nn.h"
+#include "zero/config.h"
+#include "zero/engine.h"
+#include "zero/synthetic.h"
+#include "zero/safetensors.h"
+
+#endif

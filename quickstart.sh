@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# quickstart.sh -- set up, build and run libzero on a Debian/Ubuntu machine.
+#
+#   ./quickstart.sh         install missing packages (apt-get), generate the build
+#                           system, configure and build in build/, run the main job
+#   ./quickstart.sh check   same set-up, then `make check' in build/, a second build
+#                           with --enable-sanitizers in build-asan/ and its
+#                           `make check', then `make distcheck' in build/
+#
+# Both builds are VPATH builds; the source tree itself is never configured.
+# Environment:
+#   ZERO_NO_CUDA=1          do not configure the CUDA backend even if nvcc is present
+#   ZERO_DISTCHECK=1        also run `make distcheck' in the default mode
+#   ZERO_CONFIGURE_FLAGS    extra flags for ./configure (both builds)
+#   JOBS                    parallel make jobs (default: nproc)
+set -euo pipefail
+
+cd "$(dirname "$0")"
+srcdir=$(pwd)
+
+usage() {
+    sed -n '2,17s/^# \{0,1\}//p' "$0"
+}
+
+mode=${1:-run}
+case $mode in
+    run | check) ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        usage >&2
+        exit 2
+        ;;
+esac
+
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+read -r -a extra_configure_flags <<<"${ZERO_CONFIGURE_FLAGS:-}"
+
+phase() {
+    printf '\n==> %s\n' "$*"
+}
+
+die() {
+    printf 'quickstart.sh: error: %s\n' "$*" >&2
+    exit 1
+}
+
+# ------------------------------------------------------------------ packages
+packages=(build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
+    libopenblas-dev check libjansson-dev libsubunit-dev)
+
+install_packages() {
+    phase "Checking system packages"
+    if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+        echo "not a Debian/Ubuntu system: make sure the equivalents of these are installed:"
+        echo "  ${packages[*]}"
+        return 0
+    fi
+    local missing=() p
+    for p in "${packages[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+            missing+=("$p")
+        fi
+    done
+    if ((${#missing[@]} == 0)); then
+        echo "all required packages are installed"
+        return 0
+    fi
+    echo "installing: ${missing[*]}"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install ${missing[*]} by hand"
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+# ------------------------------------------------------------------ CUDA detection
+cuda_flags=()
+detect_cuda() {
+    if [ "${ZERO_NO_CUDA:-0}" = 1 ]; then
+        echo "CUDA: disabled (ZERO_NO_CUDA=1)"
+        return 0
+    fi
+    local nvcc cuda_home d
+    nvcc=$(command -v nvcc 2>/dev/null || true)
+    if [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
+        nvcc=/usr/local/cuda/bin/nvcc
+    fi
+    if [ -z "$nvcc" ]; then
+        echo "CUDA: no nvcc found, building the CPU backend only"
+        return 0
+    fi
+    cuda_home=$(dirname "$(dirname "$nvcc")")
+    if [ -x /usr/local/cuda/bin/nvcc ]; then
+        cuda_home=/usr/local/cuda
+    fi
+    for d in "$cuda_home" /usr/local/cuda /usr; do
+        if [ -f "$d/include/nccl.h" ]; then
+            cuda_flags=(--with-cuda="$cuda_home" --with-nccl)
+            echo "CUDA: nvcc at $nvcc, nccl.h in $d/include: ${cuda_flags[*]}"
+            return 0
+        fi
+    done
+    cuda_flags=(--with-cuda="$cuda_home")
+    echo "CUDA: nvcc at $nvcc, no nccl.h found: ${cuda_flags[*]}"
+}
+
+# ------------------------------------------------------------------ build
+generate() {
+    phase "Generating the build system (autoreconf -fi)"
+    if [ -f "$srcdir/config.status" ]; then
+        # An in-tree configuration blocks VPATH builds.
+        echo "the source tree was configured in place; cleaning it (make distclean)"
+        make -C "$srcdir" distclean >/dev/null 2>&1 || rm -f "$srcdir/config.status"
+    fi
+    autoreconf -fi
+}
+
+configure_in() {
+    local dir=$1
+    shift
+    phase "Configuring in $dir/ (configure $*)"
+    mkdir -p "$dir"
+    (cd "$dir" && "$srcdir/configure" "$@")
+}
+
+build_in() {
+    local dir=$1
+    phase "Building in $dir/ (make -j$jobs)"
+    make -C "$dir" -j"$jobs"
+}
+
+# Print the test-suite totals, on failure with every failed test's log.
+check_in() {
+    local dir=$1 start=$SECONDS
+    phase "Running the test suite in $dir/ (make check)"
+    if ! make -C "$dir" -j"$jobs" check; then
+        if [ -f "$dir/test-suite.log" ]; then
+            phase "Failed tests ($dir/test-suite.log)"
+            cat "$dir/test-suite.log"
+        fi
+        die "make check failed in $dir/"
+    fi
+    echo "$dir: $(summary_line "$dir/test-suite.log") ($((SECONDS - start)) s)"
+}
+
+summary_line() {
+    sed -n 's/^# \(TOTAL\|PASS\|SKIP\|XFAIL\|FAIL\|XPASS\|ERROR\): *\([0-9]*\)$/\1 \2/p' "$1" |
+        paste -sd ',' - | sed 's/,/, /g'
+}
+
+distcheck_in() {
+    local dir=$1 start=$SECONDS log
+    phase "make distcheck in $dir/"
+    log=$(mktemp)
+    if ! make -C "$dir" -j"$jobs" distcheck 2>&1 | tee "$log"; then
+        rm -f "$log"
+        die "make distcheck failed"
+    fi
+    grep -A1 -E 'archives? ready for distribution' "$log" | paste -sd ' ' - || true
+    rm -f "$log"
+    echo "distcheck took $((SECONDS - start)) s"
+}
+
+# ------------------------------------------------------------------ main job
+mpirun_cmd=()
+set_mpirun() {
+    local mpirun flags
+    mpirun=$(sed -n 's/^MPIRUN = //p' build/Makefile)
+    flags=$(sed -n 's/^MPIRUN_FLAGS = //p' build/Makefile)
+    read -r -a mpirun_cmd <<<"${mpirun:-mpirun} $flags"
+    export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+
+main_job() {
+    set_mpirun
+    if [ -x build/examples/train_mlp ]; then
+        phase "Main job: ZeRO stage 3 on 2 ranks (examples/train_mlp)"
+        "${mpirun_cmd[@]}" -np 2 build/examples/train_mlp --stage 3 --hidden 256 --layers 4 --steps 20
+    elif [ -x build/src/cli/zero ]; then
+        phase "Main job: collective self-test on 2 ranks (zero selftest)"
+        "${mpirun_cmd[@]}" -np 2 build/src/cli/zero selftest
+    else
+        phase "Build done (no examples/train_mlp or src/cli/zero yet; libzero is in build/.libs)"
+    fi
+}
+
+# ------------------------------------------------------------------ run
+install_packages
+phase "Looking for CUDA"
+detect_cuda
+generate
+configure_in build "${cuda_flags[@]}" "${extra_configure_flags[@]}"
+build_in build
+
+if [ "$mode" = run ]; then
+    main_job
+    if [ "${ZERO_DISTCHECK:-0}" = 1 ]; then
+        distcheck_in build
+    fi
+else
+    check_in build
+    configure_in build-asan --enable-sanitizers "${extra_configure_flags[@]}"
+    build_in build-asan
+    check_in build-asan
+    distcheck_in build
+fi
+phase "quickstart.sh $mode: all done"

@@ -1,0 +1,16 @@
+/* The subcommands of the `zero` tool: one line each.
+ *
+ * To add `zero foo`: write int zero_cmd_foo(int argc, char **argv) in src/cli/foo.c
+ * (argv[0] is "foo"; it handles --help itself and returns the exit status), list the
+ * file in src/cli/local.mk, and add X(foo, "one-line summary") below. */
+#ifndef ZERO_CLI_COMMANDS_H
+#define ZERO_CLI_COMMANDS_H
+
+#define ZERO_COMMANDS(X)                                                                           \
+    X(selftest, "run every collective in both modes on this mpirun world and check them")
+
+#define ZERO_COMMAND_DECLARE(name, summary) int zero_cmd_##name(int argc, char **argv);
+ZERO_COMMANDS(ZERO_COMMAND_DECLARE)
+#undef ZERO_COMMAND_DECLARE
+
+#endif

@@ -1,0 +1,492 @@
+/* The engine's life cycle and its forward, backward and step. The stage
+ * decides only where states live (engine_states.c), how gradients are reduced
+ * (grad_reduce.c), when units are gathered (stage3.c) and what the optimizer
+ * updates (optimizer.c); this file is the same for all of them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+/* ---- creation ---- */
+
+static uint64_t mix(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* A fingerprint of what every rank must agree on: the model's structure and
+ * the settings that decide the collectives each rank issues. */
+static uint64_t fingerprint(const struct zero_engine *e)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    const struct zero_model *m = e->model;
+    h = mix(h, &m->nunits, sizeof m->nunits);
+    for (int u = 0; u < m->nunits; u++) {
+        const struct zero_unit *unit = m->units[u];
+        h = mix(h, unit->name, strlen(unit->name));
+        h = mix(h, &unit->nparams, sizeof unit->nparams);
+        for (int p = 0; p < unit->nparams; p++) {
+            h = mix(h, unit->params[p].name, strlen(unit->params[p].name));
+            h = mix(h, unit->params[p].shape, sizeof unit->params[p].shape);
+        }
+        h = mix(h, unit->external, sizeof unit->external);
+    }
+    const struct zero_config *c = &e->cfg;
+    h = mix(h, &c->zero_optimization, sizeof c->zero_optimization);
+    h = mix(h, &c->gradient_accumulation_steps, sizeof c->gradient_accumulation_steps);
+    h = mix(h, &c->libzero.align, sizeof c->libzero.align);
+    h = mix(h, &c->libzero.coll_mode, sizeof c->libzero.coll_mode);
+    h = mix(h, &c->optimizer.type, sizeof c->optimizer.type);
+    return h;
+}
+
+static int check_ranks_agree(struct zero_engine *e, struct zero_error *err)
+{
+    uint64_t mine = fingerprint(e);
+    uint64_t *all = malloc((size_t)e->world * sizeof *all);
+    if (!all)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: fingerprints", e->rank);
+    int rc = e->be->host_all_gather(e->bself, &mine, all, sizeof mine);
+    if (rc) {
+        free(all);
+        return engine_backend_error(e, rc, err, "exchanging model fingerprints");
+    }
+    for (int r = 1; r < e->world && !rc; r++)
+        if (all[r] != all[0])
+            rc = zero_fail(err, ZERO_EMISMATCH,
+                           "rank %d: ranks 0 and %d disagree on the model structure or the "
+                           "zero_optimization settings (fingerprints %016llx and %016llx)",
+                           e->rank, r, (unsigned long long)all[0], (unsigned long long)all[r]);
+    free(all);
+    return rc;
+}
+
+static int check_config(struct zero_engine *e, struct zero_error *err)
+{
+    const struct zero_config *c = &e->cfg;
+    if (c->zero_optimization.stage < 0 || c->zero_optimization.stage > 3)
+        return zero_fail(err, ZERO_EINVAL, "zero_optimization.stage is %d; expected 0, 1, 2 or 3",
+                         c->zero_optimization.stage);
+    if (c->libzero.align < 1)
+        return zero_fail(err, ZERO_EINVAL, "libzero.align is %lld; expected a positive count",
+                         (long long)c->libzero.align);
+    if (c->zero_optimization.reduce_bucket_size < 1 ||
+        c->zero_optimization.allgather_bucket_size < 1)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.reduce_bucket_size and allgather_bucket_size must be "
+                         "positive (got %lld and %lld)",
+                         (long long)c->zero_optimization.reduce_bucket_size,
+                         (long long)c->zero_optimization.allgather_bucket_size);
+    if (c->gradient_clipping < 0.0)
+        return zero_fail(err, ZERO_EINVAL, "gradient_clipping is %g; expected >= 0",
+                         c->gradient_clipping);
+    const struct zero_model *m = e->model;
+    if (m->nunits < 1 || !m->units[m->nunits - 1]->is_loss)
+        return zero_fail(err, ZERO_EINVAL, "the model's last unit must compute the loss");
+    return ZERO_OK;
+}
+
+int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
+                       struct zero_model *model, struct zero_device *dev, struct zero_error *err)
+{
+    *out = NULL;
+    struct zero_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return zero_fail(err, ZERO_ENOMEM, "engine");
+    e->cfg = *cfg;
+    e->model = model;
+    e->dev = dev;
+    e->be = dev->be;
+    e->bself = dev->self;
+    e->rank = dev->rank;
+    e->world = dev->size;
+    e->stage = cfg->zero_optimization.stage;
+    int rc;
+    if ((rc = zero_config_resolve_batch(&e->cfg, e->world, err)) || (rc = check_config(e, err)) ||
+        (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
+        (rc = check_ranks_agree(e, err)) || (rc = engine_states_create(e, err)) ||
+        (rc = reduce_plan_buckets(e, err))) {
+        if (rc && !err->msg[0])
+            engine_backend_error(e, rc, err, "engine setup");
+        zero_engine_destroy(e);
+        return rc;
+    }
+    e->accum = e->cfg.gradient_accumulation_steps;
+    *out = e;
+    return ZERO_OK;
+}
+
+static void free_batch(struct zero_engine *e)
+{
+    engine_free(e, e->input);
+    engine_free(e, e->tokens);
+    engine_free(e, e->labels);
+    e->input = NULL;
+    e->tokens = e->labels = NULL;
+}
+
+void zero_engine_destroy(struct zero_engine *e)
+{
+    if (!e)
+        return;
+    free_batch(e);
+    engine_states_destroy(e);
+    free(e->trace);
+    free(e->bucket_first);
+    free(e->bucket_of_unit);
+    free(e->scope_units);
+    free(e);
+}
+
+/* ---- one unit's compute ---- */
+
+/* Fetches (stage 3) a unit and the owners of its external parameters. */
+static int fetch_set(struct zero_engine *e, int u, struct zero_error *err)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    int rc = stage3_fetch(e, u, err);
+    for (int x = 0; x < unit->nexternal && !rc; x++)
+        rc = stage3_fetch(e, unit->external[x].unit, err);
+    return rc;
+}
+
+static int release_set(struct zero_engine *e, int u, struct zero_error *err)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    int rc = stage3_release(e, u, err);
+    for (int x = 0; x < unit->nexternal && !rc; x++)
+        rc = stage3_release(e, unit->external[x].unit, err);
+    return rc;
+}
+
+static void fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    float *whole = engine_param_whole(e, u);
+    for (int p = 0; p < unit->nparams; p++)
+        ctx->param[p] = whole + e->us[u].layout.offset[p];
+    for (int x = 0; x < unit->nexternal; x++) {
+        int o = unit->external[x].unit, p = unit->external[x].param;
+        ctx->param[unit->nparams + x] = engine_param_whole(e, o) + e->us[o].layout.offset[p];
+    }
+}
+
+static void init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *msg, size_t len)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->be = e->be;
+    ctx->bself = e->bself;
+    ctx->rows = e->rows;
+    ctx->tokens = e->tokens;
+    ctx->labels = e->labels;
+    ctx->dloss = 1.0f / (float)e->rows;
+    ctx->errmsg = msg;
+    ctx->errlen = len;
+    msg[0] = '\0';
+}
+
+static int unit_failed(struct zero_engine *e, int u, int rc, const char *pass, const char *msg,
+                       struct zero_error *err)
+{
+    return zero_fail(err, rc, "rank %d: unit %s: %s: %s", e->rank, e->model->units[u]->name,
+                     pass, msg[0] ? msg : e->be->last_error(e->bself));
+}
+
+/* ---- forward ---- */
+
+static int upload(struct zero_engine *e, const void *host, size_t bytes, enum zero_tag tag,
+                  void **dev, const char *what, struct zero_error *err)
+{
+    int rc = engine_alloc(e, bytes, tag, dev, what, err);
+    if (!rc && (rc = e->be->from_host(e->bself, *dev, host, bytes)))
+        rc = engine_backend_error(e, rc, err, "uploading %s", what);
+    return rc;
+}
+
+static int upload_batch(struct zero_engine *e, const struct zero_batch *b, struct zero_error *err)
+{
+    const struct zero_model *m = e->model;
+    int64_t in_width = m->units[0]->in_width;
+    if (b->rows < 1)
+        return zero_fail(err, ZERO_EINVAL, "batch has %lld rows", (long long)b->rows);
+    if (in_width > 0 && !b->inputs)
+        return zero_fail(err, ZERO_EINVAL, "batch has no inputs but unit %s reads %lld columns",
+                         m->units[0]->name, (long long)in_width);
+    if (!b->labels)
+        return zero_fail(err, ZERO_EINVAL, "batch has no labels for the loss unit %s",
+                         m->units[m->nunits - 1]->name);
+    e->rows = b->rows;
+    size_t rows = (size_t)b->rows;
+    int rc = 0;
+    if (in_width > 0)
+        rc = upload(e, b->inputs, rows * (size_t)in_width * sizeof(float), ZERO_TAG_ACTIVATIONS,
+                    (void **)&e->input, "batch inputs", err);
+    if (!rc && b->tokens)
+        rc = upload(e, b->tokens, rows * sizeof(int32_t), ZERO_TAG_ACTIVATIONS,
+                    (void **)&e->tokens, "batch tokens", err);
+    if (!rc)
+        rc = upload(e, b->labels, rows * sizeof(int32_t), ZERO_TAG_ACTIVATIONS,
+                    (void **)&e->labels, "batch labels", err);
+    return rc;
+}
+
+static int forward_unit(struct zero_engine *e, int u, struct zero_error *err)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    struct unit_states *s = &e->us[u];
+    int rc = fetch_set(e, u, err);
+    if (rc)
+        return rc;
+    char msg[512];
+    struct zero_unit_ctx ctx;
+    init_ctx(e, &ctx, msg, sizeof msg);
+    fill_params(e, u, &ctx);
+    size_t out_bytes = (size_t)e->rows * (size_t)unit->out_width * sizeof(float);
+    size_t saved = unit->ops->saved_bytes ? unit->ops->saved_bytes(unit, e->rows) : 0;
+    size_t scratch = unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
+    if ((rc = engine_alloc(e, out_bytes, ZERO_TAG_ACTIVATIONS, (void **)&s->out, unit->name,
+                           err)) ||
+        (saved && (rc = engine_alloc(e, saved, ZERO_TAG_ACTIVATIONS, &s->saved, unit->name, err))) ||
+        (scratch &&
+         (rc = engine_alloc(e, scratch, ZERO_TAG_WORKSPACE, &ctx.scratch, unit->name, err))))
+        return rc;
+    ctx.saved = s->saved;
+    const float *x = u == 0 ? e->input : e->us[u - 1].out;
+    rc = unit->ops->forward(unit, &ctx, x, s->out);
+    engine_free(e, ctx.scratch);
+    if (rc)
+        return unit_failed(e, u, rc, "forward", msg, err);
+    return release_set(e, u, err);
+}
+
+static int mean_loss(struct zero_engine *e, float *loss, struct zero_error *err)
+{
+    const struct zero_unit *last = e->model->units[e->nunits - 1];
+    size_t n = (size_t)e->rows * (size_t)last->out_width;
+    float *host = malloc(n * sizeof *host);
+    if (!host)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: losses", e->rank);
+    int rc = e->be->to_host(e->bself, host, e->us[e->nunits - 1].out, n * sizeof *host);
+    if (rc) {
+        free(host);
+        return engine_backend_error(e, rc, err, "reading the losses");
+    }
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += host[i];
+    free(host);
+    *loss = (float)(sum / (double)e->rows);
+    return ZERO_OK;
+}
+
+int zero_engine_forward(struct zero_engine *e, const struct zero_batch *batch, float *loss,
+                        struct zero_error *err)
+{
+    if (e->forward_done)
+        return zero_fail(err, ZERO_EINVAL, "forward called twice without backward in between");
+    if (!e->step_started) {
+        e->step_started = 1;
+        e->step_t0 = engine_now();
+        e->comm_at_step_start = e->dev->comm_stats;
+    }
+    int rc = upload_batch(e, batch, err);
+    if (!rc)
+        rc = stage3_begin_pass(e, err);
+    for (int u = 0; u < e->nunits && !rc; u++)
+        rc = forward_unit(e, u, err);
+    float l = 0.0f;
+    if (!rc)
+        rc = mean_loss(e, &l, err);
+    if (rc)
+        return rc;
+    if (loss)
+        *loss = l;
+    e->loss_sum += l;
+    e->forward_done = 1;
+    return ZERO_OK;
+}
+
+/* ---- backward ---- */
+
+/* Stages 2-3: the transient whole gradient buffer of a unit, padding zeroed. */
+static int local_grad(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    if (s->local_grad)
+        return ZERO_OK;
+    const struct zero_unit_layout *l = &s->layout;
+    int rc = engine_alloc(e, (size_t)l->padded * sizeof(float), ZERO_TAG_BUCKETS,
+                          (void **)&s->local_grad, "unit gradient", err);
+    if (rc)
+        return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
+    /* only gaps and tail: parameters are overwritten by backward */
+    int64_t at = 0;
+    for (int p = 0; p <= l->nparams && !rc; p++) {
+        int64_t end = p < l->nparams ? l->offset[p] : l->padded;
+        if (end > at)
+            rc = e->be->fill(e->bself, s->local_grad + at, ZERO_F32, 0.0, (size_t)(end - at));
+        if (p < l->nparams)
+            at = l->offset[p] + l->numel[p];
+    }
+    return rc ? engine_backend_error(e, rc, err, "zeroing gradient padding") : ZERO_OK;
+}
+
+static int grad_target(struct zero_engine *e, int owner, int p, float **g, int *acc,
+                       struct zero_error *err)
+{
+    struct unit_states *s = &e->us[owner];
+    float *base = s->grads;
+    if (e->stage >= 2) {
+        int rc = local_grad(e, owner, err);
+        if (rc)
+            return rc;
+        base = s->local_grad;
+    }
+    *g = base + s->layout.offset[p];
+    *acc = s->grad_written[p];
+    s->grad_written[p] = 1;
+    return ZERO_OK;
+}
+
+static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_error *err)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    struct unit_states *s = &e->us[u];
+    int rc = fetch_set(e, u, err);
+    if (rc)
+        return rc;
+    char msg[512];
+    struct zero_unit_ctx ctx;
+    init_ctx(e, &ctx, msg, sizeof msg);
+    fill_params(e, u, &ctx);
+    for (int p = 0; p < unit->nparams && !rc; p++)
+        rc = grad_target(e, u, p, &ctx.grad[p], &ctx.grad_accumulate[p], err);
+    for (int x = 0; x < unit->nexternal && !rc; x++)
+        rc = grad_target(e, unit->external[x].unit, unit->external[x].param,
+                         &ctx.grad[unit->nparams + x], &ctx.grad_accumulate[unit->nparams + x],
+                         err);
+    float *dx = NULL;
+    size_t scratch = unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
+    if (!rc && u > 0)
+        rc = engine_alloc(e, (size_t)e->rows * (size_t)unit->in_width * sizeof(float),
+                          ZERO_TAG_ACTIVATIONS, (void **)&dx, "input gradient", err);
+    if (!rc && scratch)
+        rc = engine_alloc(e, scratch, ZERO_TAG_WORKSPACE, &ctx.scratch, unit->name, err);
+    if (rc) {
+        engine_free(e, dx);
+        return rc;
+    }
+    ctx.saved = s->saved;
+    const float *x = u == 0 ? e->input : e->us[u - 1].out;
+    rc = unit->ops->backward(unit, &ctx, x, *dy, dx);
+    engine_free(e, ctx.scratch);
+    engine_free(e, s->saved);
+    engine_free(e, s->out);
+    engine_free(e, *dy);
+    s->saved = NULL;
+    s->out = NULL;
+    *dy = dx;
+    if (rc)
+        return unit_failed(e, u, rc, "backward", msg, err);
+    if ((rc = release_set(e, u, err)))
+        return rc;
+    return reduce_unit_ready(e, u, err);
+}
+
+int zero_engine_backward(struct zero_engine *e, struct zero_error *err)
+{
+    if (!e->forward_done)
+        return zero_fail(err, ZERO_EINVAL, "backward called without a forward");
+    for (int u = 0; u < e->nunits; u++)
+        memset(e->us[u].grad_written, 0, sizeof e->us[u].grad_written);
+    float *dy = NULL;
+    int rc = 0;
+    for (int u = e->nunits - 1; u >= 0 && !rc; u--)
+        rc = backward_unit(e, u, &dy, err);
+    engine_free(e, dy);
+    free_batch(e);
+    if (!rc)
+        rc = reduce_finish_micro_step(e, err);
+    if (rc)
+        return rc;
+    e->forward_done = 0;
+    e->trace_recorded = 1;
+    e->micro_steps++;
+    return ZERO_OK;
+}
+
+/* ---- step ---- */
+
+static int global_mean_loss(struct zero_engine *e, double *out, struct zero_error *err)
+{
+    double *all = malloc((size_t)e->world * sizeof *all);
+    if (!all)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: losses", e->rank);
+    int rc = e->be->host_all_gather(e->bself, &e->loss_sum, all, sizeof(double));
+    double sum = 0.0;
+    for (int r = 0; r < e->world && !rc; r++)
+        sum += all[r];
+    free(all);
+    if (rc)
+        return engine_backend_error(e, rc, err, "exchanging losses");
+    *out = sum / ((double)e->world * (double)e->accum);
+    return ZERO_OK;
+}
+
+int zero_engine_step(struct zero_engine *e, int *stepped, struct zero_error *err)
+{
+    if (stepped)
+        *stepped = 0;
+    if (e->forward_done)
+        return zero_fail(err, ZERO_EINVAL, "step called between forward and backward");
+    if (e->micro_steps == 0 || e->micro_steps % e->accum != 0)
+        return ZERO_OK;
+    if (e->micro_steps / e->accum == e->global_steps)
+        return ZERO_OK; /* this boundary was already stepped */
+    int rc = optimizer_step(e, err);
+    if (!rc)
+        rc = global_mean_loss(e, &e->last.loss, err);
+    if (rc)
+        return rc;
+    zero_comm_stats_diff(&e->last.comm, &e->dev->comm_stats, &e->comm_at_step_start);
+    e->last.seconds = engine_now() - e->step_t0;
+    e->loss_sum = 0.0;
+    e->step_started = 0;
+    if (stepped)
+        *stepped = 1;
+    return ZERO_OK;
+}
+
+/* ---- queries ---- */
+
+const struct zero_config *zero_engine_config(const struct zero_engine *e) { return &e->cfg; }
+int64_t zero_engine_global_steps(const struct zero_engine *e) { return e->global_steps; }
+int64_t zero_engine_micro_steps(const struct zero_engine *e) { return e->micro_steps; }
+const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e)
+{
+    return &e->last;
+}
+const struct zero_ledger *zero_engine_ledger(const struct zero_engine *e)
+{
+    return &e->dev->ledger;
+}
+const struct zero_comm_stats *zero_engine_comm_stats(const struct zero_engine *e)
+{
+    return &e->dev->comm_stats;
+}
+enum zero_unit_state zero_engine_unit_state(const struct zero_engine *e, int unit)
+{
+    return e->us[unit].state;
+}
+int64_t zero_engine_peak_live_elements(const struct zero_engine *e)
+{
+    return e->peak_live_elements;
+}
+int zero_engine_unit_persistent(const struct zero_engine *e, int unit)
+{
+    return e->us[unit].persistent;
+}

@@ -1,0 +1,134 @@
+/* Model states per stage (DESIGN.md's table), fp32 training:
+ *
+ *   stage | params          | grads           | optimizer state
+ *   0     | whole (padded,) | whole (padded,) | whole  (2 x padded,)
+ *   1     | whole           | whole           | shard  (2 x shard,)
+ *   2     | whole           | shard (shard,)  | shard
+ *   3     | shard (shard,)  | shard           | shard
+ *
+ * In fp32 there is no separate master copy: this rank's slice of the fp32
+ * parameters is the master that its optimizer shard updates. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static int optim_buffers(const struct zero_engine *e)
+{
+    if (e->cfg.optimizer.type == ZERO_OPTIM_SGD)
+        return e->cfg.optimizer.momentum != 0.0 ? 1 : 0;
+    return 2;
+}
+
+static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    const struct zero_unit *unit = e->model->units[u];
+    int64_t numel[ZERO_UNIT_MAX_PARAMS];
+    for (int p = 0; p < unit->nparams; p++)
+        numel[p] = zero_param_numel(&unit->params[p]);
+    int rc = zero_layout_unit(&s->layout, numel, unit->nparams, e->world, e->cfg.libzero.align,
+                              err);
+    if (rc)
+        return zero_error_wrap(err, "unit %s: ", unit->name);
+    s->shard_begin = (int64_t)e->rank * s->layout.shard;
+    size_t whole = (size_t)s->layout.padded * sizeof(float);
+    size_t shard = (size_t)s->layout.shard * sizeof(float);
+    size_t pbytes = e->stage == 3 ? shard : whole;
+    size_t gbytes = e->stage >= 2 ? shard : whole;
+    size_t obytes = e->stage == 0 ? whole : shard;
+    char what[ZERO_NAME_LEN + 32];
+    snprintf(what, sizeof what, "unit %s", unit->name);
+    if ((rc = engine_alloc(e, pbytes, ZERO_TAG_PARAMS, (void **)&s->params, what, err)) ||
+        (rc = engine_alloc(e, gbytes, ZERO_TAG_GRADS, (void **)&s->grads, what, err)))
+        return rc;
+    int nopt = optim_buffers(e);
+    if (nopt >= 1 &&
+        (rc = engine_alloc(e, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg, what, err)))
+        return rc;
+    if (nopt >= 2 &&
+        (rc = engine_alloc(e, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg_sq, what, err)))
+        return rc;
+    if ((rc = e->be->fill(e->bself, s->grads, ZERO_F32, 0.0, gbytes / sizeof(float))))
+        return engine_backend_error(e, rc, err, "zeroing gradients of %s", unit->name);
+    if (s->exp_avg &&
+        (rc = e->be->fill(e->bself, s->exp_avg, ZERO_F32, 0.0, obytes / sizeof(float))))
+        return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
+    if (s->exp_avg_sq &&
+        (rc = e->be->fill(e->bself, s->exp_avg_sq, ZERO_F32, 0.0, obytes / sizeof(float))))
+        return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
+    s->counter.len = e->stage >= 1 ? s->layout.shard : s->layout.padded;
+    s->state = e->stage == 3 && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE
+                                                     : ZERO_UNIT_AVAILABLE;
+    s->persistent = e->stage == 3 &&
+                    s->layout.padded < e->cfg.zero_optimization.stage3_param_persistence_threshold;
+    return ZERO_OK;
+}
+
+/* Stages 0-2: every rank initialized its shard of the whole buffer; make it whole. */
+static int gather_initial_params(struct zero_engine *e, struct zero_error *err)
+{
+    for (int u = 0; u < e->nunits; u++) {
+        struct unit_states *s = &e->us[u];
+        if (s->layout.padded == 0)
+            continue;
+        int rc = e->be->all_gather(e->bself, s->params + s->shard_begin, s->params, ZERO_F32,
+                                   (size_t)s->layout.shard, NULL);
+        if (rc)
+            return engine_backend_error(e, rc, err, "all-gather of initial parameters of %s",
+                                        e->model->units[u]->name);
+    }
+    return ZERO_OK;
+}
+
+int engine_states_create(struct zero_engine *e, struct zero_error *err)
+{
+    e->nunits = e->model->nunits;
+    e->us = calloc((size_t)e->nunits, sizeof *e->us);
+    if (!e->us)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: unit states", e->rank);
+    int rc;
+    for (int u = 0; u < e->nunits; u++)
+        if ((rc = alloc_unit(e, u, err)))
+            return rc;
+    if ((rc = engine_init_params(e, err)))
+        return rc;
+    if (e->stage < 3)
+        return gather_initial_params(e, err);
+    if ((rc = stage3_check_live_limit(e, err)))
+        return rc;
+    return stage3_gather_persistent(e, err);
+}
+
+void engine_states_destroy(struct zero_engine *e)
+{
+    if (!e->us)
+        return;
+    for (int u = 0; u < e->nunits; u++) {
+        struct unit_states *s = &e->us[u];
+        if (s->gather_req)
+            e->be->wait(e->bself, s->gather_req);
+        if (s->reduce_req)
+            e->be->wait(e->bself, s->reduce_req);
+        engine_free(e, s->params);
+        engine_free(e, s->gathered);
+        engine_free(e, s->grads);
+        engine_free(e, s->local_grad);
+        engine_free(e, s->exp_avg);
+        engine_free(e, s->exp_avg_sq);
+        engine_free(e, s->out);
+        engine_free(e, s->saved);
+        counter_destroy(e, &s->counter);
+    }
+    free(e->us);
+    e->us = NULL;
+}
+
+float *engine_param_whole(struct zero_engine *e, int unit)
+{
+    struct unit_states *s = &e->us[unit];
+    if (e->stage < 3)
+        return s->params;
+    return s->state == ZERO_UNIT_AVAILABLE ? s->gathered : NULL;
+}

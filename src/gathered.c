@@ -1,0 +1,176 @@
+/* Whole parameters on demand: reading and writing one parameter, and the
+ * gathered-parameters scope (DeepSpeed's GatheredParameters). Under stages
+ * 0-2 parameters are already whole; under stage 3 the scope gathers units and
+ * pins them until it ends. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static int check_index(struct zero_engine *e, int unit, int param, struct zero_error *err)
+{
+    if (unit < 0 || unit >= e->nunits)
+        return zero_fail(err, ZERO_EINVAL, "unit index %d out of range (model has %d units)",
+                         unit, e->nunits);
+    if (param < 0 || param >= e->model->units[unit]->nparams)
+        return zero_fail(err, ZERO_EINVAL, "unit %s has no parameter %d",
+                         e->model->units[unit]->name, param);
+    return ZERO_OK;
+}
+
+/* Every rank passes the same unit list: a mismatch is reported, not a hang. */
+static int check_same_units(struct zero_engine *e, const int *units, int n, int modifier,
+                            struct zero_error *err)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(units[i] + 1)) * 0x100000001b3ULL;
+    h = (h ^ (uint64_t)(modifier + 7)) * 0x100000001b3ULL;
+    uint64_t *all = malloc((size_t)e->world * sizeof *all);
+    if (!all)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: scope check", e->rank);
+    int rc = e->be->host_all_gather(e->bself, &h, all, sizeof h);
+    for (int r = 1; r < e->world && !rc; r++)
+        if (all[r] != all[0])
+            rc = zero_fail(err, ZERO_EMISMATCH,
+                           "rank %d: gathered-parameters scope: ranks 0 and %d passed different "
+                           "units or modifier ranks",
+                           e->rank, r);
+    free(all);
+    return rc;
+}
+
+static int gather_into(struct zero_engine *e, int u, float *dst, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    int rc = e->be->all_gather(e->bself, s->params, dst, ZERO_F32, (size_t)s->layout.shard, NULL);
+    return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s",
+                                     e->model->units[u]->name)
+              : ZERO_OK;
+}
+
+int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *host,
+                           struct zero_error *err)
+{
+    int rc = check_index(e, unit, param, err);
+    if (rc)
+        return rc;
+    struct unit_states *s = &e->us[unit];
+    size_t bytes = (size_t)s->layout.numel[param] * sizeof(float);
+    float *whole = engine_param_whole(e, unit), *tmp = NULL;
+    if (!whole) {
+        if ((rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
+                               (void **)&tmp, "parameter read", err)) ||
+            (rc = gather_into(e, unit, tmp, err))) {
+            engine_free(e, tmp);
+            return rc;
+        }
+        whole = tmp;
+    }
+    rc = e->be->to_host(e->bself, host, whole + s->layout.offset[param], bytes);
+    engine_free(e, tmp);
+    return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
+}
+
+int zero_engine_write_param(struct zero_engine *e, int unit, int param, const float *host,
+                            struct zero_error *err)
+{
+    int rc = check_index(e, unit, param, err);
+    if (rc)
+        return rc;
+    struct unit_states *s = &e->us[unit];
+    const struct zero_unit_layout *l = &s->layout;
+    if (e->stage < 3) {
+        rc = e->be->from_host(e->bself, s->params + l->offset[param], host,
+                              (size_t)l->numel[param] * sizeof(float));
+    } else {
+        int64_t b, end;
+        zero_layout_param_in_shard(l, param, e->rank, &b, &end);
+        if (end > b)
+            rc = e->be->from_host(e->bself, s->params + (b - s->shard_begin),
+                                  host + (b - l->offset[param]), (size_t)(end - b) * sizeof(float));
+        if (!rc && s->gathered) /* keep a live whole copy (persistent, scope) current */
+            rc = e->be->from_host(e->bself, s->gathered + l->offset[param], host,
+                                  (size_t)l->numel[param] * sizeof(float));
+    }
+    return rc ? engine_backend_error(e, rc, err, "writing parameter %s.%s",
+                                     e->model->units[unit]->name,
+                                     e->model->units[unit]->params[param].name)
+              : ZERO_OK;
+}
+
+int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nunits,
+                               int modifier_rank, struct zero_error *err)
+{
+    if (e->scope_active)
+        return zero_fail(err, ZERO_EINVAL, "a gathered-parameters scope is already open");
+    if (modifier_rank >= e->world)
+        return zero_fail(err, ZERO_EINVAL, "modifier rank %d does not exist (world size %d)",
+                         modifier_rank, e->world);
+    for (int i = 0; i < nunits; i++)
+        if (units[i] < 0 || units[i] >= e->nunits)
+            return zero_fail(err, ZERO_EINVAL, "unit index %d out of range", units[i]);
+    int rc = check_same_units(e, units, nunits, modifier_rank, err);
+    if (rc)
+        return rc;
+    e->scope_units = malloc((size_t)(nunits > 0 ? nunits : 1) * sizeof *e->scope_units);
+    if (!e->scope_units)
+        return zero_fail(err, ZERO_ENOMEM, "scope");
+    memcpy(e->scope_units, units, (size_t)nunits * sizeof *units);
+    e->scope_n = nunits;
+    e->scope_modifier = modifier_rank;
+    e->scope_active = 1;
+    for (int i = 0; i < nunits && e->stage == 3; i++) {
+        struct unit_states *s = &e->us[units[i]];
+        if (s->scope_pins++ > 0 || s->state == ZERO_UNIT_AVAILABLE || s->layout.padded == 0)
+            continue;
+        if (!s->gathered &&
+            (rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
+                               (void **)&s->gathered, "gathered-parameters scope", err)))
+            return rc;
+        if ((rc = gather_into(e, units[i], s->gathered, err)))
+            return rc;
+        s->state = ZERO_UNIT_AVAILABLE;
+        e->live_elements += s->layout.padded;
+        if (e->live_elements > e->peak_live_elements)
+            e->peak_live_elements = e->live_elements;
+    }
+    return ZERO_OK;
+}
+
+float *zero_engine_param_ptr(struct zero_engine *e, int unit, int param)
+{
+    if (!e->scope_active || unit < 0 || unit >= e->nunits || param < 0 ||
+        param >= e->model->units[unit]->nparams)
+        return NULL;
+    float *whole = engine_param_whole(e, unit);
+    return whole ? whole + e->us[unit].layout.offset[param] : NULL;
+}
+
+int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
+{
+    if (!e->scope_active)
+        return zero_fail(err, ZERO_EINVAL, "no gathered-parameters scope is open");
+    int rc = ZERO_OK;
+    for (int i = 0; i < e->scope_n && !rc; i++) {
+        int u = e->scope_units[i];
+        struct unit_states *s = &e->us[u];
+        float *whole = engine_param_whole(e, u);
+        if (e->scope_modifier >= 0 && s->layout.padded > 0) {
+            rc = e->be->broadcast(e->bself, whole, ZERO_F32, (size_t)s->layout.padded,
+                                  e->scope_modifier, NULL);
+            if (!rc && e->stage == 3) /* the shard is the master: copy the change back */
+                rc = e->be->copy(e->bself, s->params, whole + s->shard_begin,
+                                 (size_t)s->layout.shard * sizeof(float));
+            if (rc)
+                rc = engine_backend_error(e, rc, err, "scattering unit %s back",
+                                          e->model->units[u]->name);
+        }
+        if (e->stage == 3 && --s->scope_pins == 0 && !rc)
+            rc = stage3_release(e, u, err);
+    }
+    free(e->scope_units);
+    e->scope_units = NULL;
+    e->scope_active = 0;
+    return rc;
+}

@@ -1,0 +1,156 @@
+/* Per-micro-step gradient reduction, bucketed in backward order.
+ *
+ * Exact mode reduces every micro-step in every stage (DESIGN.md): a unit's
+ * gradient is final once its backward ran (later units, the external users of
+ * its parameters, ran their backward before it). Units are grouped in backward
+ * order into buckets of at most reduce_bucket_size elements; when a bucket's
+ * last unit finishes, the reductions of all its units are issued together and,
+ * with overlap_comm, waited only at the end of backward.
+ *
+ *   stage 0: all-reduce the whole gradient in place
+ *   stage 1: reduce-scatter in place; this rank's slice of the whole buffer
+ *            receives the sum of its shard
+ *   stage 2, 3: reduce-scatter the transient whole local gradient into the
+ *            persistent gradient shard; the local buffer is freed after */
+#include <stdlib.h>
+
+#include "engine_internal.h"
+
+int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err)
+{
+    int n = e->nunits;
+    int64_t *size = malloc((size_t)n * sizeof *size);
+    e->bucket_first = malloc((size_t)(n + 1) * sizeof *e->bucket_first);
+    e->bucket_of_unit = malloc((size_t)n * sizeof *e->bucket_of_unit);
+    if (!size || !e->bucket_first || !e->bucket_of_unit) {
+        free(size);
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: bucket plan", e->rank);
+    }
+    for (int pos = 0; pos < n; pos++) /* position pos in backward order is unit n-1-pos */
+        size[pos] = e->us[n - 1 - pos].layout.padded;
+    e->nbuckets =
+        zero_plan_buckets(size, n, e->cfg.zero_optimization.reduce_bucket_size, e->bucket_first);
+    for (int b = 0; b < e->nbuckets; b++)
+        for (int pos = e->bucket_first[b]; pos < e->bucket_first[b + 1]; pos++)
+            e->bucket_of_unit[n - 1 - pos] = b;
+    e->pending_bucket = -1;
+    free(size);
+    return ZERO_OK;
+}
+
+/* Where this micro-step's reduced sum of this rank's part lands. */
+static float *landing(struct zero_engine *e, int u)
+{
+    struct unit_states *s = &e->us[u];
+    if (e->stage == 0)
+        return s->grads;
+    if (e->stage == 1)
+        return s->grads + s->shard_begin;
+    return s->grads;
+}
+
+float *reduce_shard_grads(struct zero_engine *e, int unit)
+{
+    struct unit_states *s = &e->us[unit];
+    return e->stage <= 1 ? s->grads + s->shard_begin : s->grads;
+}
+
+static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    const struct zero_optimization_config *z = &e->cfg.zero_optimization;
+    struct zero_request **req = z->overlap_comm ? &s->reduce_req : NULL;
+    size_t shard = (size_t)s->layout.shard;
+    int rc;
+    if (shard == 0)
+        return ZERO_OK; /* no parameters */
+    if (e->stage == 0) {
+        rc = e->be->all_reduce(e->bself, s->grads, s->grads, ZERO_F32, (size_t)s->layout.padded,
+                               req);
+    } else if (!z->reduce_scatter) {
+        /* DeepSpeed's reduce_scatter: false — all-reduce, keep this rank's shard */
+        float *buf = e->stage == 1 ? s->grads : s->local_grad;
+        rc = e->be->all_reduce(e->bself, buf, buf, ZERO_F32, (size_t)s->layout.padded, NULL);
+        if (!rc && e->stage >= 2)
+            rc = e->be->copy(e->bself, s->grads, s->local_grad + s->shard_begin,
+                             shard * sizeof(float));
+    } else if (e->stage == 1) {
+        rc = e->be->reduce_scatter(e->bself, s->grads, ZERO_F32, s->grads + s->shard_begin,
+                                   ZERO_F32, shard, req);
+    } else {
+        rc = e->be->reduce_scatter(e->bself, s->local_grad, ZERO_F32, s->grads, ZERO_F32, shard,
+                                   req);
+    }
+    if (rc)
+        return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
+                                    e->model->units[u]->name);
+    return ZERO_OK;
+}
+
+/* Waits for a bucket's reductions and frees its transient local gradients. */
+static int complete_bucket(struct zero_engine *e, int b, struct zero_error *err)
+{
+    for (int pos = e->bucket_first[b]; pos < e->bucket_first[b + 1]; pos++) {
+        int u = e->nunits - 1 - pos;
+        struct unit_states *s = &e->us[u];
+        if (s->reduce_req) {
+            int rc = e->be->wait(e->bself, s->reduce_req);
+            s->reduce_req = NULL;
+            if (rc)
+                return engine_backend_error(e, rc, err, "waiting for the reduction of %s",
+                                            e->model->units[u]->name);
+        }
+        engine_free(e, s->local_grad);
+        s->local_grad = NULL;
+    }
+    return ZERO_OK;
+}
+
+int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err)
+{
+    int b = e->bucket_of_unit[unit];
+    int last_pos = e->bucket_first[b + 1] - 1;
+    if (e->nunits - 1 - unit != last_pos)
+        return ZERO_OK; /* the bucket is not complete yet */
+    int rc = ZERO_OK;
+    for (int pos = e->bucket_first[b]; pos <= last_pos && !rc; pos++)
+        rc = issue_unit(e, e->nunits - 1 - pos, err);
+    if (rc)
+        return rc;
+    if (!e->cfg.zero_optimization.overlap_comm)
+        return complete_bucket(e, b, err);
+    /* overlap: the previous bucket finishes while this one is in flight, so
+     * at most two buckets of local gradients are alive */
+    if (e->pending_bucket >= 0 && (rc = complete_bucket(e, e->pending_bucket, err)))
+        return rc;
+    e->pending_bucket = b;
+    return ZERO_OK;
+}
+
+int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err)
+{
+    int rc;
+    if (e->pending_bucket >= 0) {
+        rc = complete_bucket(e, e->pending_bucket, err);
+        e->pending_bucket = -1;
+        if (rc)
+            return rc;
+    }
+    for (int u = e->nunits - 1; u >= 0 && e->accum > 1; u--)
+        if ((rc = counter_push(e, &e->us[u].counter, landing(e, u), err)))
+            return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
+    return ZERO_OK;
+}
+
+/* At the boundary: the accumulated sum replaces the last micro-step's. */
+int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err)
+{
+    if (e->accum <= 1)
+        return ZERO_OK;
+    for (int u = 0; u < e->nunits; u++) {
+        int rc = counter_finish(e, &e->us[u].counter, landing(e, u), err);
+        if (rc)
+            return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
+    }
+    return ZERO_OK;
+}

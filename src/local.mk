@@ -1,0 +1,48 @@
+# src/local.mk -- core library sources (included by the top-level Makefile.am).
+# Append only, e.g.:  libzero_la_SOURCES += %reldir%/engine.c   noinst_HEADERS += %reldir%/engine_internal.h
+
+# core utilities: status codes, dtypes and conversions, ledger, comm counters, backend registry
+libzero_la_SOURCES += \
+	%reldir%/error.c \
+	%reldir%/dtype.c \
+	%reldir%/ledger.c \
+	%reldir%/comm_stats.c \
+	%reldir%/registry.c
+zeroinclude_HEADERS += \
+	include/zero/error.h \
+	include/zero/dtype.h \
+	include/zero/ledger.h \
+	include/zero/comm_stats.h \
+	include/zero/backend.h
+
+# config and schedules
+libzero_la_SOURCES += %reldir%/config.c %reldir%/lr_schedule.c
+zeroinclude_HEADERS += include/zero/config.h
+
+# engine: layout, model states, stages, reduction, optimizer step
+libzero_la_SOURCES += \
+	%reldir%/layout.c \
+	%reldir%/engine.c \
+	%reldir%/engine_util.c \
+	%reldir%/engine_states.c \
+	%reldir%/init_rng.c \
+	%reldir%/stage3.c \
+	%reldir%/grad_reduce.c \
+	%reldir%/grad_counter.c \
+	%reldir%/optimizer.c \
+	%reldir%/gathered.c \
+	%reldir%/theory.c
+noinst_HEADERS += %reldir%/engine_internal.h
+zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h
+
+# deterministic synthetic data
+libzero_la_SOURCES += %reldir%/synthetic.c
+zeroinclude_HEADERS += include/zero/synthetic.h
+
+# safetensors
+libzero_la_SOURCES += \
+	%reldir%/safetensors.c \
+	%reldir%/safetensors_read.c \
+	%reldir%/safetensors_write.c
+noinst_HEADERS += %reldir%/safetensors_internal.h
+zeroinclude_HEADERS += include/zero/safetensors.h

@@ -1,0 +1,133 @@
+/* linear: y = x @ weight^T + bias, torch.nn.Linear. Its affine math is shared
+ * with the other layers that contain a linear map (mlp_block, classifier). */
+#include <math.h>
+#include <stdio.h>
+
+#include "zero/nn.h"
+
+#include "nn_internal.h"
+
+int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out,
+                         int bias, struct zero_error *err)
+{
+    char name[ZERO_NAME_LEN];
+    const float bound = 1.0f / sqrtf((float)in);
+    const int64_t wshape[2] = {out, in};
+    snprintf(name, sizeof(name), "%sweight", prefix);
+    if (zero_unit_add_param(u, name, 2, wshape, ZERO_INIT_UNIFORM, bound, err) < 0)
+        return err != NULL ? err->code : ZERO_EINVAL;
+    if (!bias)
+        return ZERO_OK;
+    snprintf(name, sizeof(name), "%sbias", prefix);
+    if (zero_unit_add_param(u, name, 1, &out, ZERO_INIT_UNIFORM, bound, err) < 0)
+        return err != NULL ? err->code : ZERO_EINVAL;
+    return ZERO_OK;
+}
+
+int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, const float *w, const float *b,
+                      float *y, int64_t in, int64_t out)
+{
+    const struct zero_backend *be = ctx->be;
+    const int64_t rows = ctx->rows;
+    /* y (rows, out) = x (rows, in) @ w^T (in, out) */
+    int rc = be->gemm(ctx->bself, 0, 1, rows, out, in, 1.0f, x, ZERO_F32, in, w, ZERO_F32, in,
+                      0.0f, y, ZERO_F32, out);
+    if (rc != ZERO_OK)
+        return nn_backend_fail(ctx, rc, "gemm y = x w^T");
+    if (b == NULL)
+        return ZERO_OK;
+    /* y (rows, out) += b (out) */
+    rc = be->bias_add(ctx->bself, y, b, rows, out);
+    if (rc != ZERO_OK)
+        return nn_backend_fail(ctx, rc, "bias_add");
+    return ZERO_OK;
+}
+
+int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, const float *w, const float *dy,
+                       float *dx, float dx_beta, float *dw, int acc_w, float *db, int acc_b,
+                       int64_t in, int64_t out)
+{
+    const struct zero_backend *be = ctx->be;
+    const int64_t rows = ctx->rows;
+    /* dw (out, in) = dy^T (out, rows) @ x (rows, in); beta 0 writes a micro-step's
+     * gradient fresh, which the exactness contract relies on. */
+    int rc = be->gemm(ctx->bself, 1, 0, out, in, rows, 1.0f, dy, ZERO_F32, out, x, ZERO_F32, in,
+                      acc_w ? 1.0f : 0.0f, dw, ZERO_F32, in);
+    if (rc != ZERO_OK)
+        return nn_backend_fail(ctx, rc, "gemm dw = dy^T x");
+    if (db != NULL) {
+        /* db (out) = sum over rows of dy (rows, out) */
+        rc = be->bias_grad(ctx->bself, db, dy, rows, out, acc_b ? 1.0f : 0.0f);
+        if (rc != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "bias_grad db");
+    }
+    if (dx != NULL) {
+        /* dx (rows, in) = dy (rows, out) @ w (out, in) + dx_beta * dx */
+        rc = be->gemm(ctx->bself, 0, 0, rows, in, out, 1.0f, dy, ZERO_F32, out, w, ZERO_F32, in,
+                      dx_beta, dx, ZERO_F32, in);
+        if (rc != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "gemm dx = dy w");
+    }
+    return ZERO_OK;
+}
+
+/* Parameters: 0 weight (out, in), 1 bias (out) when present. */
+static int has_bias(const struct zero_unit *u)
+{
+    return u->nparams == 2;
+}
+
+static size_t linear_saved_bytes(const struct zero_unit *u, int64_t rows)
+{
+    (void)u, (void)rows;
+    return 0; /* backward needs only its input x, which the engine keeps */
+}
+
+static size_t linear_scratch_bytes(const struct zero_unit *u, int64_t rows)
+{
+    (void)u, (void)rows;
+    return 0;
+}
+
+/* y (rows, out) = x (rows, in) @ weight^T + bias */
+static int linear_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                          float *y)
+{
+    return nn_affine_forward(ctx, x, ctx->param[0], has_bias(u) ? ctx->param[1] : NULL, y,
+                             u->in_width, u->out_width);
+}
+
+/* dx (rows, in) = dy @ weight; dweight (out, in) = dy^T @ x; dbias (out) = sum_rows dy */
+static int linear_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                           const float *dy, float *dx)
+{
+    const int bias = has_bias(u);
+    return nn_affine_backward(ctx, x, ctx->param[0], dy, dx, 0.0f, ctx->grad[0],
+                              ctx->grad_accumulate[0], bias ? ctx->grad[1] : NULL,
+                              bias ? ctx->grad_accumulate[1] : 0, u->in_width, u->out_width);
+}
+
+static const struct zero_unit_ops linear_ops = {
+    .kind = "linear",
+    .saved_bytes = linear_saved_bytes,
+    .scratch_bytes = linear_scratch_bytes,
+    .forward = linear_forward,
+    .backward = linear_backward,
+    .destroy = NULL,
+};
+
+int zero_nn_linear(struct zero_unit **u, const char *name, int64_t in, int64_t out, int bias,
+                   struct zero_error *err)
+{
+    int rc = zero_unit_new(u, name, &linear_ops, NULL, in, out, err);
+    if (rc == ZERO_OK && in <= 0)
+        rc = zero_fail(err, ZERO_EINVAL, "unit %s: linear needs in > 0, not %lld", name,
+                       (long long)in);
+    if (rc == ZERO_OK)
+        rc = nn_add_affine_params(*u, "", in, out, bias, err);
+    if (rc != ZERO_OK) {
+        zero_unit_destroy(*u);
+        *u = NULL;
+    }
+    return rc;
+}

@@ -1,0 +1,172 @@
+/* The optimizer step at the gradient-accumulation boundary: finish the
+ * accumulation, compute the global gradient norm in a fixed order, clip by
+ * DeepSpeed's rule, update this rank's shard, and make parameters whole again
+ * where the stage keeps them whole. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine_internal.h"
+
+/* Sum of squares of the reduced gradient, in a fixed order: blocks of `align`
+ * elements of each unit's flat index space (shards are block-aligned), each
+ * summed in double, combined unit by unit, block by block. The order does not
+ * depend on N: padding blocks are zero. */
+static int grad_sumsq(struct zero_engine *e, double *out, struct zero_error *err)
+{
+    int64_t align = e->cfg.libzero.align, total = 0;
+    for (int u = 0; u < e->nunits; u++)
+        total += e->us[u].layout.shard / align;
+    double *dev = NULL, *mine = malloc((size_t)total * sizeof(double));
+    double *all = malloc((size_t)total * (size_t)e->world * sizeof(double));
+    int rc = (!mine || !all) ? zero_fail(err, ZERO_ENOMEM, "rank %d: norm blocks", e->rank) : 0;
+    if (!rc)
+        rc = engine_alloc(e, (size_t)total * sizeof(double), ZERO_TAG_WORKSPACE, (void **)&dev,
+                          "gradient norm blocks", err);
+    int64_t at = 0;
+    for (int u = 0; u < e->nunits && !rc; u++) {
+        int64_t shard = e->us[u].layout.shard;
+        rc = e->be->sumsq_blocks(e->bself, reduce_shard_grads(e, u), ZERO_F32, (size_t)shard,
+                                 (size_t)align, dev + at);
+        if (rc)
+            rc = engine_backend_error(e, rc, err, "gradient norm of %s", e->model->units[u]->name);
+        at += shard / align;
+    }
+    if (!rc && (rc = e->be->to_host(e->bself, mine, dev, (size_t)total * sizeof(double))))
+        rc = engine_backend_error(e, rc, err, "gradient norm copy");
+    if (!rc && (rc = e->be->host_all_gather(e->bself, mine, all, (size_t)total * sizeof(double))))
+        rc = engine_backend_error(e, rc, err, "gradient norm exchange");
+    if (!rc) {
+        double sum = 0.0;
+        int64_t base = 0; /* offset of unit u's blocks inside one rank's piece */
+        for (int u = 0; u < e->nunits; u++) {
+            int64_t nb = e->us[u].layout.shard / align;
+            for (int r = 0; r < e->world; r++)
+                for (int64_t b = 0; b < nb; b++)
+                    sum += all[(int64_t)r * total + base + b];
+            base += nb;
+        }
+        *out = sum;
+    }
+    engine_free(e, dev);
+    free(mine);
+    free(all);
+    return rc;
+}
+
+static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
+                       struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    const struct zero_optimizer_config *o = &e->cfg.optimizer;
+    /* stage 0 updates the whole buffer on every rank; stages 1-3 this rank's shard */
+    size_t n = (size_t)(e->stage == 0 ? s->layout.padded : s->layout.shard);
+    float *param = e->stage == 0 ? s->params : e->stage == 3 ? s->params
+                                                             : s->params + s->shard_begin;
+    const float *grad = e->stage == 0 ? s->grads : reduce_shard_grads(e, u);
+    int rc;
+    if (o->type == ZERO_OPTIM_SGD) {
+        struct zero_sgd_args a = {
+            .lr = lr, .momentum = (float)o->momentum, .dampening = (float)o->dampening,
+            .weight_decay = (float)o->weight_decay, .nesterov = o->nesterov,
+            .step = e->global_steps + 1, .grad_div = grad_div,
+        };
+        rc = e->be->sgd(e->bself, param, grad, ZERO_F32, s->exp_avg, n, &a, NULL, ZERO_F32);
+    } else {
+        struct zero_adam_args a = {
+            .lr = lr, .beta1 = (float)o->betas[0], .beta2 = (float)o->betas[1],
+            .eps = (float)o->eps, .weight_decay = (float)o->weight_decay,
+            .step = e->global_steps + 1,
+            .adamw = o->type == ZERO_OPTIM_ADAMW || o->adam_w_mode,
+            .bias_correction = o->bias_correction, .grad_div = grad_div,
+        };
+        rc = e->be->adam(e->bself, param, grad, ZERO_F32, s->exp_avg, s->exp_avg_sq, n, &a, NULL,
+                         ZERO_F32);
+    }
+    return rc ? engine_backend_error(e, rc, err, "optimizer update of %s",
+                                     e->model->units[u]->name)
+              : ZERO_OK;
+}
+
+/* Stages 1-2: all-gather the updated shards, units grouped so that at most
+ * allgather_bucket_size elements are in flight. */
+static int gather_params(struct zero_engine *e, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &e->cfg.zero_optimization;
+    int64_t *size = malloc((size_t)e->nunits * sizeof *size);
+    int *first = malloc((size_t)(e->nunits + 1) * sizeof *first);
+    struct zero_request **req = calloc((size_t)e->nunits, sizeof *req);
+    int rc = (!size || !first || !req) ? zero_fail(err, ZERO_ENOMEM, "all-gather plan") : 0;
+    int groups = 0;
+    if (!rc) {
+        for (int u = 0; u < e->nunits; u++)
+            size[u] = e->us[u].layout.padded;
+        groups = zero_plan_buckets(size, e->nunits, z->allgather_bucket_size, first);
+    }
+    for (int g = 0; g < groups && !rc; g++) {
+        for (int u = first[g]; u < first[g + 1] && !rc; u++) {
+            struct unit_states *s = &e->us[u];
+            if (s->layout.padded == 0)
+                continue;
+            if (z->allgather_partitions) {
+                rc = e->be->all_gather(e->bself, s->params + s->shard_begin, s->params, ZERO_F32,
+                                       (size_t)s->layout.shard, &req[u]);
+            } else {
+                /* DeepSpeed's allgather_partitions: false — one broadcast per shard */
+                for (int r = 0; r < e->world && !rc; r++)
+                    rc = e->be->broadcast(e->bself, s->params + (int64_t)r * s->layout.shard,
+                                          ZERO_F32, (size_t)s->layout.shard, r, NULL);
+            }
+            if (rc)
+                rc = engine_backend_error(e, rc, err, "parameter all-gather of %s",
+                                          e->model->units[u]->name);
+        }
+        for (int u = first[g]; u < first[g + 1]; u++) {
+            if (!req[u])
+                continue;
+            int w = e->be->wait(e->bself, req[u]);
+            req[u] = NULL;
+            if (w && !rc)
+                rc = engine_backend_error(e, w, err, "waiting for parameter all-gather");
+        }
+    }
+    free(size);
+    free(first);
+    free(req);
+    return rc;
+}
+
+int optimizer_step(struct zero_engine *e, struct zero_error *err)
+{
+    int rc = reduce_finish_accumulation(e, err);
+    if (rc)
+        return rc;
+    double atoms = (double)e->world * (double)e->accum;
+    double sumsq;
+    if ((rc = grad_sumsq(e, &sumsq, err)))
+        return rc;
+    double norm = sqrt(sumsq) / atoms;
+    double clip = 1.0;
+    /* DeepSpeed: divide by (norm + 1e-6) / max_norm when that exceeds one */
+    if (e->cfg.gradient_clipping > 0.0) {
+        double c = (norm + 1e-6) / e->cfg.gradient_clipping;
+        if (c > 1.0)
+            clip = c;
+    }
+    double lr = zero_lr_at(&e->cfg, e->global_steps);
+    float grad_div = (float)(atoms * clip);
+    for (int u = 0; u < e->nunits; u++)
+        if ((rc = update_unit(e, u, (float)lr, grad_div, err)))
+            return rc;
+    if (e->stage == 1 || e->stage == 2)
+        rc = gather_params(e, err);
+    else if (e->stage == 3)
+        rc = stage3_end_step(e, err);
+    if (rc)
+        return rc;
+    e->last.lr = lr;
+    e->last.grad_norm = norm;
+    e->last.clip_coef = clip;
+    e->global_steps++;
+    e->last.step = e->global_steps;
+    return ZERO_OK;
+}

@@ -1,0 +1,225 @@
+/* The ZeRO-3 parameter lifecycle.
+ *
+ * Each unit is NOT_AVAILABLE (only this rank's shard is resident), INFLIGHT
+ * (all-gather issued into a whole buffer) or AVAILABLE (whole). The engine
+ * fetches a unit (and the owners of its external parameters) before its
+ * forward and its backward and releases it after, unless it is persistent.
+ * The order of fetches is recorded on the first forward+backward; later fetches
+ * must repeat it, and each fetch prefetches the units that follow in that
+ * order, up to stage3_prefetch_bucket_size elements, never exceeding
+ * stage3_max_live_parameters gathered elements in total. */
+#include <stdlib.h>
+
+#include "engine_internal.h"
+
+static const char *uname(struct zero_engine *e, int u)
+{
+    return e->model->units[u]->name;
+}
+
+static void live_add(struct zero_engine *e, int64_t n)
+{
+    e->live_elements += n;
+    if (e->live_elements > e->peak_live_elements)
+        e->peak_live_elements = e->live_elements;
+}
+
+static int start_gather(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    int rc;
+    if (!s->gathered &&
+        (rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
+                           (void **)&s->gathered, "stage-3 gathered unit", err)))
+        return zero_error_wrap(err, "unit %s: ", uname(e, u));
+    live_add(e, s->layout.padded);
+    rc = e->be->all_gather(e->bself, s->params, s->gathered, ZERO_F32, (size_t)s->layout.shard,
+                           &s->gather_req);
+    if (rc)
+        return engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u));
+    s->state = ZERO_UNIT_INFLIGHT;
+    return ZERO_OK;
+}
+
+static int finish_gather(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    int rc = e->be->wait(e->bself, s->gather_req);
+    s->gather_req = NULL;
+    if (rc)
+        return engine_backend_error(e, rc, err, "waiting for the all-gather of %s", uname(e, u));
+    s->state = ZERO_UNIT_AVAILABLE;
+    return ZERO_OK;
+}
+
+static int drop(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    int rc;
+    if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, u, err)))
+        return rc;
+    engine_free(e, s->gathered);
+    s->gathered = NULL;
+    e->live_elements -= s->layout.padded;
+    s->state = ZERO_UNIT_NOT_AVAILABLE;
+    return ZERO_OK;
+}
+
+int stage3_release(struct zero_engine *e, int unit, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[unit];
+    if (e->stage < 3 || s->layout.padded == 0)
+        return ZERO_OK;
+    if (s->in_use > 0)
+        s->in_use--;
+    if (s->in_use > 0 || s->persistent || s->scope_pins > 0 ||
+        s->state == ZERO_UNIT_NOT_AVAILABLE)
+        return ZERO_OK;
+    return drop(e, unit, err);
+}
+
+/* Frees gathered units that are only prefetched (not in use) until need fits. */
+static int make_room(struct zero_engine *e, int64_t need, int keep, struct zero_error *err)
+{
+    int64_t limit = e->cfg.zero_optimization.stage3_max_live_parameters;
+    for (int u = e->nunits - 1; u >= 0 && e->live_elements + need > limit; u--) {
+        struct unit_states *s = &e->us[u];
+        if (u == keep || s->in_use > 0 || s->persistent || s->scope_pins > 0 ||
+            s->state == ZERO_UNIT_NOT_AVAILABLE)
+            continue;
+        int rc = drop(e, u, err);
+        if (rc)
+            return rc;
+    }
+    return ZERO_OK;
+}
+
+static int record_or_check_order(struct zero_engine *e, int unit, struct zero_error *err)
+{
+    if (!e->trace_recorded) {
+        if (e->trace_len == e->trace_cap) {
+            int cap = e->trace_cap ? 2 * e->trace_cap : 64;
+            int *t = realloc(e->trace, (size_t)cap * sizeof *t);
+            if (!t)
+                return zero_fail(err, ZERO_ENOMEM, "rank %d: stage-3 fetch trace", e->rank);
+            e->trace = t;
+            e->trace_cap = cap;
+        }
+        e->trace[e->trace_len++] = unit;
+        return ZERO_OK;
+    }
+    if (e->trace_pos >= e->trace_len || e->trace[e->trace_pos] != unit)
+        return zero_fail(err, ZERO_EMISMATCH,
+                         "rank %d: stage 3: unit fetch order changed at position %d: the order "
+                         "recorded on the first step expects %s, this step fetches %s",
+                         e->rank, e->trace_pos,
+                         e->trace_pos < e->trace_len ? uname(e, e->trace[e->trace_pos]) : "(end)",
+                         uname(e, unit));
+    e->trace_pos++;
+    return ZERO_OK;
+}
+
+static int prefetch(struct zero_engine *e, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &e->cfg.zero_optimization;
+    int64_t issued = 0;
+    for (int pos = e->trace_pos; pos < e->trace_len; pos++) {
+        int u = e->trace[pos];
+        struct unit_states *s = &e->us[u];
+        if (s->state != ZERO_UNIT_NOT_AVAILABLE)
+            continue;
+        if (issued + s->layout.padded > z->stage3_prefetch_bucket_size ||
+            e->live_elements + s->layout.padded > z->stage3_max_live_parameters)
+            break;
+        int rc = start_gather(e, u, err);
+        if (rc)
+            return rc;
+        issued += s->layout.padded;
+    }
+    return ZERO_OK;
+}
+
+int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err)
+{
+    if (e->stage < 3)
+        return ZERO_OK;
+    struct unit_states *s = &e->us[unit];
+    int rc = record_or_check_order(e, unit, err);
+    if (rc || s->layout.padded == 0)
+        return rc;
+    if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
+        if ((rc = make_room(e, s->layout.padded, unit, err)) || (rc = start_gather(e, unit, err)))
+            return rc;
+    }
+    if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
+        return rc;
+    s->in_use++;
+    return e->trace_recorded ? prefetch(e, err) : ZERO_OK;
+}
+
+int stage3_begin_pass(struct zero_engine *e, struct zero_error *err)
+{
+    (void)err;
+    e->trace_pos = 0;
+    return ZERO_OK;
+}
+
+int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
+{
+    for (int u = 0; u < e->nunits; u++) {
+        struct unit_states *s = &e->us[u];
+        if (!s->persistent || s->layout.padded == 0)
+            continue;
+        int rc;
+        if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
+            if ((rc = start_gather(e, u, err)) || (rc = finish_gather(e, u, err)))
+                return rc;
+        } else {
+            /* refresh the whole copy after the optimizer updated the shard */
+            rc = e->be->all_gather(e->bself, s->params, s->gathered, ZERO_F32,
+                                   (size_t)s->layout.shard, NULL);
+            if (rc)
+                return engine_backend_error(e, rc, err, "all-gather of persistent unit %s",
+                                            uname(e, u));
+        }
+    }
+    return ZERO_OK;
+}
+
+int stage3_end_step(struct zero_engine *e, struct zero_error *err)
+{
+    return e->stage == 3 ? stage3_gather_persistent(e, err) : ZERO_OK;
+}
+
+/* The smallest limit that lets every unit run: all persistent units plus the
+ * largest fetch set (a unit and the owners of its external parameters). */
+int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err)
+{
+    int64_t persistent = 0, worst = 0;
+    int worst_unit = 0;
+    for (int u = 0; u < e->nunits; u++)
+        if (e->us[u].persistent)
+            persistent += e->us[u].layout.padded;
+    for (int u = 0; u < e->nunits; u++) {
+        const struct zero_unit *unit = e->model->units[u];
+        int64_t need = e->us[u].persistent ? 0 : e->us[u].layout.padded;
+        for (int x = 0; x < unit->nexternal; x++) {
+            int o = unit->external[x].unit;
+            if (!e->us[o].persistent && o != u)
+                need += e->us[o].layout.padded;
+        }
+        if (need > worst) {
+            worst = need;
+            worst_unit = u;
+        }
+    }
+    int64_t limit = e->cfg.zero_optimization.stage3_max_live_parameters;
+    if (persistent + worst > limit)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.stage3_max_live_parameters %lld is too small: unit "
+                         "%s needs %lld gathered elements live at once (%lld for its fetch set + "
+                         "%lld persistent)",
+                         (long long)limit, uname(e, worst_unit), (long long)(persistent + worst),
+                         (long long)worst, (long long)persistent);
+    return ZERO_OK;
+}

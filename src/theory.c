@@ -1,0 +1,34 @@
+/* The ZeRO paper's numbers for this engine's model, next to which the ledger
+ * and comm stats are printed and tested. fp32 training with Adam: 4 bytes of
+ * parameters, 4 of gradients, 8 of optimizer state per parameter; the fp32
+ * parameter shard is the master (no separate copy):
+ *   stage 0: 16Ψ   stage 1: 8Ψ + 8Ψ/N   stage 2: 4Ψ + 12Ψ/N   stage 3: 16Ψ/N
+ * Ψ counts padded elements (layout.h); Ψ(N-1)/N sent per rank for each
+ * reduce-scatter or all-gather of all parameters. */
+#include "engine_internal.h"
+
+void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
+{
+    int64_t psi = 0, padded = 0, persistent = 0;
+    for (int u = 0; u < e->nunits; u++) {
+        psi += e->us[u].layout.used; /* includes inner alignment gaps only */
+        padded += e->us[u].layout.padded;
+        if (e->us[u].persistent)
+            persistent += e->us[u].layout.padded;
+    }
+    psi = zero_model_numel(e->model);
+    int64_t n = e->world, shard = padded / n;
+    int optim = e->cfg.optimizer.type == ZERO_OPTIM_SGD
+                    ? (e->cfg.optimizer.momentum != 0.0 ? 1 : 0)
+                    : 2;
+    t->psi = psi;
+    t->psi_padded = padded;
+    t->psi_persistent = persistent;
+    t->params_bytes = 4 * (e->stage == 3 ? shard : padded);
+    t->grads_bytes = 4 * (e->stage >= 2 ? shard : padded);
+    t->master_bytes = 0;
+    t->optim_bytes = 4 * optim * (e->stage == 0 ? padded : shard);
+    t->model_state_bytes = t->params_bytes + t->grads_bytes + t->master_bytes + t->optim_bytes;
+    int64_t volumes = e->stage == 3 ? 3 * padded - persistent : 2 * padded;
+    t->sent_elements_per_step = volumes / n * (n - 1);
+}

@@ -1,0 +1,22 @@
+# tests/backend.mk -- backend tests (included by tests/local.mk); see tests/local.mk for how to add a test.
+
+# fp16/bf16 conversions: pure functions, one plain process
+check_PROGRAMS += tests/test_dtype
+tests_test_dtype_SOURCES = tests/test_dtype.c
+tests_test_dtype_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_dtype_LDADD = $(TEST_LDADD)
+TESTS += tests/test_dtype
+
+# cpu backend compute kernels (gemm, casts, optimizers, norms, layers) on one rank
+check_PROGRAMS += tests/test_kernels
+tests_test_kernels_SOURCES = tests/test_kernels.c
+tests_test_kernels_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_kernels_LDADD = $(TEST_LDADD)
+TESTS += tests/test_kernels.np1
+
+# registry, zero_device, tagged memory and ledger, comm counters, error messages
+check_PROGRAMS += tests/test_device
+tests_test_device_SOURCES = tests/test_device.c
+tests_test_device_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_device_LDADD = $(TEST_LDADD)
+TESTS += tests/test_device.np1

@@ -1,0 +1,16 @@
+# tests/collectives.mk -- collectives tests (included by tests/local.mk); see tests/local.mk for how to add a test.
+
+# The canonical summation tree: pure math, one process.
+check_PROGRAMS += tests/test_tree
+tests_test_tree_SOURCES = tests/test_tree.c
+tests_test_tree_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_tree_LDADD = $(TEST_LDADD)
+TESTS += tests/test_tree
+
+# The cpu backend's collectives at 1-4 ranks (np4 runs oversubscribed on small machines).
+check_PROGRAMS += tests/test_collectives
+tests_test_collectives_SOURCES = tests/test_collectives.c tests/mpi_check.h
+tests_test_collectives_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_collectives_LDADD = $(TEST_LDADD)
+TESTS += tests/test_collectives.np1 tests/test_collectives.np2 tests/test_collectives.np3 \
+	tests/test_collectives.np4

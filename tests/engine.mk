@@ -1,0 +1,15 @@
+# tests/engine.mk -- engine tests (included by tests/local.mk); see tests/local.mk for how to add a test.
+
+check_PROGRAMS += tests/test_engine_stages
+tests_test_engine_stages_SOURCES = tests/test_engine_stages.c tests/engine_harness.c \
+	tests/engine_harness.h tests/mpi_check.h
+tests_test_engine_stages_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_engine_stages_LDADD = $(TEST_LDADD)
+TESTS += tests/test_engine_stages.np1 tests/test_engine_stages.np2 \
+	tests/test_engine_stages.np3 tests/test_engine_stages.np4
+
+check_PROGRAMS += tests/test_engine_api
+tests_test_engine_api_SOURCES = tests/test_engine_api.c tests/engine_harness.h tests/mpi_check.h
+tests_test_engine_api_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_engine_api_LDADD = $(TEST_LDADD)
+TESTS += tests/test_engine_api.np1 tests/test_engine_api.np2 tests/test_engine_api.np3

@@ -1,0 +1,105 @@
+/* See engine_harness.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_harness.h"
+
+void harness_defaults(struct harness_run *r, int stage)
+{
+    memset(r, 0, sizeof *r);
+    zero_config_defaults(&r->cfg);
+    r->cfg.zero_optimization.stage = stage;
+    r->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
+    r->cfg.optimizer.lr = 1e-2;
+    r->cfg.optimizer.weight_decay = 0.01;
+    r->cfg.train_micro_batch_size_per_gpu = 2;
+    r->cfg.gradient_accumulation_steps = 1;
+    r->cfg.libzero.align = 64; /* small blocks: tiny units still split over 4 ranks */
+    r->hidden = 24;
+    r->classes = 5;
+    r->layers = 3;
+    r->steps = 3;
+    r->data_seed = 7;
+}
+
+static int train(struct harness_run *r, struct zero_engine *e, struct zero_device *dev,
+                 struct zero_error *err)
+{
+    const struct zero_config *c = zero_engine_config(e);
+    int64_t m = c->train_micro_batch_size_per_gpu, accum = c->gradient_accumulation_steps;
+    float *x = malloc((size_t)(m * r->hidden) * sizeof *x);
+    int32_t *y = malloc((size_t)m * sizeof *y);
+    int rc = (!x || !y) ? zero_fail(err, ZERO_ENOMEM, "batch") : 0;
+    for (int step = 0; step < r->steps && !rc; step++) {
+        for (int64_t micro = 0; micro < accum && !rc; micro++) {
+            int64_t first =
+                zero_atom_first_sample(step, micro, dev->rank, dev->size, accum, m);
+            zero_synthetic_samples(r->data_seed, r->hidden, r->classes, first, m, x, y);
+            struct zero_batch b = {.rows = m, .inputs = x, .labels = y};
+            if (!(rc = zero_engine_forward(e, &b, NULL, err)) &&
+                !(rc = zero_engine_backward(e, err)))
+                rc = zero_engine_step(e, NULL, err);
+        }
+        if (!rc)
+            r->losses[step] = (float)zero_engine_last_step(e)->loss;
+    }
+    free(x);
+    free(y);
+    return rc;
+}
+
+static int read_weights(struct harness_run *r, struct zero_engine *e, struct zero_model *m,
+                        struct zero_error *err)
+{
+    r->nweights = zero_model_numel(m);
+    r->weights = malloc((size_t)r->nweights * sizeof(float));
+    if (!r->weights)
+        return zero_fail(err, ZERO_ENOMEM, "weights");
+    int64_t at = 0;
+    for (int u = 0; u < m->nunits; u++)
+        for (int p = 0; p < m->units[u]->nparams; p++) {
+            int rc = zero_engine_read_param(e, u, p, r->weights + at, err);
+            if (rc)
+                return rc;
+            at += zero_param_numel(&m->units[u]->params[p]);
+        }
+    return ZERO_OK;
+}
+
+int harness_train(struct harness_run *r, MPI_Comm comm, struct zero_error *err)
+{
+    struct zero_device *dev = NULL;
+    struct zero_model *model = NULL;
+    struct zero_engine *e = NULL;
+    struct zero_backend_options opt = {.coll_mode = r->cfg.libzero.coll_mode, .device = -1};
+    int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
+    if (!rc)
+        rc = zero_nn_build_mlp(&model, r->hidden, r->layers, r->classes, err);
+    if (!rc)
+        rc = zero_engine_create(&e, &r->cfg, model, dev, err);
+    if (!rc) {
+        r->ledger_after_create = dev->ledger;
+        zero_engine_theory(e, &r->theory);
+        rc = train(r, e, dev, err);
+    }
+    if (!rc) {
+        r->ledger_end = dev->ledger;
+        r->last_comm = zero_engine_last_step(e)->comm;
+        r->peak_live = zero_engine_peak_live_elements(e);
+        r->limit_live = r->cfg.zero_optimization.stage3_max_live_parameters;
+        rc = read_weights(r, e, model, err);
+    }
+    zero_engine_destroy(e);
+    zero_model_destroy(model);
+    zero_device_close(dev);
+    return rc;
+}
+
+int harness_same_bits(const struct harness_run *a, const struct harness_run *b)
+{
+    if (a->steps != b->steps || a->nweights != b->nweights)
+        return 0;
+    if (memcmp(a->losses, b->losses, sizeof a->losses) != 0)
+        return 0;
+    return memcmp(a->weights, b->weights, (size_t)a->nweights * sizeof(float)) == 0;
+}

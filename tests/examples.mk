@@ -1,0 +1,6 @@
+# tests/examples.mk -- the example programs run end to end (included by tests/local.mk).
+# tests/test_examples.sh runs examples/train_mlp and examples/custom_unit under
+# mpirun at small sizes; it needs them built (noinst_PROGRAMS, built by `all').
+
+TESTS += tests/test_examples.sh
+EXTRA_DIST += tests/test_examples.sh

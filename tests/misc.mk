@@ -1,0 +1,8 @@
+# tests/misc.mk -- misc tests (included by tests/local.mk); see tests/local.mk for how to add a test.
+
+# safetensors reader and writer: reference bytes, round trips, bad files, failed writes.
+check_PROGRAMS += tests/test_safetensors
+tests_test_safetensors_SOURCES = tests/test_safetensors.c
+tests_test_safetensors_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_safetensors_LDADD = $(TEST_LDADD)
+TESTS += tests/test_safetensors

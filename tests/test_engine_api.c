@@ -1,0 +1,225 @@
+/* The engine's API around training: whole-parameter access, the
+ * gathered-parameters scope under every stage, disagreements between ranks
+ * reported instead of hanging, and call-order errors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_harness.h"
+#include "mpi_check.h"
+
+struct fixture {
+    struct zero_device *dev;
+    struct zero_model *model;
+    struct zero_engine *e;
+};
+
+static int open_engine(struct fixture *f, struct zero_config *cfg, int64_t hidden,
+                       struct zero_error *err)
+{
+    memset(f, 0, sizeof *f);
+    MPI_Comm comm = MPI_COMM_WORLD;
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    int rc = zero_device_open(&f->dev, "cpu", &comm, &opt, err);
+    if (!rc)
+        rc = zero_nn_build_mlp(&f->model, hidden, 2, 3, err);
+    if (!rc)
+        rc = zero_engine_create(&f->e, cfg, f->model, f->dev, err);
+    return rc;
+}
+
+static void close_engine(struct fixture *f)
+{
+    zero_engine_destroy(f->e);
+    zero_model_destroy(f->model);
+    zero_device_close(f->dev);
+}
+
+static void small_config(struct zero_config *c, int stage)
+{
+    zero_config_defaults(c);
+    c->zero_optimization.stage = stage;
+    c->train_micro_batch_size_per_gpu = 2;
+    c->libzero.align = 32;
+    c->zero_optimization.stage3_param_persistence_threshold = 0;
+}
+
+START_TEST(test_scope_change_on_modifier_rank_reaches_every_shard)
+{
+    int world = mpi_check_size(), modifier = world - 1;
+    for (int stage = 0; stage <= 3; stage++) {
+        struct zero_config cfg;
+        small_config(&cfg, stage);
+        struct fixture f;
+        struct zero_error err = {0};
+        ck_assert_msg(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0), "%s", err.msg);
+        int unit = 1; /* layers.1: "0.weight" is (32, 8) */
+        ck_assert(mpi_check_all(zero_engine_gathered_begin(f.e, &unit, 1, modifier, &err) == 0));
+        ck_assert_int_eq(zero_engine_unit_state(f.e, unit), ZERO_UNIT_AVAILABLE);
+        float *w = zero_engine_param_ptr(f.e, unit, 0);
+        ck_assert_ptr_nonnull(w);
+        float values[256];
+        for (int i = 0; i < 256; i++) /* only the modifier's change may survive */
+            values[i] = mpi_check_rank() == modifier ? 0.5f + (float)i : -1.0f;
+        f.dev->be->from_host(f.dev->self, w, values, sizeof values);
+        ck_assert(mpi_check_all(zero_engine_gathered_end(f.e, &err) == 0));
+        if (stage == 3)
+            ck_assert_int_eq(zero_engine_unit_state(f.e, unit), ZERO_UNIT_NOT_AVAILABLE);
+        float back[256];
+        ck_assert(mpi_check_all(zero_engine_read_param(f.e, unit, 0, back, &err) == 0));
+        int ok = 1;
+        for (int i = 0; i < 256; i++)
+            ok &= back[i] == 0.5f + (float)i;
+        ck_assert_msg(mpi_check_all(ok), "stage %d: modifier's values not in the shards", stage);
+        close_engine(&f);
+    }
+}
+END_TEST
+
+START_TEST(test_scope_without_modifier_discards_changes)
+{
+    struct zero_config cfg;
+    small_config(&cfg, 3);
+    struct fixture f;
+    struct zero_error err = {0};
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0));
+    float before[8], after[8], junk[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+    ck_assert(mpi_check_all(zero_engine_read_param(f.e, 0, 3, before, &err) == 0));
+    int unit = 0;
+    ck_assert(mpi_check_all(zero_engine_gathered_begin(f.e, &unit, 1, -1, &err) == 0));
+    f.dev->be->from_host(f.dev->self, zero_engine_param_ptr(f.e, 0, 3), junk, sizeof junk);
+    ck_assert(mpi_check_all(zero_engine_gathered_end(f.e, &err) == 0));
+    ck_assert(mpi_check_all(zero_engine_read_param(f.e, 0, 3, after, &err) == 0));
+    ck_assert(memcmp(before, after, sizeof before) == 0);
+    close_engine(&f);
+}
+END_TEST
+
+START_TEST(test_scope_with_different_units_on_ranks_is_an_error_not_a_hang)
+{
+    if (mpi_check_size() < 2)
+        return;
+    struct zero_config cfg;
+    small_config(&cfg, 3);
+    struct fixture f;
+    struct zero_error err = {0};
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0));
+    int unit = mpi_check_rank() == 1 ? 2 : 1;
+    int rc = zero_engine_gathered_begin(f.e, &unit, 1, 0, &err);
+    ck_assert(mpi_check_all(rc == ZERO_EMISMATCH));
+    ck_assert_ptr_nonnull(strstr(err.msg, "different units"));
+    close_engine(&f);
+}
+END_TEST
+
+START_TEST(test_ranks_with_different_models_are_reported)
+{
+    if (mpi_check_size() < 2)
+        return;
+    struct zero_config cfg;
+    small_config(&cfg, 2);
+    struct fixture f;
+    struct zero_error err = {0};
+    int rc = open_engine(&f, &cfg, mpi_check_rank() == 1 ? 12 : 8, &err);
+    ck_assert(mpi_check_all(rc == ZERO_EMISMATCH));
+    ck_assert_ptr_nonnull(strstr(err.msg, "disagree"));
+    close_engine(&f);
+}
+END_TEST
+
+START_TEST(test_ranks_with_different_stages_are_reported)
+{
+    if (mpi_check_size() < 2)
+        return;
+    struct zero_config cfg;
+    small_config(&cfg, mpi_check_rank() == 1 ? 1 : 2);
+    struct fixture f;
+    struct zero_error err = {0};
+    int rc = open_engine(&f, &cfg, 8, &err);
+    ck_assert(mpi_check_all(rc == ZERO_EMISMATCH));
+    close_engine(&f);
+}
+END_TEST
+
+START_TEST(test_call_order_errors)
+{
+    struct zero_config cfg;
+    small_config(&cfg, 1);
+    struct fixture f;
+    struct zero_error err = {0};
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0));
+    ck_assert_int_eq(zero_engine_backward(f.e, &err), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "without a forward"));
+    float x[16] = {0};
+    int32_t y[2] = {0, 1};
+    struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
+    ck_assert(mpi_check_all(zero_engine_forward(f.e, &b, NULL, &err) == 0));
+    ck_assert_int_eq(zero_engine_forward(f.e, &b, NULL, &err), ZERO_EINVAL);
+    ck_assert_int_eq(zero_engine_step(f.e, NULL, &err), ZERO_EINVAL);
+    ck_assert(mpi_check_all(zero_engine_backward(f.e, &err) == 0));
+    int stepped = 0;
+    ck_assert(mpi_check_all(zero_engine_step(f.e, &stepped, &err) == 0));
+    ck_assert_int_eq(stepped, 1);
+    ck_assert_int_eq(zero_engine_global_steps(f.e), 1);
+    close_engine(&f);
+}
+END_TEST
+
+START_TEST(test_bad_label_names_the_unit_and_row)
+{
+    struct zero_config cfg;
+    small_config(&cfg, 3);
+    struct fixture f;
+    struct zero_error err = {0};
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0));
+    float x[16] = {0};
+    int32_t y[2] = {0, 7}; /* 3 classes */
+    struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
+    ck_assert(mpi_check_all(zero_engine_forward(f.e, &b, NULL, &err) != 0));
+    ck_assert_ptr_nonnull(strstr(err.msg, "classifier"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "7"));
+    close_engine(&f);
+}
+END_TEST
+
+START_TEST(test_write_then_read_param_round_trips_in_every_stage)
+{
+    for (int stage = 0; stage <= 3; stage++) {
+        struct zero_config cfg;
+        small_config(&cfg, stage);
+        struct fixture f;
+        struct zero_error err = {0};
+        ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0));
+        float w[3 * 8], back[3 * 8];
+        for (int i = 0; i < 24; i++)
+            w[i] = (float)i * 0.25f - 3.0f;
+        int cls = f.model->nunits - 1;
+        ck_assert(mpi_check_all(zero_engine_write_param(f.e, cls, 0, w, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_read_param(f.e, cls, 0, back, &err) == 0));
+        ck_assert(mpi_check_all(memcmp(w, back, sizeof w) == 0));
+        ck_assert_int_eq(zero_engine_read_param(f.e, cls, 9, back, &err), ZERO_EINVAL);
+        close_engine(&f);
+    }
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("engine_api");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_scope_change_on_modifier_rank_reaches_every_shard);
+    tcase_add_test(tc, test_scope_without_modifier_discards_changes);
+    tcase_add_test(tc, test_scope_with_different_units_on_ranks_is_an_error_not_a_hang);
+    tcase_add_test(tc, test_ranks_with_different_models_are_reported);
+    tcase_add_test(tc, test_ranks_with_different_stages_are_reported);
+    tcase_add_test(tc, test_call_order_errors);
+    tcase_add_test(tc, test_bad_label_names_the_unit_and_row);
+    tcase_add_test(tc, test_write_then_read_param_round_trips_in_every_stage);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    return mpi_check_main(&argc, &argv, make_suite);
+}

@@ -1,0 +1,194 @@
+#!/bin/sh
+# test_examples.sh -- runs examples/train_mlp and examples/custom_unit end to
+# end at small sizes and checks what they promise:
+#   - every stage prints the tables, the memory ledger equals the ZeRO formula
+#     ("ok" on every model-state row) and stages 0-3 print the same losses;
+#   - the atom-ordered data makes 1 rank with accumulation 2 equal 2 ranks;
+#   - --save-weights / --init-weights round-trip byte for byte;
+#   - training from a --write-synthetic-data file equals synthetic training;
+#   - bad flags exit 2 and bad files exit 1, naming the flag, file or tensor;
+#   - custom_unit trains its own unit at stage 3.
+# Run by `make check' from the build directory (tests/mpirun-wrapper); by
+# hand: sh tests/test_examples.sh from the top build directory.
+set -u
+
+top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
+train=$top/examples/train_mlp
+custom=$top/examples/custom_unit
+for prog in "$train" "$custom"; do
+    if [ ! -x "$prog" ]; then
+        echo "test_examples: $prog is not built" >&2
+        exit 99
+    fi
+done
+
+mpirun=${ZERO_MPIRUN:-${MPIRUN:-mpirun}}
+default_flags="--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader"
+flags=${ZERO_MPIRUN_FLAGS-$default_flags}
+OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
+OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
+OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_examples.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# run NAME NP PROG ARGS...: output in $tmp/NAME.out and .err, status in $rc.
+# NP 0 runs PROG directly, a one-rank MPI singleton: mpirun takes seconds to
+# wind down a job that failed, so the error checks mostly run this way.
+run() {
+    name=$1
+    np=$2
+    shift 2
+    if [ "$np" -eq 0 ]; then
+        "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    else
+        # shellcheck disable=SC2086 # $flags is a list of words
+        "$mpirun" $flags -np "$np" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    fi
+    rc=$?
+}
+
+show() {
+    echo "---- $1: stdout"
+    cat "$tmp/$1.out"
+    echo "---- $1: stderr"
+    cat "$tmp/$1.err"
+}
+
+# expect_ok NAME: the run exited 0
+expect_ok() {
+    if [ "$rc" -ne 0 ]; then
+        fail "$1 exited $rc, expected 0"
+        show "$1"
+        return 1
+    fi
+    return 0
+}
+
+# losses NAME: step, loss, lr and grad norm of every progress line, and the final line
+losses() {
+    grep -E '^step [0-9]+/' "$tmp/$1.out" | cut -d'|' -f1-4
+    grep '^final:' "$tmp/$1.out"
+}
+
+small="--hidden 32 --layers 2 --steps 5 --batch 8"
+
+# ---- every stage: tables, ledger == formula, comm == theory, same losses
+for stage in 0 1 2 3; do
+    name=stage$stage
+    # shellcheck disable=SC2086
+    run "$name" 2 "$train" $small --stage "$stage"
+    expect_ok "$name" || continue
+    out=$tmp/$name.out
+    grep -q '^memory per rank' "$out" || fail "$name: no memory table"
+    grep -q '^communication of step 5' "$out" || fail "$name: no communication table"
+    for row in params grads master optim 'model states'; do
+        grep -Eq "^  $row +.* ok\$" "$out" || fail "$name: memory row '$row' is not ok"
+    done
+    if grep -q MISMATCH "$out"; then
+        fail "$name: a measurement disagrees with theory"
+        show "$name"
+    fi
+    grep -Eq '^sent elements per rank: .* ok$' "$out" || fail "$name: sent elements != theory"
+    [ "$(grep -c '^step [0-9]*/5 ' "$out")" -eq 5 ] || fail "$name: expected 5 progress lines"
+done
+for stage in 1 2 3; do
+    [ "$(losses stage$stage)" = "$(losses stage0)" ] ||
+        fail "stage $stage printed other losses than stage 0"
+done
+last0=$(grep '^step 5/5' "$tmp/stage0.out" | cut -d'|' -f2)
+last3=$(grep '^step 5/5' "$tmp/stage3.out" | cut -d'|' -f2)
+[ -n "$last0" ] && [ "$last0" = "$last3" ] ||
+    fail "final loss of stage 0 ($last0) and stage 3 ($last3) differ"
+
+# stage 3 with every unit gathered and released (no persistent units)
+# shellcheck disable=SC2086
+run gathered 2 "$train" $small --stage 3 --persistence 0
+if expect_ok gathered; then
+    grep -Eq '^sent elements per rank: .*Ψp = 0, N = 2\)  ok$' "$tmp/gathered.out" ||
+        fail "stage 3 without persistent units: sent elements != 3Ψ(N-1)/N"
+    [ "$(losses gathered)" = "$(losses stage0)" ] || fail "stage 3 (gathered) losses != stage 0"
+fi
+
+# ---- atoms: 1 rank accumulating 2 micro-batches of 2 == 2 ranks with 1 each
+run accum 1 "$train" --hidden 32 --layers 2 --steps 3 --batch 4 --micro-batch 2 --stage 2
+expect_ok accum && { grep -q '^batch: 4 = micro-batch 2 x accumulation 2 x world 1' \
+    "$tmp/accum.out" || fail "accumulation derivation not printed"; }
+run noaccum 2 "$train" --hidden 32 --layers 2 --steps 3 --batch 4 --stage 2
+expect_ok noaccum && { [ "$(losses accum)" = "$(losses noaccum)" ] ||
+    fail "1 rank x accumulation 2 and 2 ranks print different losses"; }
+
+# ---- weights: save, load with --steps 0, save again: the same bytes
+w1=$tmp/w1.safetensors
+w2=$tmp/w2.safetensors
+run save 2 "$train" --hidden 32 --layers 2 --steps 3 --batch 8 --stage 2 --save-weights "$w1"
+expect_ok save
+run reload 2 "$train" --hidden 32 --layers 2 --steps 0 --batch 8 --stage 3 \
+    --init-weights "$w1" --save-weights "$w2"
+if expect_ok reload; then
+    grep -q '^final: no step taken' "$tmp/reload.out" || fail "--steps 0 did not say so"
+    cmp -s "$w1" "$w2" || fail "weights saved after --init-weights differ from the loaded file"
+fi
+
+# ---- data file: the synthetic set written to a file trains the same
+data=$tmp/data.safetensors
+run write 0 "$train" --hidden 32 --write-synthetic-data "$data" --samples 40
+expect_ok write && { [ -s "$data" ] || fail "--write-synthetic-data wrote nothing"; }
+# shellcheck disable=SC2086
+run fromfile 2 "$train" $small --stage 3 --data "$data"
+expect_ok fromfile && { [ "$(losses fromfile)" = "$(losses stage3)" ] ||
+    fail "training from the written data file differs from synthetic training"; }
+
+# ---- bad input: exit status and a message naming the culprit
+# expect_error NAME STATUS PATTERN: the run exited STATUS and stderr matches PATTERN
+expect_error() {
+    if [ "$rc" -ne "$2" ]; then
+        fail "$1 exited $rc, expected $2"
+        show "$1"
+    elif ! grep -q -- "$3" "$tmp/$1.err"; then
+        fail "$1: stderr does not mention '$3'"
+        show "$1"
+    fi
+}
+run stage5 0 "$train" --stage 5
+expect_error stage5 2 '--stage'
+run hidden 0 "$train" --hidden -1
+expect_error hidden 2 '--hidden'
+run unknown 0 "$train" --no-such-flag
+expect_error unknown 2 'no-such-flag'
+run batch 0 "$train" --batch 7 --micro-batch 2
+expect_error batch 2 '--batch'
+run missing 0 "$train" --hidden 32 --layers 2 --init-weights "$tmp/missing.safetensors"
+expect_error missing 1 'missing.safetensors'
+run shape 2 "$train" --hidden 16 --layers 2 --init-weights "$w1"
+expect_error shape 1 'layers.0.0.weight has shape \[128, 32\], the model.s is \[64, 16\]'
+run extra 0 "$train" --hidden 32 --layers 1 --init-weights "$w1"
+expect_error extra 1 'layers.1.0.weight'
+run labels 0 "$train" --hidden 32 --layers 1 --classes 3 --data "$data"
+expect_error labels 1 'labels\[[0-9]*\] = [0-9]* is outside'
+run help 0 "$train" --help
+if expect_ok help; then
+    grep -q '^SYNOPSIS' "$tmp/help.out" || fail "--help has no SYNOPSIS"
+fi
+
+# ---- custom_unit: a user-written unit trains at stage 3
+run custom 2 "$custom"
+if expect_ok custom; then
+    grep -q "residual_linear" "$tmp/custom.out" || fail "custom_unit did not introduce its unit"
+    grep -Eq '^step 8 \| loss [0-9]+\.[0-9]+$' "$tmp/custom.out" ||
+        { fail "custom_unit did not train 8 steps to a finite loss"; show custom; }
+fi
+
+if [ "$failures" -ne 0 ]; then
+    echo "test_examples: $failures failure(s)"
+    exit 1
+fi
+echo "test_examples: all passed"
+exit 0
