@@ -144,7 +144,7 @@ int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err)
     if (e->stage < 3)
         return ZERO_OK;
     struct unit_states *s = &e->us[unit];
-    int rc = record_or_check_order(e, unit, err);
+    int rc = e->untraced ? ZERO_OK : record_or_check_order(e, unit, err);
     if (rc || s->layout.padded == 0)
         return rc;
     if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
@@ -154,7 +154,7 @@ int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err)
     if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
         return rc;
     s->in_use++;
-    return e->trace_recorded ? prefetch(e, err) : ZERO_OK;
+    return e->trace_recorded && !e->untraced ? prefetch(e, err) : ZERO_OK;
 }
 
 int stage3_begin_pass(struct zero_engine *e, struct zero_error *err)

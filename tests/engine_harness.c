@@ -75,6 +75,8 @@ int harness_train(struct harness_run *r, MPI_Comm comm, struct zero_error *err)
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
     if (!rc)
         rc = zero_nn_build_mlp(&model, r->hidden, r->layers, r->classes, err);
+    for (int u = 0; !rc && u < model->nunits - 1; u++)
+        model->units[u]->checkpoint = r->checkpoint;
     if (!rc)
         rc = zero_engine_create(&e, &r->cfg, model, dev, err);
     if (!rc) {

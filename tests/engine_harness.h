@@ -17,6 +17,7 @@ struct harness_run {
     int layers;
     int steps;
     uint64_t data_seed;
+    int checkpoint; /* activation checkpointing on every block */
     /* outputs */
     float losses[HARNESS_MAX_STEPS]; /* global mean loss of each step */
     float *weights;                  /* all parameters, whole, in model order */

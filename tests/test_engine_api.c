@@ -1,6 +1,7 @@
 /* The engine's API around training: whole-parameter access, the
  * gathered-parameters scope under every stage, disagreements between ranks
  * reported instead of hanging, and call-order errors. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +203,43 @@ START_TEST(test_write_then_read_param_round_trips_in_every_stage)
 }
 END_TEST
 
+START_TEST(test_eval_and_predict_match_training_forward_and_leave_no_trace)
+{
+    for (int stage = 0; stage <= 3; stage++) {
+        struct zero_config cfg;
+        small_config(&cfg, stage);
+        struct fixture f;
+        struct zero_error err = {0};
+        ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0));
+        float x[4 * 8], logits[4 * 3];
+        int32_t y[4];
+        zero_synthetic_samples(3, 8, 3, 4 * mpi_check_rank(), 4, x, y);
+        struct zero_batch b = {.rows = 4, .inputs = x, .labels = y};
+        float eval_loss = 0, train_loss = 0;
+        int64_t before = f.dev->ledger.current_total;
+        ck_assert(mpi_check_all(zero_engine_eval(f.e, &b, &eval_loss, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_predict(f.e, &b, logits, &err) == 0));
+        ck_assert_int_eq(f.dev->ledger.current_total, before); /* nothing left behind */
+        ck_assert(mpi_check_all(zero_engine_forward(f.e, &b, &train_loss, &err) == 0));
+        ck_assert(eval_loss == train_loss);
+        /* the loss recomputed from the predicted logits, in double */
+        double sum = 0.0;
+        for (int r = 0; r < 4; r++) {
+            double mx = logits[r * 3], z = 0.0;
+            for (int c = 1; c < 3; c++)
+                mx = logits[r * 3 + c] > mx ? logits[r * 3 + c] : mx;
+            for (int c = 0; c < 3; c++)
+                z += exp(logits[r * 3 + c] - mx);
+            sum += log(z) + mx - logits[r * 3 + y[r]];
+        }
+        ck_assert_double_eq_tol(sum / 4, train_loss, 1e-5);
+        ck_assert(mpi_check_all(zero_engine_backward(f.e, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_step(f.e, NULL, &err) == 0));
+        close_engine(&f);
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("engine_api");
@@ -215,6 +253,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_call_order_errors);
     tcase_add_test(tc, test_bad_label_names_the_unit_and_row);
     tcase_add_test(tc, test_write_then_read_param_round_trips_in_every_stage);
+    tcase_add_test(tc, test_eval_and_predict_match_training_forward_and_leave_no_trace);
     suite_add_tcase(s, tc);
     return s;
 }

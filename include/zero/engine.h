@@ -52,6 +52,15 @@ int zero_engine_backward(struct zero_engine *e, struct zero_error *err);
  * counts the micro-step. *stepped (may be NULL) tells which. */
 int zero_engine_step(struct zero_engine *e, int *stepped, struct zero_error *err);
 
+/* Forward only, for evaluation: the mean loss of this rank's batch, with no
+ * gradient and no effect on the training state. Collective (stage 3 gathers). */
+int zero_engine_eval(struct zero_engine *e, const struct zero_batch *batch, float *loss,
+                     struct zero_error *err);
+/* Forward only through the loss unit's predict(): host_out (rows, predict_width)
+ * receives e.g. the logits. Collective. */
+int zero_engine_predict(struct zero_engine *e, const struct zero_batch *batch, float *host_out,
+                        struct zero_error *err);
+
 const struct zero_config *zero_engine_config(const struct zero_engine *e);
 int64_t zero_engine_global_steps(const struct zero_engine *e);
 int64_t zero_engine_micro_steps(const struct zero_engine *e);

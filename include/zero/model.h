@@ -89,6 +89,11 @@ struct zero_unit_ops {
     int (*backward)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
                     const float *dy, float *dx);
     void (*destroy)(struct zero_unit *u); /* frees impl; may be NULL */
+    /* Loss units only, may be NULL: writes the predictions (rows, predict_width)
+     * that the loss is computed from (e.g. logits) instead of per-row losses.
+     * Used for evaluation and sampling; needs no labels. */
+    int (*predict)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                   float *y);
 };
 
 struct zero_unit {
@@ -97,6 +102,10 @@ struct zero_unit {
     void *impl; /* the layer's own host-side settings */
     int64_t in_width, out_width;
     int is_loss;
+    int64_t predict_width; /* loss units with predict(): columns of the predictions */
+    /* Activation checkpointing: keep only the unit's input and output between
+     * forward and backward, and recompute its saved activations in backward. */
+    int checkpoint;
     int nparams;
     struct zero_param_spec params[ZERO_UNIT_MAX_PARAMS];
     int nexternal;
@@ -109,6 +118,8 @@ struct zero_model {
 };
 
 int zero_model_create(struct zero_model **m, struct zero_error *err);
+/* Frees a unit that was not added to a model (a constructor's cleanup). */
+void zero_unit_destroy(struct zero_unit *u);
 /* Takes ownership of u (also on failure). Checks widths chain and names are unique. */
 int zero_model_add(struct zero_model *m, struct zero_unit *u, struct zero_error *err);
 void zero_model_destroy(struct zero_model *m);

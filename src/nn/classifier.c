@@ -58,6 +58,13 @@ static int classifier_backward(const struct zero_unit *u, struct zero_unit_ctx *
                               u->in_width, classes);
 }
 
+/* y (rows, classes) = logits: what the loss would be computed from */
+static int classifier_predict(const struct zero_unit *u, struct zero_unit_ctx *ctx,
+                              const float *x, float *y)
+{
+    return nn_affine_forward(ctx, x, ctx->param[0], ctx->param[1], y, u->in_width, classes_of(u));
+}
+
 static const struct zero_unit_ops classifier_ops = {
     .kind = "classifier",
     .saved_bytes = classifier_saved_bytes,
@@ -65,6 +72,7 @@ static const struct zero_unit_ops classifier_ops = {
     .forward = classifier_forward,
     .backward = classifier_backward,
     .destroy = NULL,
+    .predict = classifier_predict,
 };
 
 int zero_nn_classifier(struct zero_unit **u, const char *name, int64_t in, int64_t classes,
@@ -82,5 +90,6 @@ int zero_nn_classifier(struct zero_unit **u, const char *name, int64_t in, int64
         return rc;
     }
     (*u)->is_loss = 1;
+    (*u)->predict_width = classes;
     return ZERO_OK;
 }

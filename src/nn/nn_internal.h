@@ -4,10 +4,6 @@
 
 #include "zero/model.h"
 
-/* Frees a unit that is not (or no longer) part of a model: its impl through
- * ops->destroy, then the unit. Lives in src/model.c. */
-void zero_unit_destroy(struct zero_unit *u);
-
 /* Writes the message to ctx->errmsg; returns rc. */
 int nn_unit_fail(struct zero_unit_ctx *ctx, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
