@@ -105,6 +105,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->rank = dev->rank;
     e->world = dev->size;
     e->stage = cfg->zero_optimization.stage;
+    e->t_created = engine_now();
     int rc;
     if ((rc = zero_config_resolve_batch(&e->cfg, e->world, err)) || (rc = check_config(e, err)) ||
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
@@ -279,8 +280,10 @@ static int forward_unit(struct zero_engine *e, int u, enum pass pass, struct zer
         return rc;
     ctx.saved = s->saved;
     const float *x = u == 0 ? e->input : e->us[u - 1].out;
+    double t0 = engine_now();
     rc = predict ? unit->ops->predict(unit, &ctx, x, s->out)
                  : unit->ops->forward(unit, &ctx, x, s->out);
+    engine_event(e, ZERO_EV_FORWARD, u, -1, NULL, e->rows, t0);
     engine_free(e, ctx.scratch);
     if (rc)
         return unit_failed(e, u, rc, predict ? "predict" : "forward", msg, err);
@@ -310,8 +313,10 @@ static int recompute_unit(struct zero_engine *e, int u, struct zero_unit_ctx *ct
         rc = engine_alloc(e, saved, ZERO_TAG_ACTIVATIONS, &s->saved, unit->name, err);
     if (!rc) {
         ctx->saved = s->saved;
+        double t0 = engine_now();
         if ((rc = unit->ops->forward(unit, ctx, x, y)))
             rc = unit_failed(e, u, rc, "recompute", msg, err);
+        engine_event(e, ZERO_EV_RECOMPUTE, u, -1, NULL, e->rows, t0);
     }
     engine_free(e, y);
     return rc;
@@ -497,7 +502,9 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
         return rc;
     }
     ctx.saved = s->saved;
+    double t0 = engine_now();
     rc = unit->ops->backward(unit, &ctx, x, *dy, dx);
+    engine_event(e, ZERO_EV_BACKWARD, u, -1, NULL, e->rows, t0);
     engine_free(e, ctx.scratch);
     engine_free(e, s->saved);
     engine_free(e, s->out);
@@ -577,6 +584,12 @@ int zero_engine_step(struct zero_engine *e, int *stepped, struct zero_error *err
 }
 
 /* ---- queries ---- */
+
+void zero_engine_set_observer(struct zero_engine *e, zero_event_fn fn, void *user)
+{
+    e->observer = fn;
+    e->observer_user = user;
+}
 
 const struct zero_config *zero_engine_config(const struct zero_engine *e) { return &e->cfg; }
 int64_t zero_engine_global_steps(const struct zero_engine *e) { return e->global_steps; }

@@ -80,6 +80,11 @@ struct zero_engine {
     int nbuckets;
     int pending_bucket;  /* overlap_comm: issued, not yet waited; -1 if none */
 
+    /* observer (events.h) */
+    zero_event_fn observer;
+    void *observer_user;
+    double t_created;
+
     /* gathered-parameters scope */
     int scope_active, scope_modifier;
     int *scope_units;
@@ -127,5 +132,8 @@ void engine_free(struct zero_engine *e, void *p);
 int engine_backend_error(struct zero_engine *e, int rc, struct zero_error *err,
                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 double engine_now(void);
+/* Reports an event [t0, now] to the observer, if any. */
+void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
+                  const char *collective, int64_t elements, double t0);
 
 #endif

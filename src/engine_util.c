@@ -39,3 +39,29 @@ double engine_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
+                  const char *collective, int64_t elements, double t0)
+{
+    if (!e->observer)
+        return;
+    struct zero_event ev = {
+        .kind = kind, .unit = unit, .bucket = bucket, .collective = collective,
+        .elements = elements, .step = e->global_steps, .micro_step = e->micro_steps,
+        .t_begin = t0 - e->t_created, .t_end = engine_now() - e->t_created,
+    };
+    e->observer(e->observer_user, &ev);
+}
+
+const char *zero_event_name(enum zero_event_kind k)
+{
+    static const char *const names[ZERO_EV_KIND_COUNT] = {
+        [ZERO_EV_FORWARD] = "forward",         [ZERO_EV_BACKWARD] = "backward",
+        [ZERO_EV_RECOMPUTE] = "recompute",     [ZERO_EV_GATHER] = "gather",
+        [ZERO_EV_PREFETCH] = "prefetch",       [ZERO_EV_GATHER_WAIT] = "gather_wait",
+        [ZERO_EV_RELEASE] = "release",         [ZERO_EV_REDUCE] = "reduce",
+        [ZERO_EV_PARAM_GATHER] = "param_gather", [ZERO_EV_NORM] = "norm",
+        [ZERO_EV_OPTIMIZER] = "optimizer",
+    };
+    return (int)k >= 0 && k < ZERO_EV_KIND_COUNT ? names[k] : "?";
+}

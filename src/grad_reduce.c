@@ -64,6 +64,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     int rc;
     if (shard == 0)
         return ZERO_OK; /* no parameters */
+    double t0 = engine_now();
+    const char *coll = e->stage == 0 || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
     if (e->stage == 0) {
         rc = e->be->all_reduce(e->bself, s->grads, s->grads, ZERO_F32, (size_t)s->layout.padded,
                                req);
@@ -84,6 +86,7 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
                                     e->model->units[u]->name);
+    engine_event(e, ZERO_EV_REDUCE, u, e->bucket_of_unit[u], coll, s->layout.padded, t0);
     return ZERO_OK;
 }
 

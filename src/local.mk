@@ -33,7 +33,8 @@ libzero_la_SOURCES += \
 	%reldir%/gathered.c \
 	%reldir%/theory.c
 noinst_HEADERS += %reldir%/engine_internal.h
-zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h
+zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h \
+	include/zero/events.h
 
 # deterministic synthetic data
 libzero_la_SOURCES += %reldir%/synthetic.c

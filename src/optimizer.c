@@ -63,6 +63,7 @@ static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
     float *param = e->stage == 0 ? s->params : e->stage == 3 ? s->params
                                                              : s->params + s->shard_begin;
     const float *grad = e->stage == 0 ? s->grads : reduce_shard_grads(e, u);
+    double t0 = engine_now();
     int rc;
     if (o->type == ZERO_OPTIM_SGD) {
         struct zero_sgd_args a = {
@@ -82,9 +83,11 @@ static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
         rc = e->be->adam(e->bself, param, grad, ZERO_F32, s->exp_avg, s->exp_avg_sq, n, &a, NULL,
                          ZERO_F32);
     }
-    return rc ? engine_backend_error(e, rc, err, "optimizer update of %s",
-                                     e->model->units[u]->name)
-              : ZERO_OK;
+    if (rc)
+        return engine_backend_error(e, rc, err, "optimizer update of %s",
+                                    e->model->units[u]->name);
+    engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)n, t0);
+    return ZERO_OK;
 }
 
 /* Stages 1-2: all-gather the updated shards, units grouped so that at most
@@ -107,6 +110,7 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
             struct unit_states *s = &e->us[u];
             if (s->layout.padded == 0)
                 continue;
+            double t0 = engine_now();
             if (z->allgather_partitions) {
                 rc = e->be->all_gather(e->bself, s->params + s->shard_begin, s->params, ZERO_F32,
                                        (size_t)s->layout.shard, &req[u]);
@@ -119,6 +123,10 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
             if (rc)
                 rc = engine_backend_error(e, rc, err, "parameter all-gather of %s",
                                           e->model->units[u]->name);
+            else
+                engine_event(e, ZERO_EV_PARAM_GATHER, u, -1,
+                             z->allgather_partitions ? "all_gather" : "broadcast",
+                             s->layout.padded, t0);
         }
         for (int u = first[g]; u < first[g + 1]; u++) {
             if (!req[u])
@@ -141,9 +149,10 @@ int optimizer_step(struct zero_engine *e, struct zero_error *err)
     if (rc)
         return rc;
     double atoms = (double)e->world * (double)e->accum;
-    double sumsq;
+    double sumsq, t0 = engine_now();
     if ((rc = grad_sumsq(e, &sumsq, err)))
         return rc;
+    engine_event(e, ZERO_EV_NORM, -1, -1, "control", 0, t0);
     double norm = sqrt(sumsq) / atoms;
     double clip = 1.0;
     /* DeepSpeed: divide by (norm + 1e-6) / max_norm when that exceeds one */

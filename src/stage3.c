@@ -24,9 +24,10 @@ static void live_add(struct zero_engine *e, int64_t n)
         e->peak_live_elements = e->live_elements;
 }
 
-static int start_gather(struct zero_engine *e, int u, struct zero_error *err)
+static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
+    double t0 = engine_now();
     int rc;
     if (!s->gathered &&
         (rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
@@ -38,17 +39,21 @@ static int start_gather(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u));
     s->state = ZERO_UNIT_INFLIGHT;
+    engine_event(e, prefetch ? ZERO_EV_PREFETCH : ZERO_EV_GATHER, u, -1, "all_gather",
+                 s->layout.padded, t0);
     return ZERO_OK;
 }
 
 static int finish_gather(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
+    double t0 = engine_now();
     int rc = e->be->wait(e->bself, s->gather_req);
     s->gather_req = NULL;
     if (rc)
         return engine_backend_error(e, rc, err, "waiting for the all-gather of %s", uname(e, u));
     s->state = ZERO_UNIT_AVAILABLE;
+    engine_event(e, ZERO_EV_GATHER_WAIT, u, -1, NULL, s->layout.padded, t0);
     return ZERO_OK;
 }
 
@@ -58,10 +63,12 @@ static int drop(struct zero_engine *e, int u, struct zero_error *err)
     int rc;
     if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, u, err)))
         return rc;
+    double t0 = engine_now();
     engine_free(e, s->gathered);
     s->gathered = NULL;
     e->live_elements -= s->layout.padded;
     s->state = ZERO_UNIT_NOT_AVAILABLE;
+    engine_event(e, ZERO_EV_RELEASE, u, -1, NULL, s->layout.padded, t0);
     return ZERO_OK;
 }
 
@@ -131,7 +138,7 @@ static int prefetch(struct zero_engine *e, struct zero_error *err)
         if (issued + s->layout.padded > z->stage3_prefetch_bucket_size ||
             e->live_elements + s->layout.padded > z->stage3_max_live_parameters)
             break;
-        int rc = start_gather(e, u, err);
+        int rc = start_gather(e, u, 1, err);
         if (rc)
             return rc;
         issued += s->layout.padded;
@@ -148,7 +155,8 @@ int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err)
     if (rc || s->layout.padded == 0)
         return rc;
     if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
-        if ((rc = make_room(e, s->layout.padded, unit, err)) || (rc = start_gather(e, unit, err)))
+        if ((rc = make_room(e, s->layout.padded, unit, err)) ||
+            (rc = start_gather(e, unit, 0, err)))
             return rc;
     }
     if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
@@ -172,15 +180,17 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
             continue;
         int rc;
         if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
-            if ((rc = start_gather(e, u, err)) || (rc = finish_gather(e, u, err)))
+            if ((rc = start_gather(e, u, 0, err)) || (rc = finish_gather(e, u, err)))
                 return rc;
         } else {
             /* refresh the whole copy after the optimizer updated the shard */
+            double t0 = engine_now();
             rc = e->be->all_gather(e->bself, s->params, s->gathered, ZERO_F32,
                                    (size_t)s->layout.shard, NULL);
             if (rc)
                 return engine_backend_error(e, rc, err, "all-gather of persistent unit %s",
                                             uname(e, u));
+            engine_event(e, ZERO_EV_PARAM_GATHER, u, -1, "all_gather", s->layout.padded, t0);
         }
     }
     return ZERO_OK;

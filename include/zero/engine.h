@@ -17,6 +17,7 @@
 #include "zero/comm_stats.h"
 #include "zero/config.h"
 #include "zero/error.h"
+#include "zero/events.h"
 #include "zero/ledger.h"
 #include "zero/model.h"
 
@@ -60,6 +61,9 @@ int zero_engine_eval(struct zero_engine *e, const struct zero_batch *batch, floa
  * receives e.g. the logits. Collective. */
 int zero_engine_predict(struct zero_engine *e, const struct zero_batch *batch, float *host_out,
                         struct zero_error *err);
+
+/* Calls fn(user, event) at every event (NULL: none). Local to this rank. */
+void zero_engine_set_observer(struct zero_engine *e, zero_event_fn fn, void *user);
 
 const struct zero_config *zero_engine_config(const struct zero_engine *e);
 int64_t zero_engine_global_steps(const struct zero_engine *e);

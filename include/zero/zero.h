@@ -11,6 +11,7 @@
 #include "zero/model.h"
 #include "zero/nn.h"
 #include "zero/config.h"
+#include "zero/events.h"
 #include "zero/engine.h"
 #include "zero/synthetic.h"
 #include "zero/safetensors.h"

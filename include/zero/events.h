@@ -1,0 +1,48 @@
+/* What the engine does, as a stream of events: the raw material of the
+ * collective schedule (zero schedule), the Chrome trace and any profiler.
+ * An observer is a callback the engine calls synchronously at each event. */
+#ifndef ZERO_EVENTS_H
+#define ZERO_EVENTS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum zero_event_kind {
+    ZERO_EV_FORWARD = 0,  /* a unit's forward compute */
+    ZERO_EV_BACKWARD,     /* a unit's backward compute */
+    ZERO_EV_RECOMPUTE,    /* activation checkpointing: forward again before backward */
+    ZERO_EV_GATHER,       /* stage 3: all-gather of a unit issued on demand */
+    ZERO_EV_PREFETCH,     /* stage 3: all-gather of a unit issued ahead of use */
+    ZERO_EV_GATHER_WAIT,  /* stage 3: waiting for an issued all-gather */
+    ZERO_EV_RELEASE,      /* stage 3: a gathered unit freed */
+    ZERO_EV_REDUCE,       /* gradient reduction of a unit (collective names which) */
+    ZERO_EV_PARAM_GATHER, /* stages 1-2: all-gather of updated parameters of a unit */
+    ZERO_EV_NORM,         /* gradient norm: block sums and their exchange */
+    ZERO_EV_OPTIMIZER,    /* optimizer update of a unit's shard */
+    ZERO_EV_KIND_COUNT
+};
+
+struct zero_event {
+    enum zero_event_kind kind;
+    int unit;               /* -1 when the event is not about one unit */
+    int bucket;             /* ZERO_EV_REDUCE: reduction bucket, else -1 */
+    const char *collective; /* "all_gather", "reduce_scatter", "all_reduce", ... or NULL */
+    int64_t elements;       /* collective: whole buffer; compute: rows; optimizer: shard */
+    int64_t step;           /* optimizer steps taken before this event */
+    int64_t micro_step;     /* micro-steps taken before this event */
+    double t_begin, t_end;  /* seconds since the engine was created */
+};
+
+typedef void (*zero_event_fn)(void *user, const struct zero_event *ev);
+
+/* "forward", "backward", "gather", ... */
+const char *zero_event_name(enum zero_event_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
