@@ -54,6 +54,27 @@ void zero_config_defaults(struct zero_config *c)
     z->stage3_param_persistence_threshold = 100000;
     z->stage3_max_live_parameters = 1000000000;
     z->stage3_max_reuse_distance = 1000000000;
+    z->stage3_gather_16bit_weights_on_model_save = 0;
+    z->sub_group_size = 1000000000;
+    z->offload_optimizer.device = ZERO_OFFLOAD_NONE;
+    z->offload_optimizer.buffer_count = 4;
+    z->offload_optimizer.buffer_size = 100000000;
+    z->offload_optimizer.max_in_cpu = 1000000000;
+    z->offload_optimizer.ratio = 1.0;
+    z->offload_param = z->offload_optimizer;
+    z->offload_param.buffer_count = 5;
+
+    /* The scaler DeepSpeed builds when the fp16 section names no dynamic key. */
+    struct zero_fp16_config *h = &c->fp16;
+    h->enabled = 0;
+    h->loss_scale = 0.0;
+    h->initial_scale_power = 32;
+    h->loss_scale_window = 1000;
+    h->hysteresis = 1;
+    h->consecutive_hysteresis = 0;
+    h->min_loss_scale = 1.0;
+    c->bf16.enabled = 0;
+    /* activation_checkpointing: all off (memset) */
 
     struct zero_libzero_config *l = &c->libzero;
     snprintf(l->backend, sizeof(l->backend), "%s", "cpu");

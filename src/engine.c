@@ -41,6 +41,8 @@ static uint64_t fingerprint(const struct zero_engine *e)
     h = mix(h, &c->libzero.align, sizeof c->libzero.align);
     h = mix(h, &c->libzero.coll_mode, sizeof c->libzero.coll_mode);
     h = mix(h, &c->optimizer.type, sizeof c->optimizer.type);
+    h = mix(h, &c->fp16.enabled, sizeof c->fp16.enabled);
+    h = mix(h, &c->bf16.enabled, sizeof c->bf16.enabled);
     return h;
 }
 
@@ -68,6 +70,12 @@ static int check_ranks_agree(struct zero_engine *e, struct zero_error *err)
 static int check_config(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_config *c = &e->cfg;
+    if (c->fp16.enabled && c->bf16.enabled)
+        return zero_fail(err, ZERO_EINVAL, "fp16.enabled and bf16.enabled are both true; "
+                                           "choose one compute dtype");
+    if (c->fp16.enabled && c->fp16.loss_scale <= 0.0 && c->fp16.min_loss_scale <= 0.0)
+        return zero_fail(err, ZERO_EINVAL, "fp16.min_loss_scale is %g; expected > 0",
+                         c->fp16.min_loss_scale);
     if (c->zero_optimization.stage < 0 || c->zero_optimization.stage > 3)
         return zero_fail(err, ZERO_EINVAL, "zero_optimization.stage is %d; expected 0, 1, 2 or 3",
                          c->zero_optimization.stage);
@@ -106,6 +114,11 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->world = dev->size;
     e->stage = cfg->zero_optimization.stage;
     e->t_created = engine_now();
+    e->cdt = cfg->fp16.enabled ? ZERO_F16 : cfg->bf16.enabled ? ZERO_BF16 : ZERO_F32;
+    e->csize = zero_dtype_size(e->cdt);
+    e->mixed = e->cdt != ZERO_F32;
+    if (e->cdt == ZERO_F16)
+        zero_loss_scaler_init(&e->scaler, &cfg->fp16);
     int rc;
     if ((rc = zero_config_resolve_batch(&e->cfg, e->world, err)) || (rc = check_config(e, err)) ||
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
@@ -134,6 +147,10 @@ static void free_batch(struct zero_engine *e)
 static void discard_activations(struct zero_engine *e)
 {
     for (int u = 0; u < e->nunits; u++) {
+        engine_free(e, e->us[u].param_work);
+        engine_free(e, e->us[u].grad_work);
+        e->us[u].param_work = NULL;
+        e->us[u].grad_work = NULL;
         engine_free(e, e->us[u].out);
         engine_free(e, e->us[u].saved);
         e->us[u].out = NULL;
@@ -176,15 +193,57 @@ static int release_set(struct zero_engine *e, int u, struct zero_error *err)
     return rc;
 }
 
-static void fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx)
+/* The whole parameters of unit o as fp32 for the layers: the buffer itself in
+ * fp32 training; a converted workspace copy in mixed precision (the cpu
+ * kernels compute in fp32). */
+static int param_fp32(struct zero_engine *e, int o, float **out, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[o];
+    void *whole = engine_param_whole(e, o);
+    if (!e->mixed || !whole) {
+        *out = whole;
+        return ZERO_OK;
+    }
+    if (!s->param_work) {
+        int rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_WORKSPACE,
+                              (void **)&s->param_work, "fp32 copy of parameters", err);
+        if (!rc && (rc = e->be->cast(e->bself, s->param_work, ZERO_F32, whole, e->cdt,
+                                     (size_t)s->layout.padded)))
+            rc = engine_backend_error(e, rc, err, "converting parameters of %s",
+                                      e->model->units[o]->name);
+        if (rc)
+            return rc;
+    }
+    *out = s->param_work;
+    return ZERO_OK;
+}
+
+static int fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
+                       struct zero_error *err)
 {
     const struct zero_unit *unit = e->model->units[u];
-    float *whole = engine_param_whole(e, u);
-    for (int p = 0; p < unit->nparams; p++)
+    float *whole;
+    int rc = param_fp32(e, u, &whole, err);
+    for (int p = 0; p < unit->nparams && !rc; p++)
         ctx->param[p] = whole + e->us[u].layout.offset[p];
-    for (int x = 0; x < unit->nexternal; x++) {
+    for (int x = 0; x < unit->nexternal && !rc; x++) {
         int o = unit->external[x].unit, p = unit->external[x].param;
-        ctx->param[unit->nparams + x] = engine_param_whole(e, o) + e->us[o].layout.offset[p];
+        if (!(rc = param_fp32(e, o, &whole, err)))
+            ctx->param[unit->nparams + x] = whole + e->us[o].layout.offset[p];
+    }
+    return rc;
+}
+
+/* Frees the fp32 copies made for unit u's compute. */
+static void drop_param_copies(struct zero_engine *e, int u)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    engine_free(e, e->us[u].param_work);
+    e->us[u].param_work = NULL;
+    for (int x = 0; x < unit->nexternal; x++) {
+        struct unit_states *o = &e->us[unit->external[x].unit];
+        engine_free(e, o->param_work);
+        o->param_work = NULL;
     }
 }
 
@@ -196,7 +255,9 @@ static void init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *msg
     ctx->rows = e->rows;
     ctx->tokens = e->tokens;
     ctx->labels = e->labels;
-    ctx->dloss = 1.0f / (float)e->rows;
+    /* fp16: the loss is scaled before backward (DeepSpeed's loss scaling) */
+    double scale = e->cdt == ZERO_F16 ? e->scaler.scale : 1.0;
+    ctx->dloss = (float)(scale / (double)e->rows);
     ctx->errmsg = msg;
     ctx->errlen = len;
     msg[0] = '\0';
@@ -267,7 +328,8 @@ static int forward_unit(struct zero_engine *e, int u, enum pass pass, struct zer
     char msg[512];
     struct zero_unit_ctx ctx;
     init_ctx(e, &ctx, msg, sizeof msg);
-    fill_params(e, u, &ctx);
+    if ((rc = fill_params(e, u, &ctx, err)))
+        return rc;
     int64_t width = predict ? unit->predict_width : unit->out_width;
     size_t out_bytes = (size_t)e->rows * (size_t)width * sizeof(float);
     size_t saved = unit->ops->saved_bytes ? unit->ops->saved_bytes(unit, e->rows) : 0;
@@ -285,6 +347,7 @@ static int forward_unit(struct zero_engine *e, int u, enum pass pass, struct zer
                  : unit->ops->forward(unit, &ctx, x, s->out);
     engine_event(e, ZERO_EV_FORWARD, u, -1, NULL, e->rows, t0);
     engine_free(e, ctx.scratch);
+    drop_param_copies(e, u);
     if (rc)
         return unit_failed(e, u, rc, predict ? "predict" : "forward", msg, err);
     if (pass != PASS_TRAIN || unit->checkpoint) {
@@ -427,44 +490,80 @@ int zero_engine_predict(struct zero_engine *e, const struct zero_batch *batch, f
 
 /* ---- backward ---- */
 
-/* Stages 2-3: the transient whole gradient buffer of a unit, padding zeroed. */
-static int local_grad(struct zero_engine *e, int u, struct zero_error *err)
+/* A whole-unit gradient buffer of type t whose gaps and tail are zero (the
+ * parameters' parts are overwritten by backward). */
+static int alloc_grad_buffer(struct zero_engine *e, int u, enum zero_tag tag, enum zero_dtype t,
+                             void **out, struct zero_error *err)
 {
-    struct unit_states *s = &e->us[u];
-    if (s->local_grad)
-        return ZERO_OK;
-    const struct zero_unit_layout *l = &s->layout;
-    int rc = engine_alloc(e, (size_t)l->padded * sizeof(float), ZERO_TAG_BUCKETS,
-                          (void **)&s->local_grad, "unit gradient", err);
+    const struct zero_unit_layout *l = &e->us[u].layout;
+    size_t size = zero_dtype_size(t);
+    int rc = engine_alloc(e, (size_t)l->padded * size, tag, out, "unit gradient", err);
     if (rc)
         return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
-    /* only gaps and tail: parameters are overwritten by backward */
     int64_t at = 0;
     for (int p = 0; p <= l->nparams && !rc; p++) {
         int64_t end = p < l->nparams ? l->offset[p] : l->padded;
         if (end > at)
-            rc = e->be->fill(e->bself, s->local_grad + at, ZERO_F32, 0.0, (size_t)(end - at));
+            rc = e->be->fill(e->bself, (char *)*out + at * (int64_t)size, t, 0.0,
+                             (size_t)(end - at));
         if (p < l->nparams)
             at = l->offset[p] + l->numel[p];
     }
     return rc ? engine_backend_error(e, rc, err, "zeroing gradient padding") : ZERO_OK;
 }
 
+/* Where the layers write dL/d(param p of unit owner) this micro-step (fp32):
+ *   fp32, stages 0-1: the whole gradient buffer itself
+ *   fp32, stages 2-3: the transient local gradient (reduce-scattered after)
+ *   mixed precision: an fp32 workspace, converted to the compute dtype once
+ *                    the owner's gradient is final (finish_unit_grad) */
 static int grad_target(struct zero_engine *e, int owner, int p, float **g, int *acc,
                        struct zero_error *err)
 {
     struct unit_states *s = &e->us[owner];
-    float *base = s->grads;
-    if (e->stage >= 2) {
-        int rc = local_grad(e, owner, err);
-        if (rc)
-            return rc;
+    int rc = ZERO_OK;
+    float *base;
+    if (e->mixed) {
+        if (!s->grad_work)
+            rc = alloc_grad_buffer(e, owner, ZERO_TAG_WORKSPACE, ZERO_F32,
+                                   (void **)&s->grad_work, err);
+        base = s->grad_work;
+    } else if (e->stage >= 2) {
+        if (!s->local_grad)
+            rc = alloc_grad_buffer(e, owner, ZERO_TAG_BUCKETS, ZERO_F32, &s->local_grad, err);
         base = s->local_grad;
+    } else {
+        base = s->grads;
     }
+    if (rc)
+        return rc;
     *g = base + s->layout.offset[p];
     *acc = s->grad_written[p];
     s->grad_written[p] = 1;
     return ZERO_OK;
+}
+
+/* Mixed precision: unit u's fp32 gradient is final; convert it to the compute
+ * dtype where the reduction reads it (the wire carries the compute dtype). */
+static int finish_unit_grad(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    if (!e->mixed || !s->grad_work)
+        return ZERO_OK;
+    int rc = ZERO_OK;
+    void *dst = s->grads;
+    if (e->stage >= 2) {
+        rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_BUCKETS,
+                          &s->local_grad, "unit gradient", err);
+        dst = s->local_grad;
+    }
+    if (!rc && (rc = e->be->cast(e->bself, dst, e->cdt, s->grad_work, ZERO_F32,
+                                 (size_t)s->layout.padded)))
+        rc = engine_backend_error(e, rc, err, "converting gradients of %s",
+                                  e->model->units[u]->name);
+    engine_free(e, s->grad_work);
+    s->grad_work = NULL;
+    return rc;
 }
 
 static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_error *err)
@@ -477,7 +576,7 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
     char msg[512];
     struct zero_unit_ctx ctx;
     init_ctx(e, &ctx, msg, sizeof msg);
-    fill_params(e, u, &ctx);
+    rc = fill_params(e, u, &ctx, err);
     for (int p = 0; p < unit->nparams && !rc; p++)
         rc = grad_target(e, u, p, &ctx.grad[p], &ctx.grad_accumulate[p], err);
     for (int x = 0; x < unit->nexternal && !rc; x++)
@@ -493,18 +592,21 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
         rc = engine_alloc(e, scratch, ZERO_TAG_WORKSPACE, &ctx.scratch, unit->name, err);
     if (rc) {
         engine_free(e, dx);
+        drop_param_copies(e, u);
         return rc;
     }
     const float *x = u == 0 ? e->input : e->us[u - 1].out;
     if (unit->checkpoint && (rc = recompute_unit(e, u, &ctx, x, msg, err))) {
         engine_free(e, dx);
         engine_free(e, ctx.scratch);
+        drop_param_copies(e, u);
         return rc;
     }
     ctx.saved = s->saved;
     double t0 = engine_now();
     rc = unit->ops->backward(unit, &ctx, x, *dy, dx);
     engine_event(e, ZERO_EV_BACKWARD, u, -1, NULL, e->rows, t0);
+    drop_param_copies(e, u);
     engine_free(e, ctx.scratch);
     engine_free(e, s->saved);
     engine_free(e, s->out);
@@ -514,7 +616,7 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
     *dy = dx;
     if (rc)
         return unit_failed(e, u, rc, "backward", msg, err);
-    if ((rc = release_set(e, u, err)))
+    if ((rc = release_set(e, u, err)) || (rc = finish_unit_grad(e, u, err)))
         return rc;
     return reduce_unit_ready(e, u, err);
 }
@@ -593,6 +695,12 @@ void zero_engine_set_observer(struct zero_engine *e, zero_event_fn fn, void *use
 
 const struct zero_config *zero_engine_config(const struct zero_engine *e) { return &e->cfg; }
 int64_t zero_engine_global_steps(const struct zero_engine *e) { return e->global_steps; }
+int64_t zero_engine_applied_steps(const struct zero_engine *e) { return e->applied_steps; }
+double zero_engine_loss_scale(const struct zero_engine *e)
+{
+    return e->cdt == ZERO_F16 ? e->scaler.scale : 1.0;
+}
+enum zero_dtype zero_engine_compute_dtype(const struct zero_engine *e) { return e->cdt; }
 int64_t zero_engine_micro_steps(const struct zero_engine *e) { return e->micro_steps; }
 const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e)
 {

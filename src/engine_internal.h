@@ -4,6 +4,7 @@
 
 #include "zero/engine.h"
 #include "zero/layout.h"
+#include "zero/loss_scaler.h"
 
 #define ZERO_MAX_LEVELS 40 /* gradient-accumulation counter levels: 2^40 micro-steps */
 
@@ -15,25 +16,34 @@ struct grad_counter {
     float *pool[ZERO_MAX_LEVELS + 1];
     int npool;
     int64_t pushed;
+    float *sum; /* the finished sum, until counter_release */
 };
 
-/* Model states and bookkeeping of one unit on this rank. */
+/* Model states and bookkeeping of one unit on this rank. Buffers marked
+ * (cdt) hold the compute dtype (fp32, fp16 or bf16: e->cdt). */
 struct unit_states {
     struct zero_unit_layout layout;
     int64_t shard_begin;    /* rank * shard, in flat elements */
-    /* stages 0-2: whole flat buffer (padded,); stage 3: this rank's shard (shard,) */
-    float *params;
-    /* stage 3: whole flat buffer (padded,) while INFLIGHT or AVAILABLE */
-    float *gathered;
+    /* (cdt) stages 0-2: whole flat buffer (padded,); stage 3: this rank's shard (shard,) */
+    void *params;
+    /* fp32 master: stage 0 whole (padded,), stages 1-3 shard (shard,). In fp32
+     * training it is not a buffer of its own: master_of() points into params. */
+    float *master;
+    /* (cdt) stage 3: whole flat buffer (padded,) while INFLIGHT or AVAILABLE */
+    void *gathered;
     enum zero_unit_state state;
     struct zero_request *gather_req;
     int persistent;         /* stage 3: gathered once, never released */
     int scope_pins;         /* held by a gathered-parameters scope */
     int in_use;             /* fetched for the unit being computed */
-    /* stages 0-1: whole (padded,); stages 2-3: shard (shard,) */
-    float *grads;
-    /* stages 2-3: this micro-step's local gradient, whole (padded,), during backward */
-    float *local_grad;
+    /* (cdt) stages 0-1: whole (padded,); stages 2-3: shard (shard,) */
+    void *grads;
+    /* (cdt) stages 2-3: this micro-step's local gradient, whole (padded,), during backward */
+    void *local_grad;
+    /* mixed precision: fp32 gradient the layers write during backward (padded,) */
+    float *grad_work;
+    /* mixed precision: fp32 copy of the whole parameters while computing (padded,) */
+    float *param_work;
     struct zero_request *reduce_req;
     /* optimizer state: stage 0 whole (padded,), stages 1-3 shard (shard,) */
     float *exp_avg, *exp_avg_sq; /* SGD uses exp_avg as the momentum buffer */
@@ -52,6 +62,11 @@ struct zero_engine {
     void *bself;
     int rank, world, stage;
     int64_t accum;       /* gradient_accumulation_steps */
+    enum zero_dtype cdt; /* compute dtype: parameters, gradients, wire */
+    size_t csize;        /* its bytes */
+    int mixed;           /* cdt != fp32: separate master, converted compute copies */
+    struct zero_loss_scaler scaler; /* fp16 only */
+    int64_t applied_steps; /* optimizer updates applied (skipped steps excluded) */
     struct unit_states *us;
     int nunits;
 
@@ -94,7 +109,7 @@ struct zero_engine {
 /* engine_states.c: allocate and initialize model states in shards */
 int engine_states_create(struct zero_engine *e, struct zero_error *err);
 void engine_states_destroy(struct zero_engine *e);
-float *engine_param_whole(struct zero_engine *e, int unit); /* NULL if not whole now */
+void *engine_param_whole(struct zero_engine *e, int unit); /* (cdt) NULL if not whole now */
 
 /* init_rng.c */
 int engine_init_params(struct zero_engine *e, struct zero_error *err);
@@ -111,15 +126,19 @@ int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err);
 int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err);
 int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err);
 int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err);
-/* where the reduced gradient of this rank's shard of `unit` lives after the boundary */
-float *reduce_shard_grads(struct zero_engine *e, int unit);
+/* The reduced gradient of this rank's shard of `unit` at the boundary: the
+ * last micro-step's sum (cdt) or the accumulated sum (fp32). */
+const void *reduce_shard_grads(struct zero_engine *e, int unit, enum zero_dtype *t);
 int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err);
+void reduce_release_accumulation(struct zero_engine *e);
 
-/* grad_counter.c */
-int counter_push(struct zero_engine *e, struct grad_counter *c, const float *src,
-                 struct zero_error *err);
-int counter_finish(struct zero_engine *e, struct grad_counter *c, float *dst,
+/* grad_counter.c: slots are fp32 whatever the compute dtype */
+int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src,
+                 enum zero_dtype t, struct zero_error *err);
+/* Combines the slots; *sum (fp32, len) stays valid until counter_release. */
+int counter_finish(struct zero_engine *e, struct grad_counter *c, float **sum,
                    struct zero_error *err);
+void counter_release(struct grad_counter *c);
 void counter_destroy(struct zero_engine *e, struct grad_counter *c);
 
 /* optimizer.c: norm, clipping, update, parameter all-gather */
@@ -132,6 +151,13 @@ void engine_free(struct zero_engine *e, void *p);
 int engine_backend_error(struct zero_engine *e, int rc, struct zero_error *err,
                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 double engine_now(void);
+/* base + elements of the compute dtype */
+static inline void *engine_at(const struct zero_engine *e, const void *base, int64_t elements)
+{
+    return (char *)base + elements * (int64_t)e->csize;
+}
+/* The fp32 master of this rank's part: its shard (stages 1-3) or the whole (stage 0). */
+float *engine_master(struct zero_engine *e, int unit);
 /* Reports an event [t0, now] to the observer, if any. */
 void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
                   const char *collective, int64_t elements, double t0);

@@ -1,13 +1,15 @@
-/* Model states per stage (DESIGN.md's table), fp32 training:
+/* Model states per stage (DESIGN.md's table):
  *
- *   stage | params          | grads           | optimizer state
- *   0     | whole (padded,) | whole (padded,) | whole  (2 x padded,)
- *   1     | whole           | whole           | shard  (2 x shard,)
- *   2     | whole           | shard (shard,)  | shard
- *   3     | shard (shard,)  | shard           | shard
+ *   stage | params (cdt)    | grads (cdt)     | fp32 master     | optimizer state (fp32)
+ *   0     | whole (padded,) | whole (padded,) | whole           | whole  (2 x padded,)
+ *   1     | whole           | whole           | shard (shard,)  | shard  (2 x shard,)
+ *   2     | whole           | shard (shard,)  | shard           | shard
+ *   3     | shard (shard,)  | shard           | shard           | shard
  *
- * In fp32 there is no separate master copy: this rank's slice of the fp32
- * parameters is the master that its optimizer shard updates. */
+ * cdt is the compute dtype. In fp32 training there is no separate master:
+ * this rank's slice of the fp32 parameters is the master its optimizer shard
+ * updates (4 + 4 + 8 bytes per parameter); mixed precision keeps the fp32
+ * master apart (2 + 2 + 4 + 8). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +35,18 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return zero_error_wrap(err, "unit %s: ", unit->name);
     s->shard_begin = (int64_t)e->rank * s->layout.shard;
-    size_t whole = (size_t)s->layout.padded * sizeof(float);
-    size_t shard = (size_t)s->layout.shard * sizeof(float);
-    size_t pbytes = e->stage == 3 ? shard : whole;
-    size_t gbytes = e->stage >= 2 ? shard : whole;
-    size_t obytes = e->stage == 0 ? whole : shard;
+    size_t whole = (size_t)s->layout.padded, shard = (size_t)s->layout.shard;
+    size_t pcount = e->stage == 3 ? shard : whole;
+    size_t gcount = e->stage >= 2 ? shard : whole;
+    size_t ocount = e->stage == 0 ? whole : shard; /* optimizer state and master */
+    size_t obytes = ocount * sizeof(float);
     char what[ZERO_NAME_LEN + 32];
     snprintf(what, sizeof what, "unit %s", unit->name);
-    if ((rc = engine_alloc(e, pbytes, ZERO_TAG_PARAMS, (void **)&s->params, what, err)) ||
-        (rc = engine_alloc(e, gbytes, ZERO_TAG_GRADS, (void **)&s->grads, what, err)))
+    if ((rc = engine_alloc(e, pcount * e->csize, ZERO_TAG_PARAMS, &s->params, what, err)) ||
+        (rc = engine_alloc(e, gcount * e->csize, ZERO_TAG_GRADS, &s->grads, what, err)))
+        return rc;
+    if (e->mixed &&
+        (rc = engine_alloc(e, obytes, ZERO_TAG_MASTER, (void **)&s->master, what, err)))
         return rc;
     int nopt = optim_buffers(e);
     if (nopt >= 1 &&
@@ -50,13 +55,11 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (nopt >= 2 &&
         (rc = engine_alloc(e, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg_sq, what, err)))
         return rc;
-    if ((rc = e->be->fill(e->bself, s->grads, ZERO_F32, 0.0, gbytes / sizeof(float))))
+    if ((rc = e->be->fill(e->bself, s->grads, e->cdt, 0.0, gcount)))
         return engine_backend_error(e, rc, err, "zeroing gradients of %s", unit->name);
-    if (s->exp_avg &&
-        (rc = e->be->fill(e->bself, s->exp_avg, ZERO_F32, 0.0, obytes / sizeof(float))))
+    if (s->exp_avg && (rc = e->be->fill(e->bself, s->exp_avg, ZERO_F32, 0.0, ocount)))
         return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
-    if (s->exp_avg_sq &&
-        (rc = e->be->fill(e->bself, s->exp_avg_sq, ZERO_F32, 0.0, obytes / sizeof(float))))
+    if (s->exp_avg_sq && (rc = e->be->fill(e->bself, s->exp_avg_sq, ZERO_F32, 0.0, ocount)))
         return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
     s->counter.len = e->stage >= 1 ? s->layout.shard : s->layout.padded;
     s->state = e->stage == 3 && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE
@@ -66,15 +69,15 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     return ZERO_OK;
 }
 
-/* Stages 0-2: every rank initialized its shard of the whole buffer; make it whole. */
+/* Stages 1-2: every rank initialized its shard of the whole buffer; make it whole. */
 static int gather_initial_params(struct zero_engine *e, struct zero_error *err)
 {
     for (int u = 0; u < e->nunits; u++) {
         struct unit_states *s = &e->us[u];
         if (s->layout.padded == 0)
             continue;
-        int rc = e->be->all_gather(e->bself, s->params + s->shard_begin, s->params, ZERO_F32,
-                                   (size_t)s->layout.shard, NULL);
+        int rc = e->be->all_gather(e->bself, engine_at(e, s->params, s->shard_begin), s->params,
+                                   e->cdt, (size_t)s->layout.shard, NULL);
         if (rc)
             return engine_backend_error(e, rc, err, "all-gather of initial parameters of %s",
                                         e->model->units[u]->name);
@@ -94,8 +97,10 @@ int engine_states_create(struct zero_engine *e, struct zero_error *err)
             return rc;
     if ((rc = engine_init_params(e, err)))
         return rc;
-    if (e->stage < 3)
+    if (e->stage == 1 || e->stage == 2)
         return gather_initial_params(e, err);
+    if (e->stage == 0)
+        return ZERO_OK;
     if ((rc = stage3_check_live_limit(e, err)))
         return rc;
     return stage3_gather_persistent(e, err);
@@ -112,7 +117,10 @@ void engine_states_destroy(struct zero_engine *e)
         if (s->reduce_req)
             e->be->wait(e->bself, s->reduce_req);
         engine_free(e, s->params);
+        engine_free(e, s->master);
         engine_free(e, s->gathered);
+        engine_free(e, s->grad_work);
+        engine_free(e, s->param_work);
         engine_free(e, s->grads);
         engine_free(e, s->local_grad);
         engine_free(e, s->exp_avg);
@@ -125,10 +133,19 @@ void engine_states_destroy(struct zero_engine *e)
     e->us = NULL;
 }
 
-float *engine_param_whole(struct zero_engine *e, int unit)
+void *engine_param_whole(struct zero_engine *e, int unit)
 {
     struct unit_states *s = &e->us[unit];
     if (e->stage < 3)
         return s->params;
     return s->state == ZERO_UNIT_AVAILABLE ? s->gathered : NULL;
+}
+
+float *engine_master(struct zero_engine *e, int unit)
+{
+    struct unit_states *s = &e->us[unit];
+    if (e->mixed)
+        return s->master;
+    /* fp32: the parameters are the master */
+    return e->stage == 0 || e->stage == 3 ? s->params : (float *)s->params + s->shard_begin;
 }

@@ -40,10 +40,10 @@ static int check_same_units(struct zero_engine *e, const int *units, int n, int 
     return rc;
 }
 
-static int gather_into(struct zero_engine *e, int u, float *dst, struct zero_error *err)
+static int gather_into(struct zero_engine *e, int u, void *dst, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
-    int rc = e->be->all_gather(e->bself, s->params, dst, ZERO_F32, (size_t)s->layout.shard, NULL);
+    int rc = e->be->all_gather(e->bself, s->params, dst, e->cdt, (size_t)s->layout.shard, NULL);
     return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s",
                                      e->model->units[u]->name)
               : ZERO_OK;
@@ -57,19 +57,38 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
         return rc;
     struct unit_states *s = &e->us[unit];
     size_t bytes = (size_t)s->layout.numel[param] * sizeof(float);
-    float *whole = engine_param_whole(e, unit), *tmp = NULL;
-    if (!whole) {
-        if ((rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
-                               (void **)&tmp, "parameter read", err)) ||
-            (rc = gather_into(e, unit, tmp, err))) {
-            engine_free(e, tmp);
-            return rc;
-        }
-        whole = tmp;
+    int64_t offset = s->layout.offset[param];
+    /* the whole fp32 master is at hand in stage 0, and in fp32 stages 1-2 */
+    if (e->stage == 0 || (!e->mixed && e->stage < 3)) {
+        const float *whole = e->stage == 0 ? engine_master(e, unit) : (const float *)s->params;
+        rc = e->be->to_host(e->bself, host, whole + offset, bytes);
+        return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
     }
-    rc = e->be->to_host(e->bself, host, whole + s->layout.offset[param], bytes);
+    float *tmp = NULL;
+    if (!(rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
+                            (void **)&tmp, "parameter read", err))) {
+        rc = e->be->all_gather(e->bself, engine_master(e, unit), tmp, ZERO_F32,
+                               (size_t)s->layout.shard, NULL);
+        if (!rc)
+            rc = e->be->to_host(e->bself, host, tmp + offset, bytes);
+        if (rc)
+            rc = engine_backend_error(e, rc, err, "reading parameter");
+    }
     engine_free(e, tmp);
-    return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
+    return rc;
+}
+
+/* dst (cdt, n) = host (fp32, n) */
+static int upload_cast(struct zero_engine *e, void *dst, const float *host, size_t n)
+{
+    if (e->cdt == ZERO_F32)
+        return e->be->from_host(e->bself, dst, host, n * sizeof(float));
+    float *tmp = NULL;
+    int rc = e->be->alloc(e->bself, n * sizeof(float), ZERO_TAG_WORKSPACE, (void **)&tmp);
+    if (!rc && !(rc = e->be->from_host(e->bself, tmp, host, n * sizeof(float))))
+        rc = e->be->cast(e->bself, dst, e->cdt, tmp, ZERO_F32, n);
+    e->be->free(e->bself, tmp);
+    return rc;
 }
 
 int zero_engine_write_param(struct zero_engine *e, int unit, int param, const float *host,
@@ -80,18 +99,21 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
         return rc;
     struct unit_states *s = &e->us[unit];
     const struct zero_unit_layout *l = &s->layout;
-    if (e->stage < 3) {
-        rc = e->be->from_host(e->bself, s->params + l->offset[param], host,
-                              (size_t)l->numel[param] * sizeof(float));
-    } else {
-        int64_t b, end;
+    int64_t off = l->offset[param], n = l->numel[param], b = off, end = off + n;
+    if (e->stage > 0) /* this rank's part of the master */
         zero_layout_param_in_shard(l, param, e->rank, &b, &end);
+    int64_t master_base = e->stage == 0 ? 0 : s->shard_begin;
+    if (end > b && e->mixed)
+        rc = e->be->from_host(e->bself, engine_master(e, unit) + (b - master_base),
+                              host + (b - off), (size_t)(end - b) * sizeof(float));
+    if (!rc && e->stage < 3) {
+        rc = upload_cast(e, engine_at(e, s->params, off), host, (size_t)n);
+    } else if (!rc) {
         if (end > b)
-            rc = e->be->from_host(e->bself, s->params + (b - s->shard_begin),
-                                  host + (b - l->offset[param]), (size_t)(end - b) * sizeof(float));
+            rc = upload_cast(e, engine_at(e, s->params, b - s->shard_begin), host + (b - off),
+                             (size_t)(end - b));
         if (!rc && s->gathered) /* keep a live whole copy (persistent, scope) current */
-            rc = e->be->from_host(e->bself, s->gathered + l->offset[param], host,
-                                  (size_t)l->numel[param] * sizeof(float));
+            rc = upload_cast(e, engine_at(e, s->gathered, off), host, (size_t)n);
     }
     return rc ? engine_backend_error(e, rc, err, "writing parameter %s.%s",
                                      e->model->units[unit]->name,
@@ -125,8 +147,8 @@ int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nuni
         if (s->scope_pins++ > 0 || s->state == ZERO_UNIT_AVAILABLE || s->layout.padded == 0)
             continue;
         if (!s->gathered &&
-            (rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
-                               (void **)&s->gathered, "gathered-parameters scope", err)))
+            (rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_GATHER,
+                               &s->gathered, "gathered-parameters scope", err)))
             return rc;
         if ((rc = gather_into(e, units[i], s->gathered, err)))
             return rc;
@@ -138,13 +160,33 @@ int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nuni
     return ZERO_OK;
 }
 
-float *zero_engine_param_ptr(struct zero_engine *e, int unit, int param)
+void *zero_engine_param_ptr(struct zero_engine *e, int unit, int param, enum zero_dtype *t)
 {
+    if (t)
+        *t = e->cdt;
     if (!e->scope_active || unit < 0 || unit >= e->nunits || param < 0 ||
         param >= e->model->units[unit]->nparams)
         return NULL;
-    float *whole = engine_param_whole(e, unit);
-    return whole ? whole + e->us[unit].layout.offset[param] : NULL;
+    void *whole = engine_param_whole(e, unit);
+    return whole ? engine_at(e, whole, e->us[unit].layout.offset[param]) : NULL;
+}
+
+/* After a scope's broadcast: the whole (cdt) values become this rank's model
+ * states: the stage-3 parameter shard and, in mixed precision, the master. */
+static int scatter_back(struct zero_engine *e, int u, const void *whole)
+{
+    struct unit_states *s = &e->us[u];
+    int rc = ZERO_OK;
+    if (e->stage == 3)
+        rc = e->be->copy(e->bself, s->params, engine_at(e, whole, s->shard_begin),
+                         (size_t)s->layout.shard * e->csize);
+    if (!rc && e->mixed) {
+        int64_t begin = e->stage == 0 ? 0 : s->shard_begin;
+        int64_t n = e->stage == 0 ? s->layout.padded : s->layout.shard;
+        rc = e->be->cast(e->bself, s->master, ZERO_F32, engine_at(e, whole, begin), e->cdt,
+                         (size_t)n);
+    }
+    return rc;
 }
 
 int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
@@ -155,13 +197,12 @@ int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
     for (int i = 0; i < e->scope_n && !rc; i++) {
         int u = e->scope_units[i];
         struct unit_states *s = &e->us[u];
-        float *whole = engine_param_whole(e, u);
+        void *whole = engine_param_whole(e, u);
         if (e->scope_modifier >= 0 && s->layout.padded > 0) {
-            rc = e->be->broadcast(e->bself, whole, ZERO_F32, (size_t)s->layout.padded,
+            rc = e->be->broadcast(e->bself, whole, e->cdt, (size_t)s->layout.padded,
                                   e->scope_modifier, NULL);
-            if (!rc && e->stage == 3) /* the shard is the master: copy the change back */
-                rc = e->be->copy(e->bself, s->params, whole + s->shard_begin,
-                                 (size_t)s->layout.shard * sizeof(float));
+            if (!rc)
+                rc = scatter_back(e, u, whole);
             if (rc)
                 rc = engine_backend_error(e, rc, err, "scattering unit %s back",
                                           e->model->units[u]->name);

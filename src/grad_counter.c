@@ -28,14 +28,16 @@ static void give_buffer(struct grad_counter *c, float *buf)
     c->pool[c->npool++] = buf;
 }
 
-int counter_push(struct zero_engine *e, struct grad_counter *c, const float *src,
-                 struct zero_error *err)
+int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src,
+                 enum zero_dtype t, struct zero_error *err)
 {
     float *carry;
     int rc = take_buffer(e, c, &carry, err);
     if (rc)
         return rc;
-    if ((rc = e->be->copy(e->bself, carry, src, (size_t)c->len * sizeof(float))))
+    rc = t == ZERO_F32 ? e->be->copy(e->bself, carry, src, (size_t)c->len * sizeof(float))
+                       : e->be->cast(e->bself, carry, ZERO_F32, src, t, (size_t)c->len);
+    if (rc)
         return engine_backend_error(e, rc, err, "gradient accumulation copy");
     int level = 0;
     while (level < ZERO_MAX_LEVELS && c->slot[level]) {
@@ -54,7 +56,7 @@ int counter_push(struct zero_engine *e, struct grad_counter *c, const float *src
     return ZERO_OK;
 }
 
-int counter_finish(struct zero_engine *e, struct grad_counter *c, float *dst,
+int counter_finish(struct zero_engine *e, struct grad_counter *c, float **sum,
                    struct zero_error *err)
 {
     float *acc = NULL;
@@ -72,14 +74,22 @@ int counter_finish(struct zero_engine *e, struct grad_counter *c, float *dst,
     }
     if (!acc)
         return zero_fail(err, ZERO_EINVAL, "gradient accumulation: no micro-step to finish");
-    rc = e->be->copy(e->bself, dst, acc, (size_t)c->len * sizeof(float));
-    give_buffer(c, acc);
     c->pushed = 0;
-    return rc ? engine_backend_error(e, rc, err, "gradient accumulation copy") : ZERO_OK;
+    c->sum = acc;
+    *sum = acc;
+    return ZERO_OK;
+}
+
+void counter_release(struct grad_counter *c)
+{
+    if (c->sum)
+        give_buffer(c, c->sum);
+    c->sum = NULL;
 }
 
 void counter_destroy(struct zero_engine *e, struct grad_counter *c)
 {
+    counter_release(c);
     for (int level = 0; level < ZERO_MAX_LEVELS; level++)
         engine_free(e, c->slot[level]);
     for (int i = 0; i < c->npool; i++)

@@ -38,21 +38,22 @@ int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err)
     return ZERO_OK;
 }
 
-/* Where this micro-step's reduced sum of this rank's part lands. */
-static float *landing(struct zero_engine *e, int u)
+/* Where this micro-step's reduced sum of this rank's part lands (cdt). */
+static void *landing(struct zero_engine *e, int u)
 {
     struct unit_states *s = &e->us[u];
-    if (e->stage == 0)
-        return s->grads;
-    if (e->stage == 1)
-        return s->grads + s->shard_begin;
-    return s->grads;
+    return e->stage == 1 ? engine_at(e, s->grads, s->shard_begin) : s->grads;
 }
 
-float *reduce_shard_grads(struct zero_engine *e, int unit)
+const void *reduce_shard_grads(struct zero_engine *e, int unit, enum zero_dtype *t)
 {
     struct unit_states *s = &e->us[unit];
-    return e->stage <= 1 ? s->grads + s->shard_begin : s->grads;
+    if (e->accum > 1) { /* the accumulated fp32 sum: whole in stage 0 */
+        *t = ZERO_F32;
+        return e->stage == 0 ? s->counter.sum + s->shard_begin : s->counter.sum;
+    }
+    *t = e->cdt;
+    return e->stage <= 1 ? engine_at(e, s->grads, s->shard_begin) : s->grads;
 }
 
 static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
@@ -61,27 +62,26 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     const struct zero_optimization_config *z = &e->cfg.zero_optimization;
     struct zero_request **req = z->overlap_comm ? &s->reduce_req : NULL;
     size_t shard = (size_t)s->layout.shard;
+    enum zero_dtype t = e->cdt;
     int rc;
     if (shard == 0)
         return ZERO_OK; /* no parameters */
     double t0 = engine_now();
     const char *coll = e->stage == 0 || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
     if (e->stage == 0) {
-        rc = e->be->all_reduce(e->bself, s->grads, s->grads, ZERO_F32, (size_t)s->layout.padded,
-                               req);
+        rc = e->be->all_reduce(e->bself, s->grads, s->grads, t, (size_t)s->layout.padded, req);
     } else if (!z->reduce_scatter) {
         /* DeepSpeed's reduce_scatter: false — all-reduce, keep this rank's shard */
-        float *buf = e->stage == 1 ? s->grads : s->local_grad;
-        rc = e->be->all_reduce(e->bself, buf, buf, ZERO_F32, (size_t)s->layout.padded, NULL);
+        void *buf = e->stage == 1 ? s->grads : s->local_grad;
+        rc = e->be->all_reduce(e->bself, buf, buf, t, (size_t)s->layout.padded, NULL);
         if (!rc && e->stage >= 2)
-            rc = e->be->copy(e->bself, s->grads, s->local_grad + s->shard_begin,
-                             shard * sizeof(float));
+            rc = e->be->copy(e->bself, s->grads, engine_at(e, s->local_grad, s->shard_begin),
+                             shard * e->csize);
     } else if (e->stage == 1) {
-        rc = e->be->reduce_scatter(e->bself, s->grads, ZERO_F32, s->grads + s->shard_begin,
-                                   ZERO_F32, shard, req);
+        rc = e->be->reduce_scatter(e->bself, s->grads, t, engine_at(e, s->grads, s->shard_begin),
+                                   t, shard, req);
     } else {
-        rc = e->be->reduce_scatter(e->bself, s->local_grad, ZERO_F32, s->grads, ZERO_F32, shard,
-                                   req);
+        rc = e->be->reduce_scatter(e->bself, s->local_grad, t, s->grads, t, shard, req);
     }
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
@@ -140,20 +140,27 @@ int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err)
             return rc;
     }
     for (int u = e->nunits - 1; u >= 0 && e->accum > 1; u--)
-        if ((rc = counter_push(e, &e->us[u].counter, landing(e, u), err)))
+        if ((rc = counter_push(e, &e->us[u].counter, landing(e, u), e->cdt, err)))
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
     return ZERO_OK;
 }
 
-/* At the boundary: the accumulated sum replaces the last micro-step's. */
+/* At the boundary: combine the micro-step sums (exactness contract). */
 int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err)
 {
     if (e->accum <= 1)
         return ZERO_OK;
     for (int u = 0; u < e->nunits; u++) {
-        int rc = counter_finish(e, &e->us[u].counter, landing(e, u), err);
+        float *sum;
+        int rc = counter_finish(e, &e->us[u].counter, &sum, err);
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
     }
     return ZERO_OK;
+}
+
+void reduce_release_accumulation(struct zero_engine *e)
+{
+    for (int u = 0; u < e->nunits; u++)
+        counter_release(&e->us[u].counter);
 }

@@ -75,6 +75,9 @@ static int init_range(struct zero_engine *e, int u, int64_t begin, int64_t end, 
     return ZERO_OK;
 }
 
+/* Each rank fills the fp32 master of its part (stage 0: the whole buffer;
+ * stages 1-3: its shard), then the compute-dtype parameters are cast from it
+ * (mixed precision). Stages 1-2 then all-gather the parameters. */
 int engine_init_params(struct zero_engine *e, struct zero_error *err)
 {
     float *chunk = malloc(INIT_CHUNK * sizeof(float));
@@ -83,10 +86,18 @@ int engine_init_params(struct zero_engine *e, struct zero_error *err)
     int rc = ZERO_OK;
     for (int u = 0; u < e->nunits && !rc; u++) {
         struct unit_states *s = &e->us[u];
-        int64_t begin = s->shard_begin, end = begin + s->layout.shard;
-        /* Stages 0-2 hold the whole buffer; this rank fills its shard there. */
-        float *dst = e->stage == 3 ? s->params : s->params + begin;
-        rc = init_range(e, u, begin, end, dst, chunk, err);
+        int64_t begin = e->stage == 0 ? 0 : s->shard_begin;
+        int64_t end = e->stage == 0 ? s->layout.padded : begin + s->layout.shard;
+        float *master = engine_master(e, u);
+        rc = init_range(e, u, begin, end, master, chunk, err);
+        if (!rc && e->mixed) {
+            void *params = e->stage == 0 || e->stage == 3 ? s->params
+                                                          : engine_at(e, s->params, begin);
+            if ((rc = e->be->cast(e->bself, params, e->cdt, master, ZERO_F32,
+                                  (size_t)(end - begin))))
+                rc = engine_backend_error(e, rc, err, "casting initial parameters of %s",
+                                          e->model->units[u]->name);
+        }
     }
     free(chunk);
     return rc;

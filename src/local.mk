@@ -31,10 +31,11 @@ libzero_la_SOURCES += \
 	%reldir%/grad_counter.c \
 	%reldir%/optimizer.c \
 	%reldir%/gathered.c \
-	%reldir%/theory.c
+	%reldir%/theory.c \
+	%reldir%/loss_scaler.c
 noinst_HEADERS += %reldir%/engine_internal.h
 zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h \
-	include/zero/events.h
+	include/zero/events.h include/zero/loss_scaler.h
 
 # deterministic synthetic data
 libzero_la_SOURCES += %reldir%/synthetic.c

@@ -25,8 +25,9 @@ static int grad_sumsq(struct zero_engine *e, double *out, struct zero_error *err
     int64_t at = 0;
     for (int u = 0; u < e->nunits && !rc; u++) {
         int64_t shard = e->us[u].layout.shard;
-        rc = e->be->sumsq_blocks(e->bself, reduce_shard_grads(e, u), ZERO_F32, (size_t)shard,
-                                 (size_t)align, dev + at);
+        enum zero_dtype t;
+        const void *g = reduce_shard_grads(e, u, &t);
+        rc = e->be->sumsq_blocks(e->bself, g, t, (size_t)shard, (size_t)align, dev + at);
         if (rc)
             rc = engine_backend_error(e, rc, err, "gradient norm of %s", e->model->units[u]->name);
         at += shard / align;
@@ -53,6 +54,14 @@ static int grad_sumsq(struct zero_engine *e, double *out, struct zero_error *err
     return rc;
 }
 
+/* The gradient the optimizer of stage 0 reads: the whole buffer. */
+static const void *whole_grads(struct zero_engine *e, int u, enum zero_dtype *t)
+{
+    struct unit_states *s = &e->us[u];
+    *t = e->accum > 1 ? ZERO_F32 : e->cdt;
+    return e->accum > 1 ? (const void *)s->counter.sum : s->grads;
+}
+
 static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
                        struct zero_error *err)
 {
@@ -60,28 +69,32 @@ static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
     const struct zero_optimizer_config *o = &e->cfg.optimizer;
     /* stage 0 updates the whole buffer on every rank; stages 1-3 this rank's shard */
     size_t n = (size_t)(e->stage == 0 ? s->layout.padded : s->layout.shard);
-    float *param = e->stage == 0 ? s->params : e->stage == 3 ? s->params
-                                                             : s->params + s->shard_begin;
-    const float *grad = e->stage == 0 ? s->grads : reduce_shard_grads(e, u);
+    float *master = engine_master(e, u);
+    /* mixed precision: the updated master is also written to the compute-dtype params */
+    void *copy = !e->mixed ? NULL
+                 : e->stage == 0 || e->stage == 3 ? s->params
+                                                  : engine_at(e, s->params, s->shard_begin);
+    enum zero_dtype gt;
+    const void *grad = e->stage == 0 ? whole_grads(e, u, &gt) : reduce_shard_grads(e, u, &gt);
     double t0 = engine_now();
     int rc;
     if (o->type == ZERO_OPTIM_SGD) {
         struct zero_sgd_args a = {
             .lr = lr, .momentum = (float)o->momentum, .dampening = (float)o->dampening,
             .weight_decay = (float)o->weight_decay, .nesterov = o->nesterov,
-            .step = e->global_steps + 1, .grad_div = grad_div,
+            .step = e->applied_steps + 1, .grad_div = grad_div,
         };
-        rc = e->be->sgd(e->bself, param, grad, ZERO_F32, s->exp_avg, n, &a, NULL, ZERO_F32);
+        rc = e->be->sgd(e->bself, master, grad, gt, s->exp_avg, n, &a, copy, e->cdt);
     } else {
         struct zero_adam_args a = {
             .lr = lr, .beta1 = (float)o->betas[0], .beta2 = (float)o->betas[1],
             .eps = (float)o->eps, .weight_decay = (float)o->weight_decay,
-            .step = e->global_steps + 1,
+            .step = e->applied_steps + 1,
             .adamw = o->type == ZERO_OPTIM_ADAMW || o->adam_w_mode,
             .bias_correction = o->bias_correction, .grad_div = grad_div,
         };
-        rc = e->be->adam(e->bself, param, grad, ZERO_F32, s->exp_avg, s->exp_avg_sq, n, &a, NULL,
-                         ZERO_F32);
+        rc = e->be->adam(e->bself, master, grad, gt, s->exp_avg, s->exp_avg_sq, n, &a, copy,
+                         e->cdt);
     }
     if (rc)
         return engine_backend_error(e, rc, err, "optimizer update of %s",
@@ -112,13 +125,14 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
                 continue;
             double t0 = engine_now();
             if (z->allgather_partitions) {
-                rc = e->be->all_gather(e->bself, s->params + s->shard_begin, s->params, ZERO_F32,
-                                       (size_t)s->layout.shard, &req[u]);
+                rc = e->be->all_gather(e->bself, engine_at(e, s->params, s->shard_begin),
+                                       s->params, e->cdt, (size_t)s->layout.shard, &req[u]);
             } else {
                 /* DeepSpeed's allgather_partitions: false — one broadcast per shard */
                 for (int r = 0; r < e->world && !rc; r++)
-                    rc = e->be->broadcast(e->bself, s->params + (int64_t)r * s->layout.shard,
-                                          ZERO_F32, (size_t)s->layout.shard, r, NULL);
+                    rc = e->be->broadcast(e->bself,
+                                          engine_at(e, s->params, (int64_t)r * s->layout.shard),
+                                          e->cdt, (size_t)s->layout.shard, r, NULL);
             }
             if (rc)
                 rc = engine_backend_error(e, rc, err, "parameter all-gather of %s",
@@ -143,38 +157,60 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
     return rc;
 }
 
+/* Every rank computes the same sum of squares, so every rank reaches the same
+ * verdict: a non-finite norm means some rank's gradient overflowed. */
+static int overflowed(double sumsq)
+{
+    return !isfinite(sumsq);
+}
+
 int optimizer_step(struct zero_engine *e, struct zero_error *err)
 {
     int rc = reduce_finish_accumulation(e, err);
     if (rc)
         return rc;
+    int fp16 = e->cdt == ZERO_F16;
+    double scale = fp16 ? e->scaler.scale : 1.0;
     double atoms = (double)e->world * (double)e->accum;
     double sumsq, t0 = engine_now();
-    if ((rc = grad_sumsq(e, &sumsq, err)))
+    if ((rc = grad_sumsq(e, &sumsq, err))) {
+        reduce_release_accumulation(e);
         return rc;
+    }
     engine_event(e, ZERO_EV_NORM, -1, -1, "control", 0, t0);
-    double norm = sqrt(sumsq) / atoms;
+    e->last.loss_scale = scale;
+    e->last.skipped = fp16 && overflowed(sumsq);
+    if (fp16 && (rc = zero_loss_scaler_update(&e->scaler, e->last.skipped, err))) {
+        reduce_release_accumulation(e);
+        return zero_error_wrap(err, "rank %d: step %lld: ", e->rank,
+                               (long long)e->global_steps + 1);
+    }
+    double norm = sqrt(sumsq) / atoms / scale;
     double clip = 1.0;
     /* DeepSpeed: divide by (norm + 1e-6) / max_norm when that exceeds one */
-    if (e->cfg.gradient_clipping > 0.0) {
+    if (e->cfg.gradient_clipping > 0.0 && !e->last.skipped) {
         double c = (norm + 1e-6) / e->cfg.gradient_clipping;
         if (c > 1.0)
             clip = c;
     }
-    double lr = zero_lr_at(&e->cfg, e->global_steps);
-    float grad_div = (float)(atoms * clip);
-    for (int u = 0; u < e->nunits; u++)
-        if ((rc = update_unit(e, u, (float)lr, grad_div, err)))
-            return rc;
-    if (e->stage == 1 || e->stage == 2)
-        rc = gather_params(e, err);
-    else if (e->stage == 3)
-        rc = stage3_end_step(e, err);
+    double lr = zero_lr_at(&e->cfg, e->applied_steps);
+    float grad_div = (float)(atoms * scale * clip);
+    for (int u = 0; u < e->nunits && !e->last.skipped && !rc; u++)
+        rc = update_unit(e, u, (float)lr, grad_div, err);
+    reduce_release_accumulation(e);
+    if (!rc && !e->last.skipped) {
+        if (e->stage == 1 || e->stage == 2)
+            rc = gather_params(e, err);
+        else if (e->stage == 3)
+            rc = stage3_end_step(e, err);
+    }
     if (rc)
         return rc;
     e->last.lr = lr;
     e->last.grad_norm = norm;
     e->last.clip_coef = clip;
+    if (!e->last.skipped)
+        e->applied_steps++;
     e->global_steps++;
     e->last.step = e->global_steps;
     return ZERO_OK;

@@ -30,11 +30,11 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
     double t0 = engine_now();
     int rc;
     if (!s->gathered &&
-        (rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
-                           (void **)&s->gathered, "stage-3 gathered unit", err)))
+        (rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_GATHER,
+                           &s->gathered, "stage-3 gathered unit", err)))
         return zero_error_wrap(err, "unit %s: ", uname(e, u));
     live_add(e, s->layout.padded);
-    rc = e->be->all_gather(e->bself, s->params, s->gathered, ZERO_F32, (size_t)s->layout.shard,
+    rc = e->be->all_gather(e->bself, s->params, s->gathered, e->cdt, (size_t)s->layout.shard,
                            &s->gather_req);
     if (rc)
         return engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u));
@@ -185,7 +185,7 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
         } else {
             /* refresh the whole copy after the optimizer updated the shard */
             double t0 = engine_now();
-            rc = e->be->all_gather(e->bself, s->params, s->gathered, ZERO_F32,
+            rc = e->be->all_gather(e->bself, s->params, s->gathered, e->cdt,
                                    (size_t)s->layout.shard, NULL);
             if (rc)
                 return engine_backend_error(e, rc, err, "all-gather of persistent unit %s",

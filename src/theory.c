@@ -1,10 +1,11 @@
 /* The ZeRO paper's numbers for this engine's model, next to which the ledger
- * and comm stats are printed and tested. fp32 training with Adam: 4 bytes of
- * parameters, 4 of gradients, 8 of optimizer state per parameter; the fp32
- * parameter shard is the master (no separate copy):
- *   stage 0: 16Ψ   stage 1: 8Ψ + 8Ψ/N   stage 2: 4Ψ + 12Ψ/N   stage 3: 16Ψ/N
- * Ψ counts padded elements (layout.h); Ψ(N-1)/N sent per rank for each
- * reduce-scatter or all-gather of all parameters. */
+ * and comm stats are printed and tested. With Adam:
+ *   mixed precision (2 + 2 + 4 + 8 bytes per parameter):
+ *     stage 0: 16Ψ   stage 1: 4Ψ + 12Ψ/N   stage 2: 2Ψ + 14Ψ/N   stage 3: 16Ψ/N
+ *   fp32 (4 + 4 + 8; the fp32 parameter shard is the master, no separate copy):
+ *     stage 0: 16Ψ   stage 1: 8Ψ + 8Ψ/N    stage 2: 4Ψ + 12Ψ/N   stage 3: 16Ψ/N
+ * Ψ counts padded elements (layout.h); Ψ(N-1)/N elements sent per rank for
+ * each reduce-scatter or all-gather of all parameters (in the compute dtype). */
 #include "engine_internal.h"
 
 void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
@@ -24,9 +25,10 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->psi = psi;
     t->psi_padded = padded;
     t->psi_persistent = persistent;
-    t->params_bytes = 4 * (e->stage == 3 ? shard : padded);
-    t->grads_bytes = 4 * (e->stage >= 2 ? shard : padded);
-    t->master_bytes = 0;
+    int64_t c = (int64_t)e->csize; /* compute dtype: 4 (fp32) or 2 (fp16, bf16) */
+    t->params_bytes = c * (e->stage == 3 ? shard : padded);
+    t->grads_bytes = c * (e->stage >= 2 ? shard : padded);
+    t->master_bytes = e->mixed ? 4 * (e->stage == 0 ? padded : shard) : 0;
     t->optim_bytes = 4 * optim * (e->stage == 0 ? padded : shard);
     t->model_state_bytes = t->params_bytes + t->grads_bytes + t->master_bytes + t->optim_bytes;
     int64_t volumes = e->stage == 3 ? 3 * padded - persistent : 2 * padded;

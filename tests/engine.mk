@@ -13,3 +13,16 @@ tests_test_engine_api_SOURCES = tests/test_engine_api.c tests/engine_harness.h t
 tests_test_engine_api_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_engine_api_LDADD = $(TEST_LDADD)
 TESTS += tests/test_engine_api.np1 tests/test_engine_api.np2 tests/test_engine_api.np3
+
+check_PROGRAMS += tests/test_mixed_precision
+tests_test_mixed_precision_SOURCES = tests/test_mixed_precision.c tests/engine_harness.c \
+	tests/engine_harness.h tests/mpi_check.h
+tests_test_mixed_precision_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_mixed_precision_LDADD = $(TEST_LDADD)
+TESTS += tests/test_mixed_precision.np1 tests/test_mixed_precision.np2 \
+	tests/test_mixed_precision.np3 tests/test_mixed_precision.np4
+
+check_PROGRAMS += tests/test_loss_scaler
+tests_test_loss_scaler_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_loss_scaler_LDADD = $(TEST_LDADD)
+TESTS += tests/test_loss_scaler

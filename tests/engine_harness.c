@@ -40,8 +40,12 @@ static int train(struct harness_run *r, struct zero_engine *e, struct zero_devic
                 !(rc = zero_engine_backward(e, err)))
                 rc = zero_engine_step(e, NULL, err);
         }
-        if (!rc)
-            r->losses[step] = (float)zero_engine_last_step(e)->loss;
+        if (!rc) {
+            const struct zero_step_info *info = zero_engine_last_step(e);
+            r->losses[step] = (float)info->loss;
+            r->scales[step] = info->loss_scale;
+            r->skipped[step] = info->skipped;
+        }
     }
     free(x);
     free(y);
@@ -72,6 +76,13 @@ int harness_train(struct harness_run *r, MPI_Comm comm, struct zero_error *err)
     struct zero_model *model = NULL;
     struct zero_engine *e = NULL;
     struct zero_backend_options opt = {.coll_mode = r->cfg.libzero.coll_mode, .device = -1};
+    if (r->precision == ZERO_F16) {
+        r->cfg.fp16.enabled = 1;
+        r->cfg.fp16.initial_scale_power = 8;
+        r->cfg.fp16.hysteresis = 2;
+    } else if (r->precision == ZERO_BF16) {
+        r->cfg.bf16.enabled = 1;
+    }
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
     if (!rc)
         rc = zero_nn_build_mlp(&model, r->hidden, r->layers, r->classes, err);
@@ -101,7 +112,8 @@ int harness_same_bits(const struct harness_run *a, const struct harness_run *b)
 {
     if (a->steps != b->steps || a->nweights != b->nweights)
         return 0;
-    if (memcmp(a->losses, b->losses, sizeof a->losses) != 0)
+    if (memcmp(a->losses, b->losses, sizeof a->losses) != 0 ||
+        memcmp(a->skipped, b->skipped, sizeof a->skipped) != 0)
         return 0;
     return memcmp(a->weights, b->weights, (size_t)a->nweights * sizeof(float)) == 0;
 }

@@ -56,7 +56,7 @@ START_TEST(test_scope_change_on_modifier_rank_reaches_every_shard)
         int unit = 1; /* layers.1: "0.weight" is (32, 8) */
         ck_assert(mpi_check_all(zero_engine_gathered_begin(f.e, &unit, 1, modifier, &err) == 0));
         ck_assert_int_eq(zero_engine_unit_state(f.e, unit), ZERO_UNIT_AVAILABLE);
-        float *w = zero_engine_param_ptr(f.e, unit, 0);
+        float *w = zero_engine_param_ptr(f.e, unit, 0, NULL);
         ck_assert_ptr_nonnull(w);
         float values[256];
         for (int i = 0; i < 256; i++) /* only the modifier's change may survive */
@@ -87,7 +87,7 @@ START_TEST(test_scope_without_modifier_discards_changes)
     ck_assert(mpi_check_all(zero_engine_read_param(f.e, 0, 3, before, &err) == 0));
     int unit = 0;
     ck_assert(mpi_check_all(zero_engine_gathered_begin(f.e, &unit, 1, -1, &err) == 0));
-    f.dev->be->from_host(f.dev->self, zero_engine_param_ptr(f.e, 0, 3), junk, sizeof junk);
+    f.dev->be->from_host(f.dev->self, zero_engine_param_ptr(f.e, 0, 3, NULL), junk, sizeof junk);
     ck_assert(mpi_check_all(zero_engine_gathered_end(f.e, &err) == 0));
     ck_assert(mpi_check_all(zero_engine_read_param(f.e, 0, 3, after, &err) == 0));
     ck_assert(memcmp(before, after, sizeof before) == 0);

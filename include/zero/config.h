@@ -43,6 +43,21 @@ struct zero_scheduler_config {
     double cos_min_ratio;       /* WarmupCosineLR: 0.0001 */
 };
 
+/* zero_optimization.offload_optimizer and .offload_param (DeepSpeed's
+ * zero/offload_config.py); one struct, each section uses the keys it has. */
+enum zero_offload_device { ZERO_OFFLOAD_NONE = 0, ZERO_OFFLOAD_CPU, ZERO_OFFLOAD_NVME };
+
+struct zero_offload_config {
+    enum zero_offload_device device; /* none */
+    char nvme_path[256];             /* "" (DeepSpeed: None) */
+    int pin_memory;                  /* 0 */
+    int64_t buffer_count;            /* optimizer 4, param 5 */
+    int64_t buffer_size;             /* param: 1e8 elements */
+    int64_t max_in_cpu;              /* param: 1e9 elements */
+    double ratio;                    /* optimizer: 1.0 */
+    int pipeline_read, pipeline_write, fast_init; /* optimizer: 0 */
+};
+
 struct zero_optimization_config {
     int stage;                            /* 0 */
     int contiguous_gradients;             /* 1 */
@@ -55,6 +70,41 @@ struct zero_optimization_config {
     int64_t stage3_param_persistence_threshold; /* 1e5 elements */
     int64_t stage3_max_live_parameters;   /* 1e9 elements */
     int64_t stage3_max_reuse_distance;    /* 1e9 */
+    int stage3_gather_16bit_weights_on_model_save; /* 0 */
+    int64_t sub_group_size;               /* 1e9 elements */
+    struct zero_offload_config offload_optimizer;
+    struct zero_offload_config offload_param;
+};
+
+/* fp16 with dynamic loss scaling (loss_scale 0) or a static scale. DeepSpeed's
+ * documented defaults are initial_scale_power 16 and hysteresis 2, but when the
+ * fp16 section gives none of the dynamic-scaling keys (initial_scale_power,
+ * loss_scale_window, min_loss_scale, hysteresis, consecutive_hysteresis) its
+ * scaler starts at 2^32 with hysteresis 1 (runtime/config.py
+ * get_dynamic_loss_scale_args returns None). zero_config_defaults() fills the
+ * values of that case; the JSON loader fills 16 and 2 when any of them is given. */
+struct zero_fp16_config {
+    int enabled;                /* 0 */
+    double loss_scale;          /* 0 = dynamic */
+    int initial_scale_power;    /* 32 (16 when a dynamic key is given, see above) */
+    int loss_scale_window;      /* 1000 */
+    int hysteresis;             /* 1 (2 when a dynamic key is given) */
+    int consecutive_hysteresis; /* 0 */
+    double min_loss_scale;      /* 1 */
+};
+
+struct zero_bf16_config {
+    int enabled; /* 0 */
+};
+
+/* DeepSpeed's activation_checkpointing section (runtime/activation_checkpointing/config.py). */
+struct zero_activation_checkpointing_config {
+    int partition_activations;           /* 0 */
+    int contiguous_memory_optimization;  /* 0 */
+    int cpu_checkpointing;               /* 0 */
+    int64_t number_checkpoints;          /* 0 = None */
+    int synchronize_checkpoint_boundary; /* 0 */
+    int profile;                         /* 0 */
 };
 
 /* libzero's own section ("libzero": {...} in JSON) so a DeepSpeed file stays valid. */
@@ -75,7 +125,10 @@ struct zero_config {
     int wall_clock_breakdown;               /* 0 */
     struct zero_optimizer_config optimizer;
     struct zero_scheduler_config scheduler;
+    struct zero_fp16_config fp16;
+    struct zero_bf16_config bf16;
     struct zero_optimization_config zero_optimization;
+    struct zero_activation_checkpointing_config activation_checkpointing;
     struct zero_libzero_config libzero;
 };
 

@@ -34,6 +34,8 @@ struct zero_step_info {
     double grad_norm;      /* global gradient norm before clipping */
     double clip_coef;      /* factor the gradients were divided by (1 = no clipping) */
     double loss;           /* mean loss over the global batch of this step */
+    double loss_scale;     /* fp16: the scale this step's gradients carried (else 1) */
+    int skipped;           /* fp16: gradients overflowed, no update (DeepSpeed's rule) */
     struct zero_comm_stats comm; /* collectives of this step (all its micro-steps) */
     double seconds;        /* wall time from the step's first forward to its update */
 };
@@ -67,28 +69,37 @@ void zero_engine_set_observer(struct zero_engine *e, zero_event_fn fn, void *use
 
 const struct zero_config *zero_engine_config(const struct zero_engine *e);
 int64_t zero_engine_global_steps(const struct zero_engine *e);
+/* Optimizer updates applied: global steps less the skipped (overflowed) ones. */
+int64_t zero_engine_applied_steps(const struct zero_engine *e);
+/* fp16: the current loss scale (1 otherwise). */
+double zero_engine_loss_scale(const struct zero_engine *e);
+/* The compute dtype: fp32, fp16 or bf16. */
+enum zero_dtype zero_engine_compute_dtype(const struct zero_engine *e);
 int64_t zero_engine_micro_steps(const struct zero_engine *e);
 const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e);
 const struct zero_ledger *zero_engine_ledger(const struct zero_engine *e);
 const struct zero_comm_stats *zero_engine_comm_stats(const struct zero_engine *e);
 
 /* ---- whole parameters, by (unit, param) index; collective calls ---- */
-/* Copies the whole parameter (fp32) into host memory on every rank. */
+/* Copies the whole parameter into host memory on every rank: the fp32 master
+ * (in fp32 training, the parameters themselves). */
 int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *host,
                            struct zero_error *err);
-/* Sets the whole parameter from host memory given on every rank (same values). */
+/* Sets the whole parameter from host memory given on every rank (same
+ * values): the fp32 master and the compute-dtype parameters. */
 int zero_engine_write_param(struct zero_engine *e, int unit, int param, const float *host,
                             struct zero_error *err);
 
 /* ---- gathered-parameters scope (DeepSpeed's GatheredParameters) ----
  * Makes the listed units whole on every rank (under stage 3 gathers them).
  * Inside the scope zero_engine_param_ptr gives the whole parameter's backend
- * memory. At the end, when modifier_rank >= 0, that rank's values are
- * broadcast and every rank copies its shard back into the model states
- * (parameters, fp32 master); with modifier_rank < 0 changes are discarded. */
+ * memory, in the compute dtype (*t). At the end, when modifier_rank >= 0, that
+ * rank's values are broadcast and every rank copies its part back into the
+ * model states: the compute-dtype parameters and the fp32 master (which then
+ * holds the compute-dtype values). With modifier_rank < 0 changes are discarded. */
 int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nunits,
                                int modifier_rank, struct zero_error *err);
-float *zero_engine_param_ptr(struct zero_engine *e, int unit, int param);
+void *zero_engine_param_ptr(struct zero_engine *e, int unit, int param, enum zero_dtype *t);
 int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err);
 
 /* ---- stage-3 observability ---- */
