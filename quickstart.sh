@@ -181,7 +181,7 @@ main_job() {
     set_mpirun
     if [ -x build/examples/train_mlp ]; then
         phase "Main job: ZeRO stage 3 on 2 ranks (examples/train_mlp)"
-        "${mpirun_cmd[@]}" -np 2 build/examples/train_mlp --stage 3 --hidden 256 --layers 4 --steps 20
+        "${mpirun_cmd[@]}" -np 2 build/examples/train_mlp --stage 3 --hidden 256 --layers 4 --steps 30 --lr 1e-3
     elif [ -x build/src/cli/zero ]; then
         phase "Main job: collective self-test on 2 ranks (zero selftest)"
         "${mpirun_cmd[@]}" -np 2 build/src/cli/zero selftest
