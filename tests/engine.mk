@@ -26,3 +26,8 @@ check_PROGRAMS += tests/test_loss_scaler
 tests_test_loss_scaler_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_loss_scaler_LDADD = $(TEST_LDADD)
 TESTS += tests/test_loss_scaler
+
+check_PROGRAMS += tests/test_layout
+tests_test_layout_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_layout_LDADD = $(TEST_LDADD)
+TESTS += tests/test_layout
