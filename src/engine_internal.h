@@ -106,6 +106,22 @@ struct zero_engine {
     int scope_n;
 };
 
+/* unit_compute.c: one unit's compute */
+int compute_fetch(struct zero_engine *e, int u, struct zero_error *err);
+int compute_release(struct zero_engine *e, int u, struct zero_error *err);
+int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
+                        struct zero_error *err);
+void compute_drop_param_copies(struct zero_engine *e, int u);
+void compute_init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *msg, size_t len);
+int compute_failed(struct zero_engine *e, int u, int rc, const char *pass, const char *msg,
+                   struct zero_error *err);
+
+/* engine_forward.c */
+void engine_free_batch(struct zero_engine *e);
+void engine_discard_activations(struct zero_engine *e); /* after eval or a failure */
+int engine_recompute_unit(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
+                          const float *x, char *msg, struct zero_error *err);
+
 /* engine_states.c: allocate and initialize model states in shards */
 int engine_states_create(struct zero_engine *e, struct zero_error *err);
 void engine_states_destroy(struct zero_engine *e);

@@ -23,6 +23,9 @@ zeroinclude_HEADERS += include/zero/config.h
 libzero_la_SOURCES += \
 	%reldir%/layout.c \
 	%reldir%/engine.c \
+	%reldir%/engine_forward.c \
+	%reldir%/engine_backward.c \
+	%reldir%/unit_compute.c \
 	%reldir%/engine_util.c \
 	%reldir%/engine_states.c \
 	%reldir%/init_rng.c \

@@ -1,0 +1,105 @@
+/* One unit's compute, shared by the forward and backward passes: fetching
+ * (stage 3) the unit and the owners of its external parameters, handing the
+ * layer fp32 views of its parameters, and the context it runs in. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+/* Fetches (stage 3) a unit and the owners of its external parameters. */
+int compute_fetch(struct zero_engine *e, int u, struct zero_error *err)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    int rc = stage3_fetch(e, u, err);
+    for (int x = 0; x < unit->nexternal && !rc; x++)
+        rc = stage3_fetch(e, unit->external[x].unit, err);
+    return rc;
+}
+
+int compute_release(struct zero_engine *e, int u, struct zero_error *err)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    int rc = stage3_release(e, u, err);
+    for (int x = 0; x < unit->nexternal && !rc; x++)
+        rc = stage3_release(e, unit->external[x].unit, err);
+    return rc;
+}
+
+/* The whole parameters of unit o as fp32 for the layers: the buffer itself in
+ * fp32 training; a converted workspace copy in mixed precision (the cpu
+ * kernels compute in fp32). */
+static int param_fp32(struct zero_engine *e, int o, float **out, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[o];
+    void *whole = engine_param_whole(e, o);
+    if (!e->mixed || !whole) {
+        *out = whole;
+        return ZERO_OK;
+    }
+    if (!s->param_work) {
+        int rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_WORKSPACE,
+                              (void **)&s->param_work, "fp32 copy of parameters", err);
+        if (!rc && (rc = e->be->cast(e->bself, s->param_work, ZERO_F32, whole, e->cdt,
+                                     (size_t)s->layout.padded)))
+            rc = engine_backend_error(e, rc, err, "converting parameters of %s",
+                                      e->model->units[o]->name);
+        if (rc)
+            return rc;
+    }
+    *out = s->param_work;
+    return ZERO_OK;
+}
+
+int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
+                       struct zero_error *err)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    float *whole;
+    int rc = param_fp32(e, u, &whole, err);
+    for (int p = 0; p < unit->nparams && !rc; p++)
+        ctx->param[p] = whole + e->us[u].layout.offset[p];
+    for (int x = 0; x < unit->nexternal && !rc; x++) {
+        int o = unit->external[x].unit, p = unit->external[x].param;
+        if (!(rc = param_fp32(e, o, &whole, err)))
+            ctx->param[unit->nparams + x] = whole + e->us[o].layout.offset[p];
+    }
+    return rc;
+}
+
+/* Frees the fp32 copies made for unit u's compute. */
+void compute_drop_param_copies(struct zero_engine *e, int u)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    engine_free(e, e->us[u].param_work);
+    e->us[u].param_work = NULL;
+    for (int x = 0; x < unit->nexternal; x++) {
+        struct unit_states *o = &e->us[unit->external[x].unit];
+        engine_free(e, o->param_work);
+        o->param_work = NULL;
+    }
+}
+
+void compute_init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *msg, size_t len)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->be = e->be;
+    ctx->bself = e->bself;
+    ctx->rows = e->rows;
+    ctx->tokens = e->tokens;
+    ctx->labels = e->labels;
+    /* fp16: the loss is scaled before backward (DeepSpeed's loss scaling) */
+    double scale = e->cdt == ZERO_F16 ? e->scaler.scale : 1.0;
+    ctx->dloss = (float)(scale / (double)e->rows);
+    ctx->errmsg = msg;
+    ctx->errlen = len;
+    msg[0] = '\0';
+}
+
+int compute_failed(struct zero_engine *e, int u, int rc, const char *pass, const char *msg,
+                       struct zero_error *err)
+{
+    return zero_fail(err, rc, "rank %d: unit %s: %s: %s", e->rank, e->model->units[u]->name,
+                     pass, msg[0] ? msg : e->be->last_error(e->bself));
+}
+
