@@ -109,6 +109,37 @@ START_TEST(test_stage3_knobs_do_not_change_a_bit)
 }
 END_TEST
 
+START_TEST(test_communication_knobs_do_not_change_a_bit)
+{
+    struct harness_run base, r;
+    run_stage(&base, 0, 2, 0.05);
+    struct { int64_t reduce_bucket, allgather_bucket; int overlap, reduce_scatter, partitions; }
+        knobs[] = {
+            {100, 100, 0, 1, 1},             /* every unit its own bucket */
+            {1000000, 1000000, 1, 1, 1},     /* one bucket, overlapped */
+            {2000, 3000, 1, 0, 1},           /* all-reduce instead of reduce-scatter */
+            {500000000, 500000000, 0, 1, 0}, /* broadcasts instead of all-gather */
+        };
+    for (int stage = 1; stage <= 3; stage++)
+        for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++) {
+            harness_defaults(&r, stage);
+            r.cfg.gradient_accumulation_steps = 2;
+            r.cfg.gradient_clipping = 0.05;
+            struct zero_optimization_config *z = &r.cfg.zero_optimization;
+            z->reduce_bucket_size = knobs[k].reduce_bucket;
+            z->allgather_bucket_size = knobs[k].allgather_bucket;
+            z->overlap_comm = knobs[k].overlap;
+            z->reduce_scatter = knobs[k].reduce_scatter;
+            z->allgather_partitions = knobs[k].partitions;
+            ck_assert(run_ok(&r, MPI_COMM_WORLD));
+            ck_assert_msg(same_as(&base, &r), "stage %d, knob set %zu changed the result", stage,
+                          k);
+            free(r.weights);
+        }
+    free(base.weights);
+}
+END_TEST
+
 START_TEST(test_stage3_max_live_too_small_is_an_error_naming_the_key)
 {
     struct harness_run r;
@@ -259,6 +290,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_stages_bit_identical_with_active_clipping);
     tcase_add_test(tc, test_training_changes_weights_and_loss_falls);
     tcase_add_test(tc, test_stage3_knobs_do_not_change_a_bit);
+    tcase_add_test(tc, test_communication_knobs_do_not_change_a_bit);
     tcase_add_test(tc, test_stage3_max_live_too_small_is_an_error_naming_the_key);
     tcase_add_test(tc, test_ledger_model_states_equal_the_formula);
     tcase_add_test(tc, test_comm_stats_per_step_equal_the_theory);
