@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mlp_args.h"
+#include "zero/config_json.h"
 
 static const char usage_text[] =
     "NAME\n"
@@ -27,6 +28,17 @@ static const char usage_text[] =
     "    micro-batch at micro-step i is atom i*N + r of it (see zero_atom_first_sample).\n"
     "\n"
     "OPTIONS\n"
+    "    --config FILE        a DeepSpeed ds_config.json (examples/configs/): batch sizes,\n"
+    "                         optimizer, scheduler, zero_optimization and libzero sections.\n"
+    "                         Precedence: the defaults below < FILE < the flags given here,\n"
+    "                         wherever they stand (--stage 1 overrides the file's stage).\n"
+    "                         --batch sets train_batch_size, --micro-batch\n"
+    "                         train_micro_batch_size_per_gpu; the file's other batch keys\n"
+    "                         stay and DeepSpeed's batch rule must hold. Keys the file does\n"
+    "                         not give keep the defaults below, but a given optimizer.type\n"
+    "                         or scheduler.type starts from DeepSpeed's defaults, and an\n"
+    "                         absent overlap_comm is on for stage 3 (DeepSpeed's rule).\n"
+    "                         An unknown or unsupported key is a usage error naming it\n"
     "    --stage S            ZeRO stage 0 (plain data parallel), 1, 2 or 3 (default 0)\n"
     "    --hidden H           width of the residual stream (default 1024)\n"
     "    --layers L           residual MLP blocks (default 12)\n"
@@ -58,6 +70,11 @@ static const char usage_text[] =
     "                         write the synthetic data set (--data-seed) in the --data\n"
     "                         format and exit; --samples S sets its size (default B * K)\n"
     "    --samples S          see --write-synthetic-data\n"
+    "    --trace FILE         write the engine's events as Chrome trace-event JSON (opens in\n"
+    "                         Perfetto or chrome://tracing): one process per rank, compute\n"
+    "                         and communication on separate threads, elements and bytes in\n"
+    "                         each slice's args\n"
+    "    --trace-steps LIST   steps to trace, e.g. 2,3 or 2-4 (default: all)\n"
     "    --quiet              print only the final loss (and errors)\n"
     "    --verbose            also print the units and each loss in full precision\n"
     "    --help               print this text\n"
@@ -71,7 +88,8 @@ enum {
     OPT_STAGE = 256, OPT_HIDDEN, OPT_LAYERS, OPT_CLASSES, OPT_BATCH, OPT_MICRO, OPT_STEPS,
     OPT_LR, OPT_CLIP, OPT_SEED, OPT_DATA_SEED, OPT_MODE, OPT_PREFETCH, OPT_PERSISTENCE,
     OPT_MAX_LIVE, OPT_BUCKET, OPT_OVERLAP, OPT_ALIGN, OPT_INIT, OPT_SAVE, OPT_DATA,
-    OPT_WRITE_DATA, OPT_SAMPLES, OPT_QUIET, OPT_VERBOSE, OPT_HELP
+    OPT_WRITE_DATA, OPT_SAMPLES, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_CONFIG,
+    OPT_TRACE, OPT_TRACE_STEPS
 };
 
 static const struct option options[] = {
@@ -101,6 +119,9 @@ static const struct option options[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"help", no_argument, NULL, OPT_HELP},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
     {NULL, 0, NULL, 0},
 };
 
@@ -262,6 +283,9 @@ static int apply(struct mlp_args *a, int opt, const char *name, const char *v, c
     case OPT_SAVE: a->save_weights = v; return 0;
     case OPT_DATA: a->data = v; return 0;
     case OPT_WRITE_DATA: a->write_data = v; return 0;
+    case OPT_TRACE: a->trace = v; return 0;
+    case OPT_TRACE_STEPS: a->trace_steps = v; return 0;
+    case OPT_CONFIG: return 0; /* loaded before the other flags */
     case OPT_QUIET: a->quiet = 1; return 0;
     case OPT_VERBOSE: a->verbose = 1; return 0;
     default:
@@ -276,12 +300,54 @@ bad_real:
     return -1;
 }
 
+/* --config FILE under the flags: the file overrides the defaults where it
+ * speaks; the flags, applied afterwards, override both. */
+static int load_config(struct mlp_args *a, int *overlap_derived, char *msg, size_t len)
+{
+    struct zero_config_origins from;
+    struct zero_error err = {0};
+    if (zero_config_load_file(&a->cfg, &from, a->config, 0, ZERO_CONFIG_KEEP, &err)) {
+        snprintf(msg, len, "train_mlp: --config: %s", err.msg);
+        return -1;
+    }
+    /* a file that speaks of batch sizes replaces --batch's default */
+    if (zero_config_origin_of(&from, "train_batch_size") != ZERO_ORIGIN_DEFAULT ||
+        zero_config_origin_of(&from, "train_micro_batch_size_per_gpu") != ZERO_ORIGIN_DEFAULT ||
+        zero_config_origin_of(&from, "gradient_accumulation_steps") != ZERO_ORIGIN_DEFAULT) {
+        a->batch = a->cfg.train_batch_size;
+        a->micro_batch = a->cfg.train_micro_batch_size_per_gpu;
+    }
+    int o = zero_config_origin_of(&from, "zero_optimization.overlap_comm");
+    *overlap_derived = o == ZERO_ORIGIN_DERIVED || o == ZERO_ORIGIN_AUTO;
+    return 0;
+}
+
+/* The value of --config, and whether --overlap or --help is given; parsing
+ * errors wait for the second pass. */
+static void prescan(struct mlp_args *a, int argc, char **argv, int *overlap_given, int *help)
+{
+    opterr = 0; /* we name the flag ourselves */
+    optind = 1;
+    int opt, index;
+    while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
+        if (opt == OPT_CONFIG)
+            a->config = optarg;
+        *overlap_given |= opt == OPT_OVERLAP;
+        *help |= opt == OPT_HELP;
+    }
+}
+
 enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, char *msg,
                                     size_t msg_len)
 {
     set_defaults(a);
     msg[0] = '\0';
-    opterr = 0; /* we name the flag ourselves */
+    int overlap_given = 0, help = 0, overlap_derived = 0;
+    prescan(a, argc, argv, &overlap_given, &help);
+    if (help)
+        return MLP_ARGS_HELP;
+    if (a->config && load_config(a, &overlap_derived, msg, msg_len))
+        return MLP_ARGS_USAGE;
     optind = 1;
     int opt, index;
     while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
@@ -303,6 +369,10 @@ enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, c
         snprintf(msg, msg_len, "train_mlp: unexpected argument '%s' (see --help)", argv[optind]);
         return MLP_ARGS_USAGE;
     }
+    /* an overlap_comm the file left to DeepSpeed's rule follows --stage too */
+    struct zero_optimization_config *z = &a->cfg.zero_optimization;
+    if (overlap_derived && !overlap_given)
+        z->overlap_comm = z->stage == 3;
     if (a->quiet && a->verbose) {
         snprintf(msg, msg_len, "train_mlp: --quiet and --verbose exclude each other");
         return MLP_ARGS_USAGE;

@@ -18,13 +18,17 @@ struct mlp_args {
     const char *data;             /* NULL = synthetic samples */
     const char *write_data;       /* write the synthetic data set there and exit */
     int64_t samples;              /* samples for write_data; 0 = batch * steps */
+    const char *config;           /* --config: a ds_config.json under the flags */
     int quiet, verbose;
+    const char *trace;       /* --trace: Chrome trace-event JSON of the --trace-steps */
+    const char *trace_steps; /* e.g. "2,3"; NULL = every step */
     struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
 };
 
 enum mlp_args_result { MLP_ARGS_OK = 0, MLP_ARGS_HELP, MLP_ARGS_USAGE };
 
-/* Parses argv into a (see train_mlp --help for the defaults). On a bad value
+/* Parses argv into a (see train_mlp --help for the defaults). --config FILE is
+ * loaded first, wherever it stands, and the other flags override it. On a bad value
  * writes "train_mlp: --flag: why" to msg and returns MLP_ARGS_USAGE;
  * --help returns MLP_ARGS_HELP. */
 enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, char *msg,

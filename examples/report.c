@@ -8,9 +8,11 @@
 #define MIB (1024.0 * 1024.0)
 #define MB 1e6
 
-/* Per-rank model-state bytes in fp32 training with Adam (4 + 4 + 8 bytes per
- * parameter, the fp32 parameter shard doubling as the master copy). */
-static const char *const stage_formula[4] = {"16Ψ", "8Ψ + 8Ψ/N", "4Ψ + 12Ψ/N", "16Ψ/N"};
+/* Per-rank model-state bytes with Adam: fp32 training (4 + 4 + 8 bytes per
+ * parameter, the fp32 parameter shard doubling as the master copy) and mixed
+ * precision (2 + 2 + 4 + 8). */
+static const char *const stage_formula_fp32[4] = {"16Ψ", "8Ψ + 8Ψ/N", "4Ψ + 12Ψ/N", "16Ψ/N"};
+static const char *const stage_formula_mixed[4] = {"16Ψ", "4Ψ + 12Ψ/N", "2Ψ + 14Ψ/N", "16Ψ/N"};
 
 static void memory_row(FILE *out, const char *name, int64_t current, int64_t peak,
                        int64_t theory, int has_peak, int has_theory)
@@ -43,11 +45,15 @@ static void print_formula(FILE *out, const struct zero_engine *e, const struct z
 {
     const struct zero_config *c = zero_engine_config(e);
     int stage = c->zero_optimization.stage;
+    enum zero_dtype cdt = zero_engine_compute_dtype(e);
+    int mixed = cdt != ZERO_F32;
     if (c->optimizer.type != ZERO_OPTIM_SGD && stage >= 0 && stage <= 3)
-        fprintf(out, "theory: stage %d, %s (fp32, Adam: 4 + 4 + 8 bytes per parameter)", stage,
-                stage_formula[stage]);
+        fprintf(out, "theory: stage %d, %s (%s, Adam: %s bytes per parameter)", stage,
+                (mixed ? stage_formula_mixed : stage_formula_fp32)[stage], zero_dtype_name(cdt),
+                mixed ? "2 + 2 + 4 + 8" : "4 + 4 + 8");
     else
-        fprintf(out, "theory: stage %d, params + grads + optimizer state (fp32, SGD)", stage);
+        fprintf(out, "theory: stage %d, params + grads + master + optimizer state (%s, SGD)",
+                stage, zero_dtype_name(cdt));
     fprintf(out, " with Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d:"
             " %" PRId64 " bytes\n", t->psi_padded, t->psi, world, t->model_state_bytes);
 }

@@ -19,6 +19,7 @@
 #include "mlp_data.h"
 #include "report.h"
 #include "weights_io.h"
+#include "zero/trace.h"
 #include "zero/zero.h"
 
 struct trainer {
@@ -32,6 +33,7 @@ struct trainer {
     struct mlp_data data;
     float *inputs;   /* (micro_batch, hidden) */
     int32_t *labels; /* (micro_batch) */
+    struct zero_trace *trace; /* --trace: the engine's observer */
 };
 
 /* ---- setup ---- */
@@ -45,8 +47,9 @@ static int resolve_batch(struct trainer *t, char *msg, size_t len)
     t->micro_given = t->a.micro_batch > 0;
     struct zero_error err = {0};
     if (zero_config_resolve_batch(&t->cfg, t->world, &err)) {
-        snprintf(msg, len, "train_mlp: --batch %lld%s on %d ranks: %s", (long long)t->a.batch,
-                 t->micro_given ? " / --micro-batch" : "", t->world, err.msg);
+        snprintf(msg, len, "train_mlp: --batch %lld%s%s on %d ranks: %s", (long long)t->a.batch,
+                 t->micro_given ? " / --micro-batch" : "", t->a.config ? " / --config" : "",
+                 t->world, err.msg);
         return -1;
     }
     return 0;
@@ -85,6 +88,7 @@ static void teardown(struct trainer *t)
     free(t->inputs);
     free(t->labels);
     mlp_data_free(&t->data);
+    zero_trace_destroy(t->trace);
     zero_engine_destroy(t->engine);
     zero_model_destroy(t->model);
     zero_device_close(t->dev);
@@ -107,11 +111,17 @@ static void print_header(const struct trainer *t)
     printf("batch: %lld = micro-batch %lld x accumulation %lld x world %d (%s)\n",
            (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
            (long long)c->gradient_accumulation_steps, t->world,
-           t->micro_given ? "accumulation = batch / (micro-batch x world)"
-                          : "micro-batch = batch / world");
-    printf("optimizer: AdamW lr %.2e betas (%g, %g) eps %g weight decay %g | clipping ",
-           c->optimizer.lr, c->optimizer.betas[0], c->optimizer.betas[1], c->optimizer.eps,
-           c->optimizer.weight_decay);
+           t->micro_given                   ? "accumulation = batch / (micro-batch x world)"
+           : t->a.cfg.gradient_accumulation_steps ? "micro-batch = batch / (accumulation x world)"
+                                                  : "micro-batch = batch / world");
+    static const char *const optimizers[] = {"Adam", "AdamW", "SGD"};
+    if (c->optimizer.type == ZERO_OPTIM_SGD)
+        printf("optimizer: SGD lr %.2e momentum %g weight decay %g | clipping ", c->optimizer.lr,
+               c->optimizer.momentum, c->optimizer.weight_decay);
+    else
+        printf("optimizer: %s lr %.2e betas (%g, %g) eps %g weight decay %g | clipping ",
+               optimizers[c->optimizer.type], c->optimizer.lr, c->optimizer.betas[0],
+               c->optimizer.betas[1], c->optimizer.eps, c->optimizer.weight_decay);
     if (c->gradient_clipping > 0)
         printf("%g\n", c->gradient_clipping);
     else
@@ -178,6 +188,20 @@ static void train(struct trainer *t)
     }
 }
 
+/* --trace: record the chosen steps' engine events; zero_trace_write saves them. */
+static int start_trace(struct trainer *t, struct zero_error *err)
+{
+    int64_t steps[ZERO_TRACE_MAX_STEPS];
+    int n = 0;
+    if (t->a.trace_steps &&
+        zero_trace_parse_steps(t->a.trace_steps, steps, ZERO_TRACE_MAX_STEPS, &n, err))
+        return zero_error_wrap(err, "--trace-steps: ");
+    int rc = zero_trace_create(&t->trace, t->model, t->rank, t->world, steps, n, err);
+    if (!rc)
+        zero_engine_set_observer(t->engine, zero_trace_observe, t->trace);
+    return rc;
+}
+
 static int write_data(const struct mlp_args *a, int rank)
 {
     int64_t samples = a->samples ? a->samples : a->batch * a->steps;
@@ -232,7 +256,23 @@ static int run(int argc, char **argv, int rank, int world)
     }
     if (rank == 0 && !t.a.quiet)
         print_header(&t);
+    if ((t.a.trace || t.a.trace_steps) && (!t.a.trace || start_trace(&t, &err))) {
+        if (rank == 0)
+            fprintf(stderr, "train_mlp: %s\n", t.a.trace ? err.msg : "--trace-steps needs --trace");
+        status = 2;
+        goto out;
+    }
     train(&t);
+    if (t.a.trace &&
+        example_agree(zero_trace_write(t.trace, t.dev, t.a.trace, &err), &err, MPI_COMM_WORLD)) {
+        if (rank == 0)
+            fprintf(stderr, "train_mlp: --trace: %s\n", err.msg);
+        status = 1;
+        goto out;
+    }
+    if (t.a.trace && rank == 0 && !t.a.quiet)
+        printf("wrote %s: %lld events of rank 0 (open it in https://ui.perfetto.dev)\n", t.a.trace,
+               (long long)zero_trace_count(t.trace));
     if (!t.a.quiet) {
         report_memory(stdout, t.engine, MPI_COMM_WORLD);
         if (rank == 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "zero/config_json.h"
 
 /* ---- creation ---- */
 
@@ -48,6 +49,29 @@ static uint64_t fingerprint(const struct zero_engine *e)
     return h;
 }
 
+/* Every rank's resolved configuration must be the same: a difference is
+ * reported with the first differing key and the ranks, not left to hang. */
+static int check_configs_agree(struct zero_engine *e, struct zero_error *err)
+{
+    struct zero_config *all = malloc((size_t)e->world * sizeof *all);
+    if (!all)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: configs", e->rank);
+    int rc = e->be->host_all_gather(e->bself, &e->cfg, all, sizeof e->cfg);
+    if (rc) {
+        free(all);
+        return engine_backend_error(e, rc, err, "exchanging configurations");
+    }
+    char key[256];
+    for (int r = 1; r < e->world && !rc; r++)
+        if (zero_config_diff(&all[0], &all[r], key, sizeof key))
+            rc = zero_fail(err, ZERO_EMISMATCH,
+                           "rank %d: the configuration differs between ranks 0 and %d, first at "
+                           "key %s",
+                           e->rank, r, key);
+    free(all);
+    return rc;
+}
+
 static int check_ranks_agree(struct zero_engine *e, struct zero_error *err)
 {
     uint64_t mine = fingerprint(e);
@@ -72,6 +96,9 @@ static int check_ranks_agree(struct zero_engine *e, struct zero_error *err)
 static int check_config(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_config *c = &e->cfg;
+    char why[512];
+    if (zero_config_unsupported(c, why, sizeof why))
+        return zero_fail(err, ZERO_ENOTSUP, "%s", why);
     if (c->fp16.enabled && c->bf16.enabled)
         return zero_fail(err, ZERO_EINVAL, "fp16.enabled and bf16.enabled are both true; "
                                            "choose one compute dtype");
@@ -124,7 +151,8 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     int rc;
     if ((rc = zero_config_resolve_batch(&e->cfg, e->world, err)) || (rc = check_config(e, err)) ||
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
-        (rc = check_ranks_agree(e, err)) || (rc = engine_states_create(e, err)) ||
+        (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
+        (rc = engine_states_create(e, err)) ||
         (rc = reduce_plan_buckets(e, err))) {
         if (rc && !err->msg[0])
             engine_backend_error(e, rc, err, "engine setup");

@@ -9,7 +9,8 @@
  * — the same tree the exact collectives use over ranks, so with N a power of
  * two the whole sum is one tree over atoms whatever N and accumulation are.
  *
- * Memory: at most floor(log2(A)) + 2 buffers of `len` elements, tagged grads. */
+ * Memory: at most floor(log2(A)) + 2 fp32 buffers of `len` elements, tagged
+ * accum (the paper's per-parameter bytes count no accumulation buffer). */
 #include "engine_internal.h"
 
 static int take_buffer(struct zero_engine *e, struct grad_counter *c, float **out,
@@ -19,7 +20,7 @@ static int take_buffer(struct zero_engine *e, struct grad_counter *c, float **ou
         *out = c->pool[--c->npool];
         return ZERO_OK;
     }
-    return engine_alloc(e, (size_t)c->len * sizeof(float), ZERO_TAG_GRADS, (void **)out,
+    return engine_alloc(e, (size_t)c->len * sizeof(float), ZERO_TAG_ACCUM, (void **)out,
                         "gradient accumulation slot", err);
 }
 

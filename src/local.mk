@@ -51,3 +51,16 @@ libzero_la_SOURCES += \
 	%reldir%/safetensors_write.c
 noinst_HEADERS += %reldir%/safetensors_internal.h
 zeroinclude_HEADERS += include/zero/safetensors.h
+
+# ds_config.json: DeepSpeed's configuration files, validated (key table, loader, printer)
+libzero_la_SOURCES += \
+	%reldir%/config_keys.c \
+	%reldir%/config_unsupported.c \
+	%reldir%/config_json.c \
+	%reldir%/config_print.c
+noinst_HEADERS += %reldir%/config_keys.h
+zeroinclude_HEADERS += include/zero/config_json.h
+
+# observability: estimator formulas, Chrome trace writer, SVG charts
+libzero_la_SOURCES += %reldir%/estimate.c %reldir%/trace.c %reldir%/svg_chart.c
+zeroinclude_HEADERS += include/zero/estimate.h include/zero/trace.h include/zero/svg_chart.h

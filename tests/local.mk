@@ -25,3 +25,5 @@ include tests/nn.mk
 include tests/misc.mk
 include tests/config.mk
 include tests/examples.mk
+include tests/config_json.mk
+include tests/observability.mk

@@ -141,6 +141,38 @@ START_TEST(test_ranks_with_different_stages_are_reported)
 }
 END_TEST
 
+START_TEST(test_ranks_with_different_configs_name_the_key_and_ranks)
+{
+    if (mpi_check_size() < 2)
+        return;
+    struct zero_config cfg;
+    small_config(&cfg, 1);
+    if (mpi_check_rank() == 1)
+        cfg.optimizer.lr = 5e-4;
+    struct fixture f;
+    struct zero_error err = {0};
+    int rc = open_engine(&f, &cfg, 8, &err);
+    ck_assert(mpi_check_all(rc == ZERO_EMISMATCH));
+    ck_assert_msg(strstr(err.msg, "optimizer.params.lr") && strstr(err.msg, "ranks 0 and 1"),
+                  "%s", err.msg);
+    close_engine(&f);
+}
+END_TEST
+
+START_TEST(test_unsupported_config_is_refused_by_the_engine)
+{
+    struct zero_config cfg;
+    small_config(&cfg, 2);
+    cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    struct fixture f;
+    struct zero_error err = {0};
+    int rc = open_engine(&f, &cfg, 8, &err);
+    ck_assert(mpi_check_all(rc == ZERO_ENOTSUP));
+    ck_assert_msg(strstr(err.msg, "offload"), "%s", err.msg);
+    close_engine(&f);
+}
+END_TEST
+
 START_TEST(test_call_order_errors)
 {
     struct zero_config cfg;
@@ -250,6 +282,8 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_scope_with_different_units_on_ranks_is_an_error_not_a_hang);
     tcase_add_test(tc, test_ranks_with_different_models_are_reported);
     tcase_add_test(tc, test_ranks_with_different_stages_are_reported);
+    tcase_add_test(tc, test_ranks_with_different_configs_name_the_key_and_ranks);
+    tcase_add_test(tc, test_unsupported_config_is_refused_by_the_engine);
     tcase_add_test(tc, test_call_order_errors);
     tcase_add_test(tc, test_bad_label_names_the_unit_and_row);
     tcase_add_test(tc, test_write_then_read_param_round_trips_in_every_stage);

@@ -12,7 +12,7 @@ extern "C" {
 
 enum zero_tag {
     ZERO_TAG_PARAMS = 0,  /* parameters in compute dtype (whole, or the stage-3 shard) */
-    ZERO_TAG_GRADS,       /* gradients kept between micro-steps (whole or shard) */
+    ZERO_TAG_GRADS,       /* gradients in the compute dtype (whole or shard) */
     ZERO_TAG_MASTER,      /* separate fp32 master shard (mixed precision only) */
     ZERO_TAG_OPTIM,       /* optimizer state: Adam exp_avg/exp_avg_sq, SGD momentum */
     ZERO_TAG_GATHER,      /* stage 3: gathered whole units, live between gather and release */
@@ -20,6 +20,7 @@ enum zero_tag {
     ZERO_TAG_ACTIVATIONS, /* saved forward activations */
     ZERO_TAG_WORKSPACE,   /* scratch: converted copies, norms, staging */
     ZERO_TAG_COMM,        /* backend-owned collective buffers (shared-memory windows) */
+    ZERO_TAG_ACCUM,       /* fp32 partial sums across micro-steps (accumulation > 1 only) */
     ZERO_TAG_COUNT
 };
 

@@ -11,9 +11,13 @@
 #include "zero/model.h"
 #include "zero/nn.h"
 #include "zero/config.h"
+#include "zero/config_json.h"
 #include "zero/events.h"
 #include "zero/engine.h"
 #include "zero/synthetic.h"
 #include "zero/safetensors.h"
+#include "zero/estimate.h"
+#include "zero/trace.h"
+#include "zero/svg_chart.h"
 
 #endif

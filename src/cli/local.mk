@@ -5,3 +5,10 @@
 bin_PROGRAMS += %reldir%/zero
 src_cli_zero_SOURCES = %reldir%/zero.c %reldir%/commands.h %reldir%/selftest.c
 src_cli_zero_LDADD = libzero.la
+
+# ds_config.json: zero config FILE [--world N]
+src_cli_zero_SOURCES += %reldir%/config_cmd.c
+
+# observability: memory estimator, collective schedule, measured memory chart, divergence locator
+src_cli_zero_SOURCES += %reldir%/cli_run.c %reldir%/cli_run.h %reldir%/estimate.c \
+	%reldir%/schedule.c %reldir%/memory.c %reldir%/verify.c

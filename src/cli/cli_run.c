@@ -1,0 +1,250 @@
+/* The toy model, its flags and one training step for the zero subcommands. See cli_run.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_run.h"
+
+void cli_model_defaults(struct cli_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->hidden = 64;
+    m->layers = 4;
+    m->classes = 10;
+    m->micro_batch = 4;
+    m->data_seed = 1;
+    zero_config_defaults(&m->cfg);
+    m->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
+    m->cfg.optimizer.lr = 1e-3;
+    m->cfg.optimizer.weight_decay = 0.01;
+}
+
+static const char help_stage[] =
+    "  --stage S            ZeRO stage 0 (plain data parallel), 1, 2 or 3 (default 0)\n";
+static const char help_rest[] =
+    "  --hidden H           width of the residual MLP blocks (default 64; inner 4H)\n"
+    "  --layers L           residual blocks (default 4), then a classifier\n"
+    "  --classes C          classifier outputs (default 10)\n"
+    "  --micro-batch m      rows per rank per micro-step (default 4)\n"
+    "  --batch B            global batch; accumulation = B / (m x N) (default m x N)\n"
+    "  --lr X               AdamW learning rate (default 1e-3)\n"
+    "  --seed N             parameter initialization seed (default 1234)\n"
+    "  --data-seed N        synthetic data seed (default 1)\n"
+    "  --mode exact|native  exact: bit-reproducible collectives (default)\n"
+    "  --align N            unit shards are multiples of N elements (default 2048)\n"
+    "  --bucket N           reduce_bucket_size, elements\n"
+    "  --overlap 0|1        overlap_comm\n"
+    "  --prefetch N         stage3_prefetch_bucket_size, elements\n"
+    "  --persistence N      stage3_param_persistence_threshold, elements\n"
+    "  --max-live N         stage3_max_live_parameters, elements\n";
+
+const char *cli_model_flags_help(int stage_flag)
+{
+    static char both[sizeof help_stage + sizeof help_rest];
+    snprintf(both, sizeof both, "%s%s", help_stage, help_rest);
+    return stage_flag ? both : help_rest;
+}
+
+static int parse_i64(const char *s, int64_t min, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < min)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg, size_t len)
+{
+    static const char *const names[] = {
+        "--stage",   "--hidden",   "--layers",      "--classes",  "--micro-batch", "--batch",
+        "--lr",      "--seed",     "--data-seed",   "--mode",     "--align",       "--bucket",
+        "--overlap", "--prefetch", "--persistence", "--max-live",
+    };
+    const char *flag = argv[*i];
+    size_t k = 0, n = sizeof names / sizeof names[0];
+    while (k < n && strcmp(flag, names[k]) != 0)
+        k++;
+    if (k == n)
+        return 0;
+    if (*i + 1 >= argc) {
+        snprintf(msg, len, "%s needs a value", flag);
+        return -1;
+    }
+    const char *v = argv[++*i];
+    struct zero_optimization_config *z = &m->cfg.zero_optimization;
+    int64_t x = 0;
+    int bad = 0;
+    const char *want = "an integer >= 1";
+    if (strcmp(flag, "--lr") == 0) {
+        char *end;
+        double lr = strtod(v, &end);
+        bad = end == v || *end || !(lr > 0.0);
+        m->cfg.optimizer.lr = lr;
+        want = "a number > 0";
+    } else if (strcmp(flag, "--mode") == 0) {
+        bad = strcmp(v, "exact") != 0 && strcmp(v, "native") != 0;
+        m->cfg.libzero.coll_mode = strcmp(v, "native") == 0 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
+        want = "exact or native";
+    } else if (strcmp(flag, "--stage") == 0 || strcmp(flag, "--overlap") == 0) {
+        int stage = strcmp(flag, "--stage") == 0;
+        bad = parse_i64(v, 0, &x) || x > (stage ? 3 : 1);
+        want = stage ? "0, 1, 2 or 3" : "0 or 1";
+        *(stage ? &z->stage : &z->overlap_comm) = (int)x;
+    } else {
+        int zero_ok = strcmp(flag, "--prefetch") == 0 || strcmp(flag, "--persistence") == 0 ||
+                      strcmp(flag, "--seed") == 0 || strcmp(flag, "--data-seed") == 0;
+        bad = parse_i64(v, zero_ok ? 0 : 1, &x);
+        if (zero_ok)
+            want = "an integer >= 0";
+        if (strcmp(flag, "--hidden") == 0)
+            m->hidden = x;
+        else if (strcmp(flag, "--layers") == 0) {
+            bad |= x > 100000;
+            m->layers = (int)x;
+        } else if (strcmp(flag, "--classes") == 0)
+            m->classes = x;
+        else if (strcmp(flag, "--micro-batch") == 0)
+            m->micro_batch = x;
+        else if (strcmp(flag, "--batch") == 0)
+            m->batch = x;
+        else if (strcmp(flag, "--seed") == 0)
+            m->cfg.libzero.seed = (uint64_t)x;
+        else if (strcmp(flag, "--data-seed") == 0)
+            m->data_seed = (uint64_t)x;
+        else if (strcmp(flag, "--align") == 0)
+            m->cfg.libzero.align = x;
+        else if (strcmp(flag, "--bucket") == 0)
+            z->reduce_bucket_size = x;
+        else if (strcmp(flag, "--prefetch") == 0)
+            z->stage3_prefetch_bucket_size = x;
+        else if (strcmp(flag, "--persistence") == 0)
+            z->stage3_param_persistence_threshold = x;
+        else
+            z->stage3_max_live_parameters = x;
+    }
+    if (bad) {
+        snprintf(msg, len, "%s: '%s' is not %s", flag, v, want);
+        return -1;
+    }
+    return 1;
+}
+
+int cli_agree(int rc, struct zero_error *err, MPI_Comm comm)
+{
+    int rank, world;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &world);
+    int mine = rc ? rank : world, first = world;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == world)
+        return ZERO_OK;
+    struct zero_error shared = {0};
+    if (rank == first) {
+        shared.code = rc;
+        if (strncmp(err->msg, "rank ", 5) != 0 && world > 1)
+            snprintf(shared.msg, sizeof shared.msg, "rank %d: %.1000s", rank, err->msg);
+        else
+            memcpy(shared.msg, err->msg, sizeof shared.msg);
+    }
+    MPI_Bcast(&shared, (int)sizeof shared, MPI_BYTE, first, comm);
+    *err = shared;
+    return shared.code;
+}
+
+int cli_mpi_init(void)
+{
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+        MPI_Init(NULL, NULL);
+    return !initialized;
+}
+
+char *cli_num(char *buf, int64_t v)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%lld", (long long)(v < 0 ? -v : v));
+    char *p = buf;
+    if (v < 0)
+        *p++ = '-';
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            *p++ = ',';
+        *p++ = digits[i];
+    }
+    *p = '\0';
+    return buf;
+}
+
+/* DeepSpeed's batch rule with a fixed micro-batch: accumulation = B / (m x N). */
+static int resolve_batch(struct cli_run *r, struct zero_error *err)
+{
+    struct zero_config *c = &r->m.cfg;
+    c->train_micro_batch_size_per_gpu = r->m.micro_batch;
+    c->train_batch_size = r->m.batch ? r->m.batch : r->m.micro_batch * r->world;
+    c->gradient_accumulation_steps = 0;
+    if (zero_config_resolve_batch(c, r->world, err))
+        return zero_error_wrap(err, "--batch %lld with --micro-batch %lld on %d ranks: ",
+                               (long long)c->train_batch_size, (long long)r->m.micro_batch,
+                               r->world);
+    return ZERO_OK;
+}
+
+int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Comm comm,
+                 struct zero_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->m = *m;
+    r->m.cfg.zero_optimization.stage = stage;
+    MPI_Comm_rank(comm, &r->rank);
+    MPI_Comm_size(comm, &r->world);
+    struct zero_backend_options opt = {.coll_mode = m->cfg.libzero.coll_mode, .device = -1};
+    int rc = resolve_batch(r, err);
+    if (!rc)
+        rc = zero_device_open(&r->dev, r->m.cfg.libzero.backend, &comm, &opt, err);
+    if (!rc)
+        rc = zero_nn_build_mlp(&r->model, m->hidden, m->layers, m->classes, err);
+    if (!rc) {
+        size_t rows = (size_t)m->micro_batch;
+        r->x = malloc(rows * (size_t)m->hidden * sizeof *r->x);
+        r->y = malloc(rows * sizeof *r->y);
+        if (!r->x || !r->y)
+            rc = zero_fail(err, ZERO_ENOMEM, "micro-batch buffers");
+    }
+    if ((rc = cli_agree(rc, err, comm)) == 0)
+        rc = cli_agree(zero_engine_create(&r->engine, &r->m.cfg, r->model, r->dev, err), err, comm);
+    if (rc)
+        cli_run_close(r);
+    return rc;
+}
+
+int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err)
+{
+    int64_t m = r->m.cfg.train_micro_batch_size_per_gpu;
+    int64_t accum = r->m.cfg.gradient_accumulation_steps;
+    for (int64_t micro = 0; micro < accum; micro++) {
+        int64_t first = zero_atom_first_sample(step, micro, r->rank, r->world, accum, m);
+        zero_synthetic_samples(r->m.data_seed, r->m.hidden, r->m.classes, first, m, r->x, r->y);
+        struct zero_batch b = {.rows = m, .inputs = r->x, .labels = r->y};
+        int rc;
+        if ((rc = zero_engine_forward(r->engine, &b, NULL, err)) ||
+            (rc = zero_engine_backward(r->engine, err)) ||
+            (rc = zero_engine_step(r->engine, NULL, err)))
+            return rc;
+    }
+    return ZERO_OK;
+}
+
+void cli_run_close(struct cli_run *r)
+{
+    zero_engine_destroy(r->engine);
+    zero_model_destroy(r->model);
+    zero_device_close(r->dev);
+    free(r->x);
+    free(r->y);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,63 @@
+/* What zero schedule, zero memory and zero verify share: the toy residual MLP of
+ * examples/train_mlp (zero_nn_build_mlp) on synthetic data, its engine flags, and
+ * one training step with the data of DESIGN.md's atoms, so every stage and world
+ * size sees the same samples. */
+#ifndef ZERO_CLI_RUN_H
+#define ZERO_CLI_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "zero/zero.h"
+
+struct cli_model {
+    int64_t hidden, classes;
+    int layers;
+    int64_t micro_batch; /* rows per rank per micro-step */
+    int64_t batch;       /* global batch; 0 = micro_batch x world (no accumulation) */
+    uint64_t data_seed;
+    struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
+};
+
+/* hidden 64, 4 layers, 10 classes, micro-batch 4, AdamW lr 1e-3, stage 0. */
+void cli_model_defaults(struct cli_model *m);
+
+/* Takes argv[*i] if it is one of the model or engine flags (cli_model_flags_help),
+ * consuming its value too (*i advances). Returns 1 if taken, 0 if not one of
+ * these, -1 on a bad or missing value with "--flag: why" in msg. */
+int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg, size_t len);
+/* The flags cli_model_flag takes, as --help lines; stage_flag: include --stage. */
+const char *cli_model_flags_help(int stage_flag);
+
+struct cli_run {
+    struct zero_device *dev;
+    struct zero_model *model;
+    struct zero_engine *engine;
+    struct cli_model m; /* batch sizes resolved for this world */
+    int rank, world;
+    float *x;   /* (micro_batch, hidden) */
+    int32_t *y; /* (micro_batch) */
+};
+
+/* Opens the cpu device on comm, builds the model and the engine at `stage`.
+ * Collective; on failure every rank returns the first failing rank's status
+ * and message, and everything opened is closed again. */
+int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Comm comm,
+                 struct zero_error *err);
+/* One optimizer step (every micro-step): global batch `step` (0-based). */
+int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err);
+void cli_run_close(struct cli_run *r);
+
+/* rc on every rank of comm: the lowest failing rank's status and message (0 if
+ * none failed). */
+int cli_agree(int rc, struct zero_error *err, MPI_Comm comm);
+
+/* MPI_Init unless already initialized; 1 if this call initialized it. */
+int cli_mpi_init(void);
+
+/* 1234567 -> "1,234,567" in buf (at least 32 bytes); returns buf. */
+char *cli_num(char *buf, int64_t v);
+
+#endif

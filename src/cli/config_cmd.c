@@ -1,0 +1,80 @@
+/* zero config FILE [--world N]: loads a ds_config.json as the engine would and
+ * prints every key with its resolved value and where the value came from. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "zero/config_json.h"
+
+static const char usage_text[] =
+    "usage: zero config FILE [--world N]\n"
+    "\n"
+    "Loads the DeepSpeed configuration FILE (ds_config.json) as libzero does and prints\n"
+    "every key, defaults filled, in DeepSpeed's documentation order:\n"
+    "\n"
+    "    zero_optimization.stage = 3                                      (file)\n"
+    "\n"
+    "The origin says where each value came from: file (given), default (DeepSpeed's\n"
+    "default), derived (computed from other keys: the batch sizes, overlap_comm, the\n"
+    "fp16 scaler's start) or auto (\"auto\" in the file, resolved as DeepSpeed does).\n"
+    "Unknown keys, wrong types and features this build lacks are errors that name the key.\n"
+    "\n"
+    "options:\n"
+    "  --world N   the number of ranks, for DeepSpeed's batch rule\n"
+    "              (train_batch_size = micro-batch x accumulation x N); without it the\n"
+    "              batch sizes not given print as null (derived when the engine starts)\n"
+    "  --help      print this text\n"
+    "\n"
+    "exit status: 0 valid, 1 invalid configuration, 2 usage error\n";
+
+int zero_cmd_config(int argc, char **argv)
+{
+    const char *file = NULL;
+    long world = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--world") == 0) {
+            char *end;
+            errno = 0;
+            world = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || errno || *end || end == argv[i + 1] || world < 1 ||
+                world > 1 << 24) {
+                fprintf(stderr, "zero config: --world: expected a rank count >= 1\n");
+                return 2;
+            }
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "zero config: unknown option '%s'\n\n%s", a, usage_text);
+            return 2;
+        } else if (file) {
+            fprintf(stderr, "zero config: one FILE only ('%s' and '%s')\n", file, a);
+            return 2;
+        } else {
+            file = a;
+        }
+    }
+    if (!file) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    struct zero_config cfg;
+    struct zero_config_origins origins;
+    struct zero_error err = {0};
+    if (zero_config_load_file(&cfg, &origins, file, (int)world, 0, &err)) {
+        fprintf(stderr, "zero config: %s\n", err.msg);
+        return 1;
+    }
+    if (world)
+        printf("# %s resolved for a world of %ld ranks\n", file, world);
+    else
+        printf("# %s (batch sizes not given are derived for the world size: --world N)\n",
+               file);
+    zero_config_print(stdout, &cfg, &origins);
+    return 0;
+}

@@ -1,0 +1,428 @@
+/* zero estimate: model-state memory per rank for ZeRO stages 0-3 from a parameter count
+ * or a GPT-2 shape, by the ZeRO paper's formulas, optionally with DeepSpeed's own
+ * estimators next to them and an SVG chart. No MPI, no backend: pure arithmetic
+ * (zero/estimate.h) and printing. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_run.h"
+#include "commands.h"
+#include "zero/estimate.h"
+#include "zero/svg_chart.h"
+
+#define MAX_WORLDS 16
+
+struct estimate_args {
+    double psi;
+    int have_psi;
+    struct zero_gpt_shape gpt;
+    int have_gpt;
+    int worlds[MAX_WORLDS];
+    int nworlds;
+    int nodes, gpus_per_node; /* 0 = not given */
+    enum zero_estimate_precision precision;
+    int offload_cpu;
+    double largest_layer; /* 0 = unknown */
+    int deepspeed;
+    double buffer_factor;
+    const char *svg;
+};
+
+static const char usage_text[] =
+    "NAME\n"
+    "    zero estimate - model-state memory per rank for ZeRO stages 0-3\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    zero estimate --params P [--ranks N[,N...] | --nodes M --gpus-per-node G]\n"
+    "                  [--precision mixed|fp32] [--offload none|cpu] [--deepspeed]\n"
+    "                  [--largest-layer L] [--buffer-factor F] [--svg FILE]\n"
+    "    zero estimate --n-layer L --n-head H --n-embd C [--block-size T] [--vocab-size V] ...\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    Prints the bytes of parameters, gradients and optimizer states that one rank holds\n"
+    "    under plain data parallel (stage 0) and ZeRO stages 1-3 (the paper's Pos, Pos+g,\n"
+    "    Pos+g+p), with the formula of each row, in GB (1e9 bytes, rounded like the ZeRO\n"
+    "    paper's Figure 1) and GiB (2^30 bytes). With Ψ parameters and N ranks, mixed\n"
+    "    precision with Adam (2 + 2 + K bytes, K = 12): 16Ψ, 4Ψ + 12Ψ/N, 2Ψ + 14Ψ/N, 16Ψ/N.\n"
+    "    fp32 with Adam (this library's engine): 16Ψ, 8Ψ + 8Ψ/N, 4Ψ + 12Ψ/N, 16Ψ/N.\n"
+    "    Several world sizes print the paper's Table 1 layout with its rounding.\n"
+    "    Activations, buffers and fragmentation are not model states and are not counted.\n"
+    "\n"
+    "OPTIONS\n"
+    "    --params P           parameters, e.g. 7e9 or 124439808\n"
+    "    --n-layer L, --n-head H, --n-embd C, --block-size T (1024), --vocab-size V (50257)\n"
+    "                         count the parameters of a GPT-2 (tied head) instead\n"
+    "    --ranks N[,N...]     data-parallel ranks (default 1); a list prints Table 1's layout\n"
+    "    --nodes M            nodes, with --gpus-per-node G: N = M x G (DeepSpeed's HW setup)\n"
+    "    --gpus-per-node G\n"
+    "    --precision P        mixed (fp16/bf16 + fp32 master, default) or fp32\n"
+    "    --offload none|cpu   cpu: the fp32 master and optimizer state live in host memory\n"
+    "                         (ZeRO-Offload); the device keeps parameters and gradients\n"
+    "    --deepspeed          also print DeepSpeed's estimate_zero2_model_states_mem_needs\n"
+    "                         and estimate_zero3_model_states_mem_needs tables\n"
+    "    --largest-layer L    parameters of the largest layer (ZeRO-3 gathers it whole);\n"
+    "                         counted from a GPT shape\n"
+    "    --buffer-factor F    DeepSpeed's additional_buffer_factor (default 1.5)\n"
+    "    --svg FILE           write the stages as a stacked bar chart (last N of a list)\n"
+    "    --help               this text\n"
+    "\n"
+    "EXAMPLES\n"
+    "    zero estimate --params 7.5e9 --ranks 64            the paper's Figure 1\n"
+    "    zero estimate --params 7.5e9 --ranks 1,4,16,64,256,1024   Table 1's columns\n"
+    "    zero estimate --params 2851e6 --nodes 1 --gpus-per-node 8 --largest-layer 32e6 \\\n"
+    "                  --deepspeed                          DeepSpeed's memory page\n";
+
+static int bad(const char *flag, const char *v, const char *want)
+{
+    fprintf(stderr, "zero estimate: %s: '%s' is not %s (see --help)\n", flag, v, want);
+    return 2;
+}
+
+static int parse_count(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x) || x < 1.0 || x > 1e18)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_int(const char *v, int64_t min, int64_t max, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < min || x > max)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_worlds(const char *v, struct estimate_args *a)
+{
+    a->nworlds = 0;
+    const char *p = v;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long x = strtol(p, &end, 10);
+        if (errno || end == p || x < 1 || x > 100000000 || a->nworlds == MAX_WORLDS)
+            return -1;
+        a->worlds[a->nworlds++] = (int)x;
+        p = end;
+        if (*p == ',' && p[1])
+            p++;
+        else if (*p)
+            return -1;
+    }
+    return a->nworlds ? 0 : -1;
+}
+
+/* Returns 0, or the exit status for a usage error (1 = --help shown). */
+static int parse(struct estimate_args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    a->buffer_factor = 1.5;
+    a->gpt.block_size = 1024;
+    a->gpt.vocab_size = 50257;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return -1;
+        }
+        if (strcmp(f, "--deepspeed") == 0) {
+            a->deepspeed = 1;
+            continue;
+        }
+        if (strncmp(f, "--", 2) != 0 || i + 1 >= argc) {
+            fprintf(stderr, "zero estimate: %s '%s' (see --help)\n",
+                    strncmp(f, "--", 2) ? "unexpected argument" : "missing value after", f);
+            return 2;
+        }
+        const char *v = argv[++i];
+        int64_t n;
+        if (strcmp(f, "--params") == 0) {
+            if (parse_count(v, &a->psi))
+                return bad(f, v, "a parameter count >= 1");
+            a->have_psi = 1;
+        } else if (strcmp(f, "--ranks") == 0) {
+            if (parse_worlds(v, a))
+                return bad(f, v, "a list of up to 16 rank counts >= 1");
+        } else if (strcmp(f, "--nodes") == 0 || strcmp(f, "--gpus-per-node") == 0) {
+            if (parse_int(v, 1, 1000000, &n))
+                return bad(f, v, "an integer >= 1");
+            *(strcmp(f, "--nodes") == 0 ? &a->nodes : &a->gpus_per_node) = (int)n;
+        } else if (strcmp(f, "--precision") == 0) {
+            if (strcmp(v, "mixed") && strcmp(v, "fp32"))
+                return bad(f, v, "mixed or fp32");
+            a->precision = strcmp(v, "fp32") == 0 ? ZERO_ESTIMATE_FP32 : ZERO_ESTIMATE_MIXED;
+        } else if (strcmp(f, "--offload") == 0) {
+            if (strcmp(v, "none") && strcmp(v, "cpu"))
+                return bad(f, v, "none or cpu");
+            a->offload_cpu = strcmp(v, "cpu") == 0;
+        } else if (strcmp(f, "--largest-layer") == 0) {
+            if (parse_count(v, &a->largest_layer))
+                return bad(f, v, "a parameter count >= 1");
+        } else if (strcmp(f, "--buffer-factor") == 0) {
+            char *end;
+            a->buffer_factor = strtod(v, &end);
+            if (end == v || *end || !(a->buffer_factor > 0.0) || a->buffer_factor > 1e6)
+                return bad(f, v, "a number > 0");
+        } else if (strcmp(f, "--svg") == 0) {
+            a->svg = v;
+        } else {
+            int64_t *field = strcmp(f, "--n-layer") == 0      ? &a->gpt.n_layer
+                             : strcmp(f, "--n-head") == 0     ? &a->gpt.n_head
+                             : strcmp(f, "--n-embd") == 0     ? &a->gpt.n_embd
+                             : strcmp(f, "--block-size") == 0 ? &a->gpt.block_size
+                             : strcmp(f, "--vocab-size") == 0 ? &a->gpt.vocab_size
+                                                              : NULL;
+            if (!field) {
+                fprintf(stderr, "zero estimate: unknown option '%s' (see --help)\n", f);
+                return 2;
+            }
+            if (parse_int(v, 1, 1000000000, field))
+                return bad(f, v, "an integer >= 1");
+            a->have_gpt = 1;
+        }
+    }
+    if (a->have_psi == a->have_gpt) {
+        fprintf(stderr, "zero estimate: give either --params or a GPT shape (--n-layer, --n-head, "
+                        "--n-embd) (see --help)\n");
+        return 2;
+    }
+    if (a->have_gpt && (!a->gpt.n_layer || !a->gpt.n_head || !a->gpt.n_embd)) {
+        fprintf(stderr, "zero estimate: a GPT shape needs --n-layer, --n-head and --n-embd\n");
+        return 2;
+    }
+    if ((a->nodes > 0) != (a->gpus_per_node > 0)) {
+        fprintf(stderr, "zero estimate: --nodes and --gpus-per-node go together\n");
+        return 2;
+    }
+    if (a->nodes > 0) {
+        int64_t n = (int64_t)a->nodes * a->gpus_per_node;
+        if (n > 100000000 || (a->nworlds && (a->nworlds > 1 || a->worlds[0] != n))) {
+            fprintf(stderr, "zero estimate: --ranks disagrees with --nodes x --gpus-per-node\n");
+            return 2;
+        }
+        a->worlds[0] = (int)n;
+        a->nworlds = 1;
+    }
+    if (a->nworlds == 0) {
+        a->worlds[0] = 1;
+        a->nworlds = 1;
+    }
+    if (a->deepspeed && a->nworlds > 1) {
+        fprintf(stderr, "zero estimate: --deepspeed needs one world size\n");
+        return 2;
+    }
+    return 0;
+}
+
+static const char *precision_text(enum zero_estimate_precision p)
+{
+    return p == ZERO_ESTIMATE_FP32
+               ? "fp32 with Adam: 4 (params) + 4 (grads) + 8 (momentum, variance) bytes per "
+                 "parameter, no separate master"
+               : "mixed precision with Adam: 2 (fp16 params) + 2 (fp16 grads) + K = 12 (fp32 "
+                 "master, momentum, variance) bytes per parameter";
+}
+
+static void print_model(const struct estimate_args *a, const struct zero_gpt_count *g)
+{
+    char buf[32];
+    if (a->have_gpt) {
+        printf("GPT-2: %lld layers, %lld heads, n_embd %lld, block %lld, vocab %lld (tied head)\n",
+               (long long)a->gpt.n_layer, (long long)a->gpt.n_head, (long long)a->gpt.n_embd,
+               (long long)a->gpt.block_size, (long long)a->gpt.vocab_size);
+        printf("  wte %s + wpe ", cli_num(buf, g->wte));
+        printf("%s + %lld layers x ", cli_num(buf, g->wpe), (long long)a->gpt.n_layer);
+        printf("%s (12C^2 + 13C) + ln_f ", cli_num(buf, g->per_layer));
+        printf("%s\n", cli_num(buf, g->ln_f));
+        printf("  largest layer: %s parameters\n", cli_num(buf, g->largest_layer));
+    }
+    printf("Ψ = %s parameters", cli_num(buf, llround(a->psi)));
+}
+
+/* Terminal columns of UTF-8 text (Ψ is two bytes, one column). */
+static int columns(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+static void print_one_world(const struct estimate_args *a, int n)
+{
+    struct zero_estimate_stage st[4];
+    zero_estimate_stages(a->psi, n, a->precision, a->offload_cpu, st);
+    if (a->nodes > 0)
+        printf(", N = %d ranks (%d node%s x %d GPU%s)\n", n, a->nodes, a->nodes > 1 ? "s" : "",
+               a->gpus_per_node, a->gpus_per_node > 1 ? "s" : "");
+    else
+        printf(", N = %d rank%s\n", n, n > 1 ? "s" : "");
+    printf("%s\n", precision_text(a->precision));
+    if (a->offload_cpu)
+        printf(
+            "offload cpu: the fp32 master and optimizer state of each rank live in host memory\n");
+    printf("GB = 10^9 bytes (rounded like the ZeRO paper's Figure 1), GiB = 2^30 bytes\n\n");
+    printf("stage  ZeRO paper  %-14s %19s %8s %9s", a->offload_cpu ? "device" : "per rank", "bytes",
+           "GB", "GiB");
+    if (a->offload_cpu)
+        printf(" %10s %9s", "host GB", "host GiB");
+    printf("\n");
+    for (int s = 0; s < 4; s++) {
+        char formula[48], bytes[32], gb[32];
+        zero_estimate_formula(formula, sizeof formula, st[s].whole_coef, st[s].shard_coef);
+        printf("%-6d %-11s %s%*s %19s %8s %9.2f", s, zero_estimate_stage_name(s), formula,
+               14 - columns(formula), "", cli_num(bytes, llround(st[s].device)),
+               zero_format_gb_figure(gb, sizeof gb, st[s].device), st[s].device / 1073741824.0);
+        if (a->offload_cpu) {
+            zero_format_gb_figure(gb, sizeof gb, st[s].host);
+            printf(" %10s %9.2f", gb, st[s].host / 1073741824.0);
+        }
+        printf("\n");
+    }
+}
+
+static void print_table1(const struct estimate_args *a)
+{
+    struct zero_estimate_stage st[4];
+    zero_estimate_stages(a->psi, 1, a->precision, a->offload_cpu, st);
+    char gb[32];
+    printf(", N = ");
+    for (int i = 0; i < a->nworlds; i++)
+        printf("%s%d", i ? ", " : "", a->worlds[i]);
+    printf("\n%s\n", precision_text(a->precision));
+    printf("%s per rank in GB (10^9 bytes), rounded like the ZeRO paper's Table 1;\n"
+           "DP (stage 0) holds %s GB at every N\n\n",
+           a->offload_cpu ? "device bytes" : "model states",
+           zero_format_gb_table(gb, sizeof gb, st[0].device));
+    printf("%8s %10s %10s %10s\n", "N", "Pos", "Pos+g", "Pos+g+p");
+    for (int i = 0; i < a->nworlds; i++) {
+        zero_estimate_stages(a->psi, a->worlds[i], a->precision, a->offload_cpu, st);
+        printf("%8d", a->worlds[i]);
+        for (int s = 1; s < 4; s++)
+            printf(" %10s", zero_format_gb_table(gb, sizeof gb, st[s].device));
+        printf("\n");
+    }
+}
+
+/* DeepSpeed's own lines: f" {cpu_mem/2**30:7.2f}GB | {gpu_mem/2**30:6.2f}GB | {options}" */
+static void ds_line(const struct zero_ds_estimate *e, const char *options)
+{
+    printf("   %7.2fGB | %6.2fGB | %s\n", (double)e->cpu_bytes / 1073741824.0,
+           (double)e->gpu_bytes / 1073741824.0, options);
+}
+
+static void print_deepspeed(const struct estimate_args *a)
+{
+    int nodes = a->nodes ? a->nodes : 1, gpn = a->nodes ? a->gpus_per_node : a->worlds[0];
+    struct zero_ds_estimate e;
+    printf("\nDeepSpeed's estimators (deepspeed.runtime.zero), additional_buffer_factor %g;\n"
+           "GB as DeepSpeed prints it: bytes / 2^30\n",
+           a->buffer_factor);
+    printf("HW: %d node%s, %d GPU%s per node. SW: %lldM total params", nodes, nodes > 1 ? "s" : "",
+           gpn, gpn > 1 ? "s" : "", (long long)(a->psi / 1e6));
+    if (a->largest_layer > 0)
+        printf(", %lldM largest layer params", (long long)(a->largest_layer / 1e6));
+    printf(".\n\nestimate_zero2_model_states_mem_needs\n     per CPU  |  per GPU |   Options\n");
+    for (int off = 1; off >= 0; off--) {
+        zero_ds_zero2(a->psi, gpn, nodes, off, a->buffer_factor, 0, &e);
+        ds_line(&e, off ? "offload_optimizer=cpu" : "offload_optimizer=none");
+    }
+    printf("\nestimate_zero3_model_states_mem_needs\n");
+    if (a->largest_layer <= 0) {
+        printf("   (needs --largest-layer, or a GPT shape)\n");
+        return;
+    }
+    printf("     per CPU  |  per GPU |   Options\n");
+    for (int off = 1; off >= 0; off--)
+        for (int params = 1; params >= 0; params--) {
+            if (!off && params)
+                continue;
+            for (int init = 1; init >= 0; init--) {
+                char options[96];
+                zero_ds_zero3(a->psi, a->largest_layer, gpn, nodes, off, params, init,
+                              a->buffer_factor, &e);
+                snprintf(options, sizeof options,
+                         "offload_param=%s, offload_optimizer=%s, zero_init=%d",
+                         params ? "cpu " : "none", off ? "cpu " : "none", init);
+                ds_line(&e, options);
+            }
+        }
+}
+
+static int write_svg(const struct estimate_args *a)
+{
+    int n = a->worlds[a->nworlds - 1];
+    struct zero_estimate_stage st[4];
+    zero_estimate_stages(a->psi, n, a->precision, a->offload_cpu, st);
+    double scale = st[0].params + st[0].grads + st[0].master + st[0].optim >= 1e9 ? 1e9 : 1e6;
+    struct zero_chart c = {.nsegments = 4, .nbars = 4};
+    snprintf(c.unit, sizeof c.unit, "%s", scale == 1e9 ? "GB" : "MB");
+    char psi[32];
+    snprintf(c.title, sizeof c.title, "Model states per rank, theory: Ψ = %s parameters, N = %d",
+             cli_num(psi, llround(a->psi)), n);
+    snprintf(c.subtitle, sizeof c.subtitle, "%s; stage 0 = plain data parallel%s",
+             a->precision == ZERO_ESTIMATE_FP32 ? "fp32 with Adam (4 + 4 + 8 bytes per parameter)"
+                                                : "mixed precision with Adam (2 + 2 + 12 bytes per "
+                                                  "parameter)",
+             a->offload_cpu ? "; master and optimizer in host memory with --offload cpu" : "");
+    const char *names[4] = {"params", "grads", "master", "optimizer"};
+    for (int s = 0; s < 4; s++)
+        snprintf(c.segment[s], sizeof c.segment[s], "%s", names[s]);
+    for (int s = 0; s < 4; s++) {
+        struct zero_chart_bar *b = &c.bar[s];
+        char formula[48];
+        snprintf(b->label, sizeof b->label, "stage %d (%s)", s, zero_estimate_stage_name(s));
+        zero_estimate_formula(formula, sizeof formula, st[s].whole_coef, st[s].shard_coef);
+        snprintf(b->sublabel, sizeof b->sublabel, "%s", formula);
+        b->group = s;
+        b->value[0] = st[s].params / scale;
+        b->value[1] = st[s].grads / scale;
+        b->value[2] = st[s].master / scale;
+        b->value[3] = st[s].optim / scale;
+    }
+    struct zero_error err = {0};
+    if (zero_svg_chart_write(a->svg, &c, &err)) {
+        fprintf(stderr, "zero estimate: --svg: %s\n", err.msg);
+        return 1;
+    }
+    printf("\nwrote %s\n", a->svg);
+    return 0;
+}
+
+int zero_cmd_estimate(int argc, char **argv)
+{
+    struct estimate_args a;
+    int rc = parse(&a, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct zero_gpt_count g = {0};
+    if (a.have_gpt) {
+        struct zero_error err = {0};
+        if (zero_gpt_count_params(&a.gpt, &g, &err)) {
+            fprintf(stderr, "zero estimate: %s\n", err.msg);
+            return 2;
+        }
+        a.psi = (double)g.total;
+        if (a.largest_layer <= 0)
+            a.largest_layer = (double)g.largest_layer;
+    }
+    print_model(&a, &g);
+    if (a.nworlds == 1)
+        print_one_world(&a, a.worlds[0]);
+    else
+        print_table1(&a);
+    if (a.deepspeed)
+        print_deepspeed(&a);
+    return a.svg ? write_svg(&a) : 0;
+}

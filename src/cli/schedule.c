@@ -1,0 +1,368 @@
+/* zero schedule: one real training step of the toy MLP as the ordered list of what a
+ * rank does, read from the engine's event stream (an observer, events.h): compute per
+ * unit, gathers / prefetches / releases, the gradient reduction of each bucket, the
+ * optimizer on this rank's shard; then the elements each collective moved, next to
+ * the step's measured comm stats and the ZeRO paper's 2Ψ(N-1)/N or 3Ψ(N-1)/N. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_run.h"
+#include "commands.h"
+
+#define MAX_EVENTS 100000
+
+struct recorder {
+    struct zero_event ev[MAX_EVENTS];
+    int n;
+    int64_t step; /* record events of this 1-based step */
+    int overflow;
+};
+
+static void record(void *user, const struct zero_event *ev)
+{
+    struct recorder *r = user;
+    if (ev->step + 1 != r->step)
+        return;
+    if (r->n == MAX_EVENTS) {
+        r->overflow = 1;
+        return;
+    }
+    r->ev[r->n++] = *ev;
+}
+
+struct schedule_args {
+    struct cli_model m;
+    int steps, rank, times;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "NAME\n"
+            "    zero schedule - print one training step as the ordered list of what a rank does\n"
+            "\n"
+            "SYNOPSIS\n"
+            "    mpirun -np N zero schedule [--stage S] [--hidden H] [--layers L] [--steps K]\n"
+            "                               [--rank R] [--times] [engine flags]\n"
+            "\n"
+            "DESCRIPTION\n"
+            "    Trains the toy residual MLP of examples/train_mlp for K steps (default 2) on\n"
+            "    synthetic data and prints the last step as rank R saw it (default 0), one line\n"
+            "    per engine event: forward and backward of each unit; under stage 3 the gather,\n"
+            "    prefetch, wait and release of each unit; the gradient reduction of each unit\n"
+            "    with its bucket and collective (all_reduce in stage 0, reduce_scatter in 1-3);\n"
+            "    the norm exchange; the optimizer update of this rank's shard (element range);\n"
+            "    in stages 1-2 the all-gather of the updated parameters. Elements are those of\n"
+            "    the unit's flat buffer, padding included; a collective of E elements makes\n"
+            "    each rank send E(N-1)/N (twice that for an all-reduce). The totals per\n"
+            "    collective are then set against the step's measured comm stats and against\n"
+            "    the ZeRO paper: 2Ψ(N-1)/N sent per rank in stages 0-2, 3Ψ(N-1)/N in stage 3\n"
+            "    (persistent units are gathered once per step: (3Ψ - Ψp)(N-1)/N). Stage 3\n"
+            "    records the unit order in step 1 and prefetches along it from step 2 on.\n"
+            "\n"
+            "OPTIONS\n"
+            "    --steps K            steps to run; the last is printed (default 2)\n"
+            "    --rank R             whose view to print (default 0)\n"
+            "    --times              add each event's start and duration (ms since the step\n"
+            "                         began): they vary from run to run\n"
+            "%s"
+            "    --help               this text\n",
+            cli_model_flags_help(1));
+}
+
+static int parse(struct schedule_args *a, int argc, char **argv)
+{
+    cli_model_defaults(&a->m);
+    a->steps = 2;
+    a->rank = 0;
+    a->times = 0;
+    char msg[256];
+    for (int i = 1; i < argc; i++) {
+        int took = cli_model_flag(&a->m, argc, argv, &i, msg, sizeof msg);
+        if (took < 0) {
+            fprintf(stderr, "zero schedule: %s\n", msg);
+            return 2;
+        }
+        if (took)
+            continue;
+        const char *f = argv[i];
+        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+            usage(stdout);
+            return -1;
+        } else if (strcmp(f, "--times") == 0) {
+            a->times = 1;
+        } else if ((strcmp(f, "--steps") == 0 || strcmp(f, "--rank") == 0) && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            int steps = strcmp(f, "--steps") == 0;
+            if (end == argv[i] || *end || v < (steps ? 1 : 0) || v > 1000000) {
+                fprintf(stderr, "zero schedule: %s: '%s' is not an integer >= %d\n", f, argv[i],
+                        steps ? 1 : 0);
+                return 2;
+            }
+            *(steps ? &a->steps : &a->rank) = (int)v;
+        } else {
+            fprintf(stderr, "zero schedule: unknown argument '%s' (see --help)\n", f);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* ---- the table ---- */
+
+static int is_collective(const struct zero_event *ev)
+{
+    return ev->collective != NULL && strcmp(ev->collective, "control") != 0;
+}
+
+static int64_t sent_by_rank(const struct zero_event *ev, int world)
+{
+    if (!is_collective(ev) || world < 2)
+        return 0;
+    int64_t part = ev->elements / world * (world - 1);
+    return strcmp(ev->collective, "all_reduce") == 0 ? 2 * part : part;
+}
+
+/* The phase an event belongs to, from the order of the stream. */
+enum phase { FORWARD, BACKWARD, UPDATE };
+static const char *const phase_name[] = {"forward", "backward", "step"};
+
+static void detail(char *buf, size_t len, const struct zero_event *ev, const int64_t *padded,
+                   int rank, int world)
+{
+    char a[32], b[32], c[32];
+    int64_t sent = sent_by_rank(ev, world);
+    switch (ev->kind) {
+    case ZERO_EV_FORWARD:
+    case ZERO_EV_BACKWARD:
+    case ZERO_EV_RECOMPUTE:
+        snprintf(buf, len, "%lld rows", (long long)ev->elements);
+        break;
+    case ZERO_EV_GATHER:
+    case ZERO_EV_PREFETCH:
+    case ZERO_EV_PARAM_GATHER:
+    case ZERO_EV_REDUCE:
+        snprintf(buf, len, "%s%s%s, sends %s", ev->collective, ev->bucket >= 0 ? " bucket " : "",
+                 ev->bucket >= 0 ? cli_num(a, ev->bucket) : "", cli_num(b, sent));
+        break;
+    case ZERO_EV_GATHER_WAIT:
+        snprintf(buf, len, "wait for its all_gather");
+        break;
+    case ZERO_EV_RELEASE:
+        snprintf(buf, len, "frees the gathered copy, keeps shard %d", rank);
+        break;
+    case ZERO_EV_NORM:
+        snprintf(buf, len, "gradient norm: block sums exchanged (control)");
+        break;
+    case ZERO_EV_OPTIMIZER: {
+        int64_t whole = ev->unit >= 0 ? padded[ev->unit] : 0;
+        if (ev->elements == whole || world == 1)
+            snprintf(buf, len, "Adam on the whole unit");
+        else
+            snprintf(buf, len, "Adam on shard %d: [%s, %s) of %s", rank,
+                     cli_num(a, ev->elements * rank), cli_num(b, ev->elements * (rank + 1)),
+                     cli_num(c, whole));
+        break;
+    }
+    default:
+        buf[0] = '\0';
+    }
+}
+
+static const char *event_label(const struct zero_event *ev)
+{
+    return ev->kind == ZERO_EV_REDUCE ? "reduce" : zero_event_name(ev->kind);
+}
+
+static void print_events(const struct recorder *r, const struct zero_model *model,
+                         const int64_t *padded, int rank, int world, int accum, int times)
+{
+    printf("%4s  %-8s %-5s %-13s %-12s %9s  %s\n", "#", "phase", "track", "event", "unit",
+           "elements", "detail");
+    enum phase ph = FORWARD;
+    double t0 = r->n ? r->ev[0].t_begin : 0.0;
+    int64_t micro0 = r->n ? r->ev[0].micro_step : 0;
+    for (int i = 0; i < r->n; i++) {
+        const struct zero_event *ev = &r->ev[i];
+        if (ev->kind == ZERO_EV_BACKWARD || ev->kind == ZERO_EV_RECOMPUTE)
+            ph = BACKWARD;
+        else if (ev->kind == ZERO_EV_FORWARD)
+            ph = FORWARD;
+        else if (ev->kind == ZERO_EV_NORM)
+            ph = UPDATE;
+        int compute = ev->kind == ZERO_EV_FORWARD || ev->kind == ZERO_EV_BACKWARD ||
+                      ev->kind == ZERO_EV_RECOMPUTE || ev->kind == ZERO_EV_OPTIMIZER;
+        char el[32], what[160], phase[40];
+        detail(what, sizeof what, ev, padded, rank, world);
+        snprintf(phase, sizeof phase, "%s", phase_name[ph]);
+        if (accum > 1 && ph != UPDATE)
+            snprintf(phase, sizeof phase, "%s.%lld", ph == FORWARD ? "fwd" : "bwd",
+                     (long long)(ev->micro_step - micro0 + 1));
+        int unit_event = ev->unit >= 0 && ev->unit < model->nunits;
+        printf("%4d  %-8s %-5s %-13s %-12s %9s  %s", i + 1, phase, compute ? "comp" : "comm",
+               event_label(ev), unit_event ? model->units[ev->unit]->name : "-",
+               compute && ev->kind != ZERO_EV_OPTIMIZER ? ""
+               : ev->elements                           ? cli_num(el, ev->elements)
+                                                        : "",
+               what);
+        if (times)
+            printf("  @%.3f +%.3f ms", (ev->t_begin - t0) * 1e3, (ev->t_end - ev->t_begin) * 1e3);
+        printf("\n");
+    }
+}
+
+static enum zero_coll_kind coll_kind(const char *name)
+{
+    if (strcmp(name, "reduce_scatter") == 0)
+        return ZERO_COLL_REDUCE_SCATTER;
+    if (strcmp(name, "all_gather") == 0)
+        return ZERO_COLL_ALL_GATHER;
+    if (strcmp(name, "all_reduce") == 0)
+        return ZERO_COLL_ALL_REDUCE;
+    if (strcmp(name, "broadcast") == 0)
+        return ZERO_COLL_BROADCAST;
+    return ZERO_COLL_CONTROL;
+}
+
+/* Totals per collective next to the comm stats; returns 1 if everything agrees. */
+static int print_totals(const struct recorder *r, const struct zero_engine *e, int world)
+{
+    int64_t calls[ZERO_COLL_KIND_COUNT] = {0}, buffer[ZERO_COLL_KIND_COUNT] = {0},
+            sent[ZERO_COLL_KIND_COUNT] = {0};
+    for (int i = 0; i < r->n; i++) {
+        const struct zero_event *ev = &r->ev[i];
+        if (!is_collective(ev))
+            continue;
+        enum zero_coll_kind k = coll_kind(ev->collective);
+        calls[k]++;
+        buffer[k] += ev->elements;
+        sent[k] += sent_by_rank(ev, world);
+    }
+    const struct zero_comm_stats *m = &zero_engine_last_step(e)->comm;
+    printf("\ntotals of the step (elements; each rank sends (N-1)/N of a collective's buffer,\n"
+           "2(N-1)/N for an all-reduce; measured = this rank's comm stats, sent bytes / 4)\n");
+    printf("  %-15s %6s %14s %14s %14s\n", "collective", "calls", "buffer", "sent", "measured");
+    int ok = 1;
+    int64_t total = 0, measured_total = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
+        if (k == ZERO_COLL_CONTROL)
+            continue;
+        int64_t measured = m->kind[k].sent_bytes / (int64_t)sizeof(float);
+        if (calls[k] == 0 && m->kind[k].calls == 0)
+            continue;
+        char a[32], b[32], c[32];
+        printf("  %-15s %6lld %14s %14s %14s  %s\n", zero_coll_kind_name(k), (long long)calls[k],
+               cli_num(a, buffer[k]), cli_num(b, sent[k]), cli_num(c, measured),
+               sent[k] == measured && calls[k] == m->kind[k].calls ? "ok" : "MISMATCH");
+        ok &= sent[k] == measured && calls[k] == m->kind[k].calls;
+        total += sent[k];
+        measured_total += measured;
+    }
+    char a[32], b[32];
+    printf("  %-15s %6s %14s %14s %14s  %s\n", "all", "", "", cli_num(a, total),
+           cli_num(b, measured_total), total == measured_total ? "ok" : "MISMATCH");
+    printf("  (control exchanges such as the norm: %lld calls, %lld bytes, not counted)\n",
+           (long long)m->kind[ZERO_COLL_CONTROL].calls,
+           (long long)m->kind[ZERO_COLL_CONTROL].sent_bytes);
+
+    struct zero_theory t;
+    zero_engine_theory(e, &t);
+    const struct zero_config *c = zero_engine_config(e);
+    int stage3 = c->zero_optimization.stage == 3;
+    char psi[32], psip[32], th[32];
+    cli_num(psi, t.psi_padded);
+    cli_num(psip, t.psi_persistent);
+    cli_num(th, t.sent_elements_per_step);
+    if (c->gradient_accumulation_steps > 1) {
+        printf("\ntheory %s = %s elements holds without accumulation; with %lld micro-steps the\n"
+               "gradient reduction%s repeats per micro-step\n",
+               stage3 ? "(3Ψ - Ψp)(N-1)/N" : "2Ψ(N-1)/N", th,
+               (long long)c->gradient_accumulation_steps, stage3 ? " and the gathers" : "");
+        return ok;
+    }
+    if (stage3 && t.psi_persistent > 0)
+        printf("\ntheory: (3Ψ - Ψp)(N-1)/N = (3 x %s - %s) x %d/%d = %s elements  %s\n", psi, psip,
+               world - 1, world, th, total == t.sent_elements_per_step ? "ok" : "MISMATCH");
+    else
+        printf("\ntheory: %dΨ(N-1)/N = %d x %s x %d/%d = %s elements  %s\n", stage3 ? 3 : 2,
+               stage3 ? 3 : 2, psi, world - 1, world, th,
+               total == t.sent_elements_per_step ? "ok" : "MISMATCH");
+    printf("(Ψ = %s elements in the units' flat buffers, padding included)\n", psi);
+    return ok && total == t.sent_elements_per_step;
+}
+
+static void print_header(const struct schedule_args *a, const struct cli_run *run)
+{
+    struct zero_theory t;
+    zero_engine_theory(run->engine, &t);
+    const struct zero_config *c = zero_engine_config(run->engine);
+    char p[32], q[32];
+    printf("zero schedule: stage %d, %d rank%s, step %d as rank %d sees it\n",
+           c->zero_optimization.stage, run->world, run->world > 1 ? "s" : "", a->steps, a->rank);
+    printf("model: %d residual MLP blocks of width %lld (inner %lld) + classifier (%lld classes)\n",
+           a->m.layers, (long long)a->m.hidden, 4 * (long long)a->m.hidden,
+           (long long)a->m.classes);
+    printf("Ψ = %s parameters, %s elements padded in %d units", cli_num(p, t.psi),
+           cli_num(q, t.psi_padded), run->model->nunits);
+    if (c->zero_optimization.stage == 3)
+        printf(" (%s in persistent units)", cli_num(p, t.psi_persistent));
+    printf("\nbatch: micro-batch %lld x accumulation %lld x world %d\n\n",
+           (long long)c->train_micro_batch_size_per_gpu, (long long)c->gradient_accumulation_steps,
+           run->world);
+}
+
+int zero_cmd_schedule(int argc, char **argv)
+{
+    static struct schedule_args a;
+    int rc = parse(&a, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    int owned = cli_mpi_init();
+    int me, world, status = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    struct recorder *rec = a.rank < world ? calloc(1, sizeof *rec) : NULL;
+    struct zero_error err = {0};
+    rc = rec               ? ZERO_OK
+         : a.rank >= world ? zero_fail(&err, ZERO_EINVAL, "--rank %d: only %d rank%s", a.rank,
+                                       world, world > 1 ? "s" : "")
+                           : zero_fail(&err, ZERO_ENOMEM, "event buffer");
+    struct cli_run run;
+    if ((rc = cli_agree(rc, &err, MPI_COMM_WORLD)) == 0 &&
+        (rc = cli_run_open(&run, &a.m, a.m.cfg.zero_optimization.stage, MPI_COMM_WORLD, &err)) ==
+            0) {
+        rec->step = a.steps;
+        zero_engine_set_observer(run.engine, record, rec);
+        for (int s = 0; s < a.steps && !rc; s++)
+            rc = cli_run_step(&run, s, &err);
+        rc = cli_agree(rc, &err, MPI_COMM_WORLD);
+        if (!rc && run.rank == a.rank) {
+            int64_t *padded = calloc((size_t)run.model->nunits, sizeof *padded);
+            for (int i = 0; padded && i < rec->n; i++) /* a reduction covers the whole unit */
+                if (rec->ev[i].kind == ZERO_EV_REDUCE && rec->ev[i].unit >= 0)
+                    padded[rec->ev[i].unit] = rec->ev[i].elements;
+            print_header(&a, &run);
+            print_events(rec, run.model, padded, run.rank, run.world,
+                         (int)zero_engine_config(run.engine)->gradient_accumulation_steps, a.times);
+            if (!print_totals(rec, run.engine, run.world))
+                status = 1;
+            if (rec->overflow)
+                printf("(only the first %d events are shown)\n", MAX_EVENTS);
+            free(padded);
+            fflush(stdout);
+        }
+        cli_run_close(&run);
+    }
+    if (rc) {
+        if (me == 0)
+            fprintf(stderr, "zero schedule: %s\n", err.msg);
+        status = rc == ZERO_EINVAL ? 2 : 1;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    free(rec);
+    if (owned)
+        MPI_Finalize();
+    return status;
+}

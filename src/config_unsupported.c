@@ -1,0 +1,198 @@
+/* What DeepSpeed knows and this build does not implement yet: one table.
+ *
+ * A field-backed entry (inert NULL) names a key of the key table whose
+ * non-zero value (true, a device other than none) this build cannot honour;
+ * zero_config_unsupported() checks them on a struct, so the engine can call it
+ * too. A JSON-only entry names a DeepSpeed key or section that has no field
+ * here: the loader accepts it only with a value that asks for nothing (inert),
+ * so a DeepSpeed config that spells out the defaults still loads.
+ * When a feature lands, delete its line. */
+#include "config_keys.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zero/config_json.h"
+
+#define NYI "is not implemented yet in this build"
+#define NOT_ON_BACKEND "is not implemented on the %s backend"
+#define ANY_BOOL "[false, true]", "expected true or false"
+#define ZO "zero_optimization."
+#define AC "activation_checkpointing."
+#define OFF "{\"enabled\": false}"
+
+static const struct config_unsupported unsupported[] = {
+    /* field-backed: non-zero asks for the feature ("%s" = the backend's name) */
+    {ZO "offload_optimizer.device", NULL, "optimizer offload " NOT_ON_BACKEND},
+    {ZO "offload_param.device", NULL, "parameter offload " NOT_ON_BACKEND},
+    {AC "partition_activations", NULL, "activation partitioning " NYI},
+    {AC "contiguous_memory_optimization", NULL, "contiguous activation memory " NYI},
+    {AC "cpu_checkpointing", NULL, "activation checkpointing to the CPU " NYI},
+    {AC "synchronize_checkpoint_boundary", NULL, "checkpoint boundary synchronization " NYI},
+    {AC "profile", NULL, "activation checkpointing profiling " NYI},
+
+    /* JSON-only: DeepSpeed's keys with the values that ask for nothing */
+    {"optimizer.legacy_fusion", "false", "legacy fusion " NYI},
+    {"optimizer.params.amsgrad", "false", "AMSGrad " NYI},
+    {"optimizer.params.torch_adam", ANY_BOOL},
+    {"scheduler.params.last_batch_iteration", "-1", "resuming a schedule " NYI},
+    {"fp16.auto_cast", "false", "fp16 auto-casting " NYI},
+    {"fp16.fp16_master_weights_and_grads", "false", "fp16 master weights " NYI},
+    {"amp", OFF, "NVIDIA Apex AMP " NYI},
+    {"prescale_gradients", "false", "gradient prescaling " NYI},
+    {"gradient_predivide_factor", "1", "gradient predivision " NYI},
+    {"sparse_gradients", "false", "sparse gradients " NYI},
+    {"communication_data_type", "null", "a separate communication data type " NYI},
+    {"data_types", "{\"grad_accum_dtype\": null}", "a gradient accumulation data type " NYI},
+    {"zero_allow_untested_optimizer", ANY_BOOL},
+    {"zero_force_ds_cpu_optimizer", ANY_BOOL},
+    {"memory_breakdown", "false", "memory breakdown logging " NYI},
+    {"dump_state", "false", "state dumping " NYI},
+    {"disable_allgather", "false", "disabling the all-gather " NYI},
+    {ZO "round_robin_gradients", "false", "round-robin gradients " NYI},
+    {ZO "cpu_offload", "false", "optimizer offload " NYI},
+    {ZO "cpu_offload_param", "false", "parameter offload " NYI},
+    {ZO "cpu_offload_use_pin_memory", "false", "pinned offload memory " NYI},
+    {ZO "elastic_checkpoint", "false", "elastic checkpoints " NYI},
+    {ZO "load_from_fp32_weights", "true", "loading from 16-bit weights " NYI},
+    {ZO "ignore_unused_parameters", "true", "failing on unused parameters " NYI},
+    {ZO "legacy_stage1", "false", "the legacy stage 1 " NYI},
+    {ZO "zero_hpz_partition_size", "1", "hierarchical partitioning (ZeRO++ hpZ) " NYI},
+    {ZO "zero_quantized_weights", "false", "quantized weights (ZeRO++ qwZ) " NYI},
+    {ZO "zero_quantized_nontrainable_weights", "false", "quantized weights " NYI},
+    {ZO "zero_quantized_gradients", "false", "quantized gradients (ZeRO++ qgZ) " NYI},
+    {ZO "mics_shard_size", "-1", "MiCS " NYI},
+    {ZO "mics_hierarchical_params_gather", "false", "MiCS " NYI},
+    {ZO "memory_efficient_linear", "true", "the memory-inefficient linear " NYI},
+    {ZO "pipeline_loading_checkpoint", "false", "pipelined checkpoint loading " NYI},
+    {ZO "override_module_apply", "true", "not overriding module apply " NYI},
+    {ZO "use_all_reduce_for_fetch_params", "false", "all-reduce parameter fetching " NYI},
+    {ZO "use_multi_rank_bucket_allreduce", "true", "single-rank bucket all-reduce " NYI},
+    {ZO "log_trace_cache_warnings", "false", "trace cache warnings " NYI},
+    {ZO "stage3_model_persistence_threshold", "9223372036854775807",
+     "a model persistence threshold " NYI},
+    {ZO "model_persistence_threshold", "9223372036854775807",
+     "a model persistence threshold " NYI},
+    {"checkpoint", "{\"load_universal\": false, \"use_node_local_storage\": false}",
+     "DeepSpeed's checkpoint options (see libzero.checkpoint) " NYI},
+    {"aio", "null", "asynchronous I/O (NVMe offload) " NYI},
+    {"tensorboard", OFF, "TensorBoard monitoring " NYI},
+    {"wandb", OFF, "Weights & Biases monitoring " NYI},
+    {"csv_monitor", OFF, "CSV monitoring " NYI},
+    {"comet", OFF, "Comet monitoring " NYI},
+    {"flops_profiler", OFF, "the flops profiler " NYI},
+    {"comms_logger", OFF, "the communication logger " NYI},
+    {"elasticity", OFF, "elastic training " NYI},
+    {"autotuning", OFF, "autotuning " NYI},
+    {"data_efficiency", OFF, "data efficiency " NYI},
+    {"curriculum_learning", OFF, "curriculum learning " NYI},
+    {"progressive_layer_drop", OFF, "progressive layer drop " NYI},
+    {"eigenvalue", OFF, "eigenvalue computation " NYI},
+    {"quantize_training", OFF, "quantized training " NYI},
+    {"nebula", OFF, "Nebula checkpointing " NYI},
+    {"compression_training", "null", "compression training " NYI},
+    {"sparse_attention", "null", "sparse attention " NYI},
+    {"pipeline", "null", "pipeline parallelism " NYI},
+};
+
+#define N_UNSUPPORTED (sizeof unsupported / sizeof unsupported[0])
+
+const struct config_unsupported *config_unsupported_find(const char *path)
+{
+    for (size_t i = 0; i < N_UNSUPPORTED; i++)
+        if (unsupported[i].inert && strcmp(unsupported[i].path, path) == 0)
+            return &unsupported[i];
+    return NULL;
+}
+
+/* JSON equality with 1 == 1.0, as Python compares. */
+static int same_value(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    return json_equal((json_t *)a, (json_t *)b);
+}
+
+/* what = "member=value" (member "" or ".enabled"). */
+static void describe(const char *member, const json_t *v, char *what, size_t len)
+{
+    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+    snprintf(what, len, "%s=%.64s", member, text ? text : "?");
+    free(text);
+}
+
+int config_unsupported_inert(const struct config_unsupported *u, const void *json, char *what,
+                             size_t len)
+{
+    const json_t *v = json;
+    json_t *inert = json_loads(u->inert, JSON_DECODE_ANY, NULL);
+    int ok = 0;
+    if (!inert) {
+        snprintf(what, len, "=?");
+        return 0;
+    }
+    if (json_is_array(inert)) { /* any of these */
+        size_t i;
+        json_t *x;
+        json_array_foreach(inert, i, x) ok |= same_value(v, x);
+        if (!ok)
+            describe("", v, what, len);
+    } else if (json_is_object(inert) && json_is_object(v)) { /* these members absent or equal */
+        const char *name;
+        json_t *x;
+        ok = 1;
+        json_object_foreach(inert, name, x) {
+            json_t *given = json_object_get(v, name);
+            if (given && !same_value(given, x)) {
+                char member[128];
+                snprintf(member, sizeof member, ".%s", name);
+                describe(member, given, what, len);
+                ok = 0;
+                break;
+            }
+        }
+    } else {
+        ok = same_value(v, inert);
+        if (!ok)
+            describe("", v, what, len);
+    }
+    json_decref(inert);
+    return ok;
+}
+
+/* The field-backed entries: a non-zero field asks for the feature. */
+int zero_config_unsupported(const struct zero_config *c, char *why, size_t len)
+{
+    for (size_t i = 0; i < N_UNSUPPORTED; i++) {
+        const struct config_unsupported *u = &unsupported[i];
+        if (u->inert)
+            continue;
+        int k = config_key_find(u->path);
+        if (k < 0)
+            continue;
+        const struct config_key *key = &config_keys[k];
+        int value = *(const int *)config_key_cfield(key, c); /* KEY_BOOL and KEY_ENUM are int */
+        if (!value)
+            continue;
+        int nnames = 0;
+        while (key->type == KEY_ENUM && key->names[nnames])
+            nnames++;
+        char shown[32];
+        if (key->type == KEY_ENUM && (value < 0 || value >= nnames))
+            snprintf(shown, sizeof shown, "%d", value);
+        else if (key->type == KEY_ENUM)
+            snprintf(shown, sizeof shown, "%s", key->names[value]);
+        else
+            snprintf(shown, sizeof shown, "true");
+        char feature[160];
+        snprintf(feature, sizeof feature, u->feature, c->libzero.backend);
+        snprintf(why, len, "%s=%s: %s", u->path, shown, feature);
+        return 1;
+    }
+    if (why && len)
+        why[0] = '\0';
+    return 0;
+}

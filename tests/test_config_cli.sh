@@ -1,0 +1,181 @@
+#!/bin/sh
+# test_config_cli.sh -- ds_config.json from the command line:
+#   - `zero config` prints every example config resolved (exit 0), with the
+#     values and origins it promises, and --world applies the batch rule;
+#   - bad configs exit 1 with the message naming the key (misspelling with a
+#     suggestion, duplicate key, syntax error with line:column, unimplemented
+#     feature, batch arithmetic); usage errors exit 2;
+#   - train_mlp --config takes the file, and flags override it wherever they stand.
+# Run by `make check' (tests/mpirun-wrapper); by hand: sh tests/test_config_cli.sh
+# from the top build directory.
+set -u
+
+top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
+src=$(cd "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/.." && pwd)
+zero=$top/src/cli/zero
+train=$top/examples/train_mlp
+configs=$src/examples/configs
+bad=$src/tests/configs
+for prog in "$zero" "$train"; do
+    if [ ! -x "$prog" ]; then
+        echo "test_config_cli: $prog is not built" >&2
+        exit 99
+    fi
+done
+OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
+OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
+OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_config_cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# run NAME PROG ARGS...: output in $tmp/NAME.out and .err, status in $rc
+run() {
+    name=$1
+    shift
+    "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    rc=$?
+}
+
+# expect_rc NAME RC
+expect_rc() {
+    if [ "$rc" -ne "$2" ]; then
+        fail "$1 exited $rc, expected $2"
+        echo "---- stdout"; cat "$tmp/$1.out"; echo "---- stderr"; cat "$tmp/$1.err"
+    fi
+}
+
+# expect_line NAME FILE-SUFFIX TEXT: a line of $tmp/NAME.SUFFIX, spaces squeezed, equals TEXT
+expect_line() {
+    if ! tr -s ' ' <"$tmp/$1.$2" | grep -qxF -- "$3"; then
+        fail "$1: no line '$3' in its $2"
+        cat "$tmp/$1.$2"
+    fi
+}
+
+# expect_text NAME FILE-SUFFIX TEXT: $tmp/NAME.SUFFIX contains TEXT
+expect_text() {
+    if ! grep -qF -- "$3" "$tmp/$1.$2"; then
+        fail "$1: no '$3' in its $2"
+        cat "$tmp/$1.$2"
+    fi
+}
+
+# ---- zero config on the example configs
+for stage in 0 1 2 3; do
+    run "stage$stage" "$zero" config "$configs/stage$stage.json" --world 2
+    expect_rc "stage$stage" 0
+    expect_line "stage$stage" out "zero_optimization.stage = $stage (file)"
+    expect_line "stage$stage" out "gradient_accumulation_steps = 2 (derived)"
+    expect_line "stage$stage" out "train_batch_size = 16 (file)"
+    lines=$(grep -c ' = ' "$tmp/stage$stage.out")
+    [ "$lines" -eq 63 ] || fail "stage$stage: $lines keys printed, expected 63"
+done
+expect_line stage3 out "zero_optimization.stage3_max_live_parameters = 1000000000 (file)"
+expect_line stage3 out "zero_optimization.reduce_scatter = true (default)"
+expect_line stage0 out "zero_optimization.overlap_comm = false (derived)"
+expect_line stage0 out 'libzero.collectives = "exact" (file)'
+
+run noworld "$zero" config "$configs/stage1.json"
+expect_rc noworld 0
+expect_line noworld out "gradient_accumulation_steps = null (default)"
+
+run auto "$zero" config "$bad/hf_auto.json" --world 4
+expect_rc auto 0
+expect_line auto out "train_batch_size = 8 (auto)"
+expect_line auto out "optimizer.params.lr = 0.001 (auto)"
+expect_line auto out "zero_optimization.stage3_prefetch_bucket_size = 50000000 (auto)"
+
+# fp16, bf16, offload: valid DeepSpeed configs; refused while this build lacks the feature
+for f in fp16 bf16 offload; do
+    run "$f" "$zero" config "$configs/$f.json" --world 2
+    if [ "$rc" -eq 1 ]; then
+        expect_text "$f" err "zero config: $configs/$f.json: "
+        expect_text "$f" err "not implemented"
+    else
+        expect_rc "$f" 0
+    fi
+done
+if grep -q 'not implemented' "$tmp/offload.err"; then
+    expect_line offload err "zero config: $configs/offload.json: zero_optimization.offload_optimizer.device=cpu: optimizer offload is not implemented on the cpu backend"
+fi
+
+# ---- bad configs: exit 1, the key named
+run misspelled "$zero" config "$bad/misspelled.json"
+expect_rc misspelled 1
+expect_line misspelled err "zero config: $bad/misspelled.json: zero_optimization.stage3_prefetch_bucket_sise: unknown key; did you mean zero_optimization.stage3_prefetch_bucket_size?"
+
+run duplicate "$zero" config "$bad/duplicate.json"
+expect_rc duplicate 1
+expect_line duplicate err "zero config: $bad/duplicate.json:6:11: invalid JSON: duplicate object key near '\"stage\"'"
+
+run syntax "$zero" config "$bad/bad_syntax.json"
+expect_rc syntax 1
+expect_line syntax err "zero config: $bad/bad_syntax.json:5:11: invalid JSON: '}' expected near '\"stage\"'"
+
+run arithmetic "$zero" config "$configs/stage0.json" --world 3
+expect_rc arithmetic 1
+expect_line arithmetic err "zero config: $configs/stage0.json: train_batch_size 16 is not divisible by train_micro_batch_size_per_gpu 4 * world size 3 = 12"
+
+run missing "$zero" config "$tmp/none.json"
+expect_rc missing 1
+expect_text missing err "zero config: $tmp/none.json: "
+
+# ---- usage
+run usage_world "$zero" config "$configs/stage0.json" --world zero
+expect_rc usage_world 2
+expect_text usage_world err "--world: expected a rank count >= 1"
+run usage_none "$zero" config
+expect_rc usage_none 2
+run usage_help "$zero" config --help
+expect_rc usage_help 0
+expect_text usage_help out "usage: zero config FILE [--world N]"
+
+# ---- train_mlp --config, flags over the file (one rank, no step: the header shows all)
+small="--hidden 16 --layers 1 --classes 4 --steps 0"
+# shellcheck disable=SC2086 # $small is a list of words
+run mlp_file "$train" --config "$configs/stage3.json" $small
+expect_rc mlp_file 0
+expect_text mlp_file out "| stage 3 | mode exact"
+expect_text mlp_file out "batch: 16 = micro-batch 4 x accumulation 4 x world 1"
+expect_text mlp_file out "optimizer: AdamW lr 1.00e-03 betas (0.9, 0.999) eps 1e-08 weight decay 0.01 | clipping 1"
+
+# the flags win wherever they stand, before or after --config
+# shellcheck disable=SC2086
+run mlp_flags "$train" --stage 1 --lr 5e-4 --config "$configs/stage3.json" --batch 8 --mode native $small
+expect_rc mlp_flags 0
+expect_text mlp_flags out "| stage 1 | mode native"
+expect_text mlp_flags out "batch: 8 = micro-batch 4 x accumulation 2 x world 1"
+expect_text mlp_flags out "optimizer: AdamW lr 5.00e-04"
+
+# without --config: train_mlp's own defaults
+# shellcheck disable=SC2086
+run mlp_plain "$train" $small
+expect_rc mlp_plain 0
+expect_text mlp_plain out "| stage 0 | mode exact"
+expect_text mlp_plain out "batch: 32 = micro-batch 32 x accumulation 1 x world 1"
+expect_text mlp_plain out "optimizer: AdamW lr 1.00e-04"
+
+# a bad file is a usage error naming the file and key
+# shellcheck disable=SC2086
+run mlp_bad "$train" --config "$bad/misspelled.json" $small
+expect_rc mlp_bad 2
+expect_line mlp_bad err "train_mlp: --config: $bad/misspelled.json: zero_optimization.stage3_prefetch_bucket_sise: unknown key; did you mean zero_optimization.stage3_prefetch_bucket_size?"
+
+run mlp_help "$train" --help
+expect_rc mlp_help 0
+expect_text mlp_help out "Precedence: the defaults below < FILE < the flags given here,"
+
+if [ "$failures" -ne 0 ]; then
+    echo "test_config_cli: $failures failure(s)"
+    exit 1
+fi
+echo "test_config_cli: all passed"
+exit 0

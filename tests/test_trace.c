@@ -1,0 +1,271 @@
+/* The engine's event stream as zero schedule and the Chrome trace read it, on a real
+ * run at this world size: per step, the elements each collective event implies this
+ * rank sends equal the step's measured comm stats and the ZeRO theory (2Ψ(N-1)/N,
+ * (3Ψ - Ψp)(N-1)/N) in every stage; the trace file parses (jansson), has one pid per
+ * rank with a compute and a communication thread, and only the chosen steps. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpi_check.h"
+#include "zero/trace.h"
+#include "zero/zero.h"
+
+struct run {
+    struct zero_device *dev;
+    struct zero_model *model;
+    struct zero_engine *engine;
+};
+
+static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
+{
+    memset(r, 0, sizeof *r);
+    struct zero_config cfg;
+    zero_config_defaults(&cfg);
+    cfg.zero_optimization.stage = stage;
+    cfg.zero_optimization.stage3_param_persistence_threshold = persistence;
+    cfg.optimizer.type = ZERO_OPTIM_ADAMW;
+    cfg.train_micro_batch_size_per_gpu = 2;
+    cfg.gradient_accumulation_steps = 1;
+    cfg.libzero.align = 64;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    int rc = zero_device_open(&r->dev, "cpu", &comm, &opt, err);
+    if (!rc)
+        rc = zero_nn_build_mlp(&r->model, 16, 2, 5, err);
+    if (!rc)
+        rc = zero_engine_create(&r->engine, &cfg, r->model, r->dev, err);
+    return rc;
+}
+
+static int train_step(struct run *r, int64_t step, struct zero_error *err)
+{
+    float x[2 * 16];
+    int32_t y[2];
+    int64_t first = zero_atom_first_sample(step, 0, r->dev->rank, r->dev->size, 1, 2);
+    zero_synthetic_samples(3, 16, 5, first, 2, x, y);
+    struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
+    int rc = zero_engine_forward(r->engine, &b, NULL, err);
+    if (!rc)
+        rc = zero_engine_backward(r->engine, err);
+    if (!rc)
+        rc = zero_engine_step(r->engine, NULL, err);
+    return rc;
+}
+
+static void close_run(struct run *r)
+{
+    zero_engine_destroy(r->engine);
+    zero_model_destroy(r->model);
+    zero_device_close(r->dev);
+}
+
+/* ---- schedule totals ---- */
+
+struct totals {
+    int64_t step; /* 1-based step to count */
+    int world;
+    int64_t calls[ZERO_COLL_KIND_COUNT], sent[ZERO_COLL_KIND_COUNT];
+};
+
+static void count(void *user, const struct zero_event *ev)
+{
+    struct totals *t = user;
+    if (ev->step + 1 != t->step || !ev->collective || strcmp(ev->collective, "control") == 0)
+        return;
+    int k = strcmp(ev->collective, "reduce_scatter") == 0 ? ZERO_COLL_REDUCE_SCATTER
+            : strcmp(ev->collective, "all_gather") == 0   ? ZERO_COLL_ALL_GATHER
+            : strcmp(ev->collective, "all_reduce") == 0   ? ZERO_COLL_ALL_REDUCE
+                                                          : ZERO_COLL_BROADCAST;
+    int64_t part = ev->elements / t->world * (t->world - 1);
+    t->calls[k]++;
+    t->sent[k] += k == ZERO_COLL_ALL_REDUCE ? 2 * part : part;
+}
+
+static void check_stage_totals(int stage, int64_t persistence)
+{
+    struct run r;
+    struct zero_error err = {0};
+    int rc = open_run(&r, stage, persistence, &err);
+    struct totals t = {.step = 2, .world = mpi_check_size()};
+    if (!rc)
+        zero_engine_set_observer(r.engine, count, &t);
+    for (int s = 0; s < 2 && !rc; s++)
+        rc = train_step(&r, s, &err);
+    ck_assert_msg(mpi_check_all(rc == 0), "stage %d: %s", stage, err.msg);
+    const struct zero_comm_stats *m = &zero_engine_last_step(r.engine)->comm;
+    struct zero_theory th;
+    zero_engine_theory(r.engine, &th);
+    int ok = 1;
+    int64_t total = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
+        if (k == ZERO_COLL_CONTROL)
+            continue;
+        ok &= t.sent[k] == m->kind[k].sent_bytes / 4 && t.calls[k] == m->kind[k].calls;
+        total += t.sent[k];
+    }
+    ok &= total == th.sent_elements_per_step;
+    int world = mpi_check_size();
+    if (world > 1) /* something was sent at all */
+        ok &= total > 0;
+    close_run(&r);
+    ck_assert_msg(mpi_check_all(ok),
+                  "stage %d: event totals (%lld) differ from comm stats or "
+                  "theory (%lld)",
+                  stage, (long long)total, (long long)th.sent_elements_per_step);
+}
+
+START_TEST(test_event_totals_equal_comm_stats_and_theory_stage0)
+{
+    check_stage_totals(0, 0);
+}
+END_TEST
+
+START_TEST(test_event_totals_equal_comm_stats_and_theory_stage1)
+{
+    check_stage_totals(1, 0);
+}
+END_TEST
+
+START_TEST(test_event_totals_equal_comm_stats_and_theory_stage2)
+{
+    check_stage_totals(2, 0);
+}
+END_TEST
+
+START_TEST(test_event_totals_equal_comm_stats_and_theory_stage3_3psi)
+{
+    check_stage_totals(3, 0);
+}
+END_TEST
+
+START_TEST(test_event_totals_equal_comm_stats_and_theory_stage3_persistent_units)
+{
+    check_stage_totals(3, 1000000);
+}
+END_TEST
+
+/* ---- the trace file ---- */
+
+static json_t *load_trace(int stage, const int64_t *steps, int nsteps, char *path, size_t len)
+{
+    struct run r;
+    struct zero_error err = {0};
+    struct zero_trace *t = NULL;
+    int rc = open_run(&r, stage, 0, &err);
+    if (!rc)
+        rc = zero_trace_create(&t, r.model, r.dev->rank, r.dev->size, steps, nsteps, &err);
+    if (!rc)
+        zero_engine_set_observer(r.engine, zero_trace_observe, t);
+    for (int s = 0; s < 3 && !rc; s++)
+        rc = train_step(&r, s, &err);
+    /* every rank writes to rank 0's file name */
+    long pid = (long)getpid();
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    snprintf(path, len, "%s/test_trace.%ld.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             pid);
+    if (!rc)
+        rc = zero_trace_write(t, r.dev, path, &err);
+    zero_trace_destroy(t);
+    close_run(&r);
+    ck_assert_msg(mpi_check_all(rc == 0), "%s", err.msg);
+    json_t *root = NULL;
+    if (mpi_check_rank() == 0) {
+        json_error_t jerr;
+        root = json_load_file(path, 0, &jerr);
+        ck_assert_msg(root != NULL, "%s: line %d: %s", path, jerr.line, jerr.text);
+        remove(path);
+    }
+    return root;
+}
+
+START_TEST(test_trace_json_parses_with_one_pid_per_rank_and_two_threads)
+{
+    char path[512];
+    const int64_t steps[2] = {2, 3};
+    json_t *root = load_trace(3, steps, 2, path, sizeof path);
+    if (mpi_check_rank() != 0)
+        return;
+    int world = mpi_check_size();
+    json_t *events = json_object_get(root, "traceEvents");
+    ck_assert(json_is_array(events));
+    int named[64] = {0}, tids[64][3] = {{0}};
+    size_t i;
+    json_t *ev;
+    int64_t slices = 0, comm_with_bytes = 0;
+    json_array_foreach(events, i, ev)
+    {
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        int pid = (int)json_integer_value(json_object_get(ev, "pid"));
+        ck_assert(ph != NULL);
+        ck_assert_int_ge(pid, 0);
+        ck_assert_int_lt(pid, world);
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        if (strcmp(ph, "M") == 0) {
+            if (strcmp(name, "process_name") == 0)
+                named[pid]++;
+            continue;
+        }
+        ck_assert_str_eq(ph, "X");
+        int tid = (int)json_integer_value(json_object_get(ev, "tid"));
+        ck_assert(tid == ZERO_TRACE_TID_COMPUTE || tid == ZERO_TRACE_TID_COMM);
+        tids[pid][tid]++;
+        json_t *args = json_object_get(ev, "args");
+        int64_t step = json_integer_value(json_object_get(args, "step"));
+        ck_assert_msg(step == 2 || step == 3, "event of step %lld traced", (long long)step);
+        ck_assert(json_is_number(json_object_get(ev, "ts")));
+        ck_assert(json_number_value(json_object_get(ev, "dur")) >= 0.0);
+        if (json_object_get(args, "collective") && json_object_get(args, "bytes"))
+            comm_with_bytes++;
+        slices++;
+    }
+    for (int r = 0; r < world; r++) {
+        ck_assert_int_eq(named[r], 1);
+        ck_assert_int_gt(tids[r][ZERO_TRACE_TID_COMPUTE], 0);
+        ck_assert_int_gt(tids[r][ZERO_TRACE_TID_COMM], 0);
+    }
+    ck_assert_int_gt(slices, 0);
+    ck_assert_int_gt(comm_with_bytes, 0);
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_step_list_parses_ranges_and_rejects_nonsense)
+{
+    int64_t s[8];
+    int n = 0;
+    struct zero_error err = {0};
+    ck_assert_int_eq(zero_trace_parse_steps("2,4-6", s, 8, &n, &err), 0);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(s[0], 2);
+    ck_assert_int_eq(s[3], 6);
+    ck_assert_int_ne(zero_trace_parse_steps("0", s, 8, &n, &err), 0);
+    ck_assert_int_ne(zero_trace_parse_steps("3-2", s, 8, &n, &err), 0);
+    ck_assert_int_ne(zero_trace_parse_steps("2,", s, 8, &n, &err), 0);
+    ck_assert_int_ne(zero_trace_parse_steps("1-9", s, 8, &n, &err), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("trace");
+    TCase *t = tcase_create("events");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, test_event_totals_equal_comm_stats_and_theory_stage0);
+    tcase_add_test(t, test_event_totals_equal_comm_stats_and_theory_stage1);
+    tcase_add_test(t, test_event_totals_equal_comm_stats_and_theory_stage2);
+    tcase_add_test(t, test_event_totals_equal_comm_stats_and_theory_stage3_3psi);
+    tcase_add_test(t, test_event_totals_equal_comm_stats_and_theory_stage3_persistent_units);
+    tcase_add_test(t, test_trace_json_parses_with_one_pid_per_rank_and_two_threads);
+    tcase_add_test(t, test_step_list_parses_ranges_and_rejects_nonsense);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    return mpi_check_main(&argc, &argv, suite);
+}
