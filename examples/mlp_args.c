@@ -55,6 +55,7 @@ static const char usage_text[] =
     "    --prefetch N         stage3_prefetch_bucket_size, elements\n"
     "    --persistence N      stage3_param_persistence_threshold, elements\n"
     "    --max-live N         stage3_max_live_parameters, elements\n"
+    "    --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at once)\n"
     "    --bucket N           reduce_bucket_size, elements\n"
     "    --overlap 0|1        overlap_comm\n"
     "    --align N            unit shards are multiples of N elements (default 2048)\n"
@@ -86,7 +87,7 @@ const char *mlp_args_usage(void) { return usage_text; }
 
 enum {
     OPT_STAGE = 256, OPT_HIDDEN, OPT_LAYERS, OPT_CLASSES, OPT_BATCH, OPT_MICRO, OPT_STEPS,
-    OPT_LR, OPT_CLIP, OPT_SEED, OPT_DATA_SEED, OPT_MODE, OPT_PREFETCH, OPT_PERSISTENCE,
+    OPT_LR, OPT_CLIP, OPT_SEED, OPT_DATA_SEED, OPT_MODE, OPT_PREFETCH, OPT_PERSISTENCE, OPT_REUSE,
     OPT_MAX_LIVE, OPT_BUCKET, OPT_OVERLAP, OPT_ALIGN, OPT_INIT, OPT_SAVE, OPT_DATA,
     OPT_WRITE_DATA, OPT_SAMPLES, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_CONFIG,
     OPT_TRACE, OPT_TRACE_STEPS
@@ -107,6 +108,7 @@ static const struct option options[] = {
     {"mode", required_argument, NULL, OPT_MODE},
     {"prefetch", required_argument, NULL, OPT_PREFETCH},
     {"persistence", required_argument, NULL, OPT_PERSISTENCE},
+    {"reuse-distance", required_argument, NULL, OPT_REUSE},
     {"max-live", required_argument, NULL, OPT_MAX_LIVE},
     {"bucket", required_argument, NULL, OPT_BUCKET},
     {"overlap", required_argument, NULL, OPT_OVERLAP},
@@ -204,6 +206,7 @@ static int set_int_option(struct mlp_args *a, int opt, const char *v)
     case OPT_STEPS:
     case OPT_PREFETCH:
     case OPT_PERSISTENCE:
+    case OPT_REUSE:
         if (parse_int(v, 0, INT64_MAX, &n))
             return -1;
         break;
@@ -221,6 +224,7 @@ static int set_int_option(struct mlp_args *a, int opt, const char *v)
     case OPT_SAMPLES: a->samples = n; break;
     case OPT_PREFETCH: z->stage3_prefetch_bucket_size = n; break;
     case OPT_PERSISTENCE: z->stage3_param_persistence_threshold = n; break;
+    case OPT_REUSE: z->stage3_max_reuse_distance = n; break;
     case OPT_MAX_LIVE: z->stage3_max_live_parameters = n; break;
     case OPT_BUCKET: z->reduce_bucket_size = n; break;
     case OPT_ALIGN: a->cfg.libzero.align = n; break;
@@ -238,7 +242,8 @@ static const char *int_range(int opt)
     case OPT_LAYERS:
     case OPT_STEPS:
     case OPT_PREFETCH:
-    case OPT_PERSISTENCE: return "an integer >= 0";
+    case OPT_PERSISTENCE:
+    case OPT_REUSE: return "an integer >= 0";
     default: return "an integer >= 1";
     }
 }

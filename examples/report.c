@@ -129,14 +129,16 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     zero_engine_theory(e, &t);
     int64_t measured = data_sent / (int64_t)sizeof(float); /* fp32 on the wire */
     int stage3 = c->zero_optimization.stage == 3;
-    const char *formula = stage3 ? "(3Ψ - Ψp)(N-1)/N, Ψp = persistent units" : "2Ψ(N-1)/N";
+    const char *formula = stage3 ? "(3Ψ - Ψp - Ψr)(N-1)/N, Ψp = persistent units, Ψr = gathers "
+                                   "saved by reuse"
+                                 : "2Ψ(N-1)/N";
     int64_t accum = c->gradient_accumulation_steps;
     if (accum <= 1) {
         fprintf(out, "sent elements per rank: measured %" PRId64 ", theory %" PRId64 " = %s"
                 " (Ψ = %" PRId64 " padded", measured, t.sent_elements_per_step, formula,
                 t.psi_padded);
         if (stage3)
-            fprintf(out, ", Ψp = %" PRId64, t.psi_persistent);
+            fprintf(out, ", Ψp = %" PRId64 ", Ψr = %" PRId64, t.psi_persistent, t.psi_reused);
         fprintf(out, ", N = %d)  %s\n", world,
                 measured == t.sent_elements_per_step ? "ok" : "MISMATCH");
     } else {

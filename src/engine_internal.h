@@ -137,6 +137,9 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err);
 int stage3_begin_pass(struct zero_engine *e, struct zero_error *err);
 int stage3_end_step(struct zero_engine *e, struct zero_error *err);
 int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err);
+/* Elements fetched between trace position pos and the next fetch of unit, or
+ * -1 when the recorded order fetches it no more. */
+int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit);
 
 /* grad_reduce.c: per micro-step reduction, buckets, accumulation */
 int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err);

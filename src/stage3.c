@@ -7,7 +7,10 @@
  * The order of fetches is recorded on the first forward+backward; later fetches
  * must repeat it, and each fetch prefetches the units that follow in that
  * order, up to stage3_prefetch_bucket_size elements, never exceeding
- * stage3_max_live_parameters gathered elements in total. */
+ * stage3_max_live_parameters gathered elements in total. A unit whose next
+ * fetch in that order comes within stage3_max_reuse_distance elements of
+ * other fetches is kept instead of released (DeepSpeed's rule: the last
+ * units of forward stay gathered for their backward). */
 #include <stdlib.h>
 
 #include "engine_internal.h"
@@ -72,6 +75,26 @@ static int drop(struct zero_engine *e, int u, struct zero_error *err)
     return ZERO_OK;
 }
 
+int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit)
+{
+    int64_t distance = 0;
+    for (; pos < e->trace_len; pos++) {
+        if (e->trace[pos] == unit)
+            return distance;
+        distance += e->us[e->trace[pos]].layout.padded;
+    }
+    return -1;
+}
+
+/* Keep the unit gathered: it is needed again soon in the recorded order. */
+static int reused_soon(const struct zero_engine *e, int unit)
+{
+    if (!e->trace_recorded || e->untraced)
+        return 0; /* the first pass knows no order yet; eval passes are not in it */
+    int64_t d = stage3_reuse_distance(e, e->trace_pos, unit);
+    return d >= 0 && d <= e->cfg.zero_optimization.stage3_max_reuse_distance;
+}
+
 int stage3_release(struct zero_engine *e, int unit, struct zero_error *err)
 {
     struct unit_states *s = &e->us[unit];
@@ -80,7 +103,7 @@ int stage3_release(struct zero_engine *e, int unit, struct zero_error *err)
     if (s->in_use > 0)
         s->in_use--;
     if (s->in_use > 0 || s->persistent || s->scope_pins > 0 ||
-        s->state == ZERO_UNIT_NOT_AVAILABLE)
+        s->state == ZERO_UNIT_NOT_AVAILABLE || reused_soon(e, unit))
         return ZERO_OK;
     return drop(e, unit, err);
 }

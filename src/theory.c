@@ -5,8 +5,39 @@
  *   fp32 (4 + 4 + 8; the fp32 parameter shard is the master, no separate copy):
  *     stage 0: 16Ψ   stage 1: 8Ψ + 8Ψ/N    stage 2: 4Ψ + 12Ψ/N   stage 3: 16Ψ/N
  * Ψ counts padded elements (layout.h); Ψ(N-1)/N elements sent per rank for
- * each reduce-scatter or all-gather of all parameters (in the compute dtype). */
+ * each reduce-scatter or all-gather of all parameters (in the compute dtype).
+ * Stage 3 gathers every unit for forward and again for backward (3Ψ with the
+ * reduce-scatter), less persistent units (gathered once per step, Ψp) and
+ * less the fetches that find a unit still gathered for reuse (Ψr). */
+#include <stdlib.h>
+
 #include "engine_internal.h"
+
+/* Replays the recorded fetch order under the reuse rule of stage3.c: a unit
+ * stays gathered after a use when its next fetch is within
+ * stage3_max_reuse_distance elements. Returns the elements of the fetches
+ * that find their unit still gathered. Exact when the live limit does not
+ * force releases and units fetch no external parameters. */
+static int64_t reused_elements(const struct zero_engine *e)
+{
+    if (e->stage != 3 || !e->trace_recorded)
+        return 0;
+    char *gathered = calloc((size_t)e->nunits, 1);
+    if (!gathered)
+        return 0;
+    int64_t saved = 0, limit = e->cfg.zero_optimization.stage3_max_reuse_distance;
+    for (int pos = 0; pos < e->trace_len; pos++) {
+        int u = e->trace[pos];
+        if (e->us[u].persistent)
+            continue;
+        if (gathered[u])
+            saved += e->us[u].layout.padded;
+        int64_t d = stage3_reuse_distance(e, pos + 1, u);
+        gathered[u] = d >= 0 && d <= limit;
+    }
+    free(gathered);
+    return saved;
+}
 
 void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
 {
@@ -31,6 +62,7 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->master_bytes = e->mixed ? 4 * (e->stage == 0 ? padded : shard) : 0;
     t->optim_bytes = 4 * optim * (e->stage == 0 ? padded : shard);
     t->model_state_bytes = t->params_bytes + t->grads_bytes + t->master_bytes + t->optim_bytes;
-    int64_t volumes = e->stage == 3 ? 3 * padded - persistent : 2 * padded;
+    t->psi_reused = reused_elements(e);
+    int64_t volumes = e->stage == 3 ? 3 * padded - persistent - t->psi_reused : 2 * padded;
     t->sent_elements_per_step = volumes / n * (n - 1);
 }

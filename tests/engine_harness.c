@@ -92,11 +92,11 @@ int harness_train(struct harness_run *r, MPI_Comm comm, struct zero_error *err)
         rc = zero_engine_create(&e, &r->cfg, model, dev, err);
     if (!rc) {
         r->ledger_after_create = dev->ledger;
-        zero_engine_theory(e, &r->theory);
         rc = train(r, e, dev, err);
     }
     if (!rc) {
         r->ledger_end = dev->ledger;
+        zero_engine_theory(e, &r->theory); /* after training: knows the reuse (Ψr) */
         r->last_comm = zero_engine_last_step(e)->comm;
         r->peak_live = zero_engine_peak_live_elements(e);
         r->limit_live = r->cfg.zero_optimization.stage3_max_live_parameters;

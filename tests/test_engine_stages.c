@@ -213,6 +213,33 @@ static int run_on_first(struct harness_run *r, int n)
     return rank < n;
 }
 
+START_TEST(test_stage3_reuse_distance_saves_exactly_the_kept_gathers)
+{
+    /* every unit goes through the lifecycle; the classifier (the last unit of
+     * forward, the first of backward) is reused right away even at distance 0 */
+    int64_t n = mpi_check_size();
+    struct { int64_t distance; int all_kept; } cases[] = {{0, 0}, {1000000000, 1}};
+    for (size_t k = 0; k < 2; k++) {
+        struct harness_run r;
+        harness_defaults(&r, 3);
+        r.cfg.zero_optimization.stage3_param_persistence_threshold = 0;
+        r.cfg.zero_optimization.stage3_max_reuse_distance = cases[k].distance;
+        ck_assert(run_ok(&r, MPI_COMM_WORLD));
+        int64_t P = r.theory.psi_padded;
+        const struct zero_comm_stats *c = &r.last_comm;
+        int64_t sent = c->kind[ZERO_COLL_REDUCE_SCATTER].sent_bytes +
+                       c->kind[ZERO_COLL_ALL_GATHER].sent_bytes;
+        int64_t reused = cases[k].all_kept ? P : r.theory.psi_reused;
+        ck_assert_int_eq(r.theory.psi_reused, reused);
+        ck_assert_int_gt(r.theory.psi_reused, 0);
+        if (!cases[k].all_kept)
+            ck_assert_int_lt(r.theory.psi_reused, P / 2); /* only the classifier */
+        ck_assert_int_eq(sent / 4, (3 * P - reused) / n * (n - 1));
+        free(r.weights);
+    }
+}
+END_TEST
+
 START_TEST(test_world_sizes_1_2_4_bit_identical_at_fixed_micro_and_global_batch)
 {
     int world = mpi_check_size();
@@ -294,6 +321,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_stage3_max_live_too_small_is_an_error_naming_the_key);
     tcase_add_test(tc, test_ledger_model_states_equal_the_formula);
     tcase_add_test(tc, test_comm_stats_per_step_equal_the_theory);
+    tcase_add_test(tc, test_stage3_reuse_distance_saves_exactly_the_kept_gathers);
     tcase_add_test(tc, test_world_sizes_1_2_4_bit_identical_at_fixed_micro_and_global_batch);
     tcase_add_test(tc, test_native_mode_agrees_with_exact_within_tolerance);
     tcase_add_test(tc, test_activation_checkpointing_same_bits_less_activation_memory);

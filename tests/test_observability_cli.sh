@@ -96,7 +96,7 @@ for np in 2 3; do
             show "$name"
             continue
         fi
-        has "$name" "^theory: 3?2?Ψ\(N-1\)/N = .* elements  ok$"
+        has "$name" "^theory: (3?2?Ψ|\(3Ψ - Ψp - Ψr\))\(N-1\)/N = .* elements  ok$"
         has "$name" '^  all +[0-9,]+ +[0-9,]+  ok$'
         has "$name" ' step +comp +optimizer '
         case $stage in

@@ -115,9 +115,13 @@ struct zero_theory {
     int64_t psi;            /* parameters (unpadded) */
     int64_t psi_padded;     /* elements in unit flat buffers, padding included */
     int64_t psi_persistent; /* stage 3: padded elements of persistent units */
+    /* stage 3: elements of gathers saved per step because units stay gathered
+     * for a reuse within stage3_max_reuse_distance (known after the first step) */
+    int64_t psi_reused;
     int64_t model_state_bytes; /* per rank, from the stage formula on padded sizes */
     int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;
-    int64_t sent_elements_per_step; /* per rank, no accumulation: 2Ψ(N-1)/N or 3Ψ(N-1)/N */
+    /* per rank, no accumulation: 2Ψ(N-1)/N; stage 3: (3Ψ - Ψp - Ψr)(N-1)/N */
+    int64_t sent_elements_per_step;
 };
 void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t);
 

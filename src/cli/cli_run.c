@@ -37,7 +37,8 @@ static const char help_rest[] =
     "  --overlap 0|1        overlap_comm\n"
     "  --prefetch N         stage3_prefetch_bucket_size, elements\n"
     "  --persistence N      stage3_param_persistence_threshold, elements\n"
-    "  --max-live N         stage3_max_live_parameters, elements\n";
+    "  --max-live N         stage3_max_live_parameters, elements\n"
+    "  --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at once)\n";
 
 const char *cli_model_flags_help(int stage_flag)
 {
@@ -62,7 +63,7 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
     static const char *const names[] = {
         "--stage",   "--hidden",   "--layers",      "--classes",  "--micro-batch", "--batch",
         "--lr",      "--seed",     "--data-seed",   "--mode",     "--align",       "--bucket",
-        "--overlap", "--prefetch", "--persistence", "--max-live",
+        "--overlap", "--prefetch", "--persistence", "--max-live", "--reuse-distance",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -96,7 +97,8 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         *(stage ? &z->stage : &z->overlap_comm) = (int)x;
     } else {
         int zero_ok = strcmp(flag, "--prefetch") == 0 || strcmp(flag, "--persistence") == 0 ||
-                      strcmp(flag, "--seed") == 0 || strcmp(flag, "--data-seed") == 0;
+                      strcmp(flag, "--seed") == 0 || strcmp(flag, "--data-seed") == 0 ||
+                      strcmp(flag, "--reuse-distance") == 0;
         bad = parse_i64(v, zero_ok ? 0 : 1, &x);
         if (zero_ok)
             want = "an integer >= 0";
@@ -123,6 +125,8 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
             z->stage3_prefetch_bucket_size = x;
         else if (strcmp(flag, "--persistence") == 0)
             z->stage3_param_persistence_threshold = x;
+        else if (strcmp(flag, "--reuse-distance") == 0)
+            z->stage3_max_reuse_distance = x;
         else
             z->stage3_max_live_parameters = x;
     }

@@ -58,8 +58,10 @@ static void usage(FILE *out)
             "    each rank send E(N-1)/N (twice that for an all-reduce). The totals per\n"
             "    collective are then set against the step's measured comm stats and against\n"
             "    the ZeRO paper: 2Ψ(N-1)/N sent per rank in stages 0-2, 3Ψ(N-1)/N in stage 3\n"
-            "    (persistent units are gathered once per step: (3Ψ - Ψp)(N-1)/N). Stage 3\n"
-            "    records the unit order in step 1 and prefetches along it from step 2 on.\n"
+            "    (persistent units are gathered once per step, Ψp; a unit needed again within\n"
+            "    stage3_max_reuse_distance elements stays gathered, Ψr: (3Ψ - Ψp - Ψr)(N-1)/N).\n"
+            "    Stage 3 records the unit order in step 1; prefetch and reuse follow it from\n"
+            "    step 2 on. --reuse-distance 0 shows the paper's 3Ψ.\n"
             "\n"
             "OPTIONS\n"
             "    --steps K            steps to run; the last is printed (default 2)\n"
@@ -271,20 +273,22 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
     zero_engine_theory(e, &t);
     const struct zero_config *c = zero_engine_config(e);
     int stage3 = c->zero_optimization.stage == 3;
-    char psi[32], psip[32], th[32];
+    char psi[32], psip[32], psir[32], th[32];
     cli_num(psi, t.psi_padded);
     cli_num(psip, t.psi_persistent);
+    cli_num(psir, t.psi_reused);
     cli_num(th, t.sent_elements_per_step);
     if (c->gradient_accumulation_steps > 1) {
         printf("\ntheory %s = %s elements holds without accumulation; with %lld micro-steps the\n"
                "gradient reduction%s repeats per micro-step\n",
-               stage3 ? "(3Ψ - Ψp)(N-1)/N" : "2Ψ(N-1)/N", th,
+               stage3 ? "(3Ψ - Ψp - Ψr)(N-1)/N" : "2Ψ(N-1)/N", th,
                (long long)c->gradient_accumulation_steps, stage3 ? " and the gathers" : "");
         return ok;
     }
-    if (stage3 && t.psi_persistent > 0)
-        printf("\ntheory: (3Ψ - Ψp)(N-1)/N = (3 x %s - %s) x %d/%d = %s elements  %s\n", psi, psip,
-               world - 1, world, th, total == t.sent_elements_per_step ? "ok" : "MISMATCH");
+    if (stage3 && (t.psi_persistent > 0 || t.psi_reused > 0))
+        printf("\ntheory: (3Ψ - Ψp - Ψr)(N-1)/N = (3 x %s - %s - %s) x %d/%d = %s elements  %s\n",
+               psi, psip, psir, world - 1, world, th,
+               total == t.sent_elements_per_step ? "ok" : "MISMATCH");
     else
         printf("\ntheory: %dΨ(N-1)/N = %d x %s x %d/%d = %s elements  %s\n", stage3 ? 3 : 2,
                stage3 ? 3 : 2, psi, world - 1, world, th,
