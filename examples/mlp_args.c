@@ -76,6 +76,14 @@ static const char usage_text[] =
     "                         and communication on separate threads, elements and bytes in\n"
     "                         each slice's args\n"
     "    --trace-steps LIST   steps to trace, e.g. 2,3 or 2-4 (default: all)\n"
+    "    --save-checkpoint DIR\n"
+    "                         save a sharded checkpoint DIR/step_N at the end (and every\n"
+    "                         --checkpoint-every K steps); DIR/latest names the newest\n"
+    "    --checkpoint-every K also save after every K steps\n"
+    "    --keep-last M        keep only the newest M checkpoints (default: all)\n"
+    "    --resume DIR         continue from DIR's latest checkpoint (any world size and\n"
+    "                         stage) up to --steps steps in all; the data position comes\n"
+    "                         from the checkpoint\n"
     "    --quiet              print only the final loss (and errors)\n"
     "    --verbose            also print the units and each loss in full precision\n"
     "    --help               print this text\n"
@@ -90,7 +98,7 @@ enum {
     OPT_LR, OPT_CLIP, OPT_SEED, OPT_DATA_SEED, OPT_MODE, OPT_PREFETCH, OPT_PERSISTENCE, OPT_REUSE,
     OPT_MAX_LIVE, OPT_BUCKET, OPT_OVERLAP, OPT_ALIGN, OPT_INIT, OPT_SAVE, OPT_DATA,
     OPT_WRITE_DATA, OPT_SAMPLES, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_CONFIG,
-    OPT_TRACE, OPT_TRACE_STEPS
+    OPT_TRACE, OPT_TRACE_STEPS, OPT_SAVE_CKPT, OPT_CKPT_EVERY, OPT_KEEP_LAST, OPT_RESUME
 };
 
 static const struct option options[] = {
@@ -124,6 +132,10 @@ static const struct option options[] = {
     {"config", required_argument, NULL, OPT_CONFIG},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
+    {"save-checkpoint", required_argument, NULL, OPT_SAVE_CKPT},
+    {"checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY},
+    {"keep-last", required_argument, NULL, OPT_KEEP_LAST},
+    {"resume", required_argument, NULL, OPT_RESUME},
     {NULL, 0, NULL, 0},
 };
 
@@ -228,6 +240,8 @@ static int set_int_option(struct mlp_args *a, int opt, const char *v)
     case OPT_MAX_LIVE: z->stage3_max_live_parameters = n; break;
     case OPT_BUCKET: z->reduce_bucket_size = n; break;
     case OPT_ALIGN: a->cfg.libzero.align = n; break;
+    case OPT_CKPT_EVERY: a->checkpoint_every = n; break;
+    case OPT_KEEP_LAST: a->keep_last = n; break;
     default: return -1;
     }
     return 0;
@@ -290,6 +304,8 @@ static int apply(struct mlp_args *a, int opt, const char *name, const char *v, c
     case OPT_WRITE_DATA: a->write_data = v; return 0;
     case OPT_TRACE: a->trace = v; return 0;
     case OPT_TRACE_STEPS: a->trace_steps = v; return 0;
+    case OPT_SAVE_CKPT: a->save_checkpoint = v; return 0;
+    case OPT_RESUME: a->resume = v; return 0;
     case OPT_CONFIG: return 0; /* loaded before the other flags */
     case OPT_QUIET: a->quiet = 1; return 0;
     case OPT_VERBOSE: a->verbose = 1; return 0;
@@ -384,6 +400,11 @@ enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, c
     }
     if (a->data && a->write_data) {
         snprintf(msg, msg_len, "train_mlp: --data and --write-synthetic-data exclude each other");
+        return MLP_ARGS_USAGE;
+    }
+    if ((a->checkpoint_every || a->keep_last) && !a->save_checkpoint) {
+        snprintf(msg, msg_len, "train_mlp: --checkpoint-every and --keep-last need "
+                 "--save-checkpoint");
         return MLP_ARGS_USAGE;
     }
     if (a->samples && !a->write_data) {

@@ -22,6 +22,10 @@ struct mlp_args {
     int quiet, verbose;
     const char *trace;       /* --trace: Chrome trace-event JSON of the --trace-steps */
     const char *trace_steps; /* e.g. "2,3"; NULL = every step */
+    const char *save_checkpoint; /* --save-checkpoint DIR: at the end and every K steps */
+    int64_t checkpoint_every;    /* K; 0 = only at the end */
+    int64_t keep_last;           /* step directories kept; 0 = all */
+    const char *resume;          /* --resume DIR: continue from DIR's latest checkpoint */
     struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
 };
 

@@ -19,6 +19,7 @@
 #include "mlp_data.h"
 #include "report.h"
 #include "weights_io.h"
+#include "zero/checkpoint.h"
 #include "zero/trace.h"
 #include "zero/zero.h"
 
@@ -34,6 +35,7 @@ struct trainer {
     float *inputs;   /* (micro_batch, hidden) */
     int32_t *labels; /* (micro_batch) */
     struct zero_trace *trace; /* --trace: the engine's observer */
+    int64_t first_step;       /* --resume: the checkpoint's data position */
 };
 
 /* ---- setup ---- */
@@ -168,12 +170,48 @@ static void die(const struct trainer *t, const struct zero_error *err)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* --save-checkpoint: after step `done` when it is the last or a multiple of
+ * --checkpoint-every; the user metadata records where the data continues. */
+static int maybe_checkpoint(struct trainer *t, int64_t done, struct zero_error *err)
+{
+    const struct mlp_args *a = &t->a;
+    if (!a->save_checkpoint ||
+        (done != a->steps && (!a->checkpoint_every || done % a->checkpoint_every != 0)))
+        return ZERO_OK;
+    char meta[128];
+    snprintf(meta, sizeof meta, "{\"next_step\": %lld, \"samples_seen\": %lld}", (long long)done,
+             (long long)(done * t->cfg.train_batch_size));
+    int keep = a->keep_last > 1000000 ? 1000000 : (int)a->keep_last;
+    int rc = zero_checkpoint_save(t->engine, a->save_checkpoint, keep, meta, err);
+    if (!rc && t->rank == 0 && !a->quiet)
+        printf("saved checkpoint %s/step_%06lld\n", a->save_checkpoint, (long long)done);
+    return rc ? zero_error_wrap(err, "--save-checkpoint: ") : ZERO_OK;
+}
+
+/* --resume: the engine's state from DIR's latest checkpoint, the data position
+ * ("next_step") from its user metadata. */
+static int resume(struct trainer *t, struct zero_error *err)
+{
+    char *meta = NULL;
+    int rc = zero_checkpoint_load(t->engine, t->a.resume, &meta, err);
+    const char *at = meta ? strstr(meta, "\"next_step\":") : NULL;
+    if (!rc && !at)
+        rc = zero_fail(err, ZERO_EFORMAT, "%s: the checkpoint has no data position (next_step)",
+                       t->a.resume);
+    if (!rc)
+        t->first_step = strtoll(at + strlen("\"next_step\":"), NULL, 10);
+    free(meta);
+    if (!rc && t->rank == 0 && !t->a.quiet)
+        printf("resumed from %s at step %lld\n", t->a.resume, (long long)t->first_step);
+    return rc ? zero_error_wrap(err, "--resume: ") : ZERO_OK;
+}
+
 static void train(struct trainer *t)
 {
     const struct zero_config *c = &t->cfg;
     int64_t m = c->train_micro_batch_size_per_gpu, accum = c->gradient_accumulation_steps;
     struct zero_error err = {0};
-    for (int64_t step = 0; step < t->a.steps; step++) {
+    for (int64_t step = t->first_step; step < t->a.steps; step++) {
         for (int64_t micro = 0; micro < accum; micro++) {
             int64_t first = zero_atom_first_sample(step, micro, t->rank, t->world, accum, m);
             mlp_data_fill(&t->data, first, m, t->inputs, t->labels);
@@ -185,6 +223,8 @@ static void train(struct trainer *t)
         }
         if (t->rank == 0 && !t->a.quiet)
             print_step(t);
+        if (maybe_checkpoint(t, step + 1, &err))
+            die(t, &err);
     }
 }
 
@@ -256,6 +296,12 @@ static int run(int argc, char **argv, int rank, int world)
     }
     if (rank == 0 && !t.a.quiet)
         print_header(&t);
+    if (t.a.resume && resume(&t, &err)) {
+        if (rank == 0)
+            fprintf(stderr, "train_mlp: %s\n", err.msg);
+        status = 1;
+        goto out;
+    }
     if ((t.a.trace || t.a.trace_steps) && (!t.a.trace || start_trace(&t, &err))) {
         if (rank == 0)
             fprintf(stderr, "train_mlp: %s\n", t.a.trace ? err.msg : "--trace-steps needs --trace");
@@ -286,7 +332,7 @@ static int run(int argc, char **argv, int rank, int world)
         goto out;
     }
     if (rank == 0) {
-        if (t.a.steps > 0)
+        if (t.a.steps > t.first_step)
             printf("final: step %lld, loss %.17g\n", (long long)t.a.steps,
                    zero_engine_last_step(t.engine)->loss);
         else

@@ -64,3 +64,15 @@ zeroinclude_HEADERS += include/zero/config_json.h
 # observability: estimator formulas, Chrome trace writer, SVG charts
 libzero_la_SOURCES += %reldir%/estimate.c %reldir%/trace.c %reldir%/svg_chart.c
 zeroinclude_HEADERS += include/zero/estimate.h include/zero/trace.h include/zero/svg_chart.h
+
+# checkpoints: sharded save / load on any world size, offline inspect and export
+libzero_la_SOURCES += \
+	%reldir%/crc32c.c \
+	%reldir%/checkpoint_format.c \
+	%reldir%/checkpoint_meta.c \
+	%reldir%/checkpoint_fs.c \
+	%reldir%/checkpoint_read.c \
+	%reldir%/checkpoint_offline.c \
+	%reldir%/checkpoint_engine.c
+noinst_HEADERS += %reldir%/crc32c.h %reldir%/checkpoint_internal.h
+zeroinclude_HEADERS += include/zero/checkpoint.h

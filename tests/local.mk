@@ -27,3 +27,4 @@ include tests/config.mk
 include tests/examples.mk
 include tests/config_json.mk
 include tests/observability.mk
+include tests/checkpoint.mk

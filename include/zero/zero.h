@@ -19,5 +19,6 @@
 #include "zero/estimate.h"
 #include "zero/trace.h"
 #include "zero/svg_chart.h"
+#include "zero/checkpoint.h"
 
 #endif
