@@ -48,6 +48,9 @@ static const char usage_text[] =
     "                         accumulation is B / (m * N), DeepSpeed's batch rule\n"
     "    --steps K            optimizer steps (default 10; 0 only loads, reports and saves)\n"
     "    --lr X               learning rate (default 1e-4)\n"
+    "    --precision P        compute dtype fp32 (default), fp16 (DeepSpeed's dynamic loss\n"
+    "                         scaling; with no fp16 keys in --config it starts at 2^32 with\n"
+    "                         hysteresis 1, as DeepSpeed does) or bf16\n"
     "    --clip X             gradient clipping: max global norm, 0 = off (default 0)\n"
     "    --seed N             parameter initialization seed (default 1234)\n"
     "    --data-seed N        synthetic data seed (default 1)\n"
@@ -65,6 +68,7 @@ static const char usage_text[] =
     "                         classifier.weight [C, H], classifier.bias [C]); every\n"
     "                         parameter must be there with its shape, and nothing else\n"
     "    --save-weights FILE  write the trained parameters, whole, under the same names\n"
+    "    --save-dtype D       dtype of --save-weights: fp32 (default), fp16 or bf16\n"
     "    --data FILE          train on a .safetensors file: inputs F32 [S, H], labels I64\n"
     "                         [S] in 0..C-1; sample indices wrap modulo S (epochs)\n"
     "    --write-synthetic-data FILE\n"
@@ -97,7 +101,7 @@ enum {
     OPT_STAGE = 256, OPT_HIDDEN, OPT_LAYERS, OPT_CLASSES, OPT_BATCH, OPT_MICRO, OPT_STEPS,
     OPT_LR, OPT_CLIP, OPT_SEED, OPT_DATA_SEED, OPT_MODE, OPT_PREFETCH, OPT_PERSISTENCE, OPT_REUSE,
     OPT_MAX_LIVE, OPT_BUCKET, OPT_OVERLAP, OPT_ALIGN, OPT_INIT, OPT_SAVE, OPT_DATA,
-    OPT_WRITE_DATA, OPT_SAMPLES, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_CONFIG,
+    OPT_WRITE_DATA, OPT_SAMPLES, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_CONFIG, OPT_PRECISION, OPT_SAVE_DTYPE,
     OPT_TRACE, OPT_TRACE_STEPS, OPT_SAVE_CKPT, OPT_CKPT_EVERY, OPT_KEEP_LAST, OPT_RESUME
 };
 
@@ -130,6 +134,8 @@ static const struct option options[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"help", no_argument, NULL, OPT_HELP},
     {"config", required_argument, NULL, OPT_CONFIG},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"save-dtype", required_argument, NULL, OPT_SAVE_DTYPE},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
     {"save-checkpoint", required_argument, NULL, OPT_SAVE_CKPT},
@@ -298,6 +304,25 @@ static int apply(struct mlp_args *a, int opt, const char *name, const char *v, c
             return -1;
         }
         return 0;
+    case OPT_PRECISION: {
+        int t = zero_dtype_parse(v);
+        if (t != ZERO_F32 && t != ZERO_F16 && t != ZERO_BF16) {
+            snprintf(msg, len, "train_mlp: --precision: '%s' is not fp32, fp16 or bf16", v);
+            return -1;
+        }
+        a->cfg.fp16.enabled = t == ZERO_F16;
+        a->cfg.bf16.enabled = t == ZERO_BF16;
+        return 0;
+    }
+    case OPT_SAVE_DTYPE: {
+        int t = zero_dtype_parse(v);
+        if (t != ZERO_F32 && t != ZERO_F16 && t != ZERO_BF16) {
+            snprintf(msg, len, "train_mlp: --save-dtype: '%s' is not fp32, fp16 or bf16", v);
+            return -1;
+        }
+        a->save_dtype = (enum zero_dtype)t;
+        return 0;
+    }
     case OPT_INIT: a->init_weights = v; return 0;
     case OPT_SAVE: a->save_weights = v; return 0;
     case OPT_DATA: a->data = v; return 0;

@@ -15,6 +15,7 @@ struct mlp_args {
     uint64_t data_seed;
     const char *init_weights; /* NULL = initialize from cfg.libzero.seed */
     const char *save_weights;
+    enum zero_dtype save_dtype;   /* --save-dtype: fp32 (default), fp16 or bf16 */
     const char *data;             /* NULL = synthetic samples */
     const char *write_data;       /* write the synthetic data set there and exit */
     int64_t samples;              /* samples for write_data; 0 = batch * steps */

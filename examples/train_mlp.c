@@ -151,6 +151,8 @@ static void print_step(const struct trainer *t)
     printf("step %lld/%lld | loss %.4f | lr %.2e | grad norm %.3g | %.0f ms | sent %.3g MB",
            (long long)s->step, (long long)t->a.steps, s->loss, s->lr, s->grad_norm,
            s->seconds * 1e3, (double)report_sent_bytes(&s->comm) / 1e6);
+    if (zero_engine_compute_dtype(t->engine) == ZERO_F16)
+        printf(" | loss scale %g%s", s->loss_scale, s->skipped ? " (overflow: step skipped)" : "");
     if (t->a.verbose)
         printf(" | loss %.17g | clip %.3g", s->loss, s->clip_coef);
     printf("\n");
@@ -325,7 +327,8 @@ static int run(int argc, char **argv, int rank, int world)
             report_comm(stdout, t.engine, world);
     }
     if (t.a.save_weights &&
-        weights_save(t.engine, t.model, t.a.save_weights, MPI_COMM_WORLD, &err)) {
+        weights_save_as(t.engine, t.model, t.a.save_weights, t.a.save_dtype, MPI_COMM_WORLD,
+                        &err)) {
         if (rank == 0)
             fprintf(stderr, "train_mlp: --save-weights: %s\n", err.msg);
         status = 1;

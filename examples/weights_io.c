@@ -98,8 +98,9 @@ int weights_load(struct zero_engine *e, const struct zero_model *m, const char *
 }
 
 /* The descriptors of every parameter, fp32, in model order; names in names. */
-static int describe(const struct zero_model *m, struct zero_st_tensor_desc **descs,
-                    char (**names)[2 * ZERO_NAME_LEN + 2], int *n, struct zero_error *err)
+static int describe(const struct zero_model *m, enum zero_dtype dtype,
+                    struct zero_st_tensor_desc **descs, char (**names)[2 * ZERO_NAME_LEN + 2],
+                    int *n, struct zero_error *err)
 {
     int count = 0;
     for (int u = 0; u < m->nunits; u++)
@@ -114,7 +115,7 @@ static int describe(const struct zero_model *m, struct zero_st_tensor_desc **des
             const struct zero_param_spec *spec = &m->units[u]->params[p];
             full_name(m, u, p, (*names)[i], sizeof (*names)[i]);
             (*descs)[i] = (struct zero_st_tensor_desc){
-                .name = (*names)[i], .dtype = ZERO_F32, .ndim = spec->ndim, .shape = spec->shape};
+                .name = (*names)[i], .dtype = dtype, .ndim = spec->ndim, .shape = spec->shape};
         }
     *n = count;
     return ZERO_OK;
@@ -123,6 +124,15 @@ static int describe(const struct zero_model *m, struct zero_st_tensor_desc **des
 int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path,
                  MPI_Comm comm, struct zero_error *err)
 {
+    return weights_save_as(e, m, path, ZERO_F32, comm, err);
+}
+
+int weights_save_as(struct zero_engine *e, const struct zero_model *m, const char *path,
+                    enum zero_dtype dtype, MPI_Comm comm, struct zero_error *err)
+{
+    if (dtype != ZERO_F32 && dtype != ZERO_F16 && dtype != ZERO_BF16)
+        return zero_fail(err, ZERO_EINVAL, "%s: weights can be written as fp32, fp16 or bf16, "
+                                           "not %s", path, zero_dtype_name(dtype));
     int rank;
     MPI_Comm_rank(comm, &rank);
     /* safetensors' own save_file() from torch marks its files this way */
@@ -133,7 +143,7 @@ int weights_save(struct zero_engine *e, const struct zero_model *m, const char *
     int n = 0;
     float *host = malloc((size_t)largest_param(m) * sizeof *host + 1); /* (numel) */
     int rc = host ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "%s: weight buffer", path);
-    if (!rc && rank == 0 && !(rc = describe(m, &descs, &names, &n, err)))
+    if (!rc && rank == 0 && !(rc = describe(m, dtype, &descs, &names, &n, err)))
         rc = zero_st_writer_begin(&w, path, descs, n, metadata, 1, err);
     rc = example_agree(rc, err, comm);
     int i = 0;

@@ -20,5 +20,9 @@ int weights_load(struct zero_engine *e, const struct zero_model *m, const char *
  * streams it into the file. Collective; same status and message on all ranks. */
 int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path,
                  MPI_Comm comm, struct zero_error *err);
+/* The same, stored as dtype (fp32, fp16 or bf16: the fp32 master values rounded
+ * to nearest even). */
+int weights_save_as(struct zero_engine *e, const struct zero_model *m, const char *path,
+                    enum zero_dtype dtype, MPI_Comm comm, struct zero_error *err);
 
 #endif

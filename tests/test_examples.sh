@@ -137,6 +137,39 @@ if expect_ok reload; then
     cmp -s "$w1" "$w2" || fail "weights saved after --init-weights differ from the loaded file"
 fi
 
+# ---- precision: bf16 and fp16 keep stages 0 and 3 bit-identical; weights
+# saved as bf16 load back and are half the size of fp32 ones
+for prec in bf16 fp16; do
+    for st in 0 3; do
+        run "$prec$st" 2 "$train" --hidden 32 --layers 2 --steps 20 --batch 8 --lr 1e-3 \
+            --stage "$st" --precision "$prec" --save-weights "$tmp/$prec$st.safetensors" \
+            --save-dtype bf16
+        expect_ok "$prec$st" || continue
+        grep -q "^theory: stage $st, .*($prec, Adam: 2 + 2 + 4 + 8 bytes" "$tmp/$prec$st.out" ||
+            fail "$prec stage $st: the mixed-precision formula is not printed"
+        if grep -E '^  (params|grads|master|optim|model states) ' "$tmp/$prec$st.out" |
+            grep -qv ' ok$'; then
+            fail "$prec stage $st: a model-state row is not ok"
+        fi
+    done
+    [ "$(losses "${prec}0")" = "$(losses "${prec}3")" ] ||
+        fail "$prec: stages 0 and 3 print different losses"
+    cmp -s "$tmp/${prec}0.safetensors" "$tmp/${prec}3.safetensors" ||
+        fail "$prec: stages 0 and 3 saved different weights"
+done
+grep -q 'loss scale .*(overflow: step skipped)' "$tmp/fp160.out" ||
+    fail "fp16: DeepSpeed's 2^32 start did not overflow and skip a step"
+grep -q 'loss scale 65536$' "$tmp/fp160.out" ||
+    fail "fp16: the loss scale did not come down to 2^16"
+run bf16load 2 "$train" --hidden 32 --layers 2 --steps 0 --batch 8 \
+    --init-weights "$tmp/bf160.safetensors" --save-weights "$tmp/again.safetensors"
+if expect_ok bf16load; then
+    size16=$(wc -c <"$tmp/bf160.safetensors")
+    size32=$(wc -c <"$tmp/again.safetensors")
+    [ $((size32 - size16)) -gt $((size16 / 2)) ] ||
+        fail "bf16 weights ($size16 bytes) are not about half the fp32 ones ($size32)"
+fi
+
 # ---- data file: the synthetic set written to a file trains the same
 data=$tmp/data.safetensors
 run write 0 "$train" --hidden 32 --write-synthetic-data "$data" --samples 40
