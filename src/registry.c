@@ -9,7 +9,11 @@
 
 /* The backends built into the library: add one name here (and guard it with the
  * configure result that builds it). The table symbol is zero_backend_<name>. */
+#ifdef ZERO_HAVE_CUDA
+#define ZERO_BACKENDS(X) X(cpu) X(cuda)
+#else
 #define ZERO_BACKENDS(X) X(cpu)
+#endif
 
 #define BACKEND_DECLARE(n) extern const struct zero_backend zero_backend_##n;
 #define BACKEND_ENTRY(n) &zero_backend_##n,

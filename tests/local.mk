@@ -28,3 +28,6 @@ include tests/examples.mk
 include tests/config_json.mk
 include tests/observability.mk
 include tests/checkpoint.mk
+if HAVE_CUDA
+include tests/cuda.mk
+endif

@@ -4,7 +4,34 @@
 # and linked into libzero; C files here are compiled by mpicc as usual.  Inside
 # the conditional, ZERO_HAVE_CUDA (and ZERO_HAVE_NCCL) are defined on the command
 # line.  All sources listed here, conditional or not, go into the tarball.
+#
+# Without NCCL the backend still builds; its collectives then use the host-staged
+# mode (cuda_staged.c), which is meant for tests.
 if HAVE_CUDA
-libzero_la_SOURCES += %reldir%/cuda_probe.cu
+# table, memory, BLAS, entry points (C, compiled by mpicc)
+libzero_la_SOURCES += \
+	%reldir%/cuda_backend.c \
+	%reldir%/cuda_memory.c \
+	%reldir%/cuda_blas.c \
+	%reldir%/cuda_ops.c \
+	%reldir%/cuda_layer_ops.c \
+	%reldir%/cuda_coll.c \
+	%reldir%/cuda_staged.c
+# kernels (nvcc)
+libzero_la_SOURCES += \
+	%reldir%/cuda_probe.cu \
+	%reldir%/cuda_kernels.cu \
+	%reldir%/cuda_layers.cu \
+	%reldir%/cuda_gpt_kernels.cu \
+	%reldir%/cuda_combine.cu
 libzero_la_CPPFLAGS += $(CUDA_CFLAGS) $(NCCL_CFLAGS)
 endif
+# private headers: listed outside the conditional so that the tarball always has them
+noinst_HEADERS += \
+	%reldir%/cuda_internal.h \
+	%reldir%/cuda_ops.h \
+	%reldir%/cuda_launch.h \
+	%reldir%/cuda_device.cuh
+# the GPU check script for a machine with a GPU (tests/gpu/device_checks.sh), distributed
+# whatever the configuration
+EXTRA_DIST += tests/gpu/device_checks.sh tests/gpu/make_bundle.sh tests/gpu/gemm_bench.c

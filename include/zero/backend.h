@@ -145,6 +145,61 @@ struct zero_backend {
     int (*xent_backward)(void *self, float *dlogits, const float *probs, const int32_t *labels,
                          int64_t rows, int64_t classes, float dloss);
 
+    /* -- GPT kernels (src/nn/embedding.c, layernorm.c, attention.c) --
+     * beta arguments are 0 or 1: 0 writes the result and ignores the old values
+     * (NaN included), 1 adds to them. Sums over rows go in ascending row order,
+     * so results do not depend on how many ranks or threads exist. */
+
+    /* Token embedding. y (rows, cols) row r = table (vocab, cols) row ids[r].
+     * Fails with ZERO_EINVAL naming the row and the id when an id (device
+     * memory, (rows)) is outside [0, vocab); y is then not written. */
+    int (*embedding_forward)(void *self, float *y, const int32_t *ids, const float *table,
+                             int64_t rows, int64_t cols, int64_t vocab);
+    /* dtable (vocab, cols) = beta * dtable, then for r = 0, 1, ..., rows-1 in that
+     * order: dtable row ids[r] += dy (rows, cols) row r. Deterministic: no atomics;
+     * a parallel version must give every table row its rows in ascending order.
+     * ids were checked by the forward. */
+    int (*embedding_backward)(void *self, float *dtable, const int32_t *ids, const float *dy,
+                              int64_t rows, int64_t cols, int64_t vocab, float beta);
+
+    /* LayerNorm over each row of x (rows, cols), GPT-2's (eps inside the root):
+     *   mean (rows) = sum_c x[r, c] / cols
+     *   rstd (rows) = 1 / sqrt(sum_c (x[r, c] - mean[r])^2 / cols + eps)
+     *   y (rows, cols) = (x - mean) * rstd * weight (cols) + bias (cols)
+     * mean and rstd are saved for the backward (llm.c's layout). */
+    int (*layernorm_forward)(void *self, float *y, float *mean, float *rstd, const float *x,
+                             const float *weight, const float *bias, int64_t rows, int64_t cols,
+                             float eps);
+    /* With xhat = (x - mean) * rstd and g = dy * weight, per row:
+     *   dx (rows, cols) = dx_beta * dx + rstd * (g - mean_c(g) - xhat * mean_c(g * xhat))
+     *   dweight (cols)  = w_beta * dweight + sum_r dy * xhat
+     *   dbias (cols)    = b_beta * dbias + sum_r dy
+     * The row sums are formed on their own (rows ascending) before beta * old is
+     * added, as in bias_grad. */
+    int (*layernorm_backward)(void *self, float *dx, float *dweight, float *dbias,
+                              const float *dy, const float *x, const float *weight,
+                              const float *mean, const float *rstd, int64_t rows, int64_t cols,
+                              float dx_beta, float w_beta, float b_beta);
+
+    /* Multi-head causal self-attention on GPT-2's fused projection.
+     * qkv (B*T, 3C): row b*T + t is [q (C) | k (C) | v (C)] of token t of sequence b;
+     * head h (of NH, hs = C / NH) uses columns h*hs .. h*hs + hs - 1 of q, k and v.
+     * Per (b, h), with q, k, v (T, hs) that head's slices:
+     *   s (T, T)   = q k^T / sqrt(hs)
+     *   att (T, T) = softmax over j <= i of s[i, j], and exactly 0 for j > i
+     *   y (T, hs)  = att v, written to columns h*hs .. of y (B*T, C)
+     * att (B, NH, T, T) is saved for the backward. */
+    int (*attention_forward)(void *self, float *y, float *att, const float *qkv, int64_t B,
+                             int64_t T, int64_t C, int64_t NH);
+    /* dqkv (B*T, 3C) written (not accumulated) from dy (B*T, C), qkv and att:
+     *   datt = dy_h v^T;  dv = att^T dy_h;
+     *   ds[i, j] = att[i, j] * (datt[i, j] - sum_k att[i, k] datt[i, k]);
+     *   dq = ds k / sqrt(hs);  dk = ds^T q / sqrt(hs).
+     * scratch holds B * NH * T * T floats, contents undefined on entry and exit. */
+    int (*attention_backward)(void *self, float *dqkv, float *scratch, const float *dy,
+                              const float *qkv, const float *att, int64_t B, int64_t T,
+                              int64_t C, int64_t NH);
+
     /* ---- collectives (over all ranks of the communicator) ---- */
     /* Rank r receives element-wise sum over ranks of send[r*count .. (r+1)*count).
      * send holds N*count elements of wire_type; recv holds count of recv_type.

@@ -1,0 +1,126 @@
+/* gemm on the GPU: cublasGemmEx with fp32 accumulation (CUBLAS_COMPUTE_32F).
+ *
+ * Row-major through the usual operand swap: a row-major (r, c) matrix is the
+ * column-major (c, r) matrix with the same leading dimension, so C = op(A) op(B)
+ * row-major is C^T = op(B)^T op(A)^T column-major: cuBLAS gets B first, then A,
+ * with the same transpose flags and m, n exchanged.
+ *
+ * cuBLAS multiplies fp32 x fp32, fp16 x fp16 and bf16 x bf16 with fp32 accumulation,
+ * writing C in the input type or fp32. Other mixes (an fp32 activation times a bf16
+ * weight) are done as the cpu backend does them: the odd operands are converted to
+ * fp32 workspace first (exact), and a non-fp32 C that cuBLAS cannot write directly is
+ * produced in fp32 and rounded once. */
+#include <limits.h>
+
+#include "cuda_launch.h"
+#include "cuda_ops.h"
+
+static int is_gemm_type(enum zero_dtype t)
+{
+    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16;
+}
+
+static cudaDataType_t cuda_type(enum zero_dtype t)
+{
+    return t == ZERO_F16 ? CUDA_R_16F : t == ZERO_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* the cpu backend's checks and messages */
+static int check_operand(struct cuda_state *s, char name, enum zero_dtype t, int64_t rows,
+                         int64_t cols, int64_t ld)
+{
+    if (!is_gemm_type(t))
+        return cuda_fail(s, ZERO_ENOTSUP, "gemm: %c has dtype %s; fp32, fp16 or bf16 expected",
+                         name, zero_dtype_name(t));
+    int64_t min_ld = cols > 1 ? cols : 1;
+    if (ld < min_ld || ld > INT_MAX)
+        return cuda_fail(s, ZERO_EINVAL,
+                         "gemm: ld%c = %lld for a stored (%lld, %lld) matrix; need %lld..INT_MAX",
+                         name, (long long)ld, (long long)rows, (long long)cols, (long long)min_ld);
+    return ZERO_OK;
+}
+
+/* An operand as the GEMM sees it: the caller's memory, or an fp32 copy we own. */
+struct operand {
+    void *p;
+    enum zero_dtype t;
+    int64_t ld;
+    void *owned;
+};
+
+/* x (rows, cols; ld) as fp32 in workspace (packed, ld = cols); load = 0 only reserves */
+static int operand_f32(struct cuda_state *s, struct operand *o, const void *x, enum zero_dtype t,
+                       int64_t rows, int64_t cols, int64_t ld, int load)
+{
+    o->ld = cols > 1 ? cols : 1;
+    o->t = ZERO_F32;
+    int rc = cuda_alloc(s, (size_t)(rows * o->ld) * sizeof(float), ZERO_TAG_WORKSPACE, &o->owned);
+    if (rc != ZERO_OK)
+        return rc;
+    o->p = o->owned;
+    if (!load)
+        return ZERO_OK;
+    return cuda_check(s,
+                      cuda_launch_cast(s->compute, o->p, ZERO_F32, x, t, (size_t)rows, (size_t)cols,
+                                       (size_t)o->ld, (size_t)ld),
+                      "gemm: operand conversion to fp32");
+}
+
+static struct operand as_is(const void *x, enum zero_dtype t, int64_t ld)
+{
+    return (struct operand){.p = (void *)x, .t = t, .ld = ld, .owned = NULL};
+}
+
+int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
+              int64_t ldc)
+{
+    struct cuda_state *s = self;
+    if (m < 0 || n < 0 || k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return cuda_fail(s, ZERO_EINVAL, "gemm: bad shape m=%lld n=%lld k=%lld", (long long)m,
+                         (long long)n, (long long)k);
+    int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
+    int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
+    int rc;
+    if ((rc = check_operand(s, 'a', a_type, a_rows, a_cols, lda)) != ZERO_OK ||
+        (rc = check_operand(s, 'b', b_type, b_rows, b_cols, ldb)) != ZERO_OK ||
+        (rc = check_operand(s, 'c', c_type, m, n, ldc)) != ZERO_OK)
+        return rc;
+    if (m == 0 || n == 0)
+        return ZERO_OK;
+
+    struct operand oa = as_is(a, a_type, lda), ob = as_is(b, b_type, ldb);
+    struct operand oc = as_is(c, c_type, ldc);
+    int same_inputs = a_type == b_type;
+    int c_ok = c_type == a_type || c_type == ZERO_F32;
+    if (!same_inputs) { /* widen the narrow one(s): fp32 x fp32 */
+        if (a_type != ZERO_F32)
+            rc = operand_f32(s, &oa, a, a_type, a_rows, a_cols, lda, 1);
+        if (rc == ZERO_OK && b_type != ZERO_F32)
+            rc = operand_f32(s, &ob, b, b_type, b_rows, b_cols, ldb, 1);
+        c_ok = c_type == ZERO_F32;
+    }
+    /* beta = 0 must ignore C's old values (NaN included): cuBLAS does, and an fp32 copy
+     * of C is only loaded when beta != 0 */
+    if (rc == ZERO_OK && !c_ok)
+        rc = operand_f32(s, &oc, c, c_type, m, n, ldc, beta != 0.0f);
+    if (rc == ZERO_OK) {
+        cublasStatus_t st = cublasGemmEx(s->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                         trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
+                                         (int)k, &alpha, ob.p, cuda_type(ob.t), (int)ob.ld, oa.p,
+                                         cuda_type(oa.t), (int)oa.ld, &beta, oc.p, cuda_type(oc.t),
+                                         (int)oc.ld, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        rc = cuda_blas_check(s, st, "gemm: cublasGemmEx");
+    }
+    if (rc == ZERO_OK && oc.owned != NULL)
+        rc = cuda_check(s,
+                        cuda_launch_cast(s->compute, c, c_type, oc.p, ZERO_F32, (size_t)m,
+                                         (size_t)n, (size_t)ldc, (size_t)oc.ld),
+                        "gemm: rounding C");
+    /* workspace goes back to the cache; the stream order keeps it alive for the GEMM */
+    cuda_free(s, oa.owned);
+    cuda_free(s, ob.owned);
+    cuda_free(s, oc.owned);
+    return rc;
+}

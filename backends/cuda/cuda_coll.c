@@ -1,0 +1,616 @@
+/* The cuda backend's collectives: argument checks (the cpu backend's messages), comm
+ * stats, requests, and the NCCL paths; the host-staged test mode is cuda_staged.c.
+ *
+ * Streams: every collective first makes the comm stream wait for the work queued on
+ * the compute stream (its input is ready), then queues its NCCL calls and kernels on
+ * the comm stream and records a `done' event there. wait() makes the compute stream
+ * wait for that event; the host never blocks. A blocking call (req == NULL) does the
+ * same at once: later kernels, copies and to_host see its result.
+ *
+ * Modes (NCCL):
+ *   native  ncclReduceScatter / ncclAllReduce: NCCL's own order of additions.
+ *   exact   the owner combine of DESIGN.md: grouped ncclSend/ncclRecv hand each owner the
+ *           peers' pieces of its shard (each rank sends (N-1)/N of the buffer once, the
+ *           bytes of a ring reduce-scatter), then a kernel sums the N pieces along the
+ *           canonical tree in fp32 and rounds once: the cpu backend's exact bits.
+ *           all_reduce = exact reduce-scatter of nearly equal pieces + grouped gather.
+ *   all_gather and broadcast are plain copies, the same in both modes.
+ *
+ * Comm stats are counted as the cpu backend counts them (see backends/cpu/cpu_coll.c)
+ * when an operation completes from the caller's view (blocking return, or wait). The
+ * seconds are device time from the start to the done event; they are read without
+ * blocking when the event has completed, else at the next synchronize(). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_launch.h"
+#include "cuda_ops.h"
+
+/* What a struct zero_request * points at in this backend. */
+struct cuda_request {
+    enum zero_coll_kind kind;
+    int64_t payload_bytes, sent_bytes;
+    int counted;             /* stats already recorded (host-staged: done at issue) */
+    cudaEvent_t start, done; /* NULL on the host-staged path */
+};
+
+/* ---- timing of completed collectives ---- */
+
+struct cuda_timing {
+    struct pending {
+        cudaEvent_t start, done;
+        enum zero_coll_kind kind;
+    } * item;
+    size_t n, cap;
+};
+
+static void timing_release(struct pending *p)
+{
+    cudaEventDestroy(p->start);
+    cudaEventDestroy(p->done);
+}
+
+/* Adds the time of every pending collective that finished; with block, waits for all. */
+static int timing_harvest(struct cuda_state *s, int block)
+{
+    struct cuda_timing *t = s->timing;
+    if (t == NULL)
+        return ZERO_OK;
+    size_t kept = 0;
+    cudaError_t err = cudaSuccess;
+    for (size_t i = 0; i < t->n; i++) {
+        struct pending *p = &t->item[i];
+        cudaError_t e = block ? cudaEventSynchronize(p->done) : cudaEventQuery(p->done);
+        if (e == cudaErrorNotReady) {
+            t->item[kept++] = *p;
+            continue;
+        }
+        float ms = 0.0f;
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms, p->start, p->done);
+        if (e == cudaSuccess)
+            s->stats->kind[p->kind].seconds += (double)ms * 1e-3;
+        else if (err == cudaSuccess)
+            err = e;
+        timing_release(p);
+    }
+    t->n = kept;
+    return cuda_check(s, err, "collective timing");
+}
+
+int cuda_coll_drain_timing(struct cuda_state *s)
+{
+    return timing_harvest(s, 1);
+}
+
+static void timing_add(struct cuda_state *s, struct cuda_request *rq)
+{
+    struct cuda_timing *t = s->timing;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        struct pending *a = realloc(t->item, cap * sizeof(*a));
+        if (a == NULL) { /* no room to wait: time it now */
+            struct pending p = {rq->start, rq->done, rq->kind};
+            float ms = 0.0f;
+            if (cudaEventSynchronize(p.done) == cudaSuccess &&
+                cudaEventElapsedTime(&ms, p.start, p.done) == cudaSuccess)
+                s->stats->kind[p.kind].seconds += (double)ms * 1e-3;
+            timing_release(&p);
+            return;
+        }
+        t->item = a;
+        t->cap = cap;
+    }
+    t->item[t->n++] = (struct pending){rq->start, rq->done, rq->kind};
+}
+
+/* ---- requests ---- */
+
+static void request_count(struct cuda_state *s, struct cuda_request *rq)
+{
+    if (rq->counted)
+        return;
+    struct zero_coll_counter *c = &s->stats->kind[rq->kind];
+    c->calls++;
+    c->payload_bytes += rq->payload_bytes;
+    c->sent_bytes += rq->sent_bytes;
+    rq->counted = 1;
+    if (rq->done != NULL) {
+        timing_add(s, rq);
+        rq->start = rq->done = NULL;
+    }
+}
+
+/* Makes the compute stream wait for rq and counts it. */
+static int request_complete(struct cuda_state *s, struct cuda_request *rq)
+{
+    int rc = ZERO_OK;
+    if (rq->done != NULL)
+        rc = cuda_check(s, cudaStreamWaitEvent(s->compute, rq->done, 0),
+                        "wait: cudaStreamWaitEvent");
+    request_count(s, rq);
+    int rc2 = timing_harvest(s, 0);
+    return rc != ZERO_OK ? rc : rc2;
+}
+
+/* Hands rq to the caller (req != NULL) or completes it now. */
+static int request_finish(struct cuda_state *s, struct cuda_request *rq, struct zero_request **req)
+{
+    if (req == NULL)
+        return request_complete(s, rq);
+    struct cuda_request *h = malloc(sizeof(*h));
+    if (h == NULL) {
+        int rc = request_complete(s, rq);
+        (void)rc;
+        return cuda_fail(s, ZERO_ENOMEM,
+                         "%s: no memory for a request handle (the operation did complete)",
+                         zero_coll_kind_name(rq->kind));
+    }
+    *h = *rq;
+    *req = (struct zero_request *)h;
+    return ZERO_OK;
+}
+
+int cuda_wait(void *self, struct zero_request *req)
+{
+    struct cuda_state *s = self;
+    if (req == NULL)
+        return ZERO_OK;
+    struct cuda_request *rq = (struct cuda_request *)req;
+    int rc = request_complete(s, rq);
+    free(rq);
+    return rc;
+}
+
+/* ---- argument checks (the cpu backend's) ---- */
+
+static int check_dtype(struct cuda_state *s, const char *op, const char *which, enum zero_dtype t)
+{
+    if ((int)t < 0 || t >= ZERO_DTYPE_COUNT)
+        return cuda_fail(s, ZERO_EINVAL, "%s: %s dtype %d is not a zero_dtype", op, which, (int)t);
+    return ZERO_OK;
+}
+
+static int check_sum_dtype(struct cuda_state *s, const char *op, const char *which,
+                           enum zero_dtype t)
+{
+    int rc = check_dtype(s, op, which, t);
+    if (rc == ZERO_OK && t != ZERO_F32 && t != ZERO_F16 && t != ZERO_BF16)
+        rc = cuda_fail(s, ZERO_EINVAL, "%s: %s dtype %s cannot be summed (use fp32, fp16 or bf16)",
+                       op, which, zero_dtype_name(t));
+    return rc;
+}
+
+static int check_buffers(struct cuda_state *s, const char *op, const void *a, const void *b,
+                         size_t count)
+{
+    if (count > 0 && (a == NULL || b == NULL))
+        return cuda_fail(s, ZERO_EINVAL, "%s: NULL buffer for %zu elements", op, count);
+    return ZERO_OK;
+}
+
+static int overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
+/* rank r's piece of `total` split as evenly as possible: the first total % N get one more */
+static void split_even(struct cuda_state *s, size_t total)
+{
+    size_t base = total / (size_t)s->size, extra = total % (size_t)s->size, at = 0;
+    for (int r = 0; r < s->size; r++) {
+        s->split_count[r] = base + ((size_t)r < extra);
+        s->split_displ[r] = at;
+        at += s->split_count[r];
+    }
+}
+
+static void split_equal(struct cuda_state *s, size_t count)
+{
+    for (int r = 0; r < s->size; r++) {
+        s->split_count[r] = count;
+        s->split_displ[r] = (size_t)r * count;
+    }
+}
+
+/* ---- host-staged path (cuda_staged.c) ---- */
+
+/* The inner cpu backend counted it; the caller still gets a handle to wait on. */
+static int staged_finish(struct cuda_state *s, enum zero_coll_kind kind, int rc,
+                         struct zero_request **req)
+{
+    if (rc != ZERO_OK || req == NULL)
+        return rc;
+    struct cuda_request rq = {.kind = kind, .counted = 1};
+    return request_finish(s, &rq, req);
+}
+
+/* ---- NCCL paths ---- */
+
+#ifdef ZERO_HAVE_NCCL
+static int nccl_check(struct cuda_state *s, ncclResult_t r, const char *what)
+{
+    if (r == ncclSuccess)
+        return ZERO_OK;
+    return cuda_fail(s, ZERO_ECOMM, "%s: NCCL error %d (%s): %s", what, (int)r,
+                     ncclGetErrorString(r), ncclGetLastError(s->nccl));
+}
+
+static ncclDataType_t nccl_type(enum zero_dtype t)
+{
+    switch (t) {
+    case ZERO_F16:
+        return ncclFloat16;
+    case ZERO_BF16:
+        return ncclBfloat16;
+    case ZERO_F64:
+        return ncclFloat64;
+    case ZERO_I32:
+        return ncclInt32;
+    case ZERO_I64:
+        return ncclInt64;
+    default:
+        return ncclFloat32;
+    }
+}
+
+/* Orders the comm stream after compute, creates the request's events, records start. */
+static int nccl_begin(struct cuda_state *s, struct cuda_request *rq, enum zero_coll_kind kind,
+                      int64_t payload, int64_t sent)
+{
+    memset(rq, 0, sizeof(*rq));
+    rq->kind = kind;
+    rq->payload_bytes = payload;
+    rq->sent_bytes = sent;
+    int rc = timing_harvest(s, 0);
+    if (rc == ZERO_OK)
+        rc = cuda_comm_after_compute(s, zero_coll_kind_name(kind));
+    cudaError_t e = cudaSuccess;
+    if (rc == ZERO_OK && (e = cudaEventCreate(&rq->start)) == cudaSuccess &&
+        (e = cudaEventCreate(&rq->done)) == cudaSuccess)
+        e = cudaEventRecord(rq->start, s->comm_stream);
+    if (rc == ZERO_OK)
+        rc = cuda_check(s, e, zero_coll_kind_name(kind));
+    return rc;
+}
+
+static int nccl_end(struct cuda_state *s, struct cuda_request *rq, int rc,
+                    struct zero_request **req)
+{
+    if (rc == ZERO_OK)
+        rc =
+            cuda_check(s, cudaEventRecord(rq->done, s->comm_stream), zero_coll_kind_name(rq->kind));
+    if (rc != ZERO_OK) {
+        if (rq->start != NULL)
+            cudaEventDestroy(rq->start);
+        if (rq->done != NULL)
+            cudaEventDestroy(rq->done);
+        return rc;
+    }
+    return request_finish(s, rq, req);
+}
+
+/* Exact reduce-scatter over the current split (s->split_count/displ, `total` elements):
+ * grouped send/recv of the pieces, then the tree combine into recv. */
+static int nccl_exact_reduce_scatter(struct cuda_state *s, const void *send,
+                                     enum zero_dtype wire_type, void *recv,
+                                     enum zero_dtype recv_type, size_t total)
+{
+    const int n = s->size, me = s->rank;
+    const size_t esize = zero_dtype_size(wire_type), mine = s->split_count[me];
+    const char *in = send;
+    if (total == 0)
+        return ZERO_OK;
+    int rc = cuda_buffer_grow(s, &s->pieces, &s->pieces_bytes, (size_t)(n - 1) * mine * esize,
+                              ZERO_TAG_COMM, "reduce_scatter: peers' pieces");
+    if (rc != ZERO_OK)
+        return rc;
+    char *pieces = s->pieces;
+    if (n > 1) {
+        ncclResult_t r = ncclGroupStart();
+        for (int p = 0; p < n && r == ncclSuccess; p++) {
+            if (p == me)
+                continue;
+            size_t theirs = s->split_count[p];
+            if (theirs > 0)
+                r = ncclSend(in + s->split_displ[p] * esize, theirs * esize, ncclUint8, p, s->nccl,
+                             s->comm_stream);
+            if (r == ncclSuccess && mine > 0)
+                r = ncclRecv(pieces + (size_t)(p < me ? p : p - 1) * mine * esize, mine * esize,
+                             ncclUint8, p, s->nccl, s->comm_stream);
+        }
+        ncclResult_t end = ncclGroupEnd();
+        rc = nccl_check(s, r != ncclSuccess ? r : end, "reduce_scatter: ncclSend/ncclRecv");
+        if (rc != ZERO_OK)
+            return rc;
+    }
+    return cuda_check(s,
+                      cuda_launch_combine(s->comm_stream, recv, recv_type,
+                                          in + s->split_displ[me] * esize, pieces, wire_type, n, me,
+                                          mine),
+                      "reduce_scatter: combine");
+}
+
+/* recv (total) = every rank's piece of the current split, gathered (own piece in place) */
+static int nccl_gather_pieces(struct cuda_state *s, void *recv, size_t esize)
+{
+    const int me = s->rank;
+    char *out = recv;
+    ncclResult_t r = ncclGroupStart();
+    for (int p = 0; p < s->size && r == ncclSuccess; p++) {
+        if (p == me)
+            continue;
+        if (s->split_count[me] > 0)
+            r = ncclSend(out + s->split_displ[me] * esize, s->split_count[me] * esize, ncclUint8, p,
+                         s->nccl, s->comm_stream);
+        if (r == ncclSuccess && s->split_count[p] > 0)
+            r = ncclRecv(out + s->split_displ[p] * esize, s->split_count[p] * esize, ncclUint8, p,
+                         s->nccl, s->comm_stream);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    return nccl_check(s, r != ncclSuccess ? r : end, "all_reduce: gather of the pieces");
+}
+
+static int nccl_reduce_scatter(struct cuda_state *s, const void *send, enum zero_dtype wire_type,
+                               void *recv, enum zero_dtype recv_type, size_t count,
+                               struct zero_request **req)
+{
+    size_t n = (size_t)s->size, wsize = zero_dtype_size(wire_type);
+    struct cuda_request rq;
+    int rc = nccl_begin(s, &rq, ZERO_COLL_REDUCE_SCATTER, (int64_t)(n * count * wsize),
+                        (int64_t)((n - 1) * count * wsize));
+    if (rc == ZERO_OK && s->mode == ZERO_COLL_EXACT) {
+        split_equal(s, count);
+        rc = nccl_exact_reduce_scatter(s, send, wire_type, recv, recv_type, n * count);
+    } else if (rc == ZERO_OK && count > 0) {
+        void *dst = recv;
+        if (recv_type != wire_type) /* NCCL knows no type change: through a temporary */
+            rc = cuda_buffer_grow(s, &s->wire_tmp, &s->wire_tmp_bytes, count * wsize, ZERO_TAG_COMM,
+                                  "reduce_scatter: temporary");
+        if (rc == ZERO_OK && recv_type != wire_type)
+            dst = s->wire_tmp;
+        if (rc == ZERO_OK)
+            rc = nccl_check(s,
+                            ncclReduceScatter(send, dst, count, nccl_type(wire_type), ncclSum,
+                                              s->nccl, s->comm_stream),
+                            "reduce_scatter: ncclReduceScatter");
+        if (rc == ZERO_OK && dst != recv)
+            rc = cuda_check(s,
+                            cuda_launch_cast(s->comm_stream, recv, recv_type, dst, wire_type, 1,
+                                             count, count, count),
+                            "reduce_scatter: conversion to the recv type");
+    }
+    return nccl_end(s, &rq, rc, req);
+}
+
+static int nccl_all_reduce(struct cuda_state *s, const void *send, void *recv, enum zero_dtype t,
+                           size_t count, struct zero_request **req)
+{
+    size_t esize = zero_dtype_size(t);
+    split_even(s, count);
+    size_t mine = s->split_count[s->rank];
+    int64_t sent = (int64_t)((count - mine + (size_t)(s->size - 1) * mine) * esize);
+    struct cuda_request rq;
+    int rc = nccl_begin(s, &rq, ZERO_COLL_ALL_REDUCE, (int64_t)(count * esize), sent);
+    if (rc == ZERO_OK && s->mode == ZERO_COLL_EXACT) {
+        char *my_piece = (char *)recv + s->split_displ[s->rank] * esize;
+        rc = nccl_exact_reduce_scatter(s, send, t, my_piece, t, count);
+        if (rc == ZERO_OK && count > 0 && s->size > 1)
+            rc = nccl_gather_pieces(s, recv, esize);
+    } else if (rc == ZERO_OK && count > 0) {
+        rc = nccl_check(
+            s, ncclAllReduce(send, recv, count, nccl_type(t), ncclSum, s->nccl, s->comm_stream),
+            "all_reduce: ncclAllReduce");
+    }
+    return nccl_end(s, &rq, rc, req);
+}
+
+static int nccl_all_gather(struct cuda_state *s, const void *send, void *recv, enum zero_dtype t,
+                           size_t count, struct zero_request **req)
+{
+    size_t n = (size_t)s->size, esize = zero_dtype_size(t);
+    struct cuda_request rq;
+    int rc = nccl_begin(s, &rq, ZERO_COLL_ALL_GATHER, (int64_t)(n * count * esize),
+                        (int64_t)((n - 1) * count * esize));
+    if (rc == ZERO_OK && count > 0)
+        rc = nccl_check(
+            s, ncclAllGather(send, recv, count * esize, ncclUint8, s->nccl, s->comm_stream),
+            "all_gather: ncclAllGather");
+    return nccl_end(s, &rq, rc, req);
+}
+
+static int nccl_broadcast(struct cuda_state *s, void *buf, enum zero_dtype t, size_t count,
+                          int root, struct zero_request **req)
+{
+    size_t bytes = count * zero_dtype_size(t);
+    struct cuda_request rq;
+    int rc = nccl_begin(s, &rq, ZERO_COLL_BROADCAST, (int64_t)bytes,
+                        s->rank == root && s->size > 1 ? (int64_t)bytes : 0);
+    if (rc == ZERO_OK && count > 0)
+        rc = nccl_check(s, ncclBroadcast(buf, buf, bytes, ncclUint8, root, s->nccl, s->comm_stream),
+                        "broadcast: ncclBroadcast");
+    return nccl_end(s, &rq, rc, req);
+}
+#endif /* ZERO_HAVE_NCCL */
+
+/* ---- the table's entries ---- */
+
+int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
+                        enum zero_dtype recv_type, size_t count, struct zero_request **req)
+{
+    struct cuda_state *s = self;
+    const char *op = "reduce_scatter";
+    if (req != NULL)
+        *req = NULL;
+    int rc = check_sum_dtype(s, op, "wire", wire_type);
+    if (rc == ZERO_OK)
+        rc = check_sum_dtype(s, op, "recv", recv_type);
+    if (rc == ZERO_OK)
+        rc = check_buffers(s, op, send, recv, count);
+    if (rc != ZERO_OK)
+        return rc;
+    size_t n = (size_t)s->size, wsize = zero_dtype_size(wire_type);
+    const char *mine = (const char *)send + (size_t)s->rank * count * wsize;
+    int in_place = recv == mine && recv_type == wire_type;
+    if (!in_place && overlap(send, n * count * wsize, recv, count * zero_dtype_size(recv_type)))
+        return cuda_fail(s, ZERO_EINVAL,
+                         "%s: recv overlaps send without being in place (recv == send + "
+                         "rank * count, same dtype)",
+                         op);
+    if (s->comm_kind == CUDA_COMM_MPI)
+        return staged_finish(s, ZERO_COLL_REDUCE_SCATTER,
+                             cuda_staged_reduce_scatter(s, send, wire_type, recv, recv_type, count),
+                             req);
+#ifdef ZERO_HAVE_NCCL
+    return nccl_reduce_scatter(s, send, wire_type, recv, recv_type, count, req);
+#else
+    return cuda_fail(s, ZERO_ENOTSUP, "%s: built without NCCL", op);
+#endif
+}
+
+int cuda_all_reduce(void *self, const void *send, void *recv, enum zero_dtype t, size_t count,
+                    struct zero_request **req)
+{
+    struct cuda_state *s = self;
+    const char *op = "all_reduce";
+    if (req != NULL)
+        *req = NULL;
+    int rc = check_sum_dtype(s, op, "", t);
+    if (rc == ZERO_OK)
+        rc = check_buffers(s, op, send, recv, count);
+    if (rc != ZERO_OK)
+        return rc;
+    size_t esize = zero_dtype_size(t);
+    if (send != recv && overlap(send, count * esize, recv, count * esize))
+        return cuda_fail(s, ZERO_EINVAL, "%s: send and recv overlap without being equal", op);
+    if (s->comm_kind == CUDA_COMM_MPI)
+        return staged_finish(s, ZERO_COLL_ALL_REDUCE,
+                             cuda_staged_all_reduce(s, send, recv, t, count), req);
+#ifdef ZERO_HAVE_NCCL
+    return nccl_all_reduce(s, send, recv, t, count, req);
+#else
+    return cuda_fail(s, ZERO_ENOTSUP, "%s: built without NCCL", op);
+#endif
+}
+
+int cuda_all_gather(void *self, const void *send, void *recv, enum zero_dtype t, size_t count,
+                    struct zero_request **req)
+{
+    struct cuda_state *s = self;
+    const char *op = "all_gather";
+    if (req != NULL)
+        *req = NULL;
+    int rc = check_dtype(s, op, "element", t);
+    if (rc == ZERO_OK)
+        rc = check_buffers(s, op, send, recv, count);
+    if (rc != ZERO_OK)
+        return rc;
+    size_t n = (size_t)s->size, esize = zero_dtype_size(t);
+    int in_place = send == (const char *)recv + (size_t)s->rank * count * esize;
+    if (!in_place && overlap(send, count * esize, recv, n * count * esize))
+        return cuda_fail(s, ZERO_EINVAL,
+                         "%s: send overlaps recv without being in place (send == recv + "
+                         "rank * count)",
+                         op);
+    if (s->comm_kind == CUDA_COMM_MPI)
+        return staged_finish(s, ZERO_COLL_ALL_GATHER,
+                             cuda_staged_all_gather(s, send, recv, t, count), req);
+#ifdef ZERO_HAVE_NCCL
+    return nccl_all_gather(s, send, recv, t, count, req);
+#else
+    return cuda_fail(s, ZERO_ENOTSUP, "%s: built without NCCL", op);
+#endif
+}
+
+int cuda_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int root,
+                   struct zero_request **req)
+{
+    struct cuda_state *s = self;
+    const char *op = "broadcast";
+    if (req != NULL)
+        *req = NULL;
+    int rc = check_dtype(s, op, "element", t);
+    if (rc == ZERO_OK)
+        rc = check_buffers(s, op, buf, buf, count);
+    if (rc == ZERO_OK && (root < 0 || root >= s->size))
+        rc = cuda_fail(s, ZERO_EINVAL, "%s: root %d is not a rank of %d", op, root, s->size);
+    if (rc != ZERO_OK)
+        return rc;
+    if (s->comm_kind == CUDA_COMM_MPI)
+        return staged_finish(s, ZERO_COLL_BROADCAST, cuda_staged_broadcast(s, buf, t, count, root),
+                             req);
+#ifdef ZERO_HAVE_NCCL
+    return nccl_broadcast(s, buf, t, count, root, req);
+#else
+    return cuda_fail(s, ZERO_ENOTSUP, "%s: built without NCCL", op);
+#endif
+}
+
+/* Both streams drained, then every rank meets. */
+int cuda_barrier(void *self)
+{
+    struct cuda_state *s = self;
+    int rc = cuda_synchronize(s);
+    if (rc != ZERO_OK)
+        return rc;
+    if (s->comm_kind == CUDA_COMM_MPI)
+        return cuda_staged_barrier(s);
+    int err = MPI_Barrier(s->comm);
+    return err == MPI_SUCCESS ? ZERO_OK : cuda_fail(s, ZERO_ECOMM, "barrier: MPI_Barrier failed");
+}
+
+/* Control plane over MPI, counted as the cpu backend counts it. */
+int cuda_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes)
+{
+    struct cuda_state *s = self;
+    const char *op = "host_all_gather";
+    int rc = check_buffers(s, op, send_host, recv_host, bytes);
+    if (rc != ZERO_OK)
+        return rc;
+    if (s->comm_kind == CUDA_COMM_MPI)
+        return cuda_staged_host_all_gather(s, send_host, recv_host, bytes);
+    size_t n = (size_t)s->size;
+    if (n * bytes > (size_t)INT32_MAX)
+        return cuda_fail(s, ZERO_ENOTSUP, "%s: %zu elements exceed MPI's int count", op, n * bytes);
+    int in_place = send_host == (const char *)recv_host + (size_t)s->rank * bytes;
+    double t0 = MPI_Wtime();
+    int err = MPI_Allgather(in_place ? MPI_IN_PLACE : send_host, (int)bytes, MPI_BYTE, recv_host,
+                            (int)bytes, MPI_BYTE, s->comm);
+    if (err != MPI_SUCCESS)
+        return cuda_fail(s, ZERO_ECOMM, "%s: MPI_Allgather failed", op);
+    struct zero_coll_counter *c = &s->stats->kind[ZERO_COLL_CONTROL];
+    c->calls++;
+    c->payload_bytes += (int64_t)(n * bytes);
+    c->sent_bytes += (int64_t)((n - 1) * bytes);
+    c->seconds += MPI_Wtime() - t0;
+    return ZERO_OK;
+}
+
+/* ---- lifetime ---- */
+
+int cuda_coll_init(struct cuda_state *s)
+{
+    s->split_count = calloc((size_t)s->size, sizeof(size_t));
+    s->split_displ = calloc((size_t)s->size, sizeof(size_t));
+    s->timing = calloc(1, sizeof(*s->timing));
+    if (s->split_count == NULL || s->split_displ == NULL || s->timing == NULL)
+        return cuda_fail(s, ZERO_ENOMEM, "collectives init: out of memory for %d ranks", s->size);
+    return ZERO_OK;
+}
+
+void cuda_coll_fini(struct cuda_state *s)
+{
+    if (s->timing != NULL) {
+        for (size_t i = 0; i < s->timing->n; i++)
+            timing_release(&s->timing->item[i]);
+        free(s->timing->item);
+        free(s->timing);
+        s->timing = NULL;
+    }
+    cuda_buffer_free(s, &s->pieces, &s->pieces_bytes, ZERO_TAG_COMM);
+    cuda_buffer_free(s, &s->wire_tmp, &s->wire_tmp_bytes, ZERO_TAG_COMM);
+    free(s->split_count);
+    free(s->split_displ);
+    s->split_count = s->split_displ = NULL;
+}

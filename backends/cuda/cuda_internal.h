@@ -1,0 +1,109 @@
+/* State shared by the C files of the cuda backend (not installed).
+ *
+ * Files:
+ *   cuda_backend.c    the table, probe, open/close (device choice, streams, cuBLAS, NCCL)
+ *   cuda_memory.c     caching allocator (ledger), copies, fill, pinned host memory,
+ *                     streams and events
+ *   cuda_blas.c       gemm through cublasGemmEx (row-major by operand swap)
+ *   cuda_ops.c        elementwise, optimizers, reductions: checks, then launchers
+ *   cuda_layer_ops.c  layer and GPT kernels: checks, label/id range checks, attention GEMMs
+ *   cuda_coll.c       collectives: requests, comm stats, NCCL native and exact modes
+ *   cuda_staged.c     host-staging test mode: collectives through an inner cpu backend
+ *   *.cu              the kernels and their launchers (cuda_launch.h) */
+#ifndef ZERO_CUDA_INTERNAL_H
+#define ZERO_CUDA_INTERNAL_H
+
+#include <mpi.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#ifdef ZERO_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+#include "zero/backend.h"
+#include "zero/error.h"
+
+/* How collectives move bytes: NCCL on the comm stream, or host staging over MPI
+ * through an inner cpu backend (a test mode: several ranks may share one GPU). */
+enum cuda_comm_kind { CUDA_COMM_NCCL = 0, CUDA_COMM_MPI = 1 };
+
+struct cuda_cache;  /* cuda_memory.c */
+struct cuda_staged; /* cuda_staged.c */
+struct cuda_timing; /* cuda_coll.c: collectives whose time is not read yet */
+
+struct cuda_state {
+    MPI_Comm comm; /* our duplicate of the user's communicator */
+    int rank, size;
+    MPI_Comm node_comm; /* ranks on our node (MPI_COMM_TYPE_SHARED) */
+    int local_rank, local_size;
+    int device;
+    enum zero_coll_mode mode;
+    enum cuda_comm_kind comm_kind;
+    struct zero_ledger *ledger;
+    struct zero_comm_stats *stats;
+    char err[ZERO_ERRMSG_LEN];
+
+    cudaStream_t compute, comm_stream;
+    cudaEvent_t compute_ready; /* recorded on compute before each collective */
+    cublasHandle_t blas;
+    struct cuda_cache *cache;
+    unsigned long long *flag_dev;  /* (1) device scratch of the range and inf/NaN checks */
+    unsigned long long *flag_host; /* (1) pinned mirror */
+
+#ifdef ZERO_HAVE_NCCL
+    ncclComm_t nccl;
+#endif
+    void *pieces; /* device: the peers' pieces of our shard (exact mode) */
+    size_t pieces_bytes;
+    void *wire_tmp; /* device: native reduce-scatter result before a type change */
+    size_t wire_tmp_bytes;
+    size_t *split_count, *split_displ; /* (size) each: the current split of a buffer */
+    struct cuda_timing *timing;
+    struct cuda_staged *staged;
+};
+
+/* Formats the instance's last error ("rank R: ..."); returns code. */
+int cuda_fail(struct cuda_state *s, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* 0 for cudaSuccess, else ZERO_EBACKEND with "what: <CUDA's message>". */
+int cuda_check(struct cuda_state *s, cudaError_t e, const char *what);
+int cuda_blas_check(struct cuda_state *s, cublasStatus_t st, const char *what);
+
+/* ---- cuda_memory.c ---- */
+void cuda_memory_fini(struct cuda_state *s);
+/* Device blocks the backend keeps for itself, on the ledger under tag. */
+int cuda_buffer_grow(struct cuda_state *s, void **buf, size_t *have, size_t need, enum zero_tag tag,
+                     const char *what);
+void cuda_buffer_free(struct cuda_state *s, void **buf, size_t *have, enum zero_tag tag);
+/* Pinned (page-locked) host memory on the ledger under tag: staging and offload. */
+int cuda_host_alloc(struct cuda_state *s, size_t bytes, enum zero_tag tag, void **host);
+void cuda_host_free(struct cuda_state *s, void *host, size_t bytes, enum zero_tag tag);
+/* Waits for the compute stream; then *out = the device flag word. */
+int cuda_read_flag(struct cuda_state *s, const char *what, unsigned long long *out);
+/* Makes the comm stream wait for everything issued on compute so far. */
+int cuda_comm_after_compute(struct cuda_state *s, const char *what);
+
+/* ---- cuda_coll.c / cuda_staged.c: set up / tear down in open/close ---- */
+int cuda_coll_init(struct cuda_state *s);
+void cuda_coll_fini(struct cuda_state *s);
+int cuda_coll_drain_timing(struct cuda_state *s); /* every pending time read (synchronize) */
+int cuda_staged_open(struct cuda_state *s, void *comm, char *why, size_t why_len);
+void cuda_staged_close(struct cuda_state *s);
+int cuda_staged_set_mode(struct cuda_state *s, enum zero_coll_mode mode);
+/* The host-staged collectives: device buffers copied to pinned host memory, the inner
+ * cpu backend's collective (which counts the comm stats), the result copied back.
+ * Arguments were checked by cuda_coll.c. */
+int cuda_staged_reduce_scatter(struct cuda_state *s, const void *send, enum zero_dtype wire_type,
+                               void *recv, enum zero_dtype recv_type, size_t count);
+int cuda_staged_all_gather(struct cuda_state *s, const void *send, void *recv, enum zero_dtype t,
+                           size_t count);
+int cuda_staged_all_reduce(struct cuda_state *s, const void *send, void *recv, enum zero_dtype t,
+                           size_t count);
+int cuda_staged_broadcast(struct cuda_state *s, void *buf, enum zero_dtype t, size_t count,
+                          int root);
+int cuda_staged_barrier(struct cuda_state *s);
+int cuda_staged_host_all_gather(struct cuda_state *s, const void *send_host, void *recv_host,
+                                size_t bytes);
+
+#endif

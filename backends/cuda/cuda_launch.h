@@ -1,0 +1,118 @@
+/* Kernel launchers of the cuda backend: C functions defined in the .cu files and
+ * called from the C entries. Each enqueues on the given stream and returns the
+ * launch status (cudaGetLastError); arguments were checked by the caller.
+ *
+ * Numerics: kernels that promise the cpu backend's bits use the explicit
+ * round-to-nearest intrinsics (__fadd_rn, __fmul_rn, ...), which the compiler never
+ * contracts into fused multiply-adds, and the same operation order as
+ * backends/cpu. Sums never use float atomics: every result is deterministic. */
+#ifndef ZERO_CUDA_LAUNCH_H
+#define ZERO_CUDA_LAUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "zero/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- cuda_kernels.cu: elementwise, optimizers, reductions ---- */
+
+/* x (n elements of elem_size 1, 2, 4 or 8 bytes) = the low bytes of pattern */
+cudaError_t cuda_launch_fill(cudaStream_t st, void *x, size_t elem_size, uint64_t pattern,
+                             size_t n);
+/* dst (rows, cols; ld_dst) = src (rows, cols; ld_src) converted; fp32/fp16/bf16/fp64 as
+ * the cpu backend's cast allows (fp64 only to or from fp32). */
+cudaError_t cuda_launch_cast(cudaStream_t st, void *dst, enum zero_dtype dst_type, const void *src,
+                             enum zero_dtype src_type, size_t rows, size_t cols, size_t ld_dst,
+                             size_t ld_src);
+cudaError_t cuda_launch_axpy(cudaStream_t st, float a, const float *x, float *y, size_t n);
+cudaError_t cuda_launch_scale(cudaStream_t st, float a, float *x, size_t n);
+cudaError_t cuda_launch_add(cudaStream_t st, float *out, const float *a, const float *b, size_t n);
+
+/* The per-step constants of backends/cpu/cpu_kernels.c's adam_element, computed on
+ * the host in the same way. */
+struct cuda_adam_consts {
+    float lr, beta1, beta2, eps;
+    float one_minus_beta1, one_minus_beta2;
+    float bias_correction1, bias_correction2;
+    float l2, decay, grad_div;
+};
+cudaError_t cuda_launch_adam(cudaStream_t st, float *param, const void *grad,
+                             enum zero_dtype grad_type, float *exp_avg, float *exp_avg_sq, size_t n,
+                             struct cuda_adam_consts k, void *param_copy,
+                             enum zero_dtype copy_type);
+
+struct cuda_sgd_consts {
+    float lr, momentum, weight_decay, undamped, grad_div;
+    int nesterov, first;
+};
+cudaError_t cuda_launch_sgd(cudaStream_t st, float *param, const void *grad,
+                            enum zero_dtype grad_type, float *momentum, size_t n,
+                            struct cuda_sgd_consts k, void *param_copy, enum zero_dtype copy_type);
+
+/* out (ceil(n / block)) = sequential double sums of squares, one thread per block */
+cudaError_t cuda_launch_sumsq_blocks(cudaStream_t st, const void *x, enum zero_dtype t, size_t n,
+                                     size_t block, double *out);
+/* *flag = 0, then 1 if any element is inf or NaN (flag: device memory) */
+cudaError_t cuda_launch_nonfinite(cudaStream_t st, const void *x, enum zero_dtype t, size_t n,
+                                  unsigned long long *flag);
+
+/* ---- cuda_layers.cu: fp32 layer kernels ---- */
+
+cudaError_t cuda_launch_bias_add(cudaStream_t st, float *y, const float *b, int64_t rows,
+                                 int64_t cols);
+cudaError_t cuda_launch_bias_grad(cudaStream_t st, float *db, const float *dy, int64_t rows,
+                                  int64_t cols, float beta);
+cudaError_t cuda_launch_gelu_forward(cudaStream_t st, float *y, const float *x, size_t n,
+                                     enum zero_gelu kind);
+cudaError_t cuda_launch_gelu_backward(cudaStream_t st, float *dx, const float *x, const float *dy,
+                                      size_t n, enum zero_gelu kind);
+/* *first_bad = the smallest row r with ids[r] outside [0, limit), or ULLONG_MAX */
+cudaError_t cuda_launch_index_check(cudaStream_t st, const int32_t *ids, int64_t rows,
+                                    int64_t limit, unsigned long long *first_bad);
+cudaError_t cuda_launch_xent_forward(cudaStream_t st, float *losses, float *probs,
+                                     const float *logits, const int32_t *labels, int64_t rows,
+                                     int64_t classes);
+cudaError_t cuda_launch_xent_backward(cudaStream_t st, float *dlogits, const float *probs,
+                                      const int32_t *labels, int64_t rows, int64_t classes,
+                                      float dloss);
+
+/* ---- cuda_gpt_kernels.cu: embedding, LayerNorm, the softmax parts of attention ---- */
+
+cudaError_t cuda_launch_embedding_forward(cudaStream_t st, float *y, const int32_t *ids,
+                                          const float *table, int64_t rows, int64_t cols);
+cudaError_t cuda_launch_embedding_backward(cudaStream_t st, float *dtable, const int32_t *ids,
+                                           const float *dy, int64_t rows, int64_t cols,
+                                           int64_t vocab, float beta);
+cudaError_t cuda_launch_layernorm_forward(cudaStream_t st, float *y, float *mean, float *rstd,
+                                          const float *x, const float *weight, const float *bias,
+                                          int64_t rows, int64_t cols, float eps);
+cudaError_t cuda_launch_layernorm_backward(cudaStream_t st, float *dx, float *dweight, float *dbias,
+                                           const float *dy, const float *x, const float *weight,
+                                           const float *mean, const float *rstd, int64_t rows,
+                                           int64_t cols, float dx_beta, float w_beta, float b_beta);
+/* att (rows, T): row i of every (T, T) block (i = row % T) softmaxed over j <= i, zeros after */
+cudaError_t cuda_launch_causal_softmax(cudaStream_t st, float *att, int64_t rows, int64_t T);
+/* ds (rows, T) in place of datt: att * (datt - rowsum(att * datt)), zeros above the diagonal */
+cudaError_t cuda_launch_causal_softmax_backward(cudaStream_t st, float *datt, const float *att,
+                                                int64_t rows, int64_t T);
+
+/* ---- cuda_combine.cu: the owner's combine of exact mode ---- */
+
+/* out (len, out_type) = tree over j < n of piece j (len, wire_type), summed in fp32 along
+ * the canonical tree (src/tree.h) and rounded once. Piece me is `own`; the others lie in
+ * `peers` (n - 1, len) in rank order with me left out. out may alias own exactly. */
+cudaError_t cuda_launch_combine(cudaStream_t st, void *out, enum zero_dtype out_type,
+                                const void *own, const void *peers, enum zero_dtype wire_type,
+                                int n, int me, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

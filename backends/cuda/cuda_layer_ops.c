@@ -1,0 +1,252 @@
+/* Layer and GPT kernels of the cuda backend (fp32 activations): the cpu backend's
+ * checks and messages, then launches on the compute stream (cuda_layers.cu,
+ * cuda_gpt_kernels.cu). Attention's products are strided-batched cuBLAS GEMMs, one
+ * call per sequence covering all its heads.
+ *
+ * Label and token-id range checks run on the device first and are read back before
+ * any output is written, so a bad batch leaves the buffers alone and the error names
+ * the first bad row and its value, as on the cpu. That read costs one wait for the
+ * compute stream per xent/embedding forward. */
+#include <limits.h>
+#include <math.h>
+
+#include "cuda_launch.h"
+#include "cuda_ops.h"
+
+/* ---- bias, GELU ---- */
+
+int cuda_bias_add(void *self, float *y, const float *b, int64_t rows, int64_t cols)
+{
+    struct cuda_state *s = self;
+    return cuda_check(s, cuda_launch_bias_add(s->compute, y, b, rows, cols), "bias_add");
+}
+
+int cuda_bias_grad(void *self, float *db, const float *dy, int64_t rows, int64_t cols, float beta)
+{
+    struct cuda_state *s = self;
+    return cuda_check(s, cuda_launch_bias_grad(s->compute, db, dy, rows, cols, beta), "bias_grad");
+}
+
+static int check_gelu_kind(struct cuda_state *s, const char *what, enum zero_gelu kind)
+{
+    if (kind != ZERO_GELU_ERF && kind != ZERO_GELU_TANH)
+        return cuda_fail(s, ZERO_EINVAL, "%s: unknown gelu kind %d", what, (int)kind);
+    return ZERO_OK;
+}
+
+int cuda_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_gelu kind)
+{
+    struct cuda_state *s = self;
+    int rc = check_gelu_kind(s, "gelu_forward", kind);
+    if (rc != ZERO_OK)
+        return rc;
+    return cuda_check(s, cuda_launch_gelu_forward(s->compute, y, x, n, kind), "gelu_forward");
+}
+
+int cuda_gelu_backward(void *self, float *dx, const float *x, const float *dy, size_t n,
+                       enum zero_gelu kind)
+{
+    struct cuda_state *s = self;
+    int rc = check_gelu_kind(s, "gelu_backward", kind);
+    if (rc != ZERO_OK)
+        return rc;
+    return cuda_check(s, cuda_launch_gelu_backward(s->compute, dx, x, dy, n, kind),
+                      "gelu_backward");
+}
+
+/* ---- range checks of labels and token ids (device memory) ---- */
+
+/* "what: row R: <noun> V is outside [0, limit)" for the first bad row, as the cpu says */
+static int check_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
+                     int64_t rows, int64_t limit)
+{
+    if (rows <= 0)
+        return ZERO_OK;
+    int rc =
+        cuda_check(s, cuda_launch_index_check(s->compute, ids, rows, limit, s->flag_dev), what);
+    unsigned long long bad = ULLONG_MAX;
+    if (rc == ZERO_OK)
+        rc = cuda_read_flag(s, what, &bad);
+    if (rc != ZERO_OK || bad == ULLONG_MAX)
+        return rc;
+    int32_t value = 0;
+    rc = cuda_to_host(s, &value, ids + bad, sizeof(value));
+    if (rc != ZERO_OK)
+        return rc;
+    return cuda_fail(s, ZERO_EINVAL, "%s: row %llu: %s %d is outside [0, %lld)", what, bad, noun,
+                     (int)value, (long long)limit);
+}
+
+/* ---- softmax cross-entropy ---- */
+
+int cuda_xent_forward(void *self, float *losses, float *probs, const float *logits,
+                      const int32_t *labels, int64_t rows, int64_t classes)
+{
+    struct cuda_state *s = self;
+    if (classes < 1)
+        return cuda_fail(s, ZERO_EINVAL, "xent_forward: %lld classes", (long long)classes);
+    if (rows > INT_MAX)
+        return cuda_fail(s, ZERO_ENOTSUP, "xent_forward: %lld rows exceed the grid",
+                         (long long)rows);
+    int rc = check_ids(s, "xent_forward", "label", labels, rows, classes);
+    if (rc != ZERO_OK)
+        return rc;
+    return cuda_check(
+        s, cuda_launch_xent_forward(s->compute, losses, probs, logits, labels, rows, classes),
+        "xent_forward");
+}
+
+int cuda_xent_backward(void *self, float *dlogits, const float *probs, const int32_t *labels,
+                       int64_t rows, int64_t classes, float dloss)
+{
+    struct cuda_state *s = self;
+    int rc = check_ids(s, "xent_backward", "label", labels, rows, classes);
+    if (rc != ZERO_OK)
+        return rc;
+    return cuda_check(
+        s, cuda_launch_xent_backward(s->compute, dlogits, probs, labels, rows, classes, dloss),
+        "xent_backward");
+}
+
+/* ---- token embedding ---- */
+
+int cuda_embedding_forward(void *self, float *y, const int32_t *ids, const float *table,
+                           int64_t rows, int64_t cols, int64_t vocab)
+{
+    struct cuda_state *s = self;
+    int rc = check_ids(s, "embedding_forward", "token id", ids, rows, vocab);
+    if (rc != ZERO_OK)
+        return rc;
+    return cuda_check(s, cuda_launch_embedding_forward(s->compute, y, ids, table, rows, cols),
+                      "embedding_forward");
+}
+
+int cuda_embedding_backward(void *self, float *dtable, const int32_t *ids, const float *dy,
+                            int64_t rows, int64_t cols, int64_t vocab, float beta)
+{
+    struct cuda_state *s = self;
+    return cuda_check(
+        s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
+        "embedding_backward");
+}
+
+/* ---- LayerNorm ---- */
+
+int cuda_layernorm_forward(void *self, float *y, float *mean, float *rstd, const float *x,
+                           const float *weight, const float *bias, int64_t rows, int64_t cols,
+                           float eps)
+{
+    struct cuda_state *s = self;
+    return cuda_check(
+        s,
+        cuda_launch_layernorm_forward(s->compute, y, mean, rstd, x, weight, bias, rows, cols, eps),
+        "layernorm_forward");
+}
+
+int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, const float *dy,
+                            const float *x, const float *weight, const float *mean,
+                            const float *rstd, int64_t rows, int64_t cols, float dx_beta,
+                            float w_beta, float b_beta)
+{
+    struct cuda_state *s = self;
+    return cuda_check(s,
+                      cuda_launch_layernorm_backward(s->compute, dx, dweight, dbias, dy, x, weight,
+                                                     mean, rstd, rows, cols, dx_beta, w_beta,
+                                                     b_beta),
+                      "layernorm_backward");
+}
+
+/* ---- causal self-attention ---- */
+
+static int check_heads(struct cuda_state *s, const char *what, int64_t T, int64_t C, int64_t NH)
+{
+    if (NH < 1 || C % NH != 0)
+        return cuda_fail(s, ZERO_EINVAL, "%s: %lld channels do not split into %lld heads", what,
+                         (long long)C, (long long)NH);
+    if (T > INT_MAX || 3 * C > INT_MAX || NH > INT_MAX)
+        return cuda_fail(s, ZERO_ENOTSUP, "%s: T = %lld, C = %lld exceed cuBLAS's int sizes", what,
+                         (long long)T, (long long)C);
+    return ZERO_OK;
+}
+
+/* batch row-major products C_i (m, n) = alpha op(A_i) op(B_i), i < batch, the operands
+ * of item i at element offset i * stride: the operand swap of cuda_blas.c, per item */
+static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, int64_t m,
+                        int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int64_t sa,
+                        const float *b, int64_t ldb, int64_t sb, float *c, int64_t ldc, int64_t sc,
+                        int64_t batch)
+{
+    const float beta = 0.0f;
+    cublasStatus_t st = cublasGemmStridedBatchedEx(
+        s->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
+        (int)k, &alpha, b, CUDA_R_32F, (int)ldb, (long long)sb, a, CUDA_R_32F, (int)lda,
+        (long long)sa, &beta, c, CUDA_R_32F, (int)ldc, (long long)sc, (int)batch,
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return cuda_blas_check(s, st, what);
+}
+
+int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
+                           int64_t C, int64_t NH)
+{
+    struct cuda_state *s = self;
+    int rc = check_heads(s, "attention_forward", T, C, NH);
+    if (rc != ZERO_OK || B <= 0 || T <= 0)
+        return rc;
+    const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
+    const float scale = 1.0f / sqrtf((float)hs);
+    /* s (T, T) = q k^T / sqrt(hs) for every head of sequence b */
+    for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
+        const float *q = qkv + b * T * C3;
+        rc = gemm_batched(s, "attention_forward: q k^T", 0, 1, T, T, hs, scale, q, C3, hs, q + C,
+                          C3, hs, att + b * NH * TT, T, TT, NH);
+    }
+    if (rc == ZERO_OK)
+        rc = cuda_check(s, cuda_launch_causal_softmax(s->compute, att, B * NH * T, T),
+                        "attention_forward: softmax");
+    /* y_h (T, hs) = att (T, T) v (T, hs) */
+    for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
+        const float *v = qkv + b * T * C3 + 2 * C;
+        rc = gemm_batched(s, "attention_forward: att v", 0, 0, T, hs, T, 1.0f, att + b * NH * TT, T,
+                          TT, v, C3, hs, y + b * T * C, C, hs, NH);
+    }
+    return rc;
+}
+
+int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
+                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
+                            int64_t NH)
+{
+    struct cuda_state *s = self;
+    int rc = check_heads(s, "attention_backward", T, C, NH);
+    if (rc != ZERO_OK || B <= 0 || T <= 0)
+        return rc;
+    const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
+    const float scale = 1.0f / sqrtf((float)hs);
+    for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
+        const float *v = qkv + b * T * C3 + 2 * C, *dyh = dy + b * T * C;
+        const float *a = att + b * NH * TT;
+        float *ds = scratch + b * NH * TT, *dv = dqkv + b * T * C3 + 2 * C;
+        /* datt (T, T) = dy_h (T, hs) v^T */
+        rc = gemm_batched(s, "attention_backward: dy v^T", 0, 1, T, T, hs, 1.0f, dyh, C, hs, v, C3,
+                          hs, ds, T, TT, NH);
+        /* dv (T, hs) = att^T (T, T) dy_h (T, hs) */
+        if (rc == ZERO_OK)
+            rc = gemm_batched(s, "attention_backward: att^T dy", 1, 0, T, hs, T, 1.0f, a, T, TT,
+                              dyh, C, hs, dv, C3, hs, NH);
+    }
+    if (rc == ZERO_OK)
+        rc = cuda_check(
+            s, cuda_launch_causal_softmax_backward(s->compute, scratch, att, B * NH * T, T),
+            "attention_backward: softmax");
+    for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
+        const float *q = qkv + b * T * C3, *k = q + C, *ds = scratch + b * NH * TT;
+        float *dq = dqkv + b * T * C3, *dk = dq + C;
+        /* dq (T, hs) = ds k / sqrt(hs);  dk (T, hs) = ds^T q / sqrt(hs) */
+        rc = gemm_batched(s, "attention_backward: ds k", 0, 0, T, hs, T, scale, ds, T, TT, k, C3,
+                          hs, dq, C3, hs, NH);
+        if (rc == ZERO_OK)
+            rc = gemm_batched(s, "attention_backward: ds^T q", 1, 0, T, hs, T, scale, ds, T, TT, q,
+                              C3, hs, dk, C3, hs, NH);
+    }
+    return rc;
+}

@@ -1,0 +1,163 @@
+/* Elementwise kernels, the fused optimizers and the reductions of the cuda backend:
+ * the cpu backend's argument checks and messages, then a launch on the compute stream
+ * (cuda_kernels.cu). The optimizers' per-step constants are computed here on the host
+ * exactly as backends/cpu/cpu_kernels.c computes them, so the updates match its bits. */
+#include <math.h>
+
+#include "cuda_launch.h"
+#include "cuda_ops.h"
+
+static int is_float_type(enum zero_dtype t)
+{
+    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16 || t == ZERO_F64;
+}
+
+static int is_narrow_float(enum zero_dtype t)
+{
+    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16;
+}
+
+int cuda_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
+              enum zero_dtype src_type, size_t n)
+{
+    struct cuda_state *s = self;
+    if (!is_float_type(dst_type) || !is_float_type(src_type))
+        return cuda_fail(s, ZERO_ENOTSUP, "cast: %s -> %s is not supported",
+                         zero_dtype_name(src_type), zero_dtype_name(dst_type));
+    if (dst_type == src_type)
+        return cuda_copy(s, dst, src, n * zero_dtype_size(src_type));
+    if (src_type == ZERO_F64 && dst_type != ZERO_F32)
+        return cuda_fail(s, ZERO_ENOTSUP, "cast: fp64 -> %s is not supported",
+                         zero_dtype_name(dst_type));
+    return cuda_check(s, cuda_launch_cast(s->compute, dst, dst_type, src, src_type, 1, n, n, n),
+                      "cast");
+}
+
+int cuda_axpy(void *self, float a, const float *x, float *y, size_t n)
+{
+    struct cuda_state *s = self;
+    return cuda_check(s, cuda_launch_axpy(s->compute, a, x, y, n), "axpy");
+}
+
+int cuda_scale(void *self, float a, float *x, size_t n)
+{
+    struct cuda_state *s = self;
+    return cuda_check(s, cuda_launch_scale(s->compute, a, x, n), "scale");
+}
+
+int cuda_add(void *self, float *out, const float *a, const float *b, size_t n)
+{
+    struct cuda_state *s = self;
+    return cuda_check(s, cuda_launch_add(s->compute, out, a, b, n), "add");
+}
+
+static int check_optimizer_types(struct cuda_state *s, const char *what, enum zero_dtype grad_type,
+                                 const void *param_copy, enum zero_dtype copy_type)
+{
+    if (!is_narrow_float(grad_type))
+        return cuda_fail(s, ZERO_ENOTSUP, "%s: gradient dtype %s; fp32, fp16 or bf16 expected",
+                         what, zero_dtype_name(grad_type));
+    if (param_copy != NULL && !is_narrow_float(copy_type))
+        return cuda_fail(s, ZERO_ENOTSUP,
+                         "%s: parameter copy dtype %s; fp32, fp16 or bf16 expected", what,
+                         zero_dtype_name(copy_type));
+    return ZERO_OK;
+}
+
+int cuda_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
+              float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
+              enum zero_dtype copy_type)
+{
+    struct cuda_state *s = self;
+    int rc = check_optimizer_types(s, "adam", grad_type, param_copy, copy_type);
+    if (rc != ZERO_OK)
+        return rc;
+    if (args->step < 1)
+        return cuda_fail(s, ZERO_EINVAL, "adam: step is %lld; steps count from 1",
+                         (long long)args->step);
+    if (args->grad_div == 0.0f)
+        return cuda_fail(s, ZERO_EINVAL, "adam: grad_div is 0");
+    struct cuda_adam_consts k = {
+        .lr = args->lr,
+        .beta1 = args->beta1,
+        .beta2 = args->beta2,
+        .eps = args->eps,
+        .one_minus_beta1 = 1.0f - args->beta1,
+        .one_minus_beta2 = 1.0f - args->beta2,
+        .bias_correction1 = 1.0f,
+        .bias_correction2 = 1.0f,
+        .l2 = args->adamw ? 0.0f : args->weight_decay,
+        .decay = args->adamw ? args->lr * args->weight_decay : 0.0f,
+        .grad_div = args->grad_div,
+    };
+    if (args->bias_correction) {
+        k.bias_correction1 = (float)(1.0 - pow(args->beta1, (double)args->step));
+        k.bias_correction2 = (float)(1.0 - pow(args->beta2, (double)args->step));
+    }
+    return cuda_check(s,
+                      cuda_launch_adam(s->compute, param, grad, grad_type, exp_avg, exp_avg_sq, n,
+                                       k, param_copy, copy_type),
+                      "adam");
+}
+
+int cuda_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
+             size_t n, const struct zero_sgd_args *args, void *param_copy,
+             enum zero_dtype copy_type)
+{
+    struct cuda_state *s = self;
+    int rc = check_optimizer_types(s, "sgd", grad_type, param_copy, copy_type);
+    if (rc != ZERO_OK)
+        return rc;
+    if (args->step < 1)
+        return cuda_fail(s, ZERO_EINVAL, "sgd: step is %lld; steps count from 1",
+                         (long long)args->step);
+    if (args->grad_div == 0.0f)
+        return cuda_fail(s, ZERO_EINVAL, "sgd: grad_div is 0");
+    if (args->nesterov && (args->momentum <= 0.0f || args->dampening != 0.0f))
+        return cuda_fail(s, ZERO_EINVAL,
+                         "sgd: nesterov needs momentum > 0 and dampening 0 (got %g, %g)",
+                         (double)args->momentum, (double)args->dampening);
+    if (args->momentum != 0.0f && momentum == NULL)
+        return cuda_fail(s, ZERO_EINVAL, "sgd: momentum %g needs a momentum buffer",
+                         (double)args->momentum);
+    struct cuda_sgd_consts k = {
+        .lr = args->lr,
+        .momentum = args->momentum,
+        .weight_decay = args->weight_decay,
+        .undamped = 1.0f - args->dampening,
+        .grad_div = args->grad_div,
+        .nesterov = args->nesterov,
+        .first = args->step == 1,
+    };
+    return cuda_check(
+        s,
+        cuda_launch_sgd(s->compute, param, grad, grad_type, momentum, n, k, param_copy, copy_type),
+        "sgd");
+}
+
+int cuda_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
+                      double *out)
+{
+    struct cuda_state *s = self;
+    if (!is_float_type(t))
+        return cuda_fail(s, ZERO_ENOTSUP, "sumsq_blocks: dtype %s is not a float type",
+                         zero_dtype_name(t));
+    if (block == 0)
+        return cuda_fail(s, ZERO_EINVAL, "sumsq_blocks: block size is 0");
+    return cuda_check(s, cuda_launch_sumsq_blocks(s->compute, x, t, n, block, out), "sumsq_blocks");
+}
+
+int cuda_nonfinite(void *self, const void *x, enum zero_dtype t, size_t n, int *host_flag)
+{
+    struct cuda_state *s = self;
+    if (!is_float_type(t))
+        return cuda_fail(s, ZERO_ENOTSUP, "nonfinite: dtype %s is not a float type",
+                         zero_dtype_name(t));
+    int rc = cuda_check(s, cuda_launch_nonfinite(s->compute, x, t, n, s->flag_dev), "nonfinite");
+    unsigned long long flag = 0;
+    if (rc == ZERO_OK)
+        rc = cuda_read_flag(s, "nonfinite", &flag);
+    if (rc == ZERO_OK)
+        *host_flag = flag != 0;
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* The cuda backend's table entries, one group per file; cuda_backend.c puts them
+ * in the table (not installed). */
+#ifndef ZERO_CUDA_OPS_H
+#define ZERO_CUDA_OPS_H
+
+#include "cuda_internal.h"
+
+/* cuda_memory.c: tagged device memory, copies, streams and events */
+int cuda_alloc(void *self, size_t bytes, enum zero_tag tag, void **dev);
+int cuda_free(void *self, void *dev);
+int cuda_copy(void *self, void *dst, const void *src, size_t bytes);
+int cuda_to_host(void *self, void *host, const void *dev, size_t bytes);
+int cuda_from_host(void *self, void *dev, const void *host, size_t bytes);
+int cuda_fill(void *self, void *x, enum zero_dtype t, double value, size_t n);
+int cuda_event_create(void *self, void **ev);
+int cuda_event_destroy(void *self, void *ev);
+int cuda_event_record(void *self, void *ev, enum zero_stream s);
+int cuda_stream_wait_event(void *self, enum zero_stream s, void *ev);
+int cuda_event_synchronize(void *self, void *ev);
+int cuda_synchronize(void *self);
+
+/* cuda_blas.c */
+int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
+              int64_t ldc);
+
+/* cuda_ops.c: elementwise, optimizers, reductions */
+int cuda_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
+              enum zero_dtype src_type, size_t n);
+int cuda_axpy(void *self, float a, const float *x, float *y, size_t n);
+int cuda_scale(void *self, float a, float *x, size_t n);
+int cuda_add(void *self, float *out, const float *a, const float *b, size_t n);
+int cuda_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
+              float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
+              enum zero_dtype copy_type);
+int cuda_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
+             size_t n, const struct zero_sgd_args *args, void *param_copy,
+             enum zero_dtype copy_type);
+int cuda_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
+                      double *out);
+int cuda_nonfinite(void *self, const void *x, enum zero_dtype t, size_t n, int *host_flag);
+
+/* cuda_layer_ops.c: fp32 layer and GPT kernels */
+int cuda_bias_add(void *self, float *y, const float *b, int64_t rows, int64_t cols);
+int cuda_bias_grad(void *self, float *db, const float *dy, int64_t rows, int64_t cols, float beta);
+int cuda_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_gelu kind);
+int cuda_gelu_backward(void *self, float *dx, const float *x, const float *dy, size_t n,
+                       enum zero_gelu kind);
+int cuda_xent_forward(void *self, float *losses, float *probs, const float *logits,
+                      const int32_t *labels, int64_t rows, int64_t classes);
+int cuda_xent_backward(void *self, float *dlogits, const float *probs, const int32_t *labels,
+                       int64_t rows, int64_t classes, float dloss);
+int cuda_embedding_forward(void *self, float *y, const int32_t *ids, const float *table,
+                           int64_t rows, int64_t cols, int64_t vocab);
+int cuda_embedding_backward(void *self, float *dtable, const int32_t *ids, const float *dy,
+                            int64_t rows, int64_t cols, int64_t vocab, float beta);
+int cuda_layernorm_forward(void *self, float *y, float *mean, float *rstd, const float *x,
+                           const float *weight, const float *bias, int64_t rows, int64_t cols,
+                           float eps);
+int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, const float *dy,
+                            const float *x, const float *weight, const float *mean,
+                            const float *rstd, int64_t rows, int64_t cols, float dx_beta,
+                            float w_beta, float b_beta);
+int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
+                           int64_t C, int64_t NH);
+int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
+                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
+                            int64_t NH);
+
+/* cuda_coll.c */
+int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
+                        enum zero_dtype recv_type, size_t count, struct zero_request **req);
+int cuda_all_gather(void *self, const void *send, void *recv, enum zero_dtype t, size_t count,
+                    struct zero_request **req);
+int cuda_all_reduce(void *self, const void *send, void *recv, enum zero_dtype t, size_t count,
+                    struct zero_request **req);
+int cuda_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int root,
+                   struct zero_request **req);
+int cuda_barrier(void *self);
+int cuda_wait(void *self, struct zero_request *req);
+int cuda_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes);
+
+#endif

@@ -1,0 +1,976 @@
+/* The cuda backend against the cpu backend, entry by entry, on the same inputs.
+ *
+ * Bit-exact where the contract allows it (casts, fill, axpy/scale/add, Adam/AdamW/SGD,
+ * sumsq_blocks, bias, xent backward, embedding, LayerNorm, the exact-mode collectives,
+ * all-gather, broadcast); to a stated tolerance where the GPU's math library or cuBLAS
+ * forms the result differently (GEMM, GELU, softmax cross-entropy forward, attention,
+ * native-mode sums). Error messages equal the cpu backend's, rank prefix included.
+ *
+ * Runs at 1 and 2 ranks; skips (exit 77) where no CUDA device is found. Ranks that
+ * share one GPU use the host-staged mode (ZERO_CUDA_COMM=auto unless set). */
+#include <check.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+#include "zero/backend.h"
+#include "zero/error.h"
+
+static struct zero_device *cpu, *gpu;
+
+/* Deterministic values in [-1, 1) that differ from element to element. */
+static float val(uint32_t i, uint32_t seed)
+{
+    uint32_t x = i * 2654435761u + seed * 40503u + 12345u;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    return (float)(x & 0xffffff) / (float)0x800000 - 1.0f;
+}
+
+static float *vals(size_t n, uint32_t seed, float scale)
+{
+    float *x = malloc(n * sizeof(float));
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = scale * val((uint32_t)i, seed);
+    return x;
+}
+
+/* ---- moving data to and from a device ---- */
+
+static void *upload(struct zero_device *d, const void *host, size_t bytes)
+{
+    void *p = NULL;
+    ck_assert_int_eq(d->be->alloc(d->self, bytes, ZERO_TAG_WORKSPACE, &p), ZERO_OK);
+    if (bytes > 0)
+        ck_assert_int_eq(d->be->from_host(d->self, p, host, bytes), ZERO_OK);
+    return p;
+}
+
+static void *download(struct zero_device *d, const void *dev, size_t bytes)
+{
+    void *h = malloc(bytes > 0 ? bytes : 1);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(d->be->synchronize(d->self), ZERO_OK);
+    if (bytes > 0)
+        ck_assert_int_eq(d->be->to_host(d->self, h, dev, bytes), ZERO_OK);
+    return h;
+}
+
+static void release(struct zero_device *d, void *p)
+{
+    ck_assert_int_eq(d->be->free(d->self, p), ZERO_OK);
+}
+
+/* d's buffer p (bytes) equals host's bits */
+static void assert_same_bits(struct zero_device *d, const void *p, const void *host, size_t bytes,
+                             const char *what)
+{
+    unsigned char *h = download(d, p, bytes);
+    size_t i = 0;
+    while (i < bytes && h[i] == ((const unsigned char *)host)[i])
+        i++;
+    free(h);
+    ck_assert_msg(i == bytes, "%s: first differing byte at %zu of %zu", what, i, bytes);
+}
+
+/* every element of got within rel * (|want| + floor) of want */
+static void assert_close(const float *got, const float *want, size_t n, double rel, double floor,
+                         const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        double bound = rel * (fabs((double)want[i]) + floor);
+        ck_assert_msg(fabs((double)got[i] - (double)want[i]) <= bound,
+                      "%s: element %zu: cuda %.9g, cpu %.9g", what, i, (double)got[i],
+                      (double)want[i]);
+    }
+}
+
+/* ---- one computation on both devices ----
+ * A kernel runs on the cpu device and on the cuda device over copies of the same
+ * host inputs; `out` names the buffer whose results are compared. */
+
+struct pair {
+    void *c, *g; /* the cpu's and the gpu's copy */
+    size_t bytes;
+};
+
+static struct pair both(const void *host, size_t bytes)
+{
+    return (struct pair){upload(cpu, host, bytes), upload(gpu, host, bytes), bytes};
+}
+
+/* bytes of the same arbitrary contents on both devices */
+static struct pair both_blank(size_t bytes)
+{
+    unsigned char *h = malloc(bytes > 0 ? bytes : 1);
+    ck_assert_ptr_nonnull(h);
+    for (size_t i = 0; i < bytes; i++)
+        h[i] = (unsigned char)(i * 131u + 7u);
+    struct pair p = both(h, bytes);
+    free(h);
+    return p;
+}
+
+static struct pair both_vals(size_t n, uint32_t seed, float scale)
+{
+    float *x = vals(n, seed, scale);
+    struct pair p = both(x, n * sizeof(float));
+    free(x);
+    return p;
+}
+
+static void pair_free(struct pair p)
+{
+    release(cpu, p.c);
+    release(gpu, p.g);
+}
+
+static void pair_same(struct pair p, const char *what)
+{
+    void *want = download(cpu, p.c, p.bytes);
+    assert_same_bits(gpu, p.g, want, p.bytes, what);
+    free(want);
+}
+
+static void pair_close(struct pair p, double rel, double floor, const char *what)
+{
+    float *want = download(cpu, p.c, p.bytes), *got = download(gpu, p.g, p.bytes);
+    assert_close(got, want, p.bytes / sizeof(float), rel, floor, what);
+    free(want);
+    free(got);
+}
+
+#define ON_BOTH(call_cpu, call_gpu)                                                                \
+    do {                                                                                           \
+        ck_assert_int_eq((call_cpu), ZERO_OK);                                                     \
+        int rc_ = (call_gpu);                                                                      \
+        ck_assert_msg(rc_ == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));                 \
+    } while (0)
+
+/* ---------------------------------------------------------------- memory */
+
+START_TEST(test_cuda_alloc_reports_live_bytes_and_reuses_freed_blocks)
+{
+    int64_t before = gpu->ledger.current[ZERO_TAG_ACTIVATIONS];
+    void *a = NULL, *b = NULL;
+    ck_assert_int_eq(gpu->be->alloc(gpu->self, 1000, ZERO_TAG_ACTIVATIONS, &a), ZERO_OK);
+    ck_assert_int_eq(gpu->ledger.current[ZERO_TAG_ACTIVATIONS], before + 1000);
+    ck_assert_int_eq(gpu->be->free(gpu->self, a), ZERO_OK);
+    ck_assert_int_eq(gpu->ledger.current[ZERO_TAG_ACTIVATIONS], before);
+    ck_assert_int_eq(gpu->be->alloc(gpu->self, 900, ZERO_TAG_ACTIVATIONS, &b), ZERO_OK);
+    ck_assert_ptr_eq(a, b); /* same size class: the cached block comes back */
+    ck_assert_int_eq(gpu->be->free(gpu->self, b), ZERO_OK);
+    ck_assert_int_eq(gpu->be->free(gpu->self, b), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "not a live block"));
+}
+END_TEST
+
+START_TEST(test_cuda_copy_of_overlapping_ranges_moves_like_memmove)
+{
+    enum { N = 1000 };
+    struct pair p = both_vals(N, 1, 1.0f);
+    float *c = p.c, *g = p.g;
+    ON_BOTH(cpu->be->copy(cpu->self, c + 10, c, 900 * sizeof(float)),
+            gpu->be->copy(gpu->self, g + 10, g, 900 * sizeof(float)));
+    ON_BOTH(cpu->be->copy(cpu->self, c, c + 50, 900 * sizeof(float)),
+            gpu->be->copy(gpu->self, g, g + 50, 900 * sizeof(float)));
+    pair_same(p, "copy");
+    pair_free(p);
+}
+END_TEST
+
+START_TEST(test_cuda_fill_writes_the_cpu_bits_for_every_dtype)
+{
+    for (int t = 0; t < ZERO_DTYPE_COUNT; t++) {
+        size_t n = 777, bytes = n * zero_dtype_size((enum zero_dtype)t);
+        struct pair p = {NULL, NULL, bytes};
+        ck_assert_int_eq(cpu->be->alloc(cpu->self, bytes, ZERO_TAG_WORKSPACE, &p.c), ZERO_OK);
+        ck_assert_int_eq(gpu->be->alloc(gpu->self, bytes, ZERO_TAG_WORKSPACE, &p.g), ZERO_OK);
+        ON_BOTH(cpu->be->fill(cpu->self, p.c, (enum zero_dtype)t, -3.140625, n),
+                gpu->be->fill(gpu->self, p.g, (enum zero_dtype)t, -3.140625, n));
+        pair_same(p, zero_dtype_name((enum zero_dtype)t));
+        pair_free(p);
+    }
+}
+END_TEST
+
+/* ---------------------------------------------------------------- casts, elementwise */
+
+START_TEST(test_cuda_cast_from_every_fp16_and_bf16_pattern_matches_cpu)
+{
+    enum { N = 65536 };
+    uint16_t *h = malloc(N * sizeof(uint16_t));
+    for (uint32_t i = 0; i < N; i++)
+        h[i] = (uint16_t)i;
+    struct pair in = both(h, N * sizeof(uint16_t)), out = both_blank(N * sizeof(float));
+    struct pair wide = both_blank(N * sizeof(double));
+    for (int t = ZERO_F16; t <= ZERO_BF16; t++) {
+        ON_BOTH(cpu->be->cast(cpu->self, out.c, ZERO_F32, in.c, (enum zero_dtype)t, N),
+                gpu->be->cast(gpu->self, out.g, ZERO_F32, in.g, (enum zero_dtype)t, N));
+        pair_same(out, t == ZERO_F16 ? "fp16 -> fp32" : "bf16 -> fp32");
+        ON_BOTH(cpu->be->cast(cpu->self, wide.c, ZERO_F64, in.c, (enum zero_dtype)t, N),
+                gpu->be->cast(gpu->self, wide.g, ZERO_F64, in.g, (enum zero_dtype)t, N));
+        pair_same(wide, t == ZERO_F16 ? "fp16 -> fp64" : "bf16 -> fp64");
+    }
+    pair_free(in);
+    pair_free(out);
+    pair_free(wide);
+    free(h);
+}
+END_TEST
+
+/* fp32 patterns around every rounding boundary: halfway cases, subnormals, overflow,
+ * NaN payloads, and a sweep of random bits */
+START_TEST(test_cuda_cast_to_fp16_and_bf16_rounds_like_the_cpu)
+{
+    enum { N = 1 << 18 };
+    uint32_t *bits = malloc(N * sizeof(uint32_t));
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t x = i * 2654435761u;
+        x ^= x >> 13;
+        x *= 0x5bd1e995u;
+        bits[i] = (i & 1) ? x : (x & 0xffff0000u) | (i & 2 ? 0x8000u : 0x1000u);
+    }
+    const uint32_t special[] = {0x7f800000, 0xff800000, 0x7fc00001, 0x7f800001, 0xffa00000,
+                                0x477ff000, 0x477fefff, 0x33000000, 0x33000001, 0x38800000,
+                                0x387fffff, 0x00000001, 0x80000000, 0x3f808000, 0x3f818000};
+    memcpy(bits, special, sizeof(special));
+    struct pair in = both(bits, N * sizeof(uint32_t)), out = both_blank(N * sizeof(uint16_t));
+    struct pair wide = both_blank(N * sizeof(double));
+    for (int t = ZERO_F16; t <= ZERO_BF16; t++) {
+        ON_BOTH(cpu->be->cast(cpu->self, out.c, (enum zero_dtype)t, in.c, ZERO_F32, N),
+                gpu->be->cast(gpu->self, out.g, (enum zero_dtype)t, in.g, ZERO_F32, N));
+        pair_same(out, t == ZERO_F16 ? "fp32 -> fp16" : "fp32 -> bf16");
+    }
+    ON_BOTH(cpu->be->cast(cpu->self, wide.c, ZERO_F64, in.c, ZERO_F32, N),
+            gpu->be->cast(gpu->self, wide.g, ZERO_F64, in.g, ZERO_F32, N));
+    pair_same(wide, "fp32 -> fp64");
+    ON_BOTH(cpu->be->cast(cpu->self, in.c, ZERO_F32, wide.c, ZERO_F64, N),
+            gpu->be->cast(gpu->self, in.g, ZERO_F32, wide.g, ZERO_F64, N));
+    pair_same(in, "fp64 -> fp32");
+    pair_free(in);
+    pair_free(out);
+    pair_free(wide);
+    free(bits);
+}
+END_TEST
+
+START_TEST(test_cuda_axpy_scale_add_match_cpu_bits)
+{
+    enum { N = 10007 };
+    struct pair x = both_vals(N, 2, 3.0f), y = both_vals(N, 3, 1.0f), z = both_vals(N, 4, 1.0f);
+    ON_BOTH(cpu->be->axpy(cpu->self, 0.3f, x.c, y.c, N),
+            gpu->be->axpy(gpu->self, 0.3f, x.g, y.g, N));
+    ON_BOTH(cpu->be->scale(cpu->self, 1.7f, y.c, N), gpu->be->scale(gpu->self, 1.7f, y.g, N));
+    ON_BOTH(cpu->be->add(cpu->self, z.c, x.c, y.c, N), gpu->be->add(gpu->self, z.g, x.g, y.g, N));
+    ON_BOTH(cpu->be->add(cpu->self, z.c, z.c, x.c, N), gpu->be->add(gpu->self, z.g, z.g, x.g, N));
+    pair_same(y, "axpy then scale");
+    pair_same(z, "add, then add in place");
+    pair_free(x);
+    pair_free(y);
+    pair_free(z);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- optimizers */
+
+static void adam_both(int adamw, float wd, enum zero_dtype grad_type, int with_copy)
+{
+    enum { N = 4099 };
+    struct pair p = both_vals(N, 5, 1.0f), m = both_vals(N, 6, 0.0f), v = both_vals(N, 7, 0.0f);
+    float *g32 = vals(N, 8, 0.5f);
+    uint16_t *g16 = malloc(N * sizeof(uint16_t));
+    for (size_t i = 0; i < N; i++)
+        g16[i] = grad_type == ZERO_F16 ? zero_f32_to_f16(g32[i]) : zero_f32_to_bf16(g32[i]);
+    struct pair g =
+        grad_type == ZERO_F32 ? both(g32, N * sizeof(float)) : both(g16, N * sizeof(uint16_t));
+    struct pair copy = both(g16, N * sizeof(uint16_t));
+    for (int step = 1; step <= 5; step++) {
+        struct zero_adam_args a = {.lr = 1e-3f,
+                                   .beta1 = 0.9f,
+                                   .beta2 = 0.999f,
+                                   .eps = 1e-8f,
+                                   .weight_decay = wd,
+                                   .step = step,
+                                   .adamw = adamw,
+                                   .bias_correction = 1,
+                                   .grad_div = 3.0f};
+        ON_BOTH(cpu->be->adam(cpu->self, p.c, g.c, grad_type, m.c, v.c, N, &a,
+                              with_copy ? copy.c : NULL, ZERO_BF16),
+                gpu->be->adam(gpu->self, p.g, g.g, grad_type, m.g, v.g, N, &a,
+                              with_copy ? copy.g : NULL, ZERO_BF16));
+    }
+    pair_same(p, "adam: param");
+    pair_same(m, "adam: exp_avg");
+    pair_same(v, "adam: exp_avg_sq");
+    if (with_copy)
+        pair_same(copy, "adam: bf16 copy");
+    pair_free(p);
+    pair_free(m);
+    pair_free(v);
+    pair_free(g);
+    pair_free(copy);
+    free(g32);
+    free(g16);
+}
+
+START_TEST(test_cuda_adamw_matches_cpu_bits_over_five_steps)
+{
+    adam_both(1, 0.01f, ZERO_F32, 0);
+}
+END_TEST
+
+START_TEST(test_cuda_adam_l2_with_bf16_grads_and_copy_matches_cpu_bits)
+{
+    adam_both(0, 0.1f, ZERO_BF16, 1);
+    adam_both(1, 0.0f, ZERO_F16, 1);
+}
+END_TEST
+
+START_TEST(test_cuda_sgd_nesterov_and_momentum_match_cpu_bits)
+{
+    enum { N = 3001 };
+    for (int nesterov = 0; nesterov <= 1; nesterov++) {
+        struct pair p = both_vals(N, 9, 1.0f), buf = both_vals(N, 10, 0.0f);
+        struct pair g = both_vals(N, 11, 1.0f);
+        for (int step = 1; step <= 4; step++) {
+            struct zero_sgd_args a = {.lr = 0.05f,
+                                      .momentum = 0.9f,
+                                      .dampening = nesterov ? 0.0f : 0.1f,
+                                      .weight_decay = 0.01f,
+                                      .nesterov = nesterov,
+                                      .step = step,
+                                      .grad_div = 2.0f};
+            ON_BOTH(cpu->be->sgd(cpu->self, p.c, g.c, ZERO_F32, buf.c, N, &a, NULL, ZERO_F32),
+                    gpu->be->sgd(gpu->self, p.g, g.g, ZERO_F32, buf.g, N, &a, NULL, ZERO_F32));
+        }
+        pair_same(p, "sgd: param");
+        pair_same(buf, "sgd: momentum");
+        pair_free(p);
+        pair_free(buf);
+        pair_free(g);
+    }
+}
+END_TEST
+
+/* ---------------------------------------------------------------- reductions */
+
+START_TEST(test_cuda_sumsq_blocks_matches_cpu_bits_in_every_float_type)
+{
+    enum { N = 10000, BLOCK = 2048, NB = (N + BLOCK - 1) / BLOCK };
+    float *x = vals(N, 12, 100.0f);
+    double wide[N];
+    uint16_t half[N];
+    for (int i = 0; i < N; i++) {
+        wide[i] = (double)x[i] * 1.000000001;
+        half[i] = zero_f32_to_bf16(x[i]);
+    }
+    struct pair in32 = both(x, sizeof(float) * N), in64 = both(wide, sizeof(wide));
+    struct pair in16 = both(half, sizeof(half)), out = both(wide, NB * sizeof(double));
+    const struct pair *ins[] = {&in32, &in16, &in64};
+    const enum zero_dtype types[] = {ZERO_F32, ZERO_BF16, ZERO_F64};
+    for (int k = 0; k < 3; k++) {
+        ON_BOTH(cpu->be->sumsq_blocks(cpu->self, ins[k]->c, types[k], N, BLOCK, out.c),
+                gpu->be->sumsq_blocks(gpu->self, ins[k]->g, types[k], N, BLOCK, out.g));
+        pair_same(out, zero_dtype_name(types[k]));
+    }
+    pair_free(in32);
+    pair_free(in64);
+    pair_free(in16);
+    pair_free(out);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_cuda_nonfinite_flags_inf_and_nan_and_nothing_else)
+{
+    enum { N = 5000 };
+    float *x = vals(N, 13, 1e30f);
+    struct pair p = both(x, sizeof(float) * N);
+    int flag = -1;
+    ck_assert_int_eq(gpu->be->nonfinite(gpu->self, p.g, ZERO_F32, N, &flag), ZERO_OK);
+    ck_assert_int_eq(flag, 0);
+    const float bad[] = {INFINITY, -INFINITY, NAN};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(gpu->be->from_host(gpu->self, (float *)p.g + 4321, &bad[k], 4), ZERO_OK);
+        ck_assert_int_eq(gpu->be->nonfinite(gpu->self, p.g, ZERO_F32, N, &flag), ZERO_OK);
+        ck_assert_int_eq(flag, 1);
+    }
+    uint16_t h[3] = {0x3c00, 0x7c00, 0x0001};
+    struct pair q = both(h, sizeof(h));
+    ck_assert_int_eq(gpu->be->nonfinite(gpu->self, q.g, ZERO_F16, 3, &flag), ZERO_OK);
+    ck_assert_int_eq(flag, 1);
+    ck_assert_int_eq(gpu->be->nonfinite(gpu->self, q.g, ZERO_BF16, 3, &flag), ZERO_OK);
+    ck_assert_int_eq(flag, 0); /* 0x7c00 is a finite bf16 */
+    pair_free(p);
+    pair_free(q);
+    free(x);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- gemm */
+
+/* x (n) stored as t on both devices (converted on the host) */
+static struct pair both_typed(const float *x, size_t n, enum zero_dtype t)
+{
+    if (t == ZERO_F32)
+        return both(x, n * sizeof(float));
+    uint16_t *h = malloc(n * sizeof(uint16_t));
+    for (size_t i = 0; i < n; i++)
+        h[i] = t == ZERO_F16 ? zero_f32_to_f16(x[i]) : zero_f32_to_bf16(x[i]);
+    struct pair p = both(h, n * sizeof(uint16_t));
+    free(h);
+    return p;
+}
+
+/* d's buffer (n elements of t) as fp32 on the host */
+static float *download_f32(struct zero_device *d, const void *p, size_t n, enum zero_dtype t)
+{
+    void *raw = download(d, p, n * zero_dtype_size(t));
+    if (t == ZERO_F32)
+        return raw;
+    float *x = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h = ((uint16_t *)raw)[i];
+        x[i] = t == ZERO_F16 ? zero_f16_to_f32(h) : zero_bf16_to_f32(h);
+    }
+    free(raw);
+    return x;
+}
+
+/* cuBLAS and OpenBLAS add the k products in different orders: fp32 results agree to
+ * 1e-5 of (|c| + 8) (k = 53 products of magnitude < 1), fp16/bf16 results to one unit
+ * in the last place of the output type. Padding columns of C stay untouched. */
+START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
+{
+    const int m = 37, n = 29, k = 53, pad = 3;
+    const enum zero_dtype in_types[][2] = {
+        {ZERO_F32, ZERO_F32}, {ZERO_BF16, ZERO_BF16}, {ZERO_F16, ZERO_F16}, {ZERO_F32, ZERO_BF16}};
+    float *a32 = vals((size_t)(k + pad) * (m + pad), 14, 1.0f);
+    float *b32 = vals((size_t)(k + pad) * (n + pad), 15, 1.0f);
+    float *c32 = vals((size_t)m * (n + pad), 16, 1.0f);
+    for (int ta = 0; ta <= 1; ta++)
+        for (int tb = 0; tb <= 1; tb++)
+            for (size_t ti = 0; ti < sizeof(in_types) / sizeof(in_types[0]); ti++)
+                for (int narrow_c = 0; narrow_c <= 1; narrow_c++) {
+                    enum zero_dtype at = in_types[ti][0], bt = in_types[ti][1];
+                    enum zero_dtype ct = narrow_c ? bt : ZERO_F32;
+                    if (narrow_c && bt == ZERO_F32)
+                        continue;
+                    int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+                    size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
+                    size_t nc = (size_t)m * ldc;
+                    struct pair A = both_typed(a32, na, at), B = both_typed(b32, nb, bt);
+                    struct pair C = both_typed(c32, nc, ct);
+                    ON_BOTH(cpu->be->gemm(cpu->self, ta, tb, m, n, k, 0.75f, A.c, at, lda, B.c, bt,
+                                          ldb, 0.5f, C.c, ct, ldc),
+                            gpu->be->gemm(gpu->self, ta, tb, m, n, k, 0.75f, A.g, at, lda, B.g, bt,
+                                          ldb, 0.5f, C.g, ct, ldc));
+                    float *want = download_f32(cpu, C.c, nc, ct);
+                    float *got = download_f32(gpu, C.g, nc, ct);
+                    double rel = ct == ZERO_F32 ? 1e-5 : ct == ZERO_F16 ? 1e-3 : 8e-3;
+                    double floor = ct == ZERO_F32 ? 8.0 : 0.05;
+                    char what[96];
+                    snprintf(what, sizeof(what), "gemm ta=%d tb=%d %s x %s -> %s", ta, tb,
+                             zero_dtype_name(at), zero_dtype_name(bt), zero_dtype_name(ct));
+                    assert_close(got, want, nc, rel, floor, what);
+                    for (int i = 0; i < m; i++) /* padding untouched */
+                        for (int j = n; j < ldc; j++)
+                            ck_assert_msg(memcmp(&got[i * ldc + j], &want[i * ldc + j], 4) == 0,
+                                          "%s: padding (%d, %d) written", what, i, j);
+                    free(want);
+                    free(got);
+                    pair_free(A);
+                    pair_free(B);
+                    pair_free(C);
+                }
+    free(a32);
+    free(b32);
+    free(c32);
+}
+END_TEST
+
+START_TEST(test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu)
+{
+    float a[6] = {1, 2, 3, 4, 5, 6}, c[4] = {NAN, NAN, NAN, NAN};
+    struct pair A = both(a, sizeof(a)), C = both(c, sizeof(c));
+    /* C (2, 2) = A (2, 3) A^T */
+    ON_BOTH(cpu->be->gemm(cpu->self, 0, 1, 2, 2, 3, 1.0f, A.c, ZERO_F32, 3, A.c, ZERO_F32, 3, 0.0f,
+                          C.c, ZERO_F32, 2),
+            gpu->be->gemm(gpu->self, 0, 1, 2, 2, 3, 1.0f, A.g, ZERO_F32, 3, A.g, ZERO_F32, 3, 0.0f,
+                          C.g, ZERO_F32, 2));
+    pair_same(C, "gemm beta 0");
+    int rc_cpu = cpu->be->gemm(cpu->self, 0, 0, 2, 2, 3, 1.0f, A.c, ZERO_F32, 2, A.c, ZERO_F32, 2,
+                               0.0f, C.c, ZERO_F32, 2);
+    int rc_gpu = gpu->be->gemm(gpu->self, 0, 0, 2, 2, 3, 1.0f, A.g, ZERO_F32, 2, A.g, ZERO_F32, 2,
+                               0.0f, C.g, ZERO_F32, 2);
+    ck_assert_int_eq(rc_gpu, rc_cpu);
+    ck_assert_str_eq(gpu->be->last_error(gpu->self), cpu->be->last_error(cpu->self));
+    pair_free(A);
+    pair_free(C);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- layers */
+
+START_TEST(test_cuda_bias_add_and_bias_grad_match_cpu_bits)
+{
+    enum { R = 300, C = 70 };
+    struct pair y = both_vals(R * C, 17, 1.0f), b = both_vals(C, 18, 1.0f);
+    struct pair db = both_vals(C, 19, 1.0f);
+    ON_BOTH(cpu->be->bias_add(cpu->self, y.c, b.c, R, C),
+            gpu->be->bias_add(gpu->self, y.g, b.g, R, C));
+    pair_same(y, "bias_add");
+    for (int beta = 0; beta <= 1; beta++) {
+        ON_BOTH(cpu->be->bias_grad(cpu->self, db.c, y.c, R, C, (float)beta),
+                gpu->be->bias_grad(gpu->self, db.g, y.g, R, C, (float)beta));
+        pair_same(db, beta ? "bias_grad beta 1" : "bias_grad beta 0");
+    }
+    pair_free(y);
+    pair_free(b);
+    pair_free(db);
+}
+END_TEST
+
+/* The device's erff/tanhf/expf are within 2 ulp of the correctly rounded result, as is
+ * glibc's: the two backends agree to 1e-6 relative plus 1e-6 absolute (an ulp of erff
+ * near 1 shows up absolutely where 1 + erf(x) cancels). */
+START_TEST(test_cuda_gelu_matches_cpu_within_a_few_ulp)
+{
+    enum { N = 20000 };
+    struct pair x = both_vals(N, 20, 6.0f), dy = both_vals(N, 21, 1.0f),
+                out = both_vals(N, 22, 1.0f);
+    for (int kind = ZERO_GELU_ERF; kind <= ZERO_GELU_TANH; kind++) {
+        ON_BOTH(cpu->be->gelu_forward(cpu->self, out.c, x.c, N, (enum zero_gelu)kind),
+                gpu->be->gelu_forward(gpu->self, out.g, x.g, N, (enum zero_gelu)kind));
+        pair_close(out, 1e-6, 1.0, kind == ZERO_GELU_ERF ? "gelu erf" : "gelu tanh");
+        ON_BOTH(cpu->be->gelu_backward(cpu->self, out.c, x.c, dy.c, N, (enum zero_gelu)kind),
+                gpu->be->gelu_backward(gpu->self, out.g, x.g, dy.g, N, (enum zero_gelu)kind));
+        pair_close(out, 1e-6, 1.0, kind == ZERO_GELU_ERF ? "gelu' erf" : "gelu' tanh");
+    }
+    pair_free(x);
+    pair_free(dy);
+    pair_free(out);
+}
+END_TEST
+
+START_TEST(test_cuda_xent_matches_cpu_and_backward_is_bit_exact)
+{
+    enum { R = 33, K = 1000 };
+    int32_t labels[R];
+    for (int r = 0; r < R; r++)
+        labels[r] = (r * 397) % K;
+    struct pair z = both_vals(R * K, 23, 20.0f), p = both_vals(R * K, 24, 1.0f);
+    struct pair loss = both_vals(R, 25, 1.0f), lab = both(labels, sizeof(labels));
+    ON_BOTH(cpu->be->xent_forward(cpu->self, loss.c, p.c, z.c, lab.c, R, K),
+            gpu->be->xent_forward(gpu->self, loss.g, p.g, z.g, lab.g, R, K));
+    pair_close(loss, 1e-6, 1.0, "xent loss");
+    pair_close(p, 1e-5, 1e-6, "xent probs");
+    /* the backward from the same probabilities: elementwise, the cpu's bits */
+    float *probs = download(cpu, p.c, R * K * sizeof(float));
+    ck_assert_int_eq(gpu->be->from_host(gpu->self, p.g, probs, R * K * sizeof(float)), ZERO_OK);
+    ON_BOTH(cpu->be->xent_backward(cpu->self, z.c, p.c, lab.c, R, K, 0.125f),
+            gpu->be->xent_backward(gpu->self, z.g, p.g, lab.g, R, K, 0.125f));
+    pair_same(z, "xent backward");
+    free(probs);
+    pair_free(z);
+    pair_free(p);
+    pair_free(loss);
+    pair_free(lab);
+}
+END_TEST
+
+START_TEST(test_cuda_xent_and_embedding_reject_bad_ids_with_the_cpu_message)
+{
+    enum { R = 6, K = 5 };
+    int32_t labels[R] = {0, 1, 4, 7, -1, 2};
+    struct pair z = both_vals(R * K, 26, 1.0f), p = both_vals(R * K, 27, 1.0f);
+    struct pair loss = both_vals(R, 28, 1.0f), lab = both(labels, sizeof(labels));
+    float *before = download(gpu, loss.g, sizeof(float) * R);
+    int rc_cpu = cpu->be->xent_forward(cpu->self, loss.c, p.c, z.c, lab.c, R, K);
+    int rc_gpu = gpu->be->xent_forward(gpu->self, loss.g, p.g, z.g, lab.g, R, K);
+    ck_assert_int_eq(rc_cpu, ZERO_EINVAL);
+    ck_assert_int_eq(rc_gpu, ZERO_EINVAL);
+    ck_assert_str_eq(gpu->be->last_error(gpu->self), cpu->be->last_error(cpu->self));
+    assert_same_bits(gpu, loss.g, before, sizeof(float) * R, "losses after a bad label");
+    rc_cpu = cpu->be->embedding_forward(cpu->self, z.c, lab.c, p.c, R, 1, K);
+    rc_gpu = gpu->be->embedding_forward(gpu->self, z.g, lab.g, p.g, R, 1, K);
+    ck_assert_int_eq(rc_gpu, rc_cpu);
+    ck_assert_str_eq(gpu->be->last_error(gpu->self), cpu->be->last_error(cpu->self));
+    free(before);
+    pair_free(z);
+    pair_free(p);
+    pair_free(loss);
+    pair_free(lab);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- GPT kernels */
+
+START_TEST(test_cuda_embedding_forward_and_backward_match_cpu_bits)
+{
+    enum { R = 200, C = 48, V = 50 };
+    int32_t ids[R];
+    for (int r = 0; r < R; r++)
+        ids[r] = (r * 7 + r / 3) % V; /* repeated ids: rows must add in order */
+    struct pair id = both(ids, sizeof(ids)), table = both_vals(V * C, 29, 1.0f);
+    struct pair y = both_vals(R * C, 30, 1.0f), dt = both_vals(V * C, 31, 1.0f);
+    ON_BOTH(cpu->be->embedding_forward(cpu->self, y.c, id.c, table.c, R, C, V),
+            gpu->be->embedding_forward(gpu->self, y.g, id.g, table.g, R, C, V));
+    pair_same(y, "embedding forward");
+    for (int beta = 1; beta >= 0; beta--) {
+        ON_BOTH(cpu->be->embedding_backward(cpu->self, dt.c, id.c, y.c, R, C, V, (float)beta),
+                gpu->be->embedding_backward(gpu->self, dt.g, id.g, y.g, R, C, V, (float)beta));
+        pair_same(dt, beta ? "embedding backward beta 1" : "embedding backward beta 0");
+    }
+    pair_free(id);
+    pair_free(table);
+    pair_free(y);
+    pair_free(dt);
+}
+END_TEST
+
+START_TEST(test_cuda_layernorm_forward_and_backward_match_cpu_bits)
+{
+    enum { R = 65, C = 96 };
+    struct pair x = both_vals(R * C, 32, 3.0f), w = both_vals(C, 33, 1.0f),
+                b = both_vals(C, 34, 1.0f);
+    struct pair y = both_vals(R * C, 35, 1.0f), mean = both_vals(R, 36, 1.0f);
+    struct pair rstd = both_vals(R, 37, 1.0f), dy = both_vals(R * C, 38, 1.0f);
+    struct pair dx = both_vals(R * C, 39, 1.0f), dw = both_vals(C, 40, 1.0f),
+                db = both_vals(C, 41, 1.0f);
+    ON_BOTH(cpu->be->layernorm_forward(cpu->self, y.c, mean.c, rstd.c, x.c, w.c, b.c, R, C, 1e-5f),
+            gpu->be->layernorm_forward(gpu->self, y.g, mean.g, rstd.g, x.g, w.g, b.g, R, C, 1e-5f));
+    pair_same(y, "layernorm y");
+    pair_same(mean, "layernorm mean");
+    pair_same(rstd, "layernorm rstd");
+    for (int beta = 0; beta <= 1; beta++) {
+        ON_BOTH(cpu->be->layernorm_backward(cpu->self, dx.c, dw.c, db.c, dy.c, x.c, w.c, mean.c,
+                                            rstd.c, R, C, (float)beta, (float)beta, 1.0f),
+                gpu->be->layernorm_backward(gpu->self, dx.g, dw.g, db.g, dy.g, x.g, w.g, mean.g,
+                                            rstd.g, R, C, (float)beta, (float)beta, 1.0f));
+        pair_same(dx, "layernorm dx");
+        pair_same(dw, "layernorm dweight");
+        pair_same(db, "layernorm dbias");
+    }
+    pair_free(x);
+    pair_free(w);
+    pair_free(b);
+    pair_free(y);
+    pair_free(mean);
+    pair_free(rstd);
+    pair_free(dy);
+    pair_free(dx);
+    pair_free(dw);
+    pair_free(db);
+}
+END_TEST
+
+/* cuBLAS and OpenBLAS order the head products' sums differently: 1e-5 relative to
+ * (|x| + 1e-2); the attention weights above the diagonal are exactly zero on both. */
+START_TEST(test_cuda_attention_matches_cpu_within_fp32_rounding)
+{
+    enum { B = 2, T = 24, C = 32, NH = 4 };
+    struct pair qkv = both_vals(B * T * 3 * C, 42, 1.0f), y = both_vals(B * T * C, 43, 1.0f);
+    struct pair att = both_vals(B * NH * T * T, 44, 1.0f), dy = both_vals(B * T * C, 45, 1.0f);
+    struct pair dqkv = both_vals(B * T * 3 * C, 46, 1.0f),
+                scratch = both_vals(B * NH * T * T, 47, 1.0f);
+    ON_BOTH(cpu->be->attention_forward(cpu->self, y.c, att.c, qkv.c, B, T, C, NH),
+            gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH));
+    pair_close(y, 1e-5, 1e-2, "attention y");
+    pair_close(att, 1e-5, 1e-2, "attention weights");
+    float *a = download(gpu, att.g, att.bytes);
+    for (int h = 0; h < B * NH; h++)
+        for (int i = 0; i < T; i++)
+            for (int j = i + 1; j < T; j++)
+                ck_assert_msg(a[(h * T + i) * T + j] == 0.0f, "att above the diagonal");
+    free(a);
+    ON_BOTH(
+        cpu->be->attention_backward(cpu->self, dqkv.c, scratch.c, dy.c, qkv.c, att.c, B, T, C, NH),
+        gpu->be->attention_backward(gpu->self, dqkv.g, scratch.g, dy.g, qkv.g, att.g, B, T, C, NH));
+    pair_close(dqkv, 1e-4, 1e-2, "attention dqkv");
+    pair_free(qkv);
+    pair_free(y);
+    pair_free(att);
+    pair_free(dy);
+    pair_free(dqkv);
+    pair_free(scratch);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- streams */
+
+START_TEST(test_cuda_event_orders_comm_stream_after_compute)
+{
+    void *ev = NULL;
+    ck_assert_int_eq(gpu->be->event_create(gpu->self, &ev), ZERO_OK);
+    ck_assert_int_eq(gpu->be->event_record(gpu->self, ev, ZERO_STREAM_COMPUTE), ZERO_OK);
+    ck_assert_int_eq(gpu->be->stream_wait_event(gpu->self, ZERO_STREAM_COMM, ev), ZERO_OK);
+    ck_assert_int_eq(gpu->be->event_record(gpu->self, ev, ZERO_STREAM_COMM), ZERO_OK);
+    ck_assert_int_eq(gpu->be->event_synchronize(gpu->self, ev), ZERO_OK);
+    ck_assert_int_eq(gpu->be->event_record(gpu->self, ev, (enum zero_stream)7), ZERO_EINVAL);
+    ck_assert_int_eq(gpu->be->event_destroy(gpu->self, ev), ZERO_OK);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- collectives */
+
+static int rank_, size_;
+
+/* calls, payload and sent bytes of every kind moved the same on both devices since the
+ * snapshots were taken */
+static void assert_same_counts(const struct zero_comm_stats *c0, const struct zero_comm_stats *g0)
+{
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
+        const struct zero_coll_counter *c = &cpu->comm_stats.kind[k], *g = &gpu->comm_stats.kind[k];
+        ck_assert_int_eq(g->calls - g0->kind[k].calls, c->calls - c0->kind[k].calls);
+        ck_assert_int_eq(g->payload_bytes - g0->kind[k].payload_bytes,
+                         c->payload_bytes - c0->kind[k].payload_bytes);
+        ck_assert_int_eq(g->sent_bytes - g0->kind[k].sent_bytes,
+                         c->sent_bytes - c0->kind[k].sent_bytes);
+    }
+}
+
+static void set_mode(enum zero_coll_mode mode)
+{
+    ck_assert_int_eq(cpu->be->set_coll_mode(cpu->self, mode), ZERO_OK);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, mode), ZERO_OK);
+}
+
+/* every rank's input differs; values in [-4, 4) */
+static struct pair rank_vals(size_t n, uint32_t seed, enum zero_dtype t)
+{
+    float *x = vals(n, seed * 97 + (uint32_t)rank_, 4.0f);
+    struct pair p = both_typed(x, n, t);
+    free(x);
+    return p;
+}
+
+static void reduce_scatter_case(enum zero_dtype wire, enum zero_dtype recv_t, int in_place,
+                                int nonblocking)
+{
+    const size_t count = 3001;
+    struct pair send = rank_vals(size_ * count, 50, wire);
+    struct pair recv = rank_vals(count, 51, recv_t);
+    size_t off = (size_t)rank_ * count * zero_dtype_size(wire);
+    void *recv_c = in_place ? (char *)send.c + off : recv.c;
+    void *recv_g = in_place ? (char *)send.g + off : recv.g;
+    struct zero_comm_stats c0 = cpu->comm_stats, g0 = gpu->comm_stats;
+    struct zero_request *req = NULL;
+    ON_BOTH(cpu->be->reduce_scatter(cpu->self, send.c, wire, recv_c, recv_t, count, NULL),
+            gpu->be->reduce_scatter(gpu->self, send.g, wire, recv_g, recv_t, count,
+                                    nonblocking ? &req : NULL));
+    if (nonblocking)
+        ck_assert_int_eq(gpu->be->wait(gpu->self, req), ZERO_OK);
+    size_t bytes = count * zero_dtype_size(recv_t);
+    void *want = download(cpu, recv_c, bytes);
+    char what[80];
+    snprintf(what, sizeof(what), "reduce_scatter %s -> %s%s", zero_dtype_name(wire),
+             zero_dtype_name(recv_t), in_place ? " in place" : "");
+    assert_same_bits(gpu, recv_g, want, bytes, what);
+    assert_same_counts(&c0, &g0);
+    free(want);
+    pair_free(send);
+    pair_free(recv);
+}
+
+START_TEST(test_cuda_exact_reduce_scatter_matches_cpu_bits)
+{
+    set_mode(ZERO_COLL_EXACT);
+    reduce_scatter_case(ZERO_F32, ZERO_F32, 0, 0);
+    reduce_scatter_case(ZERO_BF16, ZERO_F32, 0, 1);
+    reduce_scatter_case(ZERO_BF16, ZERO_BF16, 1, 0);
+    reduce_scatter_case(ZERO_F16, ZERO_F16, 0, 1);
+    reduce_scatter_case(ZERO_F32, ZERO_F32, 1, 1);
+}
+END_TEST
+
+START_TEST(test_cuda_exact_all_reduce_of_uneven_count_matches_cpu_bits)
+{
+    set_mode(ZERO_COLL_EXACT);
+    const enum zero_dtype types[] = {ZERO_F32, ZERO_BF16};
+    for (int k = 0; k < 2; k++)
+        for (int in_place = 0; in_place <= 1; in_place++) {
+            const size_t count = 1001; /* not a multiple of 2, 3 or 4 */
+            struct pair send = rank_vals(count, 52, types[k]),
+                        recv = rank_vals(count, 53, types[k]);
+            struct zero_comm_stats c0 = cpu->comm_stats, g0 = gpu->comm_stats;
+            struct zero_request *req = NULL;
+            ON_BOTH(cpu->be->all_reduce(cpu->self, send.c, in_place ? send.c : recv.c, types[k],
+                                        count, NULL),
+                    gpu->be->all_reduce(gpu->self, send.g, in_place ? send.g : recv.g, types[k],
+                                        count, &req));
+            ck_assert_int_eq(gpu->be->wait(gpu->self, req), ZERO_OK);
+            pair_same(in_place ? send : recv, "exact all_reduce");
+            assert_same_counts(&c0, &g0);
+            pair_free(send);
+            pair_free(recv);
+        }
+}
+END_TEST
+
+START_TEST(test_cuda_all_gather_and_broadcast_match_cpu_bits)
+{
+    const size_t count = 777;
+    for (int in_place = 0; in_place <= 1; in_place++) {
+        struct pair send = rank_vals(count, 54, ZERO_BF16);
+        struct pair recv = rank_vals(size_ * count, 55, ZERO_BF16);
+        size_t off = (size_t)rank_ * count * 2;
+        if (in_place) { /* our piece already in place */
+            void *h = download(cpu, send.c, count * 2);
+            ck_assert_int_eq(cpu->be->from_host(cpu->self, (char *)recv.c + off, h, count * 2), 0);
+            ck_assert_int_eq(gpu->be->from_host(gpu->self, (char *)recv.g + off, h, count * 2), 0);
+            free(h);
+        }
+        struct zero_comm_stats c0 = cpu->comm_stats, g0 = gpu->comm_stats;
+        ON_BOTH(cpu->be->all_gather(cpu->self, in_place ? (char *)recv.c + off : send.c, recv.c,
+                                    ZERO_BF16, count, NULL),
+                gpu->be->all_gather(gpu->self, in_place ? (char *)recv.g + off : send.g, recv.g,
+                                    ZERO_BF16, count, NULL));
+        pair_same(recv, "all_gather");
+        assert_same_counts(&c0, &g0);
+        pair_free(send);
+        pair_free(recv);
+    }
+    struct pair buf = rank_vals(count, 56, ZERO_F32);
+    int root = size_ - 1;
+    struct zero_comm_stats c0 = cpu->comm_stats, g0 = gpu->comm_stats;
+    struct zero_request *req = NULL;
+    ON_BOTH(cpu->be->broadcast(cpu->self, buf.c, ZERO_F32, count, root, NULL),
+            gpu->be->broadcast(gpu->self, buf.g, ZERO_F32, count, root, &req));
+    ck_assert_int_eq(gpu->be->wait(gpu->self, req), ZERO_OK);
+    pair_same(buf, "broadcast");
+    assert_same_counts(&c0, &g0);
+    pair_free(buf);
+}
+END_TEST
+
+/* Native mode sums in the communication library's order: fp32 results agree with the
+ * cpu's to 1e-6 of (|x| + 4 N); the stats count the same bytes. */
+START_TEST(test_cuda_native_collectives_agree_with_cpu_to_rounding)
+{
+    set_mode(ZERO_COLL_NATIVE);
+    const size_t count = 2048;
+    struct pair send = rank_vals(size_ * count, 57, ZERO_F32),
+                recv = rank_vals(count, 58, ZERO_F32);
+    struct zero_comm_stats c0 = cpu->comm_stats, g0 = gpu->comm_stats;
+    ON_BOTH(cpu->be->reduce_scatter(cpu->self, send.c, ZERO_F32, recv.c, ZERO_F32, count, NULL),
+            gpu->be->reduce_scatter(gpu->self, send.g, ZERO_F32, recv.g, ZERO_F32, count, NULL));
+    pair_close(recv, 1e-6, 4.0 * size_, "native reduce_scatter");
+    ON_BOTH(cpu->be->all_reduce(cpu->self, send.c, send.c, ZERO_F32, size_ * count, NULL),
+            gpu->be->all_reduce(gpu->self, send.g, send.g, ZERO_F32, size_ * count, NULL));
+    pair_close(send, 1e-6, 4.0 * size_, "native all_reduce");
+    assert_same_counts(&c0, &g0);
+    set_mode(ZERO_COLL_EXACT);
+    pair_free(send);
+    pair_free(recv);
+}
+END_TEST
+
+START_TEST(test_cuda_host_all_gather_and_barrier_work_like_cpu)
+{
+    int mine = 1000 + rank_, all[8] = {0};
+    ck_assert_int_le(size_, 8);
+    struct zero_comm_stats c0 = cpu->comm_stats, g0 = gpu->comm_stats;
+    ck_assert_int_eq(cpu->be->host_all_gather(cpu->self, &mine, all, sizeof(int)), ZERO_OK);
+    ck_assert_int_eq(gpu->be->host_all_gather(gpu->self, &mine, all, sizeof(int)), ZERO_OK);
+    for (int r = 0; r < size_; r++)
+        ck_assert_int_eq(all[r], 1000 + r);
+    assert_same_counts(&c0, &g0);
+    ck_assert_int_eq(gpu->be->barrier(gpu->self), ZERO_OK);
+}
+END_TEST
+
+static Suite *cuda_suite(void)
+{
+    Suite *s = suite_create("cuda backend vs cpu backend");
+    TCase *mem = tcase_create("memory");
+    tcase_add_test(mem, test_cuda_alloc_reports_live_bytes_and_reuses_freed_blocks);
+    tcase_add_test(mem, test_cuda_copy_of_overlapping_ranges_moves_like_memmove);
+    tcase_add_test(mem, test_cuda_fill_writes_the_cpu_bits_for_every_dtype);
+    tcase_add_test(mem, test_cuda_event_orders_comm_stream_after_compute);
+    suite_add_tcase(s, mem);
+
+    TCase *elem = tcase_create("elementwise");
+    tcase_add_test(elem, test_cuda_cast_from_every_fp16_and_bf16_pattern_matches_cpu);
+    tcase_add_test(elem, test_cuda_cast_to_fp16_and_bf16_rounds_like_the_cpu);
+    tcase_add_test(elem, test_cuda_axpy_scale_add_match_cpu_bits);
+    tcase_add_test(elem, test_cuda_adamw_matches_cpu_bits_over_five_steps);
+    tcase_add_test(elem, test_cuda_adam_l2_with_bf16_grads_and_copy_matches_cpu_bits);
+    tcase_add_test(elem, test_cuda_sgd_nesterov_and_momentum_match_cpu_bits);
+    tcase_add_test(elem, test_cuda_sumsq_blocks_matches_cpu_bits_in_every_float_type);
+    tcase_add_test(elem, test_cuda_nonfinite_flags_inf_and_nan_and_nothing_else);
+    suite_add_tcase(s, elem);
+
+    TCase *blas = tcase_create("gemm");
+    tcase_add_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes);
+    tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
+    suite_add_tcase(s, blas);
+
+    TCase *layers = tcase_create("layers");
+    tcase_add_test(layers, test_cuda_bias_add_and_bias_grad_match_cpu_bits);
+    tcase_add_test(layers, test_cuda_gelu_matches_cpu_within_a_few_ulp);
+    tcase_add_test(layers, test_cuda_xent_matches_cpu_and_backward_is_bit_exact);
+    tcase_add_test(layers, test_cuda_xent_and_embedding_reject_bad_ids_with_the_cpu_message);
+    tcase_add_test(layers, test_cuda_embedding_forward_and_backward_match_cpu_bits);
+    tcase_add_test(layers, test_cuda_layernorm_forward_and_backward_match_cpu_bits);
+    tcase_add_test(layers, test_cuda_attention_matches_cpu_within_fp32_rounding);
+    suite_add_tcase(s, layers);
+
+    TCase *coll = tcase_create("collectives");
+    tcase_set_timeout(coll, 120);
+    tcase_add_test(coll, test_cuda_exact_reduce_scatter_matches_cpu_bits);
+    tcase_add_test(coll, test_cuda_exact_all_reduce_of_uneven_count_matches_cpu_bits);
+    tcase_add_test(coll, test_cuda_all_gather_and_broadcast_match_cpu_bits);
+    tcase_add_test(coll, test_cuda_native_collectives_agree_with_cpu_to_rounding);
+    tcase_add_test(coll, test_cuda_host_all_gather_and_barrier_work_like_cpu);
+    suite_add_tcase(s, coll);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    const struct zero_backend *be = zero_backend_find("cuda");
+    char why[ZERO_ERRMSG_LEN] = "cuda backend not built in";
+    int usable = be != NULL && be->probe(why, sizeof(why)) == ZERO_OK;
+    if (!mpi_check_all(usable)) {
+        if (rank_ == 0)
+            printf("SKIP: test_cuda_backend: %s\n", why);
+        MPI_Finalize();
+        return 77;
+    }
+    /* several ranks on one GPU: the host-staged test mode */
+    setenv("ZERO_CUDA_COMM", "auto", 0);
+    struct zero_error err = {0};
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    MPI_Comm world = MPI_COMM_WORLD;
+    int ok = zero_device_open(&cpu, "cpu", &world, &opt, &err) == ZERO_OK;
+    if (ok && zero_device_open(&gpu, "cuda", &world, &opt, &err) != ZERO_OK)
+        ok = 0;
+    if (!ok) {
+        fprintf(stderr, "rank %d: test_cuda_backend: %s\n", rank_, err.msg);
+        zero_device_close(cpu);
+        MPI_Finalize();
+        return EXIT_FAILURE;
+    }
+    int status = mpi_check_run(cuda_suite);
+    /* every test freed what it allocated; the backend's own comm buffers may stay */
+    int64_t live = gpu->ledger.current_total - gpu->ledger.current[ZERO_TAG_COMM];
+    zero_device_close(gpu);
+    zero_device_close(cpu);
+    MPI_Finalize();
+    if (live != 0) {
+        fprintf(stderr, "rank %d: %lld device bytes still live at the end\n", rank_,
+                (long long)live);
+        return EXIT_FAILURE;
+    }
+    return status;
+}
