@@ -10,3 +10,8 @@ bench_stages_LDADD = libzero.la $(BLAS_LIBS) $(JANSSON_LIBS) -lm
 noinst_PROGRAMS += %reldir%/collectives
 bench_collectives_SOURCES = %reldir%/collectives.c
 bench_collectives_LDADD = libzero.la
+
+# tokens/s of a ~10M-parameter GPT-2 per stage and its step-time shares: mpirun -np 2 bench/gpt
+noinst_PROGRAMS += %reldir%/gpt
+bench_gpt_SOURCES = %reldir%/gpt.c
+bench_gpt_LDADD = libzero.la $(BLAS_LIBS) -lm

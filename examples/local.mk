@@ -17,3 +17,12 @@ examples_train_mlp_LDADD = libzero.la -lm
 noinst_PROGRAMS += %reldir%/custom_unit
 examples_custom_unit_SOURCES = %reldir%/custom_unit.c
 examples_custom_unit_LDADD = libzero.la -lm
+
+# A GPT-2-shaped language model: the addition task, text or llm.c shards.
+noinst_PROGRAMS += %reldir%/train_gpt
+examples_train_gpt_SOURCES = %reldir%/train_gpt.c \
+	%reldir%/gpt_args.c %reldir%/gpt_args.h \
+	%reldir%/gpt_source.c %reldir%/gpt_source.h \
+	%reldir%/gpt_generate.c %reldir%/gpt_generate.h \
+	$(EXAMPLES_COMMON)
+examples_train_gpt_LDADD = libzero.la -lm

@@ -26,6 +26,7 @@ include tests/misc.mk
 include tests/config.mk
 include tests/examples.mk
 include tests/config_json.mk
+include tests/gpt.mk
 include tests/observability.mk
 include tests/checkpoint.mk
 if HAVE_CUDA

@@ -208,6 +208,12 @@ const struct zero_backend zero_backend_cpu = {
     .gelu_backward = cpu_gelu_backward,
     .xent_forward = cpu_xent_forward,
     .xent_backward = cpu_xent_backward,
+    .embedding_forward = cpu_embedding_forward,
+    .embedding_backward = cpu_embedding_backward,
+    .layernorm_forward = cpu_layernorm_forward,
+    .layernorm_backward = cpu_layernorm_backward,
+    .attention_forward = cpu_attention_forward,
+    .attention_backward = cpu_attention_backward,
 
     .reduce_scatter = cpu_reduce_scatter,
     .all_gather = cpu_all_gather,

@@ -23,3 +23,5 @@ noinst_HEADERS += %reldir%/cpu_coll.h
 # the canonical summation tree (pure math, shared with the engine's gradient counter)
 libzero_la_SOURCES += src/tree.c
 noinst_HEADERS += src/tree.h
+# GPT kernels: token embedding, LayerNorm, causal self-attention
+libzero_la_SOURCES += %reldir%/cpu_gpt_kernels.c

@@ -20,5 +20,8 @@
 #include "zero/trace.h"
 #include "zero/svg_chart.h"
 #include "zero/checkpoint.h"
+#include "zero/gpt.h"
+#include "zero/tokens.h"
+#include "zero/addition.h"
 
 #endif

@@ -9,3 +9,21 @@ libzero_la_SOURCES += \
 	%reldir%/mlp_model.c
 noinst_HEADERS += %reldir%/nn_internal.h
 zeroinclude_HEADERS += include/zero/model.h include/zero/nn.h
+# GPT-2: embeddings, LayerNorm, causal self-attention, the transformer block, the tied head
+libzero_la_SOURCES += \
+	%reldir%/gpt_unit.c \
+	%reldir%/conv1d.c \
+	%reldir%/layernorm.c \
+	%reldir%/attention.c \
+	%reldir%/gpt_block.c \
+	%reldir%/embedding.c \
+	%reldir%/gpt_head.c \
+	%reldir%/gpt_model.c
+noinst_HEADERS += %reldir%/gpt_internal.h
+zeroinclude_HEADERS += include/zero/gpt.h
+# Token sources for language models (src/data): text and llm.c files, the addition task
+libzero_la_SOURCES += \
+	src/data/token_file.c \
+	src/data/token_split.c \
+	src/data/addition.c
+zeroinclude_HEADERS += include/zero/tokens.h include/zero/addition.h

@@ -1,0 +1,233 @@
+/* GPT kernels of the cpu backend, fp32: token embedding, LayerNorm, causal
+ * self-attention (OpenBLAS for the per-head products). Forward and backward
+ * side by side; the semantics are documented in include/zero/backend.h. */
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "cpu_ops.h"
+
+/* ---- token embedding ---- */
+
+/* y (rows, cols) row r = table (vocab, cols) row ids[r]; ids checked first so a
+ * bad batch leaves y alone. */
+int cpu_embedding_forward(void *self, float *y, const int32_t *ids, const float *table,
+                          int64_t rows, int64_t cols, int64_t vocab)
+{
+    for (int64_t r = 0; r < rows; r++)
+        if (ids[r] < 0 || ids[r] >= vocab)
+            return cpu_fail(self, ZERO_EINVAL, "embedding_forward: row %lld: token id %d is "
+                            "outside [0, %lld)", (long long)r, (int)ids[r], (long long)vocab);
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(y + r * cols, table + (int64_t)ids[r] * cols, (size_t)cols * sizeof(float));
+    return ZERO_OK;
+}
+
+/* dtable (vocab, cols) = beta * dtable, then rows added in ascending order */
+int cpu_embedding_backward(void *self, float *dtable, const int32_t *ids, const float *dy,
+                           int64_t rows, int64_t cols, int64_t vocab, float beta)
+{
+    (void)self;
+    if (beta == 0.0f)
+        memset(dtable, 0, (size_t)(vocab * cols) * sizeof(float));
+    for (int64_t r = 0; r < rows; r++) {
+        float *restrict d = dtable + (int64_t)ids[r] * cols;
+        const float *restrict g = dy + r * cols;
+        for (int64_t c = 0; c < cols; c++)
+            d[c] += g[c];
+    }
+    return ZERO_OK;
+}
+
+/* ---- LayerNorm ---- */
+
+/* y (rows, cols) = (x - mean) * rstd * weight + bias; mean, rstd (rows) saved.
+ * The moments are summed in double: one row of 1600 floats loses no digits. */
+int cpu_layernorm_forward(void *self, float *y, float *mean, float *rstd, const float *x,
+                          const float *weight, const float *bias, int64_t rows, int64_t cols,
+                          float eps)
+{
+    (void)self;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *restrict xr = x + r * cols;
+        float *restrict yr = y + r * cols;
+        double sum = 0.0;
+        for (int64_t c = 0; c < cols; c++)
+            sum += xr[c];
+        const float m = (float)(sum / (double)cols);
+        double var = 0.0;
+        for (int64_t c = 0; c < cols; c++) {
+            double d = (double)(xr[c] - m);
+            var += d * d;
+        }
+        const float s = (float)(1.0 / sqrt(var / (double)cols + (double)eps));
+        for (int64_t c = 0; c < cols; c++)
+            yr[c] = (xr[c] - m) * s * weight[c] + bias[c];
+        mean[r] = m;
+        rstd[r] = s;
+    }
+    return ZERO_OK;
+}
+
+/* Column chunk of the parameter-gradient sums, kept on the stack (as bias_grad). */
+#define LN_CHUNK 256
+
+/* dweight (cols) = w_beta * dweight + sum_r dy * xhat; dbias = b_beta * dbias + sum_r dy */
+static void layernorm_param_grads(float *dweight, float *dbias, const float *dy, const float *x,
+                                  const float *mean, const float *rstd, int64_t rows,
+                                  int64_t cols, float w_beta, float b_beta)
+{
+    for (int64_t c0 = 0; c0 < cols; c0 += LN_CHUNK) {
+        const int64_t w = cols - c0 < LN_CHUNK ? cols - c0 : LN_CHUNK;
+        float sw[LN_CHUNK] = {0}, sb[LN_CHUNK] = {0};
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict g = dy + r * cols + c0;
+            const float *restrict xr = x + r * cols + c0;
+            const float m = mean[r], s = rstd[r];
+            for (int64_t c = 0; c < w; c++) {
+                sw[c] += g[c] * ((xr[c] - m) * s);
+                sb[c] += g[c];
+            }
+        }
+        for (int64_t c = 0; c < w; c++) {
+            dweight[c0 + c] = w_beta == 0.0f ? sw[c] : w_beta * dweight[c0 + c] + sw[c];
+            dbias[c0 + c] = b_beta == 0.0f ? sb[c] : b_beta * dbias[c0 + c] + sb[c];
+        }
+    }
+}
+
+/* dx (rows, cols) = dx_beta * dx + rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight */
+int cpu_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, const float *dy,
+                           const float *x, const float *weight, const float *mean,
+                           const float *rstd, int64_t rows, int64_t cols, float dx_beta,
+                           float w_beta, float b_beta)
+{
+    (void)self;
+    layernorm_param_grads(dweight, dbias, dy, x, mean, rstd, rows, cols, w_beta, b_beta);
+    for (int64_t r = 0; r < rows; r++) {
+        const float *restrict g = dy + r * cols;
+        const float *restrict xr = x + r * cols;
+        float *restrict d = dx + r * cols;
+        const float m = mean[r], s = rstd[r];
+        float sum_g = 0.0f, sum_gx = 0.0f;
+        for (int64_t c = 0; c < cols; c++) {
+            const float gw = g[c] * weight[c];
+            sum_g += gw;
+            sum_gx += gw * ((xr[c] - m) * s);
+        }
+        const float mean_g = sum_g / (float)cols, mean_gx = sum_gx / (float)cols;
+        for (int64_t c = 0; c < cols; c++) {
+            const float xhat = (xr[c] - m) * s;
+            const float v = s * (g[c] * weight[c] - mean_g - xhat * mean_gx);
+            d[c] = dx_beta == 0.0f ? v : dx_beta * d[c] + v;
+        }
+    }
+    return ZERO_OK;
+}
+
+/* ---- causal self-attention ---- */
+
+static int check_heads(struct cpu_state *s, const char *what, int64_t C, int64_t NH)
+{
+    if (NH < 1 || C % NH != 0)
+        return cpu_fail(s, ZERO_EINVAL, "%s: %lld channels do not split into %lld heads", what,
+                        (long long)C, (long long)NH);
+    return ZERO_OK;
+}
+
+/* att (T, T) row i: softmax of its first i + 1 entries in place, zeros after */
+static void causal_softmax_rows(float *att, int64_t T)
+{
+    for (int64_t i = 0; i < T; i++) {
+        float *restrict a = att + i * T;
+        float max = a[0];
+        for (int64_t j = 1; j <= i; j++)
+            max = a[j] > max ? a[j] : max;
+        float sum = 0.0f;
+        for (int64_t j = 0; j <= i; j++) {
+            a[j] = expf(a[j] - max);
+            sum += a[j];
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t j = 0; j <= i; j++)
+            a[j] *= inv;
+        for (int64_t j = i + 1; j < T; j++)
+            a[j] = 0.0f;
+    }
+}
+
+int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B,
+                          int64_t T, int64_t C, int64_t NH)
+{
+    int rc = check_heads(self, "attention_forward", C, NH);
+    if (rc != ZERO_OK)
+        return rc;
+    const int64_t hs = C / NH, C3 = 3 * C;
+    const float scale = 1.0f / sqrtf((float)hs);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < NH; h++) {
+            const float *q = qkv + b * T * C3 + h * hs; /* (T, hs), ld 3C */
+            const float *k = q + C;                     /* (T, hs), ld 3C */
+            const float *v = q + 2 * C;                 /* (T, hs), ld 3C */
+            float *a = att + (b * NH + h) * T * T;      /* (T, T) */
+            float *yh = y + b * T * C + h * hs;         /* (T, hs), ld C */
+            /* s (T, T) = q k^T / sqrt(hs) */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, scale,
+                        q, (int)C3, k, (int)C3, 0.0f, a, (int)T);
+            causal_softmax_rows(a, T);
+            /* y (T, hs) = att (T, T) v (T, hs) */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f,
+                        a, (int)T, v, (int)C3, 0.0f, yh, (int)C);
+        }
+    return ZERO_OK;
+}
+
+/* ds (T, T) in place of datt: att * (datt - rowsum(att * datt)) */
+static void softmax_backward_rows(float *datt, const float *att, int64_t T)
+{
+    for (int64_t i = 0; i < T; i++) {
+        float *restrict d = datt + i * T;
+        const float *restrict a = att + i * T;
+        float dot = 0.0f;
+        for (int64_t j = 0; j <= i; j++)
+            dot += a[j] * d[j];
+        for (int64_t j = 0; j <= i; j++)
+            d[j] = a[j] * (d[j] - dot);
+        for (int64_t j = i + 1; j < T; j++)
+            d[j] = 0.0f;
+    }
+}
+
+int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
+                           const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
+                           int64_t NH)
+{
+    int rc = check_heads(self, "attention_backward", C, NH);
+    if (rc != ZERO_OK)
+        return rc;
+    const int64_t hs = C / NH, C3 = 3 * C;
+    const float scale = 1.0f / sqrtf((float)hs);
+    float *ds = scratch; /* (T, T): datt, then ds in place; one head at a time */
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < NH; h++) {
+            const float *q = qkv + b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
+            float *dq = dqkv + b * T * C3 + h * hs, *dk = dq + C, *dv = dq + 2 * C;
+            const float *a = att + (b * NH + h) * T * T; /* (T, T) */
+            const float *dyh = dy + b * T * C + h * hs;  /* (T, hs), ld C */
+            /* datt (T, T) = dy_h (T, hs) v^T (hs, T) */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, 1.0f,
+                        dyh, (int)C, v, (int)C3, 0.0f, ds, (int)T);
+            /* dv (T, hs) = att^T (T, T) dy_h (T, hs) */
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f,
+                        a, (int)T, dyh, (int)C, 0.0f, dv, (int)C3);
+            softmax_backward_rows(ds, a, T);
+            /* dq (T, hs) = ds (T, T) k (T, hs) / sqrt(hs) */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale,
+                        ds, (int)T, k, (int)C3, 0.0f, dq, (int)C3);
+            /* dk (T, hs) = ds^T (T, T) q (T, hs) / sqrt(hs) */
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale,
+                        ds, (int)T, q, (int)C3, 0.0f, dk, (int)C3);
+        }
+    return ZERO_OK;
+}

@@ -1,0 +1,52 @@
+/* Command-line options of examples/train_gpt: one table names every flag, its
+ * type, range, default and help line; the parser and --help both read it. */
+#ifndef EXAMPLES_GPT_ARGS_H
+#define EXAMPLES_GPT_ARGS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "zero/config.h"
+#include "zero/gpt.h"
+
+enum gpt_schedule { GPT_SCHEDULE_COSINE = 0, GPT_SCHEDULE_DECAY, GPT_SCHEDULE_CONSTANT };
+
+struct gpt_args {
+    struct zero_gpt_config model;
+    int64_t batch;       /* global batch, sequences */
+    int64_t micro_batch; /* sequences per rank per micro-step; 0 = batch / world */
+    int64_t steps;
+    int64_t warmup;      /* warmup steps of the schedule */
+    int schedule;        /* enum gpt_schedule */
+    int bf16;
+    int mode; /* enum zero_coll_mode, applied to cfg after parsing */
+    /* data */
+    const char *data;     /* NULL: the addition task */
+    const char *val_data; /* NULL: the last --val-fraction of --data */
+    double val_fraction;
+    int digits;
+    uint64_t data_seed;
+    int64_t val_every, val_batches;
+    int64_t eval_problems;
+    /* sampling */
+    int64_t sample_tokens;
+    double temperature;
+    int64_t top_k;
+    uint64_t sample_seed;
+    const char *prompt; /* NULL: a held-out problem's prompt, or "\n" */
+    /* weights */
+    const char *init_weights, *save_weights;
+    int quiet, verbose;
+    struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
+};
+
+enum gpt_args_result { GPT_ARGS_OK = 0, GPT_ARGS_HELP, GPT_ARGS_USAGE };
+
+/* Parses argv into a; on a bad value writes "train_gpt: --flag: why" to msg. */
+enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, char *msg,
+                                    size_t msg_len);
+/* Prints the --help text, generated from the table with the defaults. */
+void gpt_args_usage(FILE *out);
+
+#endif

@@ -1,0 +1,420 @@
+/* train_gpt: trains a GPT-2-shaped language model with any ZeRO stage.
+ *
+ *     mpirun -np 2 train_gpt --stage 3                 # the addition task, ~1 minute
+ *     mpirun -np 2 train_gpt --data book.txt --block-size 128 --n-embd 192 --n-layer 4
+ *     mpirun -np 4 train_gpt --data fineweb_train_000001.bin --vocab-size 50257 ...
+ *
+ * Each step prints its loss, learning rate, tokens/s, step time and rank 0's
+ * memory by ledger tag; every --val-every steps the validation loss. At the end:
+ * sampled text, on the addition task the exact-match accuracy on held-out
+ * problems, and the memory and communication tables next to ZeRO's formulas.
+ *
+ * The loop is DeepSpeed's: forward, backward, step for every micro-batch. A
+ * rank's micro-batch is the atom's sequences (zero_atom_first_sample), so every
+ * stage and world size trains on the same tokens in the same order. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "example_mpi.h"
+#include "gpt_args.h"
+#include "gpt_generate.h"
+#include "gpt_source.h"
+#include "report.h"
+#include "weights_io.h"
+#include "zero/gpt.h"
+#include "zero/zero.h"
+
+#define MIB (1024.0 * 1024.0)
+
+struct trainer {
+    struct gpt_args a;
+    struct zero_config cfg; /* batch sizes and schedule resolved */
+    int rank, world;
+    int64_t T, V, m, accum; /* sequence length, vocabulary, micro-batch, accumulation */
+    struct zero_device *dev;
+    struct zero_model *model;
+    struct zero_engine *engine;
+    struct gpt_source src;
+    int32_t *tokens, *labels; /* (m, T) each */
+    double val_loss;          /* the last validation, or -1 */
+};
+
+/* ---- setup ---- */
+
+/* DeepSpeed's batch rule in sequences, and the learning-rate schedule. */
+static int resolve_config(struct trainer *t, char *msg, size_t len)
+{
+    const struct gpt_args *a = &t->a;
+    struct zero_config *c = &t->cfg;
+    *c = a->cfg;
+    c->train_batch_size = a->batch;
+    c->train_micro_batch_size_per_gpu = a->micro_batch;
+    struct zero_error err = {0};
+    if (zero_config_resolve_batch(c, t->world, &err)) {
+        snprintf(msg, len, "train_gpt: --batch %lld%s on %d ranks: %s", (long long)a->batch,
+                 a->micro_batch ? " / --micro-batch" : "", t->world, err.msg);
+        return -1;
+    }
+    struct zero_scheduler_config *s = &c->scheduler;
+    s->warmup_type = ZERO_WARMUP_LINEAR;
+    s->warmup_num_steps = a->warmup;
+    s->total_num_steps = a->steps > a->warmup ? a->steps : a->warmup + 1;
+    s->warmup_min_lr = 0.0;
+    s->warmup_max_lr = c->optimizer.lr;
+    s->warmup_min_ratio = 0.0;
+    s->cos_min_ratio = 0.1;
+    s->type = a->schedule == GPT_SCHEDULE_COSINE  ? ZERO_SCHED_WARMUP_COSINE_LR
+              : a->schedule == GPT_SCHEDULE_DECAY ? ZERO_SCHED_WARMUP_DECAY_LR
+              : a->warmup > 0                     ? ZERO_SCHED_WARMUP_LR
+                                                  : ZERO_SCHED_NONE;
+    t->T = a->model.block_size;
+    t->V = a->model.vocab_size;
+    t->m = c->train_micro_batch_size_per_gpu;
+    t->accum = c->gradient_accumulation_steps;
+    t->val_loss = -1.0;
+    return 0;
+}
+
+static int setup(struct trainer *t, struct zero_error *err)
+{
+    const struct gpt_args *a = &t->a;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    struct zero_backend_options opt = {.coll_mode = t->cfg.libzero.coll_mode, .device = -1};
+    int rc = zero_device_open(&t->dev, t->cfg.libzero.backend, &comm, &opt, err);
+    if (!rc)
+        rc = zero_nn_build_gpt(&t->model, &a->model, err);
+    if (!rc && (rc = gpt_source_open(&t->src, a, err)))
+        zero_error_wrap(err, "--data: ");
+    if ((rc = example_agree(rc, err, comm)))
+        return rc;
+    if ((rc = example_agree(zero_engine_create(&t->engine, &t->cfg, t->model, t->dev, err), err,
+                            comm)))
+        return rc;
+    if (a->init_weights && (rc = weights_load(t->engine, t->model, a->init_weights, comm, err)))
+        return zero_error_wrap(err, "--init-weights: ");
+    t->tokens = malloc((size_t)(t->m * t->T) * sizeof *t->tokens);
+    t->labels = malloc((size_t)(t->m * t->T) * sizeof *t->labels);
+    rc = t->tokens && t->labels ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "micro-batch buffers");
+    return example_agree(rc, err, comm);
+}
+
+static void teardown(struct trainer *t)
+{
+    free(t->tokens);
+    free(t->labels);
+    gpt_source_close(&t->src);
+    zero_engine_destroy(t->engine);
+    zero_model_destroy(t->model);
+    zero_device_close(t->dev);
+}
+
+/* ---- what rank 0 prints ---- */
+
+static const char *const schedule_names[] = {"cosine to 0.1 lr", "linear decay to 0",
+                                              "constant"};
+
+static void print_header(const struct trainer *t)
+{
+    const struct gpt_args *a = &t->a;
+    const struct zero_config *c = &t->cfg;
+    struct zero_theory th;
+    zero_engine_theory(t->engine, &th);
+    printf("train_gpt: GPT-2 with %d layers, %d heads, n_embd %lld, block %lld, vocab %lld%s\n",
+           a->model.n_layer, a->model.n_head, (long long)a->model.n_embd, (long long)t->T,
+           (long long)t->V, a->model.checkpoint ? ", activation checkpointing" : "");
+    printf("model: Ψ = %lld parameters (%lld padded) in %d units | world size %d | stage %d | "
+           "%s | mode %s\n", (long long)th.psi, (long long)th.psi_padded, t->model->nunits,
+           t->world, c->zero_optimization.stage, c->bf16.enabled ? "bf16" : "fp32",
+           c->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native");
+    printf("batch: %lld sequences of %lld tokens = micro-batch %lld x accumulation %lld x "
+           "world %d\n", (long long)c->train_batch_size, (long long)t->T, (long long)t->m,
+           (long long)t->accum, t->world);
+    printf("optimizer: AdamW lr %.2e betas (%g, %g) weight decay %g | warmup %lld, %s | "
+           "clipping ", c->optimizer.lr, c->optimizer.betas[0], c->optimizer.betas[1],
+           c->optimizer.weight_decay, (long long)a->warmup, schedule_names[a->schedule]);
+    if (c->gradient_clipping > 0)
+        printf("%g\n", c->gradient_clipping);
+    else
+        printf("off\n");
+    printf("data: %s\n", t->src.what);
+    printf("init: %s\n", a->init_weights ? a->init_weights : "GPT-2's, seeded (--seed)");
+    if (a->verbose)
+        for (int u = 0; u < t->model->nunits; u++) {
+            const struct zero_unit *unit = t->model->units[u];
+            int64_t n = 0;
+            for (int p = 0; p < unit->nparams; p++)
+                n += zero_param_numel(&unit->params[p]);
+            printf("  unit %-8s %-20s %10lld parameters%s%s\n", unit->name, unit->ops->kind,
+                   (long long)n, unit->nexternal ? " + tied wte" : "",
+                   zero_engine_unit_persistent(t->engine, u) ? " (persistent)" : "");
+        }
+}
+
+/* Rank 0's memory, short: model states now (the ZeRO quantity), the peaks of
+ * stage-3 gather buffers and saved activations, and the peak of everything. */
+static void print_memory_short(const struct zero_ledger *l)
+{
+    printf(" | r0 MiB: states %.2f gather %.2f act %.2f peak %.2f",
+           (double)zero_ledger_model_states(l) / MIB, (double)l->peak[ZERO_TAG_GATHER] / MIB,
+           (double)l->peak[ZERO_TAG_ACTIVATIONS] / MIB, (double)l->peak_total / MIB);
+}
+
+static void print_step(const struct trainer *t)
+{
+    const struct zero_step_info *s = zero_engine_last_step(t->engine);
+    const double tokens = (double)(t->cfg.train_batch_size * t->T);
+    printf("step %4lld/%lld | loss %.4f | lr %.2e | %8.0f tok/s | %6.1f ms", (long long)s->step,
+           (long long)t->a.steps, s->loss, s->lr, s->seconds > 0 ? tokens / s->seconds : 0.0,
+           s->seconds * 1e3);
+    print_memory_short(zero_engine_ledger(t->engine));
+    printf("\n");
+    fflush(stdout);
+}
+
+/* ---- training ---- */
+
+/* A failure inside the loop may leave other ranks waiting in a collective:
+ * report it with this rank's number and take the whole job down. */
+static void die(const struct trainer *t, const struct zero_error *err)
+{
+    if (strncmp(err->msg, "rank ", 5) == 0)
+        fprintf(stderr, "train_gpt: %s\n", err->msg);
+    else
+        fprintf(stderr, "train_gpt: rank %d: %s\n", t->rank, err->msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* The mean loss over --val-batches global batches of validation sequences,
+ * split into atoms exactly as training batches are. Each atom's loss goes to
+ * its own slot and the slots are summed in atom order, so the result is the
+ * same bits at any world size. */
+static double validate(struct trainer *t)
+{
+    struct zero_error err = {0};
+    const int64_t atoms = t->a.val_batches * t->accum * t->world;
+    double *loss = calloc((size_t)atoms, sizeof *loss), *all = calloc((size_t)atoms, sizeof *all);
+    if (!loss || !all)
+        die(t, &(struct zero_error){.msg = "validation buffers: out of memory"});
+    for (int64_t i = 0; i < t->a.val_batches; i++)
+        for (int64_t micro = 0; micro < t->accum; micro++) {
+            const int64_t first = zero_atom_first_sample(i, micro, t->rank, t->world, t->accum,
+                                                         t->m);
+            gpt_source_fill(&t->src, 1, t->T, first, t->m, t->tokens, t->labels);
+            struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens,
+                                   .labels = t->labels};
+            float l;
+            if (zero_engine_eval(t->engine, &b, &l, &err))
+                die(t, &err);
+            loss[(i * t->accum + micro) * t->world + t->rank] = l;
+        }
+    MPI_Allreduce(loss, all, (int)atoms, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double sum = 0.0;
+    for (int64_t a = 0; a < atoms; a++)
+        sum += all[a];
+    free(loss);
+    free(all);
+    return sum / (double)atoms;
+}
+
+static void train(struct trainer *t)
+{
+    struct zero_error err = {0};
+    for (int64_t step = 0; step < t->a.steps; step++) {
+        for (int64_t micro = 0; micro < t->accum; micro++) {
+            int64_t first = zero_atom_first_sample(step, micro, t->rank, t->world, t->accum, t->m);
+            gpt_source_fill(&t->src, 0, t->T, first, t->m, t->tokens, t->labels);
+            struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens,
+                                   .labels = t->labels};
+            if (zero_engine_forward(t->engine, &b, NULL, &err) ||
+                zero_engine_backward(t->engine, &err) || zero_engine_step(t->engine, NULL, &err))
+                die(t, &err);
+        }
+        if (t->rank == 0 && !t->a.quiet)
+            print_step(t);
+        const int last = step + 1 == t->a.steps;
+        if (last || (t->a.val_every > 0 && (step + 1) % t->a.val_every == 0)) {
+            t->val_loss = validate(t);
+            if (t->rank == 0 && !t->a.quiet)
+                printf("step %4lld/%lld | val loss %.4f\n", (long long)step + 1,
+                       (long long)t->a.steps, t->val_loss);
+        }
+    }
+}
+
+/* ---- after training ---- */
+
+/* Tokens as text when they are bytes, else as ids; ends the line. */
+static void print_tokens(const int32_t *ids, int64_t n, int64_t V)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (V <= 256)
+            putchar((unsigned char)ids[i]);
+        else
+            printf("%s%d", i ? " " : "", (int)ids[i]);
+    }
+    if (n == 0 || V > 256 || ids[n - 1] != '\n')
+        printf("\n");
+}
+
+/* The prompt: --prompt as bytes, or a newline (GPT-2's <|endoftext|> for its
+ * vocabulary). */
+static int64_t make_prompt(const struct trainer *t, int32_t *out, int64_t cap)
+{
+    const char *p = t->a.prompt;
+    if (!p || !*p) {
+        out[0] = t->V > 50256 ? 50256 : '\n' < t->V ? '\n' : 0;
+        return 1;
+    }
+    int64_t n = 0;
+    for (; p[n] && n < cap; n++)
+        out[n] = (unsigned char)p[n] < t->V ? (unsigned char)p[n] : 0;
+    return n;
+}
+
+/* The addition task: held-out prompts "41+68=" completed by sampling (D + 2
+ * tokens: the sum and the newline), as many as --sample tokens allow. */
+static void sample_answers(struct trainer *t)
+{
+    const struct zero_addition *task = &t->src.task;
+    const int plen = zero_addition_prompt_len(task->digits), n = task->digits + 2;
+    const int64_t lines = t->a.sample_tokens / n > 0 ? t->a.sample_tokens / n : 1;
+    char text[3 * ZERO_ADDITION_MAX_DIGITS + 4];
+    int32_t prompt[3 * ZERO_ADDITION_MAX_DIGITS + 4], out[3 * ZERO_ADDITION_MAX_DIGITS + 8];
+    struct zero_error err = {0};
+    for (int64_t i = 0; i < lines; i++) {
+        int64_t a, b;
+        zero_addition_operands(task, 1, i, &a, &b);
+        zero_addition_format(task->digits, a, b, text);
+        for (int k = 0; k < plen; k++)
+            prompt[k] = (unsigned char)text[k];
+        if (gpt_generate(t->engine, t->T, t->V, prompt, plen, n, t->a.temperature, t->a.top_k,
+                         t->a.sample_seed + (uint64_t)i, out, MPI_COMM_WORLD, &err))
+            die(t, &err);
+        if (t->rank == 0 && !t->a.quiet)
+            print_tokens(out, plen + n, t->V);
+    }
+}
+
+static void sample(struct trainer *t)
+{
+    const struct gpt_args *a = &t->a;
+    if (t->rank == 0 && !a->quiet)
+        printf("\nsample (temperature %g, top-k %lld, seed %llu):\n", a->temperature,
+               (long long)a->top_k, (unsigned long long)a->sample_seed);
+    if (t->src.addition && !a->prompt) {
+        sample_answers(t);
+        return;
+    }
+    const int64_t cap = 256, total = cap + a->sample_tokens;
+    int32_t *ids = malloc((size_t)total * sizeof *ids), prompt[256];
+    struct zero_error err = {0};
+    if (!ids)
+        die(t, &(struct zero_error){.msg = "sample buffer: out of memory"});
+    int64_t plen = make_prompt(t, prompt, cap);
+    if (gpt_generate(t->engine, t->T, t->V, prompt, plen, a->sample_tokens, a->temperature,
+                     a->top_k, a->sample_seed, ids, MPI_COMM_WORLD, &err))
+        die(t, &err);
+    if (t->rank == 0 && !a->quiet)
+        print_tokens(ids, plen + a->sample_tokens, t->V);
+    free(ids);
+}
+
+/* Returns the accuracy, or -1 when not measured. */
+static double addition_accuracy(struct trainer *t)
+{
+    if (!t->src.addition || t->a.eval_problems == 0)
+        return -1.0;
+    struct gpt_accuracy acc;
+    struct zero_error err = {0};
+    if (gpt_addition_accuracy(t->engine, &t->src.task, t->T, t->V, t->m, t->a.eval_problems,
+                              MPI_COMM_WORLD, &acc, &err))
+        die(t, &err);
+    const double rate = (double)acc.correct / (double)acc.total;
+    if (t->rank == 0 && !t->a.quiet) {
+        printf("\nheld-out problems, greedy answers (rank 0's first %d):\n", acc.nshown);
+        for (int i = 0; i < acc.nshown; i++)
+            printf("  %s\n", acc.shown[i]);
+        printf("accuracy: %lld/%lld = %.1f%% exact match on held-out problems\n",
+               (long long)acc.correct, (long long)acc.total, 100.0 * rate);
+    }
+    return rate;
+}
+
+static int run(int argc, char **argv, int rank, int world)
+{
+    struct trainer t = {.rank = rank, .world = world};
+    char msg[1024 + 256];
+    switch (gpt_args_parse(&t.a, argc, argv, msg, sizeof msg)) {
+    case GPT_ARGS_HELP:
+        if (rank == 0)
+            gpt_args_usage(stdout);
+        return 0;
+    case GPT_ARGS_USAGE:
+        if (rank == 0)
+            fprintf(stderr, "%s\n", msg);
+        return 2;
+    case GPT_ARGS_OK:
+        break;
+    }
+    if (resolve_config(&t, msg, sizeof msg)) {
+        if (rank == 0)
+            fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    struct zero_error err = {0};
+    int status = 0;
+    if (setup(&t, &err)) {
+        if (rank == 0)
+            fprintf(stderr, "train_gpt: %s\n", err.msg);
+        status = 1;
+        goto out;
+    }
+    if (rank == 0 && !t.a.quiet)
+        print_header(&t);
+    train(&t);
+    if (t.a.sample_tokens > 0)
+        sample(&t);
+    double accuracy = addition_accuracy(&t);
+    if (!t.a.quiet) {
+        report_memory(stdout, t.engine, MPI_COMM_WORLD);
+        if (rank == 0 && t.a.steps > 0)
+            report_comm(stdout, t.engine, world);
+    }
+    if (t.a.save_weights &&
+        weights_save(t.engine, t.model, t.a.save_weights, MPI_COMM_WORLD, &err)) {
+        if (rank == 0)
+            fprintf(stderr, "train_gpt: --save-weights: %s\n", err.msg);
+        status = 1;
+        goto out;
+    }
+    if (rank == 0) {
+        if (t.a.save_weights && !t.a.quiet)
+            printf("saved %s\n", t.a.save_weights);
+        printf("final: step %lld", (long long)t.a.steps);
+        if (t.a.steps > 0)
+            printf(", loss %.6f", zero_engine_last_step(t.engine)->loss);
+        if (t.val_loss >= 0)
+            printf(", val loss %.6f", t.val_loss);
+        if (accuracy >= 0)
+            printf(", accuracy %.4f", accuracy);
+        printf("\n");
+    }
+out:
+    teardown(&t);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    int status = run(argc, argv, rank, world);
+    fflush(stdout);
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,192 @@
+/* Token streams from files: byte-level text and llm.c shards (include/zero/tokens.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zero/tokens.h"
+
+#define LLMC_HEADER_BYTES (ZERO_LLMC_HEADER_INTS * 4)
+
+/* Opens path and measures it; fills err naming the file on failure. */
+static int open_sized(const char *path, FILE **f, int64_t *bytes, struct zero_error *err)
+{
+    *f = fopen(path, "rb");
+    if (*f == NULL)
+        return zero_fail(err, ZERO_EIO, "%s: cannot open: %s", path, strerror(errno));
+    long size = -1;
+    if (fseek(*f, 0, SEEK_END) == 0)
+        size = ftell(*f);
+    if (size < 0 || fseek(*f, 0, SEEK_SET) != 0) {
+        fclose(*f);
+        *f = NULL;
+        return zero_fail(err, ZERO_EIO, "%s: cannot measure its size: %s", path,
+                         strerror(errno));
+    }
+    *bytes = size;
+    return ZERO_OK;
+}
+
+static int read_all(FILE *f, void *buf, size_t bytes, const char *path, struct zero_error *err)
+{
+    if (fread(buf, 1, bytes, f) != bytes)
+        return zero_fail(err, ZERO_EIO, "%s: short read (%zu bytes wanted)", path, bytes);
+    return ZERO_OK;
+}
+
+static int alloc_ids(struct zero_tokens *t, int64_t n, const char *path, struct zero_error *err)
+{
+    t->ids = malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
+    t->n = n;
+    if (t->ids == NULL)
+        return zero_fail(err, ZERO_ENOMEM, "%s: no memory for %lld tokens", path, (long long)n);
+    return ZERO_OK;
+}
+
+int zero_tokens_read_text(struct zero_tokens *t, const char *path, struct zero_error *err)
+{
+    memset(t, 0, sizeof *t);
+    FILE *f;
+    int64_t bytes;
+    int rc = open_sized(path, &f, &bytes, err);
+    if (rc != ZERO_OK)
+        return rc;
+    unsigned char *text = NULL;
+    if (bytes == 0)
+        rc = zero_fail(err, ZERO_EFORMAT, "%s: empty file, no tokens", path);
+    else if ((text = malloc((size_t)bytes)) == NULL)
+        rc = zero_fail(err, ZERO_ENOMEM, "%s: no memory for %lld bytes", path, (long long)bytes);
+    if (rc == ZERO_OK)
+        rc = read_all(f, text, (size_t)bytes, path, err);
+    if (rc == ZERO_OK)
+        rc = alloc_ids(t, bytes, path, err);
+    for (int64_t i = 0; rc == ZERO_OK && i < bytes; i++)
+        t->ids[i] = text[i];
+    free(text);
+    fclose(f);
+    if (rc != ZERO_OK)
+        zero_tokens_free(t);
+    return rc;
+}
+
+/* Little-endian int32 from 4 bytes. */
+static int32_t le32(const unsigned char *p)
+{
+    return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                     (uint32_t)p[3] << 24);
+}
+
+/* The header's token count, after checking magic, version and the file's size. */
+static int check_llmc_header(const unsigned char *h, int64_t bytes, const char *path,
+                             int64_t *count, struct zero_error *err)
+{
+    const int32_t magic = le32(h), version = le32(h + 4);
+    if (magic != ZERO_LLMC_MAGIC)
+        return zero_fail(err, ZERO_EFORMAT, "%s: not an llm.c token shard: magic %d, expected "
+                         "%d", path, (int)magic, ZERO_LLMC_MAGIC);
+    if (version != ZERO_LLMC_VERSION)
+        return zero_fail(err, ZERO_EFORMAT, "%s: llm.c shard version %d, only version %d (uint16 "
+                         "tokens) is supported", path, (int)version, ZERO_LLMC_VERSION);
+    *count = le32(h + 8);
+    const int64_t body = bytes - LLMC_HEADER_BYTES;
+    if (*count < 0 || *count * 2 != body)
+        return zero_fail(err, ZERO_EFORMAT, "%s: the header says %lld tokens (%lld bytes) but "
+                         "%lld bytes follow it (%s)", path, (long long)*count,
+                         (long long)(*count * 2), (long long)body,
+                         *count * 2 > body ? "truncated" : "trailing bytes");
+    if (*count == 0)
+        return zero_fail(err, ZERO_EFORMAT, "%s: the shard holds no tokens", path);
+    return ZERO_OK;
+}
+
+int zero_tokens_read_llmc(struct zero_tokens *t, const char *path, int64_t vocab,
+                          struct zero_error *err)
+{
+    memset(t, 0, sizeof *t);
+    FILE *f;
+    int64_t bytes, count = 0;
+    int rc = open_sized(path, &f, &bytes, err);
+    if (rc != ZERO_OK)
+        return rc;
+    unsigned char header[LLMC_HEADER_BYTES], *body = NULL;
+    if (bytes < LLMC_HEADER_BYTES)
+        rc = zero_fail(err, ZERO_EFORMAT, "%s: %lld bytes, shorter than the %d-byte llm.c "
+                       "header (truncated?)", path, (long long)bytes, LLMC_HEADER_BYTES);
+    if (rc == ZERO_OK)
+        rc = read_all(f, header, sizeof header, path, err);
+    if (rc == ZERO_OK)
+        rc = check_llmc_header(header, bytes, path, &count, err);
+    if (rc == ZERO_OK && (body = malloc((size_t)count * 2)) == NULL)
+        rc = zero_fail(err, ZERO_ENOMEM, "%s: no memory for %lld tokens", path,
+                       (long long)count);
+    if (rc == ZERO_OK)
+        rc = read_all(f, body, (size_t)count * 2, path, err);
+    if (rc == ZERO_OK)
+        rc = alloc_ids(t, count, path, err);
+    for (int64_t i = 0; rc == ZERO_OK && i < count; i++) {
+        t->ids[i] = (int32_t)(body[2 * i] | body[2 * i + 1] << 8);
+        if (t->ids[i] >= vocab)
+            rc = zero_fail(err, ZERO_EFORMAT, "%s: token %lld is %d, outside the vocabulary of "
+                           "%lld (--vocab-size)", path, (long long)i, (int)t->ids[i],
+                           (long long)vocab);
+    }
+    free(body);
+    fclose(f);
+    if (rc != ZERO_OK)
+        zero_tokens_free(t);
+    return rc;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int zero_tokens_read(struct zero_tokens *t, const char *path, int64_t vocab,
+                     struct zero_error *err)
+{
+    if (ends_with(path, ".bin"))
+        return zero_tokens_read_llmc(t, path, vocab, err);
+    if (vocab < 256) {
+        memset(t, 0, sizeof *t);
+        return zero_fail(err, ZERO_EINVAL, "%s: byte-level text needs a vocabulary of at least "
+                         "256, not %lld", path, (long long)vocab);
+    }
+    return zero_tokens_read_text(t, path, err);
+}
+
+int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n,
+                           struct zero_error *err)
+{
+    if (n < 0 || n > INT32_MAX)
+        return zero_fail(err, ZERO_EINVAL, "%s: %lld tokens do not fit an llm.c header", path,
+                         (long long)n);
+    for (int64_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] > 65535)
+            return zero_fail(err, ZERO_EINVAL, "%s: token %lld is %d, not a uint16", path,
+                             (long long)i, (int)ids[i]);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return zero_fail(err, ZERO_EIO, "%s: cannot create: %s", path, strerror(errno));
+    unsigned char header[LLMC_HEADER_BYTES] = {0};
+    const uint32_t fields[3] = {ZERO_LLMC_MAGIC, ZERO_LLMC_VERSION, (uint32_t)n};
+    for (int k = 0; k < 3; k++)
+        for (int b = 0; b < 4; b++)
+            header[4 * k + b] = (unsigned char)(fields[k] >> (8 * b));
+    int ok = fwrite(header, 1, sizeof header, f) == sizeof header;
+    for (int64_t i = 0; ok && i < n; i++) {
+        const unsigned char v[2] = {(unsigned char)ids[i], (unsigned char)(ids[i] >> 8)};
+        ok = fwrite(v, 1, 2, f) == 2;
+    }
+    if (fclose(f) != 0)
+        ok = 0;
+    return ok ? ZERO_OK : zero_fail(err, ZERO_EIO, "%s: write failed: %s", path, strerror(errno));
+}
+
+void zero_tokens_free(struct zero_tokens *t)
+{
+    free(t->ids);
+    t->ids = NULL;
+    t->n = 0;
+}

@@ -1,0 +1,145 @@
+/* Causal self-attention, GPT2Attention: qkv = c_attn(x) fused into one (C, 3C)
+ * projection, multi-head causal softmax attention (the backend's
+ * attention_forward), then c_proj. The sub-layer the block uses, and a
+ * standalone unit with GPT2Attention's parameter names. */
+#include <math.h>
+#include <stdio.h>
+
+#include "gpt_internal.h"
+#include "nn_internal.h"
+
+/* Parameter offsets from the sub-layer's first index. */
+enum { C_ATTN_W = 0, C_ATTN_B, C_PROJ_W, C_PROJ_B };
+
+int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
+                             float proj_std, struct zero_error *err)
+{
+    char name[ZERO_NAME_LEN];
+    snprintf(name, sizeof(name), "%sc_attn.", prefix);
+    int rc = gpt_add_conv1d_params(u, name, C, 3 * C, GPT_INIT_STD, err);
+    if (rc != ZERO_OK)
+        return rc;
+    snprintf(name, sizeof(name), "%sc_proj.", prefix);
+    return gpt_add_conv1d_params(u, name, C, C, proj_std, err);
+}
+
+/* qkv (rows, 3C) + att (B, NH, T, T) + atty (rows, C) */
+size_t gpt_attn_saved_floats(const struct gpt_dims *d, int64_t rows)
+{
+    const int64_t B = rows / d->T;
+    return (size_t)(rows * 4 * d->C + B * d->NH * d->T * d->T);
+}
+
+void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, float *base,
+                        struct gpt_attn_saved *s)
+{
+    const int64_t B = rows / d->T;
+    s->qkv = base;
+    s->att = s->qkv + rows * 3 * d->C;
+    s->atty = s->att + B * d->NH * d->T * d->T;
+}
+
+/* backward: datty (rows, C) + dqkv (rows, 3C) + the kernel's (B, NH, T, T) */
+size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows)
+{
+    return gpt_attn_saved_floats(d, rows);
+}
+
+int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p, const float *x,
+                     float *y, const struct gpt_attn_saved *s)
+{
+    const int64_t C = d->C;
+    int64_t B;
+    int rc = gpt_sequences(ctx, d, &B);
+    /* qkv (rows, 3C) = x (rows, C) @ c_attn.weight (C, 3C) + c_attn.bias */
+    if (rc == ZERO_OK)
+        rc = gpt_conv1d_forward(ctx, p + C_ATTN_W, x, s->qkv, C, 3 * C);
+    if (rc != ZERO_OK)
+        return rc;
+    /* atty (rows, C) = per head softmax(q k^T / sqrt(hs), causal) v; att (B, NH, T, T) */
+    rc = ctx->be->attention_forward(ctx->bself, s->atty, s->att, s->qkv, B, d->T, C, d->NH);
+    if (rc != ZERO_OK)
+        return nn_backend_fail(ctx, rc, "attention_forward");
+    /* y (rows, C) = atty @ c_proj.weight (C, C) + c_proj.bias */
+    return gpt_conv1d_forward(ctx, p + C_PROJ_W, s->atty, y, C, C);
+}
+
+int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p, const float *x,
+                      const struct gpt_attn_saved *s, const float *dy, float *dx, float dx_beta,
+                      float *scratch)
+{
+    const int64_t C = d->C, rows = ctx->rows;
+    int64_t B;
+    int rc = gpt_sequences(ctx, d, &B);
+    float *datty = scratch;             /* (rows, C) */
+    float *dqkv = datty + rows * C;     /* (rows, 3C) */
+    float *katt = dqkv + rows * 3 * C;  /* (B, NH, T, T) for the kernel */
+    /* dc_proj from atty and dy; datty (rows, C) = dy @ c_proj.weight^T */
+    if (rc == ZERO_OK)
+        rc = gpt_conv1d_backward(ctx, p + C_PROJ_W, s->atty, dy, datty, 0.0f, C, C);
+    if (rc != ZERO_OK)
+        return rc;
+    /* dqkv (rows, 3C) from datty through the attention */
+    rc = ctx->be->attention_backward(ctx->bself, dqkv, katt, datty, s->qkv, s->att, B, d->T, C,
+                                     d->NH);
+    if (rc != ZERO_OK)
+        return nn_backend_fail(ctx, rc, "attention_backward");
+    /* dc_attn from x and dqkv; dx (rows, C) = dqkv @ c_attn.weight^T + dx_beta * dx */
+    return gpt_conv1d_backward(ctx, p + C_ATTN_W, x, dqkv, dx, dx_beta, C, 3 * C);
+}
+
+/* ---- the standalone unit ---- */
+
+static size_t attention_saved_bytes(const struct zero_unit *u, int64_t rows)
+{
+    return gpt_attn_saved_floats(u->impl, rows) * sizeof(float);
+}
+
+static size_t attention_scratch_bytes(const struct zero_unit *u, int64_t rows)
+{
+    return gpt_attn_scratch_floats(u->impl, rows) * sizeof(float);
+}
+
+static int attention_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
+                             const float *x, float *y)
+{
+    struct gpt_attn_saved s;
+    gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, &s);
+    return gpt_attn_forward(ctx, u->impl, 0, x, y, &s);
+}
+
+static int attention_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
+                              const float *x, const float *dy, float *dx)
+{
+    struct gpt_attn_saved s;
+    gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, &s);
+    return gpt_attn_backward(ctx, u->impl, 0, x, &s, dy, dx, 0.0f, ctx->scratch);
+}
+
+static const struct zero_unit_ops attention_ops = {
+    .kind = "causal_self_attention",
+    .saved_bytes = attention_saved_bytes,
+    .scratch_bytes = attention_scratch_bytes,
+    .forward = attention_forward,
+    .backward = attention_backward,
+    .destroy = gpt_unit_destroy,
+};
+
+int zero_nn_causal_self_attention(struct zero_unit **u, const char *name, int64_t C,
+                                  int n_head, int64_t T, struct zero_error *err)
+{
+    *u = NULL;
+    if (C <= 0 || T <= 0 || n_head <= 0 || C % n_head != 0)
+        return zero_fail(err, ZERO_EINVAL, "unit %s: attention needs C > 0, T > 0 and n_head "
+                         "dividing C (C %lld, n_head %d, T %lld)", name, (long long)C, n_head,
+                         (long long)T);
+    const struct gpt_dims d = {.C = C, .NH = n_head, .T = T};
+    int rc = gpt_unit_new(u, name, &attention_ops, &d, C, C, err);
+    if (rc == ZERO_OK)
+        rc = gpt_add_attention_params(*u, "", C, GPT_INIT_STD, err);
+    if (rc != ZERO_OK) {
+        zero_unit_destroy(*u);
+        *u = NULL;
+    }
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* GPT-2's Conv1D: an affine map whose weight is stored [in, out], y = x W + b.
+ * Storing it as GPT-2 does makes weight files a plain copy; the GEMMs take the
+ * layout as it is (no transposed copies). */
+#include <stdio.h>
+
+#include "gpt_internal.h"
+#include "nn_internal.h"
+
+int gpt_add_conv1d_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out,
+                          float std, struct zero_error *err)
+{
+    char name[ZERO_NAME_LEN];
+    const int64_t wshape[2] = {in, out};
+    snprintf(name, sizeof(name), "%sweight", prefix);
+    if (zero_unit_add_param(u, name, 2, wshape, ZERO_INIT_NORMAL, std, err) < 0)
+        return err != NULL ? err->code : ZERO_EINVAL;
+    snprintf(name, sizeof(name), "%sbias", prefix);
+    if (zero_unit_add_param(u, name, 1, &out, ZERO_INIT_ZEROS, 0.0f, err) < 0)
+        return err != NULL ? err->code : ZERO_EINVAL;
+    return ZERO_OK;
+}
+
+int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, int64_t in,
+                       int64_t out)
+{
+    const struct zero_backend *be = ctx->be;
+    /* y (rows, out) = x (rows, in) @ w (in, out) */
+    int rc = be->gemm(ctx->bself, 0, 0, ctx->rows, out, in, 1.0f, x, ZERO_F32, in,
+                      ctx->param[p], ZERO_F32, out, 0.0f, y, ZERO_F32, out);
+    if (rc != ZERO_OK)
+        return nn_backend_fail(ctx, rc, "gemm y = x w");
+    /* y (rows, out) += b (out) */
+    rc = be->bias_add(ctx->bself, y, ctx->param[p + 1], ctx->rows, out);
+    return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "bias_add") : ZERO_OK;
+}
+
+int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+                        float *dx, float dx_beta, int64_t in, int64_t out)
+{
+    const struct zero_backend *be = ctx->be;
+    const int64_t rows = ctx->rows;
+    /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh */
+    int rc = be->gemm(ctx->bself, 1, 0, in, out, rows, 1.0f, x, ZERO_F32, in, dy, ZERO_F32, out,
+                      ctx->grad_accumulate[p] ? 1.0f : 0.0f, ctx->grad[p], ZERO_F32, out);
+    if (rc != ZERO_OK)
+        return nn_backend_fail(ctx, rc, "gemm dw = x^T dy");
+    /* db (out) = sum over rows of dy (rows, out) */
+    rc = be->bias_grad(ctx->bself, ctx->grad[p + 1], dy, rows, out,
+                       ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
+    if (rc != ZERO_OK)
+        return nn_backend_fail(ctx, rc, "bias_grad db");
+    if (dx == NULL)
+        return ZERO_OK;
+    /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx */
+    rc = be->gemm(ctx->bself, 0, 1, rows, in, out, 1.0f, dy, ZERO_F32, out, ctx->param[p],
+                  ZERO_F32, out, dx_beta, dx, ZERO_F32, in);
+    return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "gemm dx = dy w^T") : ZERO_OK;
+}

@@ -1,0 +1,79 @@
+/* Pieces the GPT units share (not installed): their dimensions, GPT-2's Conv1D
+ * affine map, and the LayerNorm and attention sub-layers that the block, the
+ * head and the standalone units are built from. Sub-layers find their
+ * parameters in ctx->param / ctx->grad starting at a given index. */
+#ifndef ZERO_NN_GPT_INTERNAL_H
+#define ZERO_NN_GPT_INTERNAL_H
+
+#include "zero/gpt.h"
+
+#define GPT_LN_EPS 1e-5f
+#define GPT_INIT_STD 0.02f
+
+/* The impl of every GPT unit. */
+struct gpt_dims {
+    int64_t C;  /* n_embd */
+    int64_t NH; /* heads */
+    int64_t T;  /* tokens per sequence */
+    int64_t V;  /* vocabulary */
+};
+
+/* A unit with a copy of dims as its impl (freed by the unit's destroy). */
+int gpt_unit_new(struct zero_unit **u, const char *name, const struct zero_unit_ops *ops,
+                 const struct gpt_dims *dims, int64_t in_width, int64_t out_width,
+                 struct zero_error *err);
+void gpt_unit_destroy(struct zero_unit *u);
+/* B = rows / T, failing (in ctx) when rows is not a multiple of T. */
+int gpt_sequences(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int64_t *B);
+
+/* ---- conv1d.c: y (rows, out) = x (rows, in) @ w (in, out) + b (out) ---- */
+
+/* "<prefix>weight" (in, out) N(0, std) and "<prefix>bias" (out) zeros */
+int gpt_add_conv1d_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out,
+                          float std, struct zero_error *err);
+/* weight at ctx->param[p], bias at p + 1 */
+int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, int64_t in,
+                       int64_t out);
+/* dw (in, out) = x^T dy, db (out) = sum_rows dy (each added when ctx->grad_accumulate
+ * says so); dx (rows, in) = dy w^T + dx_beta * dx (skipped when dx is NULL) */
+int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+                        float *dx, float dx_beta, int64_t in, int64_t out);
+
+/* ---- layernorm.c ---- */
+
+/* "<prefix>weight" (C) ones and "<prefix>bias" (C) zeros */
+int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
+                             struct zero_error *err);
+/* y (rows, C), mean (rows), rstd (rows) from x (rows, C); weight at ctx->param[p] */
+int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y,
+                          float *mean, float *rstd, int64_t C);
+/* dx (rows, C) = LayerNorm's input gradient + dx_beta * dx; parameter gradients by
+ * ctx->grad_accumulate */
+int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+                           const float *mean, const float *rstd, float *dx, float dx_beta,
+                           int64_t C);
+
+/* ---- attention.c: y = c_proj(attention(c_attn(x))), params at p .. p+3 ---- */
+
+/* What the attention sub-layer keeps from forward to backward. */
+struct gpt_attn_saved {
+    float *qkv;  /* (rows, 3C) */
+    float *att;  /* (B, NH, T, T) */
+    float *atty; /* (rows, C): the heads' outputs before c_proj */
+};
+
+int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
+                             float proj_std, struct zero_error *err);
+size_t gpt_attn_saved_floats(const struct gpt_dims *d, int64_t rows);
+/* Lays the saved buffers out from base (gpt_attn_saved_floats of them). */
+void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, float *base,
+                        struct gpt_attn_saved *s);
+size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows);
+int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p, const float *x,
+                     float *y, const struct gpt_attn_saved *s);
+/* dx (rows, C) = input gradient + dx_beta * dx; scratch: gpt_attn_scratch_floats */
+int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p, const float *x,
+                      const struct gpt_attn_saved *s, const float *dy, float *dx, float dx_beta,
+                      float *scratch);
+
+#endif

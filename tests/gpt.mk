@@ -1,0 +1,27 @@
+# tests/gpt.mk -- GPT tests (included by tests/local.mk); see tests/local.mk for how to add a test.
+
+# Every GPT unit against float64 references and finite differences (cpu backend).
+check_PROGRAMS += tests/test_gpt_gradcheck
+tests_test_gpt_gradcheck_SOURCES = tests/test_gpt_gradcheck.c
+tests_test_gpt_gradcheck_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_gpt_gradcheck_LDADD = $(TEST_LDADD)
+TESTS += tests/test_gpt_gradcheck.np1
+
+# A tiny GPT: stages 0-3, checkpointing on/off and N ranks vs one rank accumulating, same bits.
+check_PROGRAMS += tests/test_gpt_stages
+tests_test_gpt_stages_SOURCES = tests/test_gpt_stages.c tests/mpi_check.h
+tests_test_gpt_stages_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_gpt_stages_LDADD = $(TEST_LDADD)
+TESTS += tests/test_gpt_stages.np1 tests/test_gpt_stages.np2 tests/test_gpt_stages.np3
+
+# Text and llm.c token files (good and bad, written by the test), sequences, the addition task.
+check_PROGRAMS += tests/test_gpt_data
+tests_test_gpt_data_SOURCES = tests/test_gpt_data.c
+tests_test_gpt_data_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_gpt_data_LDADD = $(TEST_LDADD)
+TESTS += tests/test_gpt_data
+
+# examples/train_gpt end to end: the default task learns, weights round-trip,
+# 1 rank = 2 ranks, text and llm.c files, bad files and flags.
+TESTS += tests/test_train_gpt.sh
+EXTRA_DIST += tests/test_train_gpt.sh

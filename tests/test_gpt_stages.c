@@ -1,0 +1,326 @@
+/* A tiny GPT-2 trained with every ZeRO stage at this world size (run at N = 1,
+ * 2, 3): the losses and the final weights must be the same bits in every
+ * stage, with and without activation checkpointing, and the same as one rank
+ * doing all N micro-batches by gradient accumulation (the exactness contract of
+ * DESIGN.md). The tied LM head under stage 3 is the interesting case: wte is
+ * gathered for the head, receives the head's gradient first and the
+ * embedding's scatter second. Checkpointing must also lower the peak of saved
+ * activations in the ledger. */
+#include <check.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+#include "zero/gpt.h"
+#include "zero/zero.h"
+
+#define STEPS 3
+
+struct gpt_run {
+    /* inputs */
+    struct zero_config cfg; /* stage, micro-batch and accumulation set */
+    struct zero_gpt_config model;
+    /* outputs */
+    float losses[STEPS];
+    float *weights; /* every parameter, whole, in model order */
+    int64_t nweights;
+    int64_t peak_activations; /* ledger peak of saved activations, this rank */
+};
+
+static void run_defaults(struct gpt_run *r, int stage)
+{
+    memset(r, 0, sizeof *r);
+    zero_config_defaults(&r->cfg);
+    r->cfg.zero_optimization.stage = stage;
+    /* every unit really released and gathered under stage 3 */
+    r->cfg.zero_optimization.stage3_param_persistence_threshold = 0;
+    r->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
+    r->cfg.optimizer.lr = 1e-2;
+    r->cfg.optimizer.weight_decay = 0.01;
+    r->cfg.gradient_clipping = 1.0;
+    r->cfg.train_micro_batch_size_per_gpu = 2; /* sequences */
+    r->cfg.gradient_accumulation_steps = 1;
+    r->cfg.libzero.align = 64; /* small blocks: tiny units still split over 3 ranks */
+    r->model = (struct zero_gpt_config){.n_layer = 2, .n_head = 2, .n_embd = 16,
+                                        .block_size = 8, .vocab_size = 24};
+}
+
+/* Token t of global sequence s: a fixed pseudo-random stream with some structure
+ * (each token mostly follows from the one before), so the loss moves. */
+static int32_t token_at(int64_t s, int64_t t, int64_t vocab)
+{
+    uint64_t z = (uint64_t)(s * 1000003 + t) * 0x9e3779b97f4a7c15ULL;
+    z ^= z >> 29;
+    return (int32_t)((s + 3 * t + (int64_t)(z % 3)) % vocab);
+}
+
+/* tokens and labels (m*T) of the micro-batch that starts at global sequence first */
+static void fill_batch(const struct gpt_run *r, int64_t first, int64_t m, int32_t *tokens,
+                       int32_t *labels)
+{
+    const int64_t T = r->model.block_size;
+    for (int64_t i = 0; i < m * T; i++) {
+        tokens[i] = token_at(first + i / T, i % T, r->model.vocab_size);
+        labels[i] = token_at(first + i / T, i % T + 1, r->model.vocab_size);
+    }
+}
+
+#define MAX_ROWS 64
+
+/* One optimizer step (all its micro-batches); records the step's loss. */
+static int train_step(struct gpt_run *r, struct zero_engine *e, int step, int rank, int world,
+                      struct zero_error *err)
+{
+    const struct zero_config *c = zero_engine_config(e);
+    const int64_t m = c->train_micro_batch_size_per_gpu, accum = c->gradient_accumulation_steps;
+    int32_t tokens[MAX_ROWS], labels[MAX_ROWS];
+    if (m * r->model.block_size > MAX_ROWS)
+        return zero_fail(err, ZERO_EINVAL, "test batch too large");
+    int rc = 0;
+    for (int64_t micro = 0; micro < accum && !rc; micro++) {
+        fill_batch(r, zero_atom_first_sample(step, micro, rank, world, accum, m), m, tokens,
+                   labels);
+        struct zero_batch b = {.rows = m * r->model.block_size, .tokens = tokens,
+                               .labels = labels};
+        if (!(rc = zero_engine_forward(e, &b, NULL, err)) && !(rc = zero_engine_backward(e, err)))
+            rc = zero_engine_step(e, NULL, err);
+    }
+    if (!rc)
+        r->losses[step] = (float)zero_engine_last_step(e)->loss;
+    return rc;
+}
+
+static int train(struct gpt_run *r, struct zero_engine *e, int rank, int world,
+                 struct zero_error *err)
+{
+    int rc = 0;
+    for (int step = 0; step < STEPS && !rc; step++)
+        rc = train_step(r, e, step, rank, world, err);
+    return rc;
+}
+
+static int read_weights(struct gpt_run *r, struct zero_engine *e, const struct zero_model *m,
+                        struct zero_error *err)
+{
+    r->nweights = zero_model_numel(m);
+    r->weights = malloc((size_t)r->nweights * sizeof(float));
+    if (!r->weights)
+        return zero_fail(err, ZERO_ENOMEM, "weights");
+    int64_t at = 0;
+    for (int u = 0; u < m->nunits; u++)
+        for (int p = 0; p < m->units[u]->nparams; p++) {
+            int rc = zero_engine_read_param(e, u, p, r->weights + at, err);
+            if (rc)
+                return rc;
+            at += zero_param_numel(&m->units[u]->params[p]);
+        }
+    return ZERO_OK;
+}
+
+/* Trains r on comm; the caller frees r->weights. */
+static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
+{
+    struct zero_device *dev = NULL;
+    struct zero_model *model = NULL;
+    struct zero_engine *e = NULL;
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
+    if (!rc)
+        rc = zero_nn_build_gpt(&model, &r->model, err);
+    if (!rc)
+        rc = zero_engine_create(&e, &r->cfg, model, dev, err);
+    if (!rc)
+        rc = train(r, e, dev->rank, dev->size, err);
+    if (!rc) {
+        r->peak_activations = zero_engine_ledger(e)->peak[ZERO_TAG_ACTIVATIONS];
+        rc = read_weights(r, e, model, err);
+    }
+    zero_engine_destroy(e);
+    zero_model_destroy(model);
+    zero_device_close(dev);
+    return rc;
+}
+
+static int same_bits(const struct gpt_run *a, const struct gpt_run *b)
+{
+    return a->nweights == b->nweights && memcmp(a->losses, b->losses, sizeof a->losses) == 0 &&
+           memcmp(a->weights, b->weights, (size_t)a->nweights * sizeof(float)) == 0;
+}
+
+/* Runs r on every rank of MPI_COMM_WORLD; fails the test on any rank's error. */
+static void must_train(struct gpt_run *r, MPI_Comm comm)
+{
+    struct zero_error err = {0};
+    int rc = gpt_train(r, comm, &err);
+    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "training failed: %s", rc ? err.msg : "on "
+                  "another rank");
+}
+
+static void check_stages_agree(int bf16)
+{
+    struct gpt_run runs[4];
+    for (int stage = 0; stage < 4; stage++) {
+        run_defaults(&runs[stage], stage);
+        runs[stage].cfg.bf16.enabled = bf16;
+        must_train(&runs[stage], MPI_COMM_WORLD);
+    }
+    /* the loss must move, or equal bits would prove little */
+    ck_assert_msg(runs[0].losses[STEPS - 1] < runs[0].losses[0], "loss %g -> %g did not fall",
+                  runs[0].losses[0], runs[0].losses[STEPS - 1]);
+    for (int stage = 1; stage < 4; stage++)
+        ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[stage])),
+                      "%s: stage %d differs from stage 0 (losses %.9g vs %.9g)",
+                      bf16 ? "bf16" : "fp32", stage, runs[stage].losses[STEPS - 1],
+                      runs[0].losses[STEPS - 1]);
+    for (int stage = 0; stage < 4; stage++)
+        free(runs[stage].weights);
+}
+
+START_TEST(test_gpt_stages_0_to_3_give_the_same_bits)
+{
+    check_stages_agree(0);
+}
+END_TEST
+
+START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_in_bf16)
+{
+    check_stages_agree(1);
+}
+END_TEST
+
+START_TEST(test_gpt_checkpointing_gives_the_same_bits_with_fewer_activations)
+{
+    for (int stage = 0; stage < 4; stage += 3) {
+        struct gpt_run plain, ckpt;
+        run_defaults(&plain, stage);
+        run_defaults(&ckpt, stage);
+        ckpt.model.checkpoint = 1;
+        must_train(&plain, MPI_COMM_WORLD);
+        must_train(&ckpt, MPI_COMM_WORLD);
+        ck_assert_msg(mpi_check_all(same_bits(&plain, &ckpt)),
+                      "stage %d: checkpointing changed the bits", stage);
+        ck_assert_msg(mpi_check_all(ckpt.peak_activations < plain.peak_activations),
+                      "stage %d: peak activations %lld with checkpointing, %lld without", stage,
+                      (long long)ckpt.peak_activations, (long long)plain.peak_activations);
+        free(plain.weights);
+        free(ckpt.weights);
+    }
+}
+END_TEST
+
+/* N ranks with one micro-batch each = one rank accumulating N micro-batches. */
+START_TEST(test_gpt_stage3_on_n_ranks_matches_one_rank_accumulating)
+{
+    const int world = mpi_check_size();
+    struct gpt_run wide, alone;
+    run_defaults(&wide, 3);
+    must_train(&wide, MPI_COMM_WORLD);
+    run_defaults(&alone, 0);
+    alone.cfg.gradient_accumulation_steps = world;
+    must_train(&alone, MPI_COMM_SELF);
+    ck_assert_msg(mpi_check_all(same_bits(&wide, &alone)),
+                  "stage 3 on %d ranks differs from 1 rank accumulating %d micro-batches "
+                  "(losses %.9g vs %.9g)", world, world, wide.losses[STEPS - 1],
+                  alone.losses[STEPS - 1]);
+    free(wide.weights);
+    free(alone.weights);
+}
+END_TEST
+
+/* The global mean loss of step 0's batch at the current weights (eval pass). */
+/* The global mean loss of step 0's batch at the current weights (eval pass). */
+static double global_loss(struct zero_engine *e, const struct gpt_run *r, int rank, int world)
+{
+    const int64_t m = r->cfg.train_micro_batch_size_per_gpu;
+    int32_t tokens[MAX_ROWS], labels[MAX_ROWS];
+    fill_batch(r, zero_atom_first_sample(0, 0, rank, world, 1, m), m, tokens, labels);
+    struct zero_batch b = {.rows = m * r->model.block_size, .tokens = tokens, .labels = labels};
+    struct zero_error err = {0};
+    float loss = 0.0f;
+    int rc = zero_engine_eval(e, &b, &loss, &err);
+    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "eval: %s", err.msg);
+    double local = loss, sum = 0.0;
+    MPI_Allreduce(&local, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return sum / world;
+}
+
+/* The tied wte gets the head's gradient and the embedding's: one SGD step with
+ * lr 1 moves wte by exactly its gradient, which must match finite differences
+ * of the loss (stage 3: wte is sharded, gathered for the head, reduced once). */
+START_TEST(test_gpt_tied_wte_gradient_sums_head_and_embedding_shares_under_stage3)
+{
+    struct gpt_run r;
+    run_defaults(&r, 3);
+    r.cfg.optimizer.type = ZERO_OPTIM_SGD;
+    r.cfg.optimizer.lr = 1.0;
+    r.cfg.optimizer.weight_decay = 0.0;
+    r.cfg.gradient_clipping = 0.0;
+    struct zero_device *dev = NULL;
+    struct zero_model *model = NULL;
+    struct zero_engine *e = NULL;
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    struct zero_error err = {0};
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int rc = zero_device_open(&dev, "cpu", &comm, &opt, &err);
+    if (!rc)
+        rc = zero_nn_build_gpt(&model, &r.model, &err);
+    if (!rc)
+        rc = zero_engine_create(&e, &r.cfg, model, dev, &err);
+    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "setup: %s", err.msg);
+
+    const int64_t n = r.model.vocab_size * r.model.n_embd;
+    float *w0 = malloc((size_t)n * sizeof(float)), *w = malloc((size_t)n * sizeof(float));
+    ck_assert(w0 != NULL && w != NULL);
+    ck_assert_int_eq(zero_engine_read_param(e, 0, 0, w0, &err), ZERO_OK);
+    /* rows of tokens the batch uses (3, 5: embedding and head) and one it does not
+     * (23: only the head's softmax reaches it) */
+    const int64_t C = r.model.n_embd, probe[] = {3 * C + 1, 5 * C + 7, 23 * C + 2};
+    const double h = 1e-2;
+    double fd[3];
+    for (int i = 0; i < 3; i++) {
+        memcpy(w, w0, (size_t)n * sizeof(float));
+        w[probe[i]] = w0[probe[i]] + (float)h;
+        ck_assert_int_eq(zero_engine_write_param(e, 0, 0, w, &err), ZERO_OK);
+        const double lp = global_loss(e, &r, dev->rank, dev->size);
+        w[probe[i]] = w0[probe[i]] - (float)h;
+        ck_assert_int_eq(zero_engine_write_param(e, 0, 0, w, &err), ZERO_OK);
+        const double lm = global_loss(e, &r, dev->rank, dev->size);
+        fd[i] = (lp - lm) / (2 * h);
+    }
+    ck_assert_int_eq(zero_engine_write_param(e, 0, 0, w0, &err), ZERO_OK);
+    rc = train_step(&r, e, 0, dev->rank, dev->size, &err);
+    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "step: %s", err.msg);
+    ck_assert_int_eq(zero_engine_read_param(e, 0, 0, w, &err), ZERO_OK);
+    for (int i = 0; i < 3; i++) {
+        const double g = (double)w0[probe[i]] - (double)w[probe[i]]; /* lr 1 */
+        ck_assert_msg(fabs(g - fd[i]) <= 0.02 * fabs(fd[i]) + 1e-4,
+                      "dwte[%lld] = %.6g, finite difference %.6g", (long long)probe[i], g, fd[i]);
+    }
+    zero_engine_destroy(e);
+    zero_model_destroy(model);
+    zero_device_close(dev);
+    free(w);
+    free(w0);
+}
+END_TEST
+
+static Suite *stages_suite(void)
+{
+    Suite *s = suite_create("gpt_stages");
+    TCase *tc = tcase_create("stages");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits);
+    tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits_in_bf16);
+    tcase_add_test(tc, test_gpt_checkpointing_gives_the_same_bits_with_fewer_activations);
+    tcase_add_test(tc, test_gpt_stage3_on_n_ranks_matches_one_rank_accumulating);
+    tcase_add_test(tc, test_gpt_tied_wte_gradient_sums_head_and_embedding_shares_under_stage3);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    return mpi_check_main(&argc, &argv, stages_suite);
+}
