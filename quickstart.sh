@@ -179,7 +179,10 @@ set_mpirun() {
 
 main_job() {
     set_mpirun
-    if [ -x build/examples/train_mlp ]; then
+    if [ -x build/examples/train_gpt ]; then
+        phase "Main job: a GPT learns addition with ZeRO stage 3 on 2 ranks (examples/train_gpt)"
+        "${mpirun_cmd[@]}" -np 2 build/examples/train_gpt --stage 3 --persistence 0 --memory-table
+    elif [ -x build/examples/train_mlp ]; then
         phase "Main job: ZeRO stage 3 on 2 ranks (examples/train_mlp)"
         "${mpirun_cmd[@]}" -np 2 build/examples/train_mlp --stage 3 --hidden 256 --layers 4 --steps 30 --lr 1e-3
     elif [ -x build/src/cli/zero ]; then

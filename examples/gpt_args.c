@@ -70,6 +70,8 @@ static int table(struct gpt_args *a, struct opt *o)
                 &z->stage3_param_persistence_threshold, 0, BIG),
         OPT_NUM("prefetch", "N", "stage3_prefetch_bucket_size, elements", K_I64,
                 &z->stage3_prefetch_bucket_size, 0, BIG),
+        OPT_NUM("reuse-distance", "N", "stage3_max_reuse_distance, elements", K_I64,
+                &z->stage3_max_reuse_distance, 0, BIG),
         {.help = "data"},
         OPT_ANY("data", "FILE", "train on FILE: *.bin is an llm.c token shard, anything else "
                 "byte-level text (default: the addition task)", K_STR, &a->data),
@@ -103,6 +105,9 @@ static int table(struct gpt_args *a, struct opt *o)
         {.help = "output"},
         OPT_ANY("quiet", NULL, "print only the final line (and errors)", K_FLAG, &a->quiet),
         OPT_ANY("verbose", NULL, "also print the units", K_FLAG, &a->verbose),
+        OPT_ANY("memory-table", NULL, "after training, run one step of the same model at each "
+                "of stages 0-3 and print the measured memory per rank next to the ZeRO paper",
+                K_FLAG, &a->memory_table),
     };
     _Static_assert(sizeof all / sizeof all[0] <= NOPTS, "NOPTS is too small for the table");
     const int n = (int)(sizeof all / sizeof all[0]);

@@ -38,6 +38,7 @@ struct gpt_args {
     /* weights */
     const char *init_weights, *save_weights;
     int quiet, verbose;
+    int memory_table; /* --memory-table: stages 0-3 measured next to theory */
     struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
 };
 

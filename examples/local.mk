@@ -5,7 +5,8 @@
 # .safetensors, MPI status agreement.
 EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
 	%reldir%/weights_io.c %reldir%/weights_io.h \
-	%reldir%/example_mpi.c %reldir%/example_mpi.h
+	%reldir%/example_mpi.c %reldir%/example_mpi.h \
+	%reldir%/stage_memory.c %reldir%/stage_memory.h
 
 noinst_PROGRAMS += %reldir%/train_mlp
 examples_train_mlp_SOURCES = %reldir%/train_mlp.c \

@@ -130,7 +130,7 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     int64_t measured = data_sent / (int64_t)sizeof(float); /* fp32 on the wire */
     int stage3 = c->zero_optimization.stage == 3;
     const char *formula = stage3 ? "(3Ψ - Ψp - Ψr)(N-1)/N, Ψp = persistent units, Ψr = gathers "
-                                   "saved by reuse"
+                                   "saved by reuse less extra ones for shared parameters"
                                  : "2Ψ(N-1)/N";
     int64_t accum = c->gradient_accumulation_steps;
     if (accum <= 1) {

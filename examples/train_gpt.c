@@ -23,6 +23,7 @@
 #include "gpt_generate.h"
 #include "gpt_source.h"
 #include "report.h"
+#include "stage_memory.h"
 #include "weights_io.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
@@ -343,6 +344,25 @@ static double addition_accuracy(struct trainer *t)
     return rate;
 }
 
+/* --memory-table: the training engine makes way (its weights are saved
+ * first when asked), then the same model runs one step per stage. */
+static int memory_table(struct trainer *t, struct zero_error *err)
+{
+    if (t->a.save_weights &&
+        weights_save(t->engine, t->model, t->a.save_weights, MPI_COMM_WORLD, err))
+        return zero_error_wrap(err, "--save-weights: ");
+    t->a.save_weights = NULL;
+    zero_engine_destroy(t->engine);
+    t->engine = NULL;
+    int64_t first = zero_atom_first_sample(0, 0, t->rank, t->world, 1, t->m);
+    gpt_source_fill(&t->src, 0, t->T, first, t->m, t->tokens, t->labels);
+    struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens, .labels = t->labels};
+    int rc = stage_memory_table(stdout, &t->cfg, t->model, t->dev, &b, MPI_COMM_WORLD, err);
+    if (rc > 0)
+        return zero_fail(err, ZERO_EMISMATCH, "%d stage(s) differ from the formula", rc);
+    return rc;
+}
+
 static int run(int argc, char **argv, int rank, int world)
 {
     struct trainer t = {.rank = rank, .world = world};
@@ -383,6 +403,13 @@ static int run(int argc, char **argv, int rank, int world)
         if (rank == 0 && t.a.steps > 0)
             report_comm(stdout, t.engine, world);
     }
+    double last_loss = t.a.steps > 0 ? zero_engine_last_step(t.engine)->loss : 0.0;
+    if (t.a.memory_table && memory_table(&t, &err)) {
+        if (rank == 0)
+            fprintf(stderr, "train_gpt: --memory-table: %s\n", err.msg);
+        status = 1;
+        goto out;
+    }
     if (t.a.save_weights &&
         weights_save(t.engine, t.model, t.a.save_weights, MPI_COMM_WORLD, &err)) {
         if (rank == 0)
@@ -395,7 +422,7 @@ static int run(int argc, char **argv, int rank, int world)
             printf("saved %s\n", t.a.save_weights);
         printf("final: step %lld", (long long)t.a.steps);
         if (t.a.steps > 0)
-            printf(", loss %.6f", zero_engine_last_step(t.engine)->loss);
+            printf(", loss %.6f", last_loss);
         if (t.val_loss >= 0)
             printf(", val loss %.6f", t.val_loss);
         if (accuracy >= 0)

@@ -171,6 +171,7 @@ void zero_engine_destroy(struct zero_engine *e)
     engine_free_batch(e);
     engine_states_destroy(e);
     free(e->trace);
+    free(e->trace_group);
     free(e->bucket_first);
     free(e->bucket_of_unit);
     free(e->scope_units);

@@ -85,6 +85,8 @@ struct zero_engine {
 
     /* stage 3 fetch order, recorded on the first forward+backward */
     int *trace;
+    int *trace_group;    /* fetches made together (a unit and its externals) share a group */
+    int fetch_group;
     int trace_len, trace_cap, trace_recorded, trace_pos;
     int untraced;        /* eval/predict passes: not part of the recorded order */
     int64_t live_elements, peak_live_elements;

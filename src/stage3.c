@@ -130,11 +130,15 @@ static int record_or_check_order(struct zero_engine *e, int unit, struct zero_er
         if (e->trace_len == e->trace_cap) {
             int cap = e->trace_cap ? 2 * e->trace_cap : 64;
             int *t = realloc(e->trace, (size_t)cap * sizeof *t);
-            if (!t)
+            int *g = t ? realloc(e->trace_group, (size_t)cap * sizeof *g) : NULL;
+            if (t)
+                e->trace = t;
+            if (!t || !g)
                 return zero_fail(err, ZERO_ENOMEM, "rank %d: stage-3 fetch trace", e->rank);
-            e->trace = t;
+            e->trace_group = g;
             e->trace_cap = cap;
         }
+        e->trace_group[e->trace_len] = e->fetch_group;
         e->trace[e->trace_len++] = unit;
         return ZERO_OK;
     }

@@ -8,35 +8,46 @@
  * each reduce-scatter or all-gather of all parameters (in the compute dtype).
  * Stage 3 gathers every unit for forward and again for backward (3Ψ with the
  * reduce-scatter), less persistent units (gathered once per step, Ψp) and
- * less the fetches that find a unit still gathered for reuse (Ψr). */
+ * less the gathers saved by keeping units for reuse (Ψr). */
 #include <stdlib.h>
 
 #include "engine_internal.h"
 
-/* Replays the recorded fetch order under the reuse rule of stage3.c: a unit
- * stays gathered after a use when its next fetch is within
- * stage3_max_reuse_distance elements. Returns the elements of the fetches
- * that find their unit still gathered. Exact when the live limit does not
- * force releases and units fetch no external parameters. */
-static int64_t reused_elements(const struct zero_engine *e)
+/* Elements stage 3 gathers per step, by replaying the recorded fetch order
+ * under the rules of stage3.c: a fetch of a unit that is not gathered gathers
+ * it; when a group of fetches (a unit and the owners of its externals) is
+ * released, a unit stays gathered if its next fetch comes within
+ * stage3_max_reuse_distance elements. Persistent units are left out (they
+ * are gathered once per step after the update). Exact when the live limit
+ * forces no release. Before the first step (no order yet): 2 gathers per unit. */
+static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersistent)
 {
     if (e->stage != 3 || !e->trace_recorded)
-        return 0;
+        return 2 * nonpersistent;
     char *gathered = calloc((size_t)e->nunits, 1);
     if (!gathered)
-        return 0;
-    int64_t saved = 0, limit = e->cfg.zero_optimization.stage3_max_reuse_distance;
-    for (int pos = 0; pos < e->trace_len; pos++) {
-        int u = e->trace[pos];
-        if (e->us[u].persistent)
-            continue;
-        if (gathered[u])
-            saved += e->us[u].layout.padded;
-        int64_t d = stage3_reuse_distance(e, pos + 1, u);
-        gathered[u] = d >= 0 && d <= limit;
+        return 2 * nonpersistent;
+    int64_t total = 0, limit = e->cfg.zero_optimization.stage3_max_reuse_distance;
+    for (int a = 0; a < e->trace_len;) {
+        int b = a;
+        while (b < e->trace_len && e->trace_group[b] == e->trace_group[a])
+            b++;
+        for (int pos = a; pos < b; pos++) {
+            int u = e->trace[pos];
+            if (!e->us[u].persistent && !gathered[u]) {
+                total += e->us[u].layout.padded;
+                gathered[u] = 1;
+            }
+        }
+        for (int pos = a; pos < b; pos++) {
+            int u = e->trace[pos];
+            int64_t d = stage3_reuse_distance(e, b, u);
+            gathered[u] = d >= 0 && d <= limit;
+        }
+        a = b;
     }
     free(gathered);
-    return saved;
+    return total;
 }
 
 void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
@@ -62,7 +73,9 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->master_bytes = e->mixed ? 4 * (e->stage == 0 ? padded : shard) : 0;
     t->optim_bytes = 4 * optim * (e->stage == 0 ? padded : shard);
     t->model_state_bytes = t->params_bytes + t->grads_bytes + t->master_bytes + t->optim_bytes;
-    t->psi_reused = reused_elements(e);
+    /* Ψr: the gathers reuse saves against two per unit (negative when external
+     * parameters cost extra gathers) */
+    t->psi_reused = 2 * (padded - persistent) - replayed_gathers(e, padded - persistent);
     int64_t volumes = e->stage == 3 ? 3 * padded - persistent - t->psi_reused : 2 * padded;
     t->sent_elements_per_step = volumes / n * (n - 1);
 }

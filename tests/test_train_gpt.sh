@@ -89,7 +89,7 @@ field() {
 # -- the default task learns: 250 steps reach a loss well under what
 #    unigram statistics give (about 1.0); measured 0.86 at 250 steps
 run learn 2 --stage 3 --steps 250 --val-every 100 --sample 12 --eval-problems 32 \
-    --save-weights "$tmp/w.safetensors"
+    --save-weights "$tmp/w.safetensors" --memory-table
 expect_ok learn
 loss=$(field learn loss)
 if [ -z "$loss" ] || ! awk -v l="$loss" 'BEGIN { exit !(l < 0.93) }'; then
@@ -105,6 +105,20 @@ if grep -q 'MISMATCH' "$tmp/learn.out"; then
     fail "learn: memory ledger differs from the formula"
     show learn
 fi
+# -- stage 3 with the head tied to wte: the replayed gather volume matches the
+#    measured one with and without reuse (wte is fetched for the head too)
+for reuse in 0 1000000000; do
+    run "tied$reuse" 2 --stage 3 --persistence 0 --reuse-distance "$reuse" --steps 3 \
+        --sample 0 --eval-problems 0
+    expect_ok "tied$reuse" &&
+        { grep -aEq '^sent elements per rank: measured ([0-9]+), theory \1 = .*  ok$' \
+            "$tmp/tied$reuse.out" || fail "tied$reuse: sent elements differ from the theory"; }
+done
+# --memory-table: one row per stage, each measured equal to its formula
+for row in '0 .* 16Ψ .* ok$' '1 .* 8Ψ \+ 8Ψ/N .* ok$' '2 .* 4Ψ \+ 12Ψ/N .* ok$' \
+    '3 .* 16Ψ/N .* ok$'; do
+    grep -Eq "^ +$row" "$tmp/learn.out" || fail "learn: memory table has no row '$row'"
+done
 
 # -- the file has Hugging Face GPT2Model's names, Conv1D weights stored [in, out]
 header=$(head -c 8000 "$tmp/w.safetensors" | tr -d '\000')

@@ -115,8 +115,9 @@ struct zero_theory {
     int64_t psi;            /* parameters (unpadded) */
     int64_t psi_padded;     /* elements in unit flat buffers, padding included */
     int64_t psi_persistent; /* stage 3: padded elements of persistent units */
-    /* stage 3: elements of gathers saved per step because units stay gathered
-     * for a reuse within stage3_max_reuse_distance (known after the first step) */
+    /* stage 3: elements of gathers saved per step against two per unit because
+     * units stay gathered for a reuse within stage3_max_reuse_distance (known
+     * after the first step; negative when external parameters add gathers) */
     int64_t psi_reused;
     int64_t model_state_bytes; /* per rank, from the stage formula on padded sizes */
     int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;

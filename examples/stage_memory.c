@@ -1,0 +1,91 @@
+/* See stage_memory.h. */
+#include <inttypes.h>
+
+#include "example_mpi.h"
+#include "stage_memory.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static const char *const formula_fp32[4] = {"16Ψ", "8Ψ + 8Ψ/N", "4Ψ + 12Ψ/N", "16Ψ/N"};
+static const char *const formula_mixed[4] = {"16Ψ", "4Ψ + 12Ψ/N", "2Ψ + 14Ψ/N", "16Ψ/N"};
+
+struct stage_row {
+    struct zero_ledger created; /* right after creation: the model states */
+    struct zero_ledger stepped; /* after one step: peaks of the transient tags */
+    struct zero_theory theory;
+};
+
+static int one_stage(const struct zero_config *base, int stage, struct zero_model *model,
+                     struct zero_device *dev, const struct zero_batch *batch,
+                     struct stage_row *row, MPI_Comm comm, struct zero_error *err)
+{
+    struct zero_config cfg = *base;
+    cfg.zero_optimization.stage = stage;
+    cfg.train_micro_batch_size_per_gpu = base->train_micro_batch_size_per_gpu;
+    cfg.gradient_accumulation_steps = 1;
+    cfg.train_batch_size = 0; /* derived: micro-batch x world */
+    struct zero_engine *e = NULL;
+    zero_ledger_reset_peaks(&dev->ledger);
+    int rc = example_agree(zero_engine_create(&e, &cfg, model, dev, err), err, comm);
+    if (!rc) {
+        row->created = dev->ledger;
+        rc = zero_engine_forward(e, batch, NULL, err);
+        if (!rc)
+            rc = zero_engine_backward(e, err);
+        if (!rc)
+            rc = zero_engine_step(e, NULL, err);
+        rc = example_agree(rc, err, comm);
+    }
+    if (!rc) {
+        row->stepped = dev->ledger;
+        zero_engine_theory(e, &row->theory);
+    }
+    zero_engine_destroy(e);
+    return rc;
+}
+
+int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_model *model,
+                       struct zero_device *dev, const struct zero_batch *batch, MPI_Comm comm,
+                       struct zero_error *err)
+{
+    int rank, world;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &world);
+    struct stage_row rows[4];
+    int mismatches = 0;
+    for (int stage = 0; stage < 4; stage++) {
+        int rc = one_stage(cfg, stage, model, dev, batch, &rows[stage], comm, err);
+        if (rc)
+            return rc;
+        int bad = zero_ledger_model_states(&rows[stage].created) !=
+                  rows[stage].theory.model_state_bytes;
+        int any = 0;
+        MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+        mismatches += any;
+    }
+    if (rank != 0)
+        return mismatches;
+    int mixed = cfg->fp16.enabled || cfg->bf16.enabled;
+    const char *const *formula = mixed ? formula_mixed : formula_fp32;
+    fprintf(out, "\nmemory per rank by stage (rank 0, MiB; model states measured next to the "
+                 "ZeRO paper, %s with Adam; one step each)\n",
+            mixed ? "mixed precision: 2 + 2 + 4 + 8 bytes per parameter"
+                  : "fp32: 4 + 4 + 8 bytes per parameter");
+    fprintf(out, "  stage %8s %8s %8s %8s %9s %9s %-11s %8s %8s %8s\n", "params", "grads", "master",
+            "optim", "measured", "theory", "formula", "gather", "buckets", "activ.");
+    for (int stage = 0; stage < 4; stage++) {
+        const struct zero_ledger *c = &rows[stage].created, *s = &rows[stage].stepped;
+        int64_t measured = zero_ledger_model_states(c);
+        int64_t theory = rows[stage].theory.model_state_bytes;
+        fprintf(out, "  %5d %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f %-11s %8.2f %8.2f %8.2f  %s\n",
+                stage, c->current[ZERO_TAG_PARAMS] / MIB, c->current[ZERO_TAG_GRADS] / MIB,
+                c->current[ZERO_TAG_MASTER] / MIB, c->current[ZERO_TAG_OPTIM] / MIB,
+                measured / MIB, theory / MIB, formula[stage], s->peak[ZERO_TAG_GATHER] / MIB,
+                s->peak[ZERO_TAG_BUCKETS] / MIB, s->peak[ZERO_TAG_ACTIVATIONS] / MIB,
+                measured == theory ? "ok" : "MISMATCH");
+    }
+    fprintf(out, "  Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d; gather, "
+                 "buckets, activ. are peaks during the step\n",
+            rows[0].theory.psi_padded, rows[0].theory.psi, world);
+    return mismatches;
+}
