@@ -37,6 +37,9 @@ struct gpt_args {
     const char *prompt; /* NULL: a held-out problem's prompt, or "\n" */
     /* weights */
     const char *init_weights, *save_weights;
+    /* checkpoints */
+    const char *save_checkpoint, *resume;
+    int64_t checkpoint_every, keep_last;
     int quiet, verbose;
     int memory_table; /* --memory-table: stages 0-3 measured next to theory */
     struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */

@@ -6,7 +6,8 @@
 EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
 	%reldir%/weights_io.c %reldir%/weights_io.h \
 	%reldir%/example_mpi.c %reldir%/example_mpi.h \
-	%reldir%/stage_memory.c %reldir%/stage_memory.h
+	%reldir%/stage_memory.c %reldir%/stage_memory.h \
+	%reldir%/checkpointing.c %reldir%/checkpointing.h
 
 noinst_PROGRAMS += %reldir%/train_mlp
 examples_train_mlp_SOURCES = %reldir%/train_mlp.c \

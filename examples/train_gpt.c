@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 
+#include "checkpointing.h"
 #include "example_mpi.h"
 #include "gpt_args.h"
 #include "gpt_generate.h"
@@ -41,6 +42,7 @@ struct trainer {
     struct gpt_source src;
     int32_t *tokens, *labels; /* (m, T) each */
     double val_loss;          /* the last validation, or -1 */
+    int64_t first_step;       /* --resume: where the data continues */
 };
 
 /* ---- setup ---- */
@@ -220,10 +222,20 @@ static double validate(struct trainer *t)
     return sum / (double)atoms;
 }
 
+static struct example_checkpointing checkpointing(const struct trainer *t)
+{
+    const struct gpt_args *a = &t->a;
+    return (struct example_checkpointing){
+        .save_dir = a->save_checkpoint, .resume_dir = a->resume, .every = a->checkpoint_every,
+        .keep_last = a->keep_last, .total_steps = a->steps, .batch = t->cfg.train_batch_size,
+        .quiet = a->quiet, .rank = t->rank,
+    };
+}
+
 static void train(struct trainer *t)
 {
     struct zero_error err = {0};
-    for (int64_t step = 0; step < t->a.steps; step++) {
+    for (int64_t step = t->first_step; step < t->a.steps; step++) {
         for (int64_t micro = 0; micro < t->accum; micro++) {
             int64_t first = zero_atom_first_sample(step, micro, t->rank, t->world, t->accum, t->m);
             gpt_source_fill(&t->src, 0, t->T, first, t->m, t->tokens, t->labels);
@@ -235,6 +247,9 @@ static void train(struct trainer *t)
         }
         if (t->rank == 0 && !t->a.quiet)
             print_step(t);
+        struct example_checkpointing ck = checkpointing(t);
+        if (example_checkpoint_after(t->engine, &ck, step + 1, &err))
+            die(t, &err);
         const int last = step + 1 == t->a.steps;
         if (last || (t->a.val_every > 0 && (step + 1) % t->a.val_every == 0)) {
             t->val_loss = validate(t);
@@ -394,6 +409,13 @@ static int run(int argc, char **argv, int rank, int world)
     }
     if (rank == 0 && !t.a.quiet)
         print_header(&t);
+    struct example_checkpointing ck = checkpointing(&t);
+    if (t.a.resume && example_resume(t.engine, &ck, &t.first_step, &err)) {
+        if (rank == 0)
+            fprintf(stderr, "train_gpt: %s\n", err.msg);
+        status = 1;
+        goto out;
+    }
     train(&t);
     if (t.a.sample_tokens > 0)
         sample(&t);
@@ -403,7 +425,7 @@ static int run(int argc, char **argv, int rank, int world)
         if (rank == 0 && t.a.steps > 0)
             report_comm(stdout, t.engine, world);
     }
-    double last_loss = t.a.steps > 0 ? zero_engine_last_step(t.engine)->loss : 0.0;
+    double last_loss = t.a.steps > t.first_step ? zero_engine_last_step(t.engine)->loss : 0.0;
     if (t.a.memory_table && memory_table(&t, &err)) {
         if (rank == 0)
             fprintf(stderr, "train_gpt: --memory-table: %s\n", err.msg);

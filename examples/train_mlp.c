@@ -16,6 +16,7 @@
 
 #include "example_mpi.h"
 #include "mlp_args.h"
+#include "checkpointing.h"
 #include "mlp_data.h"
 #include "report.h"
 #include "weights_io.h"
@@ -172,40 +173,14 @@ static void die(const struct trainer *t, const struct zero_error *err)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* --save-checkpoint: after step `done` when it is the last or a multiple of
- * --checkpoint-every; the user metadata records where the data continues. */
-static int maybe_checkpoint(struct trainer *t, int64_t done, struct zero_error *err)
+static struct example_checkpointing checkpointing(const struct trainer *t)
 {
     const struct mlp_args *a = &t->a;
-    if (!a->save_checkpoint ||
-        (done != a->steps && (!a->checkpoint_every || done % a->checkpoint_every != 0)))
-        return ZERO_OK;
-    char meta[128];
-    snprintf(meta, sizeof meta, "{\"next_step\": %lld, \"samples_seen\": %lld}", (long long)done,
-             (long long)(done * t->cfg.train_batch_size));
-    int keep = a->keep_last > 1000000 ? 1000000 : (int)a->keep_last;
-    int rc = zero_checkpoint_save(t->engine, a->save_checkpoint, keep, meta, err);
-    if (!rc && t->rank == 0 && !a->quiet)
-        printf("saved checkpoint %s/step_%06lld\n", a->save_checkpoint, (long long)done);
-    return rc ? zero_error_wrap(err, "--save-checkpoint: ") : ZERO_OK;
-}
-
-/* --resume: the engine's state from DIR's latest checkpoint, the data position
- * ("next_step") from its user metadata. */
-static int resume(struct trainer *t, struct zero_error *err)
-{
-    char *meta = NULL;
-    int rc = zero_checkpoint_load(t->engine, t->a.resume, &meta, err);
-    const char *at = meta ? strstr(meta, "\"next_step\":") : NULL;
-    if (!rc && !at)
-        rc = zero_fail(err, ZERO_EFORMAT, "%s: the checkpoint has no data position (next_step)",
-                       t->a.resume);
-    if (!rc)
-        t->first_step = strtoll(at + strlen("\"next_step\":"), NULL, 10);
-    free(meta);
-    if (!rc && t->rank == 0 && !t->a.quiet)
-        printf("resumed from %s at step %lld\n", t->a.resume, (long long)t->first_step);
-    return rc ? zero_error_wrap(err, "--resume: ") : ZERO_OK;
+    return (struct example_checkpointing){
+        .save_dir = a->save_checkpoint, .resume_dir = a->resume, .every = a->checkpoint_every,
+        .keep_last = a->keep_last, .total_steps = a->steps, .batch = t->cfg.train_batch_size,
+        .quiet = a->quiet, .rank = t->rank,
+    };
 }
 
 static void train(struct trainer *t)
@@ -225,7 +200,8 @@ static void train(struct trainer *t)
         }
         if (t->rank == 0 && !t->a.quiet)
             print_step(t);
-        if (maybe_checkpoint(t, step + 1, &err))
+        struct example_checkpointing ck = checkpointing(t);
+        if (example_checkpoint_after(t->engine, &ck, step + 1, &err))
             die(t, &err);
     }
 }
@@ -298,7 +274,8 @@ static int run(int argc, char **argv, int rank, int world)
     }
     if (rank == 0 && !t.a.quiet)
         print_header(&t);
-    if (t.a.resume && resume(&t, &err)) {
+    struct example_checkpointing ck = checkpointing(&t);
+    if (t.a.resume && example_resume(t.engine, &ck, &t.first_step, &err)) {
         if (rank == 0)
             fprintf(stderr, "train_mlp: %s\n", err.msg);
         status = 1;

@@ -114,6 +114,19 @@ for reuse in 0 1000000000; do
         { grep -aEq '^sent elements per rank: measured ([0-9]+), theory \1 = .*  ok$' \
             "$tmp/tied$reuse.out" || fail "tied$reuse: sent elements differ from the theory"; }
 done
+# -- checkpoints: a 2-rank stage-3 run saved at step 30 of 60 and resumed on
+#    1 rank at stage 1 (same micro-batch, accumulation 2) ends as the 2-rank run
+ck="--steps 60 --sample 0 --eval-problems 0 --micro-batch 16"
+# shellcheck disable=SC2086
+run ckfull 2 --stage 3 $ck --save-checkpoint "$tmp/ck" --checkpoint-every 30
+# shellcheck disable=SC2086
+run ckresume 0 --stage 1 $ck --resume "$tmp/ck/step_000030"
+if expect_ok ckfull && expect_ok ckresume; then
+    [ -f "$tmp/ck/latest" ] && [ -d "$tmp/ck/step_000030" ] ||
+        fail "checkpoints: no latest or step_000030 in the checkpoint directory"
+    [ "$(final ckfull)" = "$(final ckresume)" ] ||
+        fail "checkpoints: resumed run ends '$(final ckresume)', uninterrupted '$(final ckfull)'"
+fi
 # --memory-table: one row per stage, each measured equal to its formula
 for row in '0 .* 16Ψ .* ok$' '1 .* 8Ψ \+ 8Ψ/N .* ok$' '2 .* 4Ψ \+ 12Ψ/N .* ok$' \
     '3 .* 16Ψ/N .* ok$'; do
