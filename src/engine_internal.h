@@ -45,6 +45,7 @@ struct unit_states {
     /* mixed precision: fp32 copy of the whole parameters while computing (padded,) */
     float *param_work;
     struct zero_request *reduce_req;
+    float *reduce_into;     /* accumulation: this micro-step's fp32 sum, pushed at its end */
     /* optimizer state: stage 0 whole (padded,), stages 1-3 shard (shard,) */
     float *exp_avg, *exp_avg_sq; /* SGD uses exp_avg as the momentum buffer */
     struct grad_counter counter;
@@ -156,6 +157,11 @@ void reduce_release_accumulation(struct zero_engine *e);
 /* grad_counter.c: slots are fp32 whatever the compute dtype */
 int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src,
                  enum zero_dtype t, struct zero_error *err);
+/* A free slot buffer (len fp32) to reduce into, then pushed without a copy. */
+int counter_take(struct zero_engine *e, struct grad_counter *c, float **out,
+                 struct zero_error *err);
+int counter_push_taken(struct zero_engine *e, struct grad_counter *c, float *buf,
+                       struct zero_error *err);
 /* Combines the slots; *sum (fp32, len) stays valid until counter_release. */
 int counter_finish(struct zero_engine *e, struct grad_counter *c, float **sum,
                    struct zero_error *err);

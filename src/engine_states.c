@@ -61,7 +61,7 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
         return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
     if (s->exp_avg_sq && (rc = e->be->fill(e->bself, s->exp_avg_sq, ZERO_F32, 0.0, ocount)))
         return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
-    s->counter.len = e->stage >= 1 ? s->layout.shard : s->layout.padded;
+    s->counter.len = s->layout.shard; /* every stage accumulates this rank's shard */
     s->state = e->stage == 3 && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE
                                                      : ZERO_UNIT_AVAILABLE;
     s->persistent = e->stage == 3 &&

@@ -13,8 +13,8 @@
  * accum (the paper's per-parameter bytes count no accumulation buffer). */
 #include "engine_internal.h"
 
-static int take_buffer(struct zero_engine *e, struct grad_counter *c, float **out,
-                       struct zero_error *err)
+int counter_take(struct zero_engine *e, struct grad_counter *c, float **out,
+                 struct zero_error *err)
 {
     if (c->npool > 0) {
         *out = c->pool[--c->npool];
@@ -33,14 +33,20 @@ int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src,
                  enum zero_dtype t, struct zero_error *err)
 {
     float *carry;
-    int rc = take_buffer(e, c, &carry, err);
+    int rc = counter_take(e, c, &carry, err);
     if (rc)
         return rc;
     rc = t == ZERO_F32 ? e->be->copy(e->bself, carry, src, (size_t)c->len * sizeof(float))
                        : e->be->cast(e->bself, carry, ZERO_F32, src, t, (size_t)c->len);
     if (rc)
         return engine_backend_error(e, rc, err, "gradient accumulation copy");
-    int level = 0;
+    return counter_push_taken(e, c, carry, err);
+}
+
+int counter_push_taken(struct zero_engine *e, struct grad_counter *c, float *carry,
+                       struct zero_error *err)
+{
+    int rc, level = 0;
     while (level < ZERO_MAX_LEVELS && c->slot[level]) {
         /* older + newer: IEEE addition is commutative, the tree shape is what counts */
         if ((rc = e->be->add(e->bself, c->slot[level], c->slot[level], carry, (size_t)c->len)))

@@ -11,7 +11,15 @@
  *   stage 1: reduce-scatter in place; this rank's slice of the whole buffer
  *            receives the sum of its shard
  *   stage 2, 3: reduce-scatter the transient whole local gradient into the
- *            persistent gradient shard; the local buffer is freed after */
+ *            persistent gradient shard; the local buffer is freed after
+ *
+ * With gradient accumulation every stage reduce-scatters each micro-step's
+ * sum, in fp32, into a slot of the binary counter (grad_counter.c); at the
+ * boundary the counter's sum is rounded to the compute dtype once, into this
+ * rank's part of the gradient, and stage 0 all-gathers it. Rounding once,
+ * after the whole tree over atoms, is what keeps mixed precision bit-identical
+ * across world sizes (the tree does not depend on how atoms spread over ranks;
+ * a rounding per micro-step would). */
 #include <stdlib.h>
 
 #include "engine_internal.h"
@@ -38,22 +46,18 @@ int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err)
     return ZERO_OK;
 }
 
-/* Where this micro-step's reduced sum of this rank's part lands (cdt). */
+/* This rank's part of the reduced gradient (cdt): its slice of the whole
+ * buffer (stages 0-1) or its shard (stages 2-3). */
 static void *landing(struct zero_engine *e, int u)
 {
     struct unit_states *s = &e->us[u];
-    return e->stage == 1 ? engine_at(e, s->grads, s->shard_begin) : s->grads;
+    return e->stage <= 1 ? engine_at(e, s->grads, s->shard_begin) : s->grads;
 }
 
 const void *reduce_shard_grads(struct zero_engine *e, int unit, enum zero_dtype *t)
 {
-    struct unit_states *s = &e->us[unit];
-    if (e->accum > 1) { /* the accumulated fp32 sum: whole in stage 0 */
-        *t = ZERO_F32;
-        return e->stage == 0 ? s->counter.sum + s->shard_begin : s->counter.sum;
-    }
     *t = e->cdt;
-    return e->stage <= 1 ? engine_at(e, s->grads, s->shard_begin) : s->grads;
+    return landing(e, unit);
 }
 
 static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
@@ -67,8 +71,16 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (shard == 0)
         return ZERO_OK; /* no parameters */
     double t0 = engine_now();
-    const char *coll = e->stage == 0 || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
-    if (e->stage == 0) {
+    const char *coll = (e->stage == 0 && e->accum == 1) || !z->reduce_scatter ? "all_reduce"
+                                                                                : "reduce_scatter";
+    if (e->accum > 1 && z->reduce_scatter) {
+        /* accumulation: this micro-step's sum stays fp32 in a counter slot */
+        const void *send = e->stage <= 1 ? s->grads : s->local_grad;
+        rc = counter_take(e, &s->counter, &s->reduce_into, err);
+        if (rc)
+            return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
+        rc = e->be->reduce_scatter(e->bself, send, t, s->reduce_into, ZERO_F32, shard, req);
+    } else if (e->stage == 0) {
         rc = e->be->all_reduce(e->bself, s->grads, s->grads, t, (size_t)s->layout.padded, req);
     } else if (!z->reduce_scatter) {
         /* DeepSpeed's reduce_scatter: false — all-reduce, keep this rank's shard */
@@ -139,20 +151,46 @@ int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err)
         if (rc)
             return rc;
     }
-    for (int u = e->nunits - 1; u >= 0 && e->accum > 1; u--)
-        if ((rc = counter_push(e, &e->us[u].counter, landing(e, u), e->cdt, err)))
+    for (int u = e->nunits - 1; u >= 0 && e->accum > 1; u--) {
+        struct unit_states *s = &e->us[u];
+        if (s->layout.shard == 0)
+            continue;
+        if (s->reduce_into) /* reduce-scattered into a slot: push it as it is */
+            rc = counter_push_taken(e, &s->counter, s->reduce_into, err);
+        else /* reduce_scatter: false — the all-reduced sum, this rank's part */
+            rc = counter_push(e, &s->counter, landing(e, u), e->cdt, err);
+        s->reduce_into = NULL;
+        if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
+    }
     return ZERO_OK;
 }
 
-/* At the boundary: combine the micro-step sums (exactness contract). */
+/* At the boundary: combine the micro-step sums along the tree, round once to
+ * the compute dtype into this rank's part; stage 0 then makes it whole. */
 int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err)
 {
     if (e->accum <= 1)
         return ZERO_OK;
     for (int u = 0; u < e->nunits; u++) {
+        struct unit_states *s = &e->us[u];
+        if (s->layout.shard == 0)
+            continue;
         float *sum;
-        int rc = counter_finish(e, &e->us[u].counter, &sum, err);
+        int rc = counter_finish(e, &s->counter, &sum, err);
+        if (!rc && (rc = e->be->cast(e->bself, landing(e, u), e->cdt, sum, ZERO_F32,
+                                     (size_t)s->layout.shard)))
+            rc = engine_backend_error(e, rc, err, "rounding accumulated gradients");
+        counter_release(&s->counter);
+        if (!rc && e->stage == 0) {
+            double t0 = engine_now();
+            if ((rc = e->be->all_gather(e->bself, landing(e, u), s->grads, e->cdt,
+                                        (size_t)s->layout.shard, NULL)))
+                rc = engine_backend_error(e, rc, err, "all-gather of accumulated gradients");
+            else
+                engine_event(e, ZERO_EV_REDUCE, u, e->bucket_of_unit[u], "all_gather",
+                             s->layout.padded, t0);
+        }
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
     }

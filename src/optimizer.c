@@ -57,9 +57,8 @@ static int grad_sumsq(struct zero_engine *e, double *out, struct zero_error *err
 /* The gradient the optimizer of stage 0 reads: the whole buffer. */
 static const void *whole_grads(struct zero_engine *e, int u, enum zero_dtype *t)
 {
-    struct unit_states *s = &e->us[u];
-    *t = e->accum > 1 ? ZERO_F32 : e->cdt;
-    return e->accum > 1 ? (const void *)s->counter.sum : s->grads;
+    *t = e->cdt;
+    return e->us[u].grads;
 }
 
 static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,

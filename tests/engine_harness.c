@@ -2,6 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <check.h>
+#include <stdio.h>
+
 #include "engine_harness.h"
 
 void harness_defaults(struct harness_run *r, int stage)
@@ -116,4 +119,23 @@ int harness_same_bits(const struct harness_run *a, const struct harness_run *b)
         memcmp(a->skipped, b->skipped, sizeof a->skipped) != 0)
         return 0;
     return memcmp(a->weights, b->weights, (size_t)a->nweights * sizeof(float)) == 0;
+}
+
+int harness_run_on_first(struct harness_run *r, int n)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < n ? 0 : MPI_UNDEFINED, rank, &sub);
+    int ok = 1, all = 0;
+    if (sub != MPI_COMM_NULL) {
+        struct zero_error err = {0};
+        ok = harness_train(r, sub, &err) == 0;
+        if (!ok)
+            fprintf(stderr, "rank %d (world %d): %s\n", rank, n, err.msg);
+        MPI_Comm_free(&sub);
+    }
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    ck_assert(all);
+    return rank < n;
 }

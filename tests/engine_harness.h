@@ -37,6 +37,9 @@ struct harness_run {
 void harness_defaults(struct harness_run *r, int stage);
 /* Runs on comm; returns 0 or a status with err filled. Caller frees r->weights. */
 int harness_train(struct harness_run *r, MPI_Comm comm, struct zero_error *err);
+/* Trains r on the first n ranks of MPI_COMM_WORLD only (the others wait);
+ * returns 1 where it ran. Fails the test on every rank if any run failed. */
+int harness_run_on_first(struct harness_run *r, int n);
 /* 1 if both runs have bit-identical losses and weights. */
 int harness_same_bits(const struct harness_run *a, const struct harness_run *b);
 

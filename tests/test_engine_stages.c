@@ -195,24 +195,6 @@ START_TEST(test_comm_stats_per_step_equal_the_theory)
 }
 END_TEST
 
-/* Runs on the first n ranks of the world only; returns 1 if it ran here. */
-static int run_on_first(struct harness_run *r, int n)
-{
-    int rank = mpi_check_rank();
-    MPI_Comm sub;
-    MPI_Comm_split(MPI_COMM_WORLD, rank < n ? 0 : MPI_UNDEFINED, rank, &sub);
-    int ok = 1;
-    if (sub != MPI_COMM_NULL) {
-        struct zero_error err = {0};
-        ok = harness_train(r, sub, &err) == 0;
-        if (!ok)
-            fprintf(stderr, "rank %d (world %d): %s\n", rank, n, err.msg);
-        MPI_Comm_free(&sub);
-    }
-    ck_assert(mpi_check_all(ok));
-    return rank < n;
-}
-
 START_TEST(test_stage3_reuse_distance_saves_exactly_the_kept_gathers)
 {
     /* every unit goes through the lifecycle; the classifier (the last unit of
@@ -247,11 +229,11 @@ START_TEST(test_world_sizes_1_2_4_bit_identical_at_fixed_micro_and_global_batch)
         struct harness_run one, r;
         harness_defaults(&one, stage);
         one.cfg.gradient_accumulation_steps = 4; /* global batch 8 = 1 x 4 x 2 */
-        run_on_first(&one, 1);
+        harness_run_on_first(&one, 1);
         for (int n = 2; n <= world; n *= 2) {
             harness_defaults(&r, stage);
             r.cfg.gradient_accumulation_steps = 4 / n;
-            int here = run_on_first(&r, n);
+            int here = harness_run_on_first(&r, n);
             int ok = !here || mpi_check_rank() != 0 || harness_same_bits(&one, &r);
             ck_assert_msg(mpi_check_all(ok), "stage %d: world %d differs from world 1", stage, n);
             if (here)

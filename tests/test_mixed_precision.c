@@ -188,6 +188,40 @@ START_TEST(test_inf_on_one_rank_skips_the_step_everywhere_and_lowers_the_scale)
 }
 END_TEST
 
+START_TEST(test_world_sizes_1_2_4_bit_identical_in_mixed_precision)
+{
+    /* the reduced gradient is rounded to the compute dtype once, after the whole
+     * tree over atoms, so the world size does not show in the bits */
+    int world = mpi_check_size();
+    enum zero_dtype precisions[2] = {ZERO_BF16, ZERO_F16};
+    for (int p = 0; p < 2; p++)
+        for (int stage = 0; stage <= 3; stage += 3) {
+            struct harness_run one, r;
+            harness_defaults(&one, stage);
+            one.precision = precisions[p];
+            one.steps = 4;
+            one.cfg.gradient_clipping = 0.05;
+            one.cfg.gradient_accumulation_steps = 4; /* global batch 8 = 1 x 4 x 2 */
+            harness_run_on_first(&one, 1);
+            for (int n = 2; n <= world; n *= 2) {
+                harness_defaults(&r, stage);
+                r.precision = precisions[p];
+                r.steps = 4;
+                r.cfg.gradient_clipping = 0.05;
+                r.cfg.gradient_accumulation_steps = 4 / n;
+                int here = harness_run_on_first(&r, n);
+                int ok = !here || mpi_check_rank() != 0 || harness_same_bits(&one, &r);
+                ck_assert_msg(mpi_check_all(ok), "%s stage %d: world %d differs from world 1",
+                              zero_dtype_name(precisions[p]), stage, n);
+                if (here)
+                    free(r.weights);
+            }
+            if (mpi_check_rank() == 0)
+                free(one.weights);
+        }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("mixed_precision");
@@ -197,6 +231,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_bf16_stages_bit_identical_with_accumulation_and_clipping);
     tcase_add_test(tc, test_mixed_precision_ledger_equals_the_paper);
     tcase_add_test(tc, test_inf_on_one_rank_skips_the_step_everywhere_and_lowers_the_scale);
+    tcase_add_test(tc, test_world_sizes_1_2_4_bit_identical_in_mixed_precision);
     suite_add_tcase(s, tc);
     return s;
 }
