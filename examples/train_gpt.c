@@ -96,7 +96,13 @@ static int setup(struct trainer *t, struct zero_error *err)
     if ((rc = example_agree(zero_engine_create(&t->engine, &t->cfg, t->model, t->dev, err), err,
                             comm)))
         return rc;
-    if (a->init_weights && (rc = weights_load(t->engine, t->model, a->init_weights, comm, err)))
+    /* Hugging Face GPT-2 files: GPT2LMHeadModel prefixes "transformer.", and
+     * older ones carry the causal-mask buffers and the tied head */
+    static const char *const hf_buffers[] = {".attn.bias", ".attn.masked_bias", "lm_head.weight",
+                                             NULL};
+    static const struct weights_map hf = {.prefix = "transformer.", .ignore = hf_buffers};
+    if (a->init_weights &&
+        (rc = weights_load_mapped(t->engine, t->model, a->init_weights, &hf, comm, err)))
         return zero_error_wrap(err, "--init-weights: ");
     t->tokens = malloc((size_t)(t->m * t->T) * sizeof *t->tokens);
     t->labels = malloc((size_t)(t->m * t->T) * sizeof *t->labels);

@@ -35,9 +35,48 @@ static int64_t largest_param(const struct zero_model *m)
     return most;
 }
 
-/* Every parameter is in the file with the model's shape, and nothing else is. */
+/* The file's index of the model's parameter `name`: as it is, or under the
+ * map's prefix ("transformer.h.0.ln_1.weight"); -1 if neither. */
+static int find_tensor(const struct zero_st_file *f, const struct weights_map *map,
+                       const char *name)
+{
+    int i = zero_st_find(f, name);
+    if (i >= 0 || !map || !map->prefix)
+        return i;
+    char prefixed[2 * ZERO_NAME_LEN + 64];
+    snprintf(prefixed, sizeof prefixed, "%s%s", map->prefix, name);
+    return zero_st_find(f, prefixed);
+}
+
+/* 1 if the map says tensor `name` of the file is not a parameter (a buffer). */
+static int ignored(const struct weights_map *map, const char *name)
+{
+    size_t n = strlen(name);
+    for (int k = 0; map && map->ignore && map->ignore[k]; k++) {
+        size_t s = strlen(map->ignore[k]);
+        if (n >= s && strcmp(name + n - s, map->ignore[k]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The model's parameter a tensor of the file stands for, or -1. */
+static int model_param(const struct zero_model *m, const struct weights_map *map,
+                       const char *name, int *u, int *p)
+{
+    if (zero_model_find_param(m, name, u, p) == 0)
+        return 0;
+    size_t k = map && map->prefix ? strlen(map->prefix) : 0;
+    if (k && strncmp(name, map->prefix, k) == 0 && zero_model_find_param(m, name + k, u, p) == 0)
+        return 0;
+    return -1;
+}
+
+/* Every parameter is in the file with the model's shape, and nothing else is
+ * (but the tensors the map ignores). */
 static int check_tensors(const struct zero_st_file *f, const struct zero_model *m,
-                         const char *path, struct zero_error *err)
+                         const struct weights_map *map, const char *path,
+                         struct zero_error *err)
 {
     char name[2 * ZERO_NAME_LEN + 2], want[128], got[128];
     for (int u = 0; u < m->nunits; u++)
@@ -45,7 +84,7 @@ static int check_tensors(const struct zero_st_file *f, const struct zero_model *
             const struct zero_param_spec *spec = &m->units[u]->params[p];
             full_name(m, u, p, name, sizeof name);
             shape_text(spec->ndim, spec->shape, want, sizeof want);
-            int i = zero_st_find(f, name);
+            int i = find_tensor(f, map, name);
             if (i < 0)
                 return zero_fail(err, ZERO_EFORMAT, "%s: tensor %s is missing (the model's "
                                  "shape is %s)", path, name, want);
@@ -59,7 +98,7 @@ static int check_tensors(const struct zero_st_file *f, const struct zero_model *
     for (int i = 0; i < zero_st_count(f); i++) {
         const struct zero_st_tensor_desc *d = zero_st_tensor(f, i);
         int u, p;
-        if (zero_model_find_param(m, d->name, &u, &p) != 0)
+        if (model_param(m, map, d->name, &u, &p) != 0 && !ignored(map, d->name))
             return zero_fail(err, ZERO_EFORMAT, "%s: tensor %s %s is not a parameter of the "
                              "model", path, d->name, shape_text(d->ndim, d->shape, got,
                              sizeof got));
@@ -70,20 +109,26 @@ static int check_tensors(const struct zero_st_file *f, const struct zero_model *
 int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path,
                  MPI_Comm comm, struct zero_error *err)
 {
+    return weights_load_mapped(e, m, path, NULL, comm, err);
+}
+
+int weights_load_mapped(struct zero_engine *e, const struct zero_model *m, const char *path,
+                        const struct weights_map *map, MPI_Comm comm, struct zero_error *err)
+{
     int rank;
     MPI_Comm_rank(comm, &rank);
     struct zero_st_file *f = NULL;
     float *host = malloc((size_t)largest_param(m) * sizeof *host + 1); /* (numel) */
     int rc = host ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "%s: weight buffer", path);
     if (!rc && rank == 0 && !(rc = zero_st_open(&f, path, err)))
-        rc = check_tensors(f, m, path, err);
+        rc = check_tensors(f, m, map, path, err);
     rc = example_agree(rc, err, comm);
     char name[2 * ZERO_NAME_LEN + 2];
     for (int u = 0; u < m->nunits && !rc; u++)
         for (int p = 0; p < m->units[u]->nparams && !rc; p++) {
             size_t numel = (size_t)zero_param_numel(&m->units[u]->params[p]);
             full_name(m, u, p, name, sizeof name);
-            if (rank == 0 && (rc = zero_st_read(f, zero_st_find(f, name), host, ZERO_F32,
+            if (rank == 0 && (rc = zero_st_read(f, find_tensor(f, map, name), host, ZERO_F32,
                                                 numel, err)))
                 zero_error_wrap(err, "%s: tensor %s: ", path, name);
             if ((rc = example_agree(rc, err, comm)))

@@ -15,6 +15,19 @@
 int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path,
                  MPI_Comm comm, struct zero_error *err);
 
+/* How another program's files name things: parameters may carry a prefix
+ * ("transformer." in Hugging Face's GPT2LMHeadModel files), and tensors whose
+ * names end in one of `ignore` are buffers or tied copies, not parameters
+ * (".attn.bias", ".attn.masked_bias", "lm_head.weight"). NULL-terminated. */
+struct weights_map {
+    const char *prefix;
+    const char *const *ignore;
+};
+
+/* weights_load, reading names through map (NULL: exact names only). */
+int weights_load_mapped(struct zero_engine *e, const struct zero_model *m, const char *path,
+                        const struct weights_map *map, MPI_Comm comm, struct zero_error *err);
+
 /* Writes every parameter of model m, whole and fp32, to path. Every rank
  * gathers each parameter in turn (zero_engine_read_param is collective); rank 0
  * streams it into the file. Collective; same status and message on all ranks. */

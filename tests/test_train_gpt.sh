@@ -148,6 +148,42 @@ expect_ok reload
 cmp -s "$tmp/w.safetensors" "$tmp/w2.safetensors" ||
     fail "reload: --init-weights then --save-weights changed the file"
 
+# -- a file as Hugging Face's GPT2LMHeadModel writes it: "transformer."
+#    prefixes, the causal-mask buffers h.N.attn.bias, and the tied lm_head
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$tmp/w.safetensors" "$tmp/hf.safetensors" <<'PY'
+import json, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+raw = open(src, 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+data = raw[8 + n:]
+out, blobs, at = {}, [], 0
+def put(name, dtype, shape, blob):
+    global at
+    out[name] = {'dtype': dtype, 'shape': shape, 'data_offsets': [at, at + len(blob)]}
+    blobs.append(blob)
+    at += len(blob)
+for name, d in header.items():
+    if name == '__metadata__':
+        continue
+    b, e = d['data_offsets']
+    put('transformer.' + name, d['dtype'], d['shape'], data[b:e])
+    if name.endswith('.attn.c_attn.weight'):
+        put('transformer.' + name[:-len('c_attn.weight')] + 'bias', 'F32', [1, 1, 2, 2],
+            struct.pack('<4f', 1, 0, 1, 1))
+    if name == 'wte.weight':
+        put('lm_head.weight', d['dtype'], d['shape'], data[b:e])
+text = json.dumps(out, separators=(',', ':')).encode()
+text += b' ' * (-len(text) % 8)
+open(dst, 'wb').write(struct.pack('<Q', len(text)) + text + b''.join(blobs))
+PY
+    run hf 2 --stage 3 --steps 0 --sample 0 --eval-problems 0 \
+        --init-weights "$tmp/hf.safetensors" --save-weights "$tmp/w3.safetensors"
+    expect_ok hf && { cmp -s "$tmp/w.safetensors" "$tmp/w3.safetensors" ||
+        fail "hf: a GPT2LMHeadModel-style file did not load the same weights"; }
+fi
+
 # -- 1 rank accumulating 2 micro-batches at stage 0 = 2 ranks at stage 3
 common="--steps 15 --sample 0 --eval-problems 0 --val-every 0 --batch 8 --micro-batch 4"
 # shellcheck disable=SC2086 # $common is a list of words
