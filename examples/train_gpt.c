@@ -291,7 +291,7 @@ static int64_t make_prompt(const struct trainer *t, int32_t *out, int64_t cap)
         return 1;
     }
     int64_t n = 0;
-    for (; p[n] && n < cap; n++)
+    for (; n < cap && p[n]; n++)
         out[n] = (unsigned char)p[n] < t->V ? (unsigned char)p[n] : 0;
     return n;
 }
