@@ -29,7 +29,8 @@ static const char usage_text[] =
     "\n"
     "OPTIONS\n"
     "    --config FILE        a DeepSpeed ds_config.json (examples/configs/): batch sizes,\n"
-    "                         optimizer, scheduler, zero_optimization and libzero sections.\n"
+    "                         optimizer, scheduler, zero_optimization and libzero sections\n"
+    "                         (libzero.trace {\"path\", \"steps\": \"2,3\"} acts as --trace).\n"
     "                         Precedence: the defaults below < FILE < the flags given here,\n"
     "                         wherever they stand (--stage 1 overrides the file's stage).\n"
     "                         --batch sets train_batch_size, --micro-batch\n"
@@ -419,6 +420,11 @@ enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, c
     struct zero_optimization_config *z = &a->cfg.zero_optimization;
     if (overlap_derived && !overlap_given)
         z->overlap_comm = z->stage == 3;
+    /* the config's libzero.trace section, unless the flags say otherwise */
+    if (!a->trace && a->cfg.libzero.trace_path[0])
+        a->trace = a->cfg.libzero.trace_path;
+    if (!a->trace_steps && a->cfg.libzero.trace_steps[0])
+        a->trace_steps = a->cfg.libzero.trace_steps;
     if (a->quiet && a->verbose) {
         snprintf(msg, msg_len, "train_mlp: --quiet and --verbose exclude each other");
         return MLP_ARGS_USAGE;

@@ -184,6 +184,9 @@ const struct config_key config_keys[] = {
     ENUM("libzero.collectives", libzero.coll_mode, coll_names),
     KEY(KEY_I64, "libzero.align", libzero.align, 1, 1073741824.0),
     KEY(KEY_U64, "libzero.seed", libzero.seed, 0, 18446744073709551615.0),
+    SECTION("libzero.trace"),
+    KEY(KEY_STRING, "libzero.trace.path", libzero.trace_path, 0, 0),
+    KEY(KEY_STRING, "libzero.trace.steps", libzero.trace_steps, 0, 0),
 };
 
 const int config_nkeys = (int)(sizeof config_keys / sizeof config_keys[0]);

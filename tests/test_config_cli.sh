@@ -76,7 +76,7 @@ for stage in 0 1 2 3; do
     expect_line "stage$stage" out "gradient_accumulation_steps = 2 (derived)"
     expect_line "stage$stage" out "train_batch_size = 16 (file)"
     lines=$(grep -c ' = ' "$tmp/stage$stage.out")
-    [ "$lines" -eq 63 ] || fail "stage$stage: $lines keys printed, expected 63"
+    [ "$lines" -eq 65 ] || fail "stage$stage: $lines keys printed, expected 65"
 done
 expect_line stage3 out "zero_optimization.stage3_max_live_parameters = 1000000000 (file)"
 expect_line stage3 out "zero_optimization.reduce_scatter = true (default)"
@@ -168,6 +168,17 @@ expect_text mlp_plain out "optimizer: AdamW lr 1.00e-04"
 run mlp_bad "$train" --config "$bad/misspelled.json" $small
 expect_rc mlp_bad 2
 expect_line mlp_bad err "train_mlp: --config: $bad/misspelled.json: zero_optimization.stage3_prefetch_bucket_sise: unknown key; did you mean zero_optimization.stage3_prefetch_bucket_size?"
+
+# the libzero.trace section writes the trace as --trace does
+printf '{"train_micro_batch_size_per_gpu": 2, "libzero": {"trace": {"path": "%s", "steps": "2"}}}\n' \
+    "$tmp/trace.json" >"$tmp/trace_cfg.json"
+run mlp_trace "$train" --config "$tmp/trace_cfg.json" --hidden 16 --layers 1 --steps 3
+expect_rc mlp_trace 0
+if [ -s "$tmp/trace.json" ]; then
+    grep -q '"traceEvents"' "$tmp/trace.json" || fail "mlp_trace: no trace events in the file"
+else
+    fail "mlp_trace: libzero.trace.path wrote no trace"
+fi
 
 run mlp_help "$train" --help
 expect_rc mlp_help 0

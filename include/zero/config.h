@@ -114,6 +114,9 @@ struct zero_libzero_config {
     int64_t align;                   /* elements: unit shards are multiples of this; also the
                                         norm block size (2048) */
     uint64_t seed;                   /* parameter initialization (1234) */
+    char trace_path[256];            /* "libzero": {"trace": {"path": ...}}: Chrome trace
+                                        JSON written by the examples ("" = none) */
+    char trace_steps[128];           /* which steps, "2,3" ("" = every step) */
 };
 
 struct zero_config {
