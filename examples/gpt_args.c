@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpt_args.h"
+#include "zero/config_json.h"
 
 enum opt_kind { K_INT, K_I64, K_U64, K_REAL, K_STR, K_FLAG, K_CHOICE };
 
@@ -46,6 +47,10 @@ static int table(struct gpt_args *a, struct opt *o)
         OPT_ANY("checkpoint-activations", NULL, "recompute each block's activations in backward",
                 K_FLAG, &a->model.checkpoint),
         {.help = "training"},
+        OPT_ANY("config", "FILE", "a DeepSpeed ds_config.json under the flags: the defaults "
+                "here < FILE < the flags given, wherever they stand; the file's batch keys "
+                "and scheduler section are used unless --batch/--micro-batch or "
+                "--warmup/--schedule are given", K_STR, &a->config),
         OPT_NUM("stage", "S", "ZeRO stage: 0 (plain data parallel), 1, 2 or 3", K_INT, &z->stage,
                 0, 3),
         OPT_NUM("batch", "B", "global batch, in sequences", K_I64, &a->batch, 1, BIG),
@@ -303,10 +308,48 @@ static int check(const struct gpt_args *a, char *msg, size_t len)
     return why ? -1 : 0;
 }
 
+/* The value of --config, wherever it stands (NULL if absent). */
+static const char *find_config(int argc, char **argv)
+{
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            path = argv[++i];
+        else if (strncmp(argv[i], "--config=", 9) == 0)
+            path = argv[i] + 9;
+    }
+    return path;
+}
+
+/* --config: the file over the defaults; what it sets that train_gpt keeps in
+ * its own fields (batch, schedule, mode, precision) is carried over there. */
+static int load_config(struct gpt_args *a, const char *path, char *msg, size_t len)
+{
+    struct zero_config_origins from;
+    struct zero_error err = {0};
+    if (zero_config_load_file(&a->cfg, &from, path, 0, ZERO_CONFIG_KEEP, &err)) {
+        snprintf(msg, len, "train_gpt: --config: %s", err.msg);
+        return -1;
+    }
+    if (zero_config_origin_of(&from, "train_batch_size") != ZERO_ORIGIN_DEFAULT ||
+        zero_config_origin_of(&from, "train_micro_batch_size_per_gpu") != ZERO_ORIGIN_DEFAULT) {
+        a->batch = a->cfg.train_batch_size;
+        a->micro_batch = a->cfg.train_micro_batch_size_per_gpu;
+    }
+    if (zero_config_origin_of(&from, "scheduler.type") != ZERO_ORIGIN_DEFAULT)
+        a->schedule = GPT_SCHEDULE_CONFIG;
+    a->mode = (int)a->cfg.libzero.coll_mode;
+    a->bf16 = a->cfg.bf16.enabled;
+    return 0;
+}
+
 enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, char *msg,
                                     size_t msg_len)
 {
     set_defaults(a);
+    const char *config = find_config(argc, argv);
+    if (config && load_config(a, config, msg, msg_len))
+        return GPT_ARGS_USAGE;
     struct opt o[NOPTS];
     int n = table(a, o);
     struct option longs[NOPTS + 2];
@@ -332,6 +375,10 @@ enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, c
             return GPT_ARGS_USAGE;
         }
         const struct opt *op = &o[c - 256];
+        /* an explicit schedule flag replaces the file's scheduler section */
+        if (a->schedule == GPT_SCHEDULE_CONFIG && (strcmp(op->name, "warmup") == 0 ||
+                                                   strcmp(op->name, "schedule") == 0))
+            a->schedule = GPT_SCHEDULE_COSINE;
         if (store(op, optarg) != 0) {
             char want[128];
             describe(op, want, sizeof want);

@@ -10,7 +10,12 @@
 #include "zero/config.h"
 #include "zero/gpt.h"
 
-enum gpt_schedule { GPT_SCHEDULE_COSINE = 0, GPT_SCHEDULE_DECAY, GPT_SCHEDULE_CONSTANT };
+enum gpt_schedule {
+    GPT_SCHEDULE_COSINE = 0,
+    GPT_SCHEDULE_DECAY,
+    GPT_SCHEDULE_CONSTANT,
+    GPT_SCHEDULE_CONFIG /* the --config file's scheduler section, as it is */
+};
 
 struct gpt_args {
     struct zero_gpt_config model;
@@ -40,6 +45,7 @@ struct gpt_args {
     /* checkpoints */
     const char *save_checkpoint, *resume;
     int64_t checkpoint_every, keep_last;
+    const char *config; /* --config: a ds_config.json under the flags */
     int quiet, verbose;
     int memory_table; /* --memory-table: stages 0-3 measured next to theory */
     struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */

@@ -61,6 +61,13 @@ static int resolve_config(struct trainer *t, char *msg, size_t len)
                  a->micro_batch ? " / --micro-batch" : "", t->world, err.msg);
         return -1;
     }
+    t->T = a->model.block_size;
+    t->V = a->model.vocab_size;
+    t->m = c->train_micro_batch_size_per_gpu;
+    t->accum = c->gradient_accumulation_steps;
+    t->val_loss = -1.0;
+    if (a->schedule == GPT_SCHEDULE_CONFIG)
+        return 0; /* --config's scheduler section, as it is */
     struct zero_scheduler_config *s = &c->scheduler;
     s->warmup_type = ZERO_WARMUP_LINEAR;
     s->warmup_num_steps = a->warmup;
@@ -73,11 +80,6 @@ static int resolve_config(struct trainer *t, char *msg, size_t len)
               : a->schedule == GPT_SCHEDULE_DECAY ? ZERO_SCHED_WARMUP_DECAY_LR
               : a->warmup > 0                     ? ZERO_SCHED_WARMUP_LR
                                                   : ZERO_SCHED_NONE;
-    t->T = a->model.block_size;
-    t->V = a->model.vocab_size;
-    t->m = c->train_micro_batch_size_per_gpu;
-    t->accum = c->gradient_accumulation_steps;
-    t->val_loss = -1.0;
     return 0;
 }
 
@@ -123,7 +125,24 @@ static void teardown(struct trainer *t)
 /* ---- what rank 0 prints ---- */
 
 static const char *const schedule_names[] = {"cosine to 0.1 lr", "linear decay to 0",
-                                              "constant"};
+                                             "constant"};
+
+static const char *const optimizer_names[] = {"Adam", "AdamW", "SGD"};
+
+/* "warmup 20, cosine to 0.1 lr", or the --config file's scheduler section */
+static void print_schedule(const struct gpt_args *a, const struct zero_config *c)
+{
+    static const char *const types[] = {"none", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR"};
+    if (a->schedule == GPT_SCHEDULE_CONFIG) {
+        printf("%s from --config (warmup %lld", types[c->scheduler.type],
+               (long long)c->scheduler.warmup_num_steps);
+        if (c->scheduler.type == ZERO_SCHED_WARMUP_DECAY_LR ||
+            c->scheduler.type == ZERO_SCHED_WARMUP_COSINE_LR)
+            printf(", total %lld", (long long)c->scheduler.total_num_steps);
+        printf(")");
+    } else
+        printf("warmup %lld, %s", (long long)a->warmup, schedule_names[a->schedule]);
+}
 
 static void print_header(const struct trainer *t)
 {
@@ -136,19 +155,24 @@ static void print_header(const struct trainer *t)
            (long long)t->V, a->model.checkpoint ? ", activation checkpointing" : "");
     printf("model: Ψ = %lld parameters (%lld padded) in %d units | world size %d | stage %d | "
            "%s | mode %s\n", (long long)th.psi, (long long)th.psi_padded, t->model->nunits,
-           t->world, c->zero_optimization.stage, c->bf16.enabled ? "bf16" : "fp32",
+           t->world, c->zero_optimization.stage,
+           c->bf16.enabled ? "bf16" : c->fp16.enabled ? "fp16" : "fp32",
            c->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native");
     printf("batch: %lld sequences of %lld tokens = micro-batch %lld x accumulation %lld x "
            "world %d\n", (long long)c->train_batch_size, (long long)t->T, (long long)t->m,
            (long long)t->accum, t->world);
-    printf("optimizer: AdamW lr %.2e betas (%g, %g) weight decay %g | warmup %lld, %s | "
-           "clipping ", c->optimizer.lr, c->optimizer.betas[0], c->optimizer.betas[1],
-           c->optimizer.weight_decay, (long long)a->warmup, schedule_names[a->schedule]);
+    printf("optimizer: %s lr %.2e betas (%g, %g) weight decay %g | ",
+           optimizer_names[c->optimizer.type], c->optimizer.lr, c->optimizer.betas[0],
+           c->optimizer.betas[1], c->optimizer.weight_decay);
+    print_schedule(a, c);
+    printf(" | clipping ");
     if (c->gradient_clipping > 0)
         printf("%g\n", c->gradient_clipping);
     else
         printf("off\n");
     printf("data: %s\n", t->src.what);
+    if (a->config)
+        printf("config: %s (under the flags)\n", a->config);
     printf("init: %s\n", a->init_weights ? a->init_weights : "GPT-2's, seeded (--seed)");
     if (a->verbose)
         for (int u = 0; u < t->model->nunits; u++) {

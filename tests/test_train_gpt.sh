@@ -127,6 +127,19 @@ if expect_ok ckfull && expect_ok ckresume; then
     [ "$(final ckfull)" = "$(final ckresume)" ] ||
         fail "checkpoints: resumed run ends '$(final ckresume)', uninterrupted '$(final ckfull)'"
 fi
+# -- --config: a DeepSpeed file under the flags (bf16, batch 16 = 4 x 2 x 2, WarmupLR)
+srcdir="${ZERO_TEST_SRCDIR:-$(dirname "$0")}"
+configs="$srcdir/../examples/configs"
+run cfg 2 --config "$configs/bf16.json" --stage 1 --steps 3 --sample 0 --eval-problems 0
+if expect_ok cfg; then
+    for want in '| stage 1 | bf16 |' 'batch: 16 sequences of 12 tokens = micro-batch 4 x accumulation 2' \
+        'WarmupLR from --config (warmup 5)' "config: $configs/bf16.json"; do
+        grep -aqF "$want" "$tmp/cfg.out" || fail "cfg: no '$want' in the header"
+    done
+fi
+run cfgbad 0 --config "$srcdir/configs/misspelled.json"
+[ "$rc" -eq 2 ] && grep -q 'stage3_prefetch_bucket_sise' "$tmp/cfgbad.err" ||
+    fail "cfgbad: a misspelled key did not fail naming it (exit $rc)"
 # --memory-table: one row per stage, each measured equal to its formula
 for row in '0 .* 16Ψ .* ok$' '1 .* 8Ψ \+ 8Ψ/N .* ok$' '2 .* 4Ψ \+ 12Ψ/N .* ok$' \
     '3 .* 16Ψ/N .* ok$'; do
