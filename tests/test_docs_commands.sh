@@ -15,7 +15,7 @@ set -u
 
 top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
 srcdir=$(cd "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/.." && pwd)
-for prog in "$top/src/cli/zero" "$top/examples/train_mlp"; do
+for prog in "$top/src/cli/zero" "$top/examples/train_mlp" "$top/examples/train_gpt"; do
     if [ ! -x "$prog" ]; then
         echo "test_docs_commands: $prog is not built" >&2
         exit 99
@@ -34,6 +34,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/bin"
 ln -s "$top/src/cli/zero" "$tmp/bin/zero"
 ln -s "$top/examples/train_mlp" "$tmp/bin/train_mlp"
+ln -s "$top/examples/train_gpt" "$tmp/bin/train_gpt"
 PATH=$tmp/bin:$PATH
 DOCS=$srcdir/docs
 export PATH DOCS
