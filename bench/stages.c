@@ -3,6 +3,11 @@
  *
  *   mpirun -np 2 bench/stages [--hidden 1024] [--layers 12] [--batch 32]
  *                             [--steps 5] [--mode exact|native] [--rounds 2]
+ *                             [--reuse-distance N]
+ *
+ * --reuse-distance 0 makes stage 3 gather every unit again for its backward
+ * (the paper's 3Ψ); DeepSpeed's default 1e9 keeps this model's units gathered
+ * from forward to backward.
  *
  * For each round, stages 0, 1, 2, 3 each train `steps` steps on fresh engines;
  * the first step of each (allocation, stage-3 trace) is not timed. Prints the
@@ -21,6 +26,7 @@ struct opts {
     int64_t hidden, batch;
     int layers, steps, rounds;
     enum zero_coll_mode mode;
+    int64_t reuse_distance; /* stage3_max_reuse_distance (DeepSpeed's 1e9 by default) */
 };
 
 struct sample {
@@ -53,6 +59,7 @@ static int run_stage(const struct opts *o, int stage, struct zero_device *dev, s
     cfg.train_batch_size = o->batch;
     cfg.train_micro_batch_size_per_gpu = o->batch / dev->size;
     cfg.libzero.coll_mode = o->mode;
+    cfg.zero_optimization.stage3_max_reuse_distance = o->reuse_distance;
     struct zero_model *m = NULL;
     struct zero_engine *e = NULL;
     int rc = zero_nn_build_mlp(&m, o->hidden, o->layers, 10, err);
@@ -87,7 +94,7 @@ static int run_stage(const struct opts *o, int stage, struct zero_device *dev, s
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mpirun -np N stages [--hidden H] [--layers L] [--batch B] [--steps K]\n"
-               "                       [--rounds R] [--mode exact|native]\n");
+               "                       [--rounds R] [--mode exact|native] [--reuse-distance N]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -96,9 +103,11 @@ static int parse(int argc, char **argv, struct opts *o)
         {"hidden", required_argument, 0, 'h'}, {"layers", required_argument, 0, 'l'},
         {"batch", required_argument, 0, 'b'},  {"steps", required_argument, 0, 's'},
         {"rounds", required_argument, 0, 'r'}, {"mode", required_argument, 0, 'm'},
+        {"reuse-distance", required_argument, 0, 'd'},
         {"help", no_argument, 0, '?'},         {0, 0, 0, 0},
     };
-    *o = (struct opts){.hidden = 1024, .layers = 12, .batch = 32, .steps = 5, .rounds = 2};
+    *o = (struct opts){.hidden = 1024, .layers = 12, .batch = 32, .steps = 5, .rounds = 2,
+                       .reuse_distance = 1000000000};
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -107,6 +116,7 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'b': o->batch = atoll(optarg); break;
         case 's': o->steps = atoi(optarg); break;
         case 'r': o->rounds = atoi(optarg); break;
+        case 'd': o->reuse_distance = atoll(optarg); break;
         case 'm':
             if (strcmp(optarg, "exact") && strcmp(optarg, "native"))
                 return 2;
@@ -115,7 +125,8 @@ static int parse(int argc, char **argv, struct opts *o)
         default: return 2;
         }
     }
-    if (o->hidden < 1 || o->layers < 1 || o->batch < 1 || o->steps < 1 || o->rounds < 1)
+    if (o->hidden < 1 || o->layers < 1 || o->batch < 1 || o->steps < 1 || o->rounds < 1 ||
+        o->reuse_distance < 0)
         return 2;
     return 0;
 }
@@ -146,9 +157,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: %s\n", rank, err.msg);
     } else if (rank == 0) {
         printf("toy model: hidden %lld, %d blocks, global batch %lld, N = %d, %s collectives, "
-               "%d timed steps per stage\n",
+               "%d timed steps per stage, stage3_max_reuse_distance %lld\n",
                (long long)o.hidden, o.layers, (long long)o.batch, world,
-               o.mode == ZERO_COLL_EXACT ? "exact" : "native", n);
+               o.mode == ZERO_COLL_EXACT ? "exact" : "native", n, (long long)o.reuse_distance);
         printf("%-6s %12s %10s %12s %12s\n", "stage", "step (ms)", "vs stage 0", "comm (ms)",
                "other (ms)");
         double base = 0.0;
