@@ -46,9 +46,9 @@ struct gemm_shape {
 
 static const struct zero_backend *real_be;
 static struct {
-    double gemm, attention;  /* seconds in the wrapped entries */
+    double gemm, attention; /* seconds in the wrapped entries */
     int64_t gemm_flops;
-    int recording;           /* record shapes of this step */
+    int recording; /* record shapes of this step */
     int nshapes;
     struct gemm_shape shapes[MAX_SHAPES];
 } timing;
@@ -63,8 +63,7 @@ static int timed_gemm(void *self, int ta, int tb, int64_t m, int64_t n, int64_t 
     timing.gemm += MPI_Wtime() - t0;
     timing.gemm_flops += 2 * m * n * k;
     if (timing.recording && timing.nshapes < MAX_SHAPES)
-        timing.shapes[timing.nshapes++] =
-            (struct gemm_shape){ta, tb, m, n, k, lda, ldb, ldc, beta};
+        timing.shapes[timing.nshapes++] = (struct gemm_shape){ta, tb, m, n, k, lda, ldb, ldc, beta};
     return rc;
 }
 
@@ -137,8 +136,8 @@ static double replay_raw(void)
             }
             double t0 = MPI_Wtime();
             cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans,
-                        s->tb ? CblasTrans : CblasNoTrans, (int)s->m, (int)s->n, (int)s->k, 1.0f,
-                        a, (int)s->lda, b, (int)s->ldb, s->beta, c, (int)s->ldc);
+                        s->tb ? CblasTrans : CblasNoTrans, (int)s->m, (int)s->n, (int)s->k, 1.0f, a,
+                        (int)s->lda, b, (int)s->ldb, s->beta, c, (int)s->ldc);
             seconds += MPI_Wtime() - t0;
             free(a);
             free(b);
@@ -232,9 +231,9 @@ static int run_stage(const struct opts *o, int stage, struct zero_device *dev, s
             .step = max_over_ranks(MPI_Wtime() - t0),
             .gemm = max_over_ranks(timing.gemm),
             .attention = max_over_ranks(timing.attention),
-            .layers = max_over_ranks(event_seconds[ZERO_EV_FORWARD] +
-                                     event_seconds[ZERO_EV_BACKWARD] +
-                                     event_seconds[ZERO_EV_RECOMPUTE]),
+            .layers =
+                max_over_ranks(event_seconds[ZERO_EV_FORWARD] + event_seconds[ZERO_EV_BACKWARD] +
+                               event_seconds[ZERO_EV_RECOMPUTE]),
             .optimizer = max_over_ranks(event_seconds[ZERO_EV_OPTIMIZER]),
             .comm = max_over_ranks(comm_seconds(&zero_engine_last_step(e)->comm)),
             .gemm_gflops = (double)timing.gemm_flops / timing.gemm / 1e9,
@@ -280,29 +279,54 @@ static void print_result(const struct opts *o, int stage, const struct result *r
 
 static int parse(struct opts *o, int argc, char **argv)
 {
-    *o = (struct opts){.model = {.n_layer = 6, .n_head = 6, .n_embd = 384, .block_size = 128,
-                                 .vocab_size = 256},
-                       .batch = 8, .steps = 3, .stage = -1};
-    static const struct option longs[] = {
-        {"n-layer", required_argument, NULL, 'l'}, {"n-embd", required_argument, NULL, 'c'},
-        {"n-head", required_argument, NULL, 'h'},  {"block-size", required_argument, NULL, 't'},
-        {"vocab-size", required_argument, NULL, 'v'}, {"batch", required_argument, NULL, 'b'},
-        {"steps", required_argument, NULL, 's'},   {"stage", required_argument, NULL, 'S'},
-        {"checkpoint-activations", no_argument, NULL, 'k'}, {NULL, 0, NULL, 0}};
+    *o = (struct opts){
+        .model = {.n_layer = 6, .n_head = 6, .n_embd = 384, .block_size = 128, .vocab_size = 256},
+        .batch = 8,
+        .steps = 3,
+        .stage = -1};
+    static const struct option longs[] = {{"n-layer", required_argument, NULL, 'l'},
+                                          {"n-embd", required_argument, NULL, 'c'},
+                                          {"n-head", required_argument, NULL, 'h'},
+                                          {"block-size", required_argument, NULL, 't'},
+                                          {"vocab-size", required_argument, NULL, 'v'},
+                                          {"batch", required_argument, NULL, 'b'},
+                                          {"steps", required_argument, NULL, 's'},
+                                          {"stage", required_argument, NULL, 'S'},
+                                          {"checkpoint-activations", no_argument, NULL, 'k'},
+                                          {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         long v = optarg ? strtol(optarg, NULL, 10) : 0;
         switch (c) {
-        case 'l': o->model.n_layer = (int)v; break;
-        case 'c': o->model.n_embd = v; break;
-        case 'h': o->model.n_head = (int)v; break;
-        case 't': o->model.block_size = v; break;
-        case 'v': o->model.vocab_size = v; break;
-        case 'b': o->batch = v; break;
-        case 's': o->steps = (int)v; break;
-        case 'S': o->stage = (int)v; break;
-        case 'k': o->model.checkpoint = 1; break;
-        default: return -1;
+        case 'l':
+            o->model.n_layer = (int)v;
+            break;
+        case 'c':
+            o->model.n_embd = v;
+            break;
+        case 'h':
+            o->model.n_head = (int)v;
+            break;
+        case 't':
+            o->model.block_size = v;
+            break;
+        case 'v':
+            o->model.vocab_size = v;
+            break;
+        case 'b':
+            o->batch = v;
+            break;
+        case 's':
+            o->steps = (int)v;
+            break;
+        case 'S':
+            o->stage = (int)v;
+            break;
+        case 'k':
+            o->model.checkpoint = 1;
+            break;
+        default:
+            return -1;
         }
     }
     return o->steps >= 1 && o->batch >= 1 && o->stage >= -1 && o->stage <= 3 ? 0 : -1;
@@ -340,7 +364,8 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("bench/gpt: GPT-2 %d layers, n_embd %lld, %d heads, block %lld, vocab %lld%s | "
                "batch %lld sequences (%lld tokens) on %d ranks | openblas core %s, 1 thread "
-               "per rank\n", o.model.n_layer, (long long)o.model.n_embd, o.model.n_head,
+               "per rank\n",
+               o.model.n_layer, (long long)o.model.n_embd, o.model.n_head,
                (long long)o.model.block_size, (long long)o.model.vocab_size,
                o.model.checkpoint ? ", checkpointing" : "", (long long)o.batch,
                (long long)(o.batch * o.model.block_size), dev->size, openblas_get_corename());

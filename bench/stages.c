@@ -100,29 +100,50 @@ static void usage(FILE *f)
 static int parse(int argc, char **argv, struct opts *o)
 {
     static const struct option longopts[] = {
-        {"hidden", required_argument, 0, 'h'}, {"layers", required_argument, 0, 'l'},
-        {"batch", required_argument, 0, 'b'},  {"steps", required_argument, 0, 's'},
-        {"rounds", required_argument, 0, 'r'}, {"mode", required_argument, 0, 'm'},
+        {"hidden", required_argument, 0, 'h'},
+        {"layers", required_argument, 0, 'l'},
+        {"batch", required_argument, 0, 'b'},
+        {"steps", required_argument, 0, 's'},
+        {"rounds", required_argument, 0, 'r'},
+        {"mode", required_argument, 0, 'm'},
         {"reuse-distance", required_argument, 0, 'd'},
-        {"help", no_argument, 0, '?'},         {0, 0, 0, 0},
+        {"help", no_argument, 0, '?'},
+        {0, 0, 0, 0},
     };
-    *o = (struct opts){.hidden = 1024, .layers = 12, .batch = 32, .steps = 5, .rounds = 2,
+    *o = (struct opts){.hidden = 1024,
+                       .layers = 12,
+                       .batch = 32,
+                       .steps = 5,
+                       .rounds = 2,
                        .reuse_distance = 1000000000};
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case 'h': o->hidden = atoll(optarg); break;
-        case 'l': o->layers = atoi(optarg); break;
-        case 'b': o->batch = atoll(optarg); break;
-        case 's': o->steps = atoi(optarg); break;
-        case 'r': o->rounds = atoi(optarg); break;
-        case 'd': o->reuse_distance = atoll(optarg); break;
+        case 'h':
+            o->hidden = atoll(optarg);
+            break;
+        case 'l':
+            o->layers = atoi(optarg);
+            break;
+        case 'b':
+            o->batch = atoll(optarg);
+            break;
+        case 's':
+            o->steps = atoi(optarg);
+            break;
+        case 'r':
+            o->rounds = atoi(optarg);
+            break;
+        case 'd':
+            o->reuse_distance = atoll(optarg);
+            break;
         case 'm':
             if (strcmp(optarg, "exact") && strcmp(optarg, "native"))
                 return 2;
             o->mode = strcmp(optarg, "exact") ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
             break;
-        default: return 2;
+        default:
+            return 2;
         }
     }
     if (o->hidden < 1 || o->layers < 1 || o->batch < 1 || o->steps < 1 || o->rounds < 1 ||
@@ -174,8 +195,8 @@ int main(int argc, char **argv)
             double med = step[n / 2], cmed = comm[n / 2];
             if (stage == 0)
                 base = med;
-            printf("%-6d %12.1f %10.3f %12.1f %12.1f\n", stage, 1e3 * med, med / base,
-                   1e3 * cmed, 1e3 * (med - cmed));
+            printf("%-6d %12.1f %10.3f %12.1f %12.1f\n", stage, 1e3 * med, med / base, 1e3 * cmed,
+                   1e3 * (med - cmed));
         }
     }
     free(s);

@@ -20,8 +20,8 @@ int example_checkpoint_after(struct zero_engine *e, const struct example_checkpo
     return rc ? zero_error_wrap(err, "--save-checkpoint: ") : ZERO_OK;
 }
 
-int example_resume(struct zero_engine *e, const struct example_checkpointing *c,
-                   int64_t *next_step, struct zero_error *err)
+int example_resume(struct zero_engine *e, const struct example_checkpointing *c, int64_t *next_step,
+                   struct zero_error *err)
 {
     char *meta = NULL;
     int rc = zero_checkpoint_load(e, c->resume_dir, &meta, err);

@@ -15,7 +15,7 @@ struct example_checkpointing {
     int64_t every;          /* 0: only at the end */
     int64_t keep_last;      /* 0: keep all */
     int64_t total_steps;
-    int64_t batch;          /* global batch, for the samples-seen record */
+    int64_t batch; /* global batch, for the samples-seen record */
     int quiet, rank;
 };
 
@@ -26,7 +26,7 @@ int example_checkpoint_after(struct zero_engine *e, const struct example_checkpo
 
 /* Loads the latest checkpoint of c->resume_dir into e; *next_step is the step
  * the training continues with. Collective. */
-int example_resume(struct zero_engine *e, const struct example_checkpointing *c,
-                   int64_t *next_step, struct zero_error *err);
+int example_resume(struct zero_engine *e, const struct example_checkpointing *c, int64_t *next_step,
+                   struct zero_error *err);
 
 #endif

@@ -63,13 +63,13 @@ static int residual_backward(const struct zero_unit *u, struct zero_unit_ctx *ct
     /* The engine says whether dW already holds another contribution this
      * micro-step (a shared parameter): then add (beta 1), else overwrite. */
     float beta = ctx->grad_accumulate[0] ? 1.0f : 0.0f;
-    int rc = be->gemm(ctx->bself, 1, 0, width, width, rows, 1.0f, dy, ZERO_F32, width, x,
-                      ZERO_F32, width, beta, dw, ZERO_F32, width);
+    int rc = be->gemm(ctx->bself, 1, 0, width, width, rows, 1.0f, dy, ZERO_F32, width, x, ZERO_F32,
+                      width, beta, dw, ZERO_F32, width);
     if (!rc && dx) /* dx is NULL when this is the model's first unit */
         rc = be->copy(ctx->bself, dx, dy, (size_t)(rows * width) * sizeof(float));
     if (!rc && dx)
-        rc = be->gemm(ctx->bself, 0, 0, rows, width, width, 1.0f, dy, ZERO_F32, width, w,
-                      ZERO_F32, width, 1.0f, dx, ZERO_F32, width);
+        rc = be->gemm(ctx->bself, 0, 0, rows, width, width, 1.0f, dy, ZERO_F32, width, w, ZERO_F32,
+                      width, 1.0f, dx, ZERO_F32, width);
     if (rc)
         snprintf(ctx->errmsg, ctx->errlen, "residual backward: %s", be->last_error(ctx->bself));
     return rc;
@@ -165,7 +165,8 @@ int main(int argc, char **argv)
     if (!rc) {
         if (dev->rank == 0)
             printf("custom_unit: %lld parameters, unit 'mix' is a residual_linear, stage 3 on "
-                   "%d ranks\n", (long long)zero_model_numel(model), dev->size);
+                   "%d ranks\n",
+                   (long long)zero_model_numel(model), dev->size);
         rc = train(e, dev->rank, dev->size, &err);
     }
     if (rc)

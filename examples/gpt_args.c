@@ -14,8 +14,8 @@ struct opt {
     const char *name, *arg, *help;
     enum opt_kind kind;
     void *dst;
-    double min, max;             /* K_INT, K_I64, K_REAL: accepted range */
-    const char *const *choices;  /* K_CHOICE: NULL-terminated; dst is an int index */
+    double min, max;            /* K_INT, K_I64, K_REAL: accepted range */
+    const char *const *choices; /* K_CHOICE: NULL-terminated; dst is an int index */
 };
 
 static const char *const schedules[] = {"cosine", "decay", "constant", NULL};
@@ -25,11 +25,18 @@ static const char *const modes[] = {"exact", "native", NULL};
 #define BIG 9.0e15 /* integers beyond this are not exact in a double */
 
 /* Table entries: numbers with a range, strings / flags / seeds, and choices. */
-#define OPT_NUM(n, a, h, k, d, lo, hi) {.name = n, .arg = a, .help = h, .kind = k, .dst = d, \
-                                         .min = lo, .max = hi}
-#define OPT_ANY(n, a, h, k, d) {.name = n, .arg = a, .help = h, .kind = k, .dst = d}
-#define OPT_CHOICE(n, a, h, d, c) {.name = n, .arg = a, .help = h, .kind = K_CHOICE, .dst = d, \
-                                   .choices = c}
+#define OPT_NUM(n, a, h, k, d, lo, hi)                                                             \
+    {                                                                                              \
+        .name = n, .arg = a, .help = h, .kind = k, .dst = d, .min = lo, .max = hi                  \
+    }
+#define OPT_ANY(n, a, h, k, d)                                                                     \
+    {                                                                                              \
+        .name = n, .arg = a, .help = h, .kind = k, .dst = d                                        \
+    }
+#define OPT_CHOICE(n, a, h, d, c)                                                                  \
+    {                                                                                              \
+        .name = n, .arg = a, .help = h, .kind = K_CHOICE, .dst = d, .choices = c                   \
+    }
 
 /* The table, pointing into a. Section titles are entries without a name. */
 static int table(struct gpt_args *a, struct opt *o)
@@ -47,30 +54,37 @@ static int table(struct gpt_args *a, struct opt *o)
         OPT_ANY("checkpoint-activations", NULL, "recompute each block's activations in backward",
                 K_FLAG, &a->model.checkpoint),
         {.help = "training"},
-        OPT_ANY("config", "FILE", "a DeepSpeed ds_config.json under the flags: the defaults "
+        OPT_ANY("config", "FILE",
+                "a DeepSpeed ds_config.json under the flags: the defaults "
                 "here < FILE < the flags given, wherever they stand; the file's batch keys "
                 "and scheduler section are used unless --batch/--micro-batch or "
-                "--warmup/--schedule are given", K_STR, &a->config),
-        OPT_NUM("stage", "S", "ZeRO stage: 0 (plain data parallel), 1, 2 or 3", K_INT, &z->stage,
-                0, 3),
+                "--warmup/--schedule are given",
+                K_STR, &a->config),
+        OPT_NUM("stage", "S", "ZeRO stage: 0 (plain data parallel), 1, 2 or 3", K_INT, &z->stage, 0,
+                3),
         OPT_NUM("batch", "B", "global batch, in sequences", K_I64, &a->batch, 1, BIG),
-        OPT_NUM("micro-batch", "m", "sequences per rank per micro-step (0: B / N); gradient "
-                "accumulation is B / (m N)", K_I64, &a->micro_batch, 0, BIG),
+        OPT_NUM("micro-batch", "m",
+                "sequences per rank per micro-step (0: B / N); gradient "
+                "accumulation is B / (m N)",
+                K_I64, &a->micro_batch, 0, BIG),
         OPT_NUM("steps", "K", "optimizer steps", K_I64, &a->steps, 0, BIG),
         OPT_NUM("lr", "X", "peak learning rate (AdamW, betas 0.9, 0.95)", K_REAL,
                 &a->cfg.optimizer.lr, 1e-12, 1e3),
         OPT_NUM("warmup", "W", "linear warmup steps", K_I64, &a->warmup, 0, BIG),
-        OPT_CHOICE("schedule", "NAME", "after the warmup: cosine (WarmupCosineLR, down to 0.1 "
+        OPT_CHOICE("schedule", "NAME",
+                   "after the warmup: cosine (WarmupCosineLR, down to 0.1 "
                    "lr), decay (WarmupDecayLR, linear to 0) or constant (WarmupLR)",
                    &a->schedule, schedules),
-        OPT_NUM("weight-decay", "X", "AdamW weight decay", K_REAL,
-                &a->cfg.optimizer.weight_decay, 0, 1e3),
+        OPT_NUM("weight-decay", "X", "AdamW weight decay", K_REAL, &a->cfg.optimizer.weight_decay,
+                0, 1e3),
         OPT_NUM("clip", "X", "gradient clipping: max global norm, 0 = off", K_REAL,
                 &a->cfg.gradient_clipping, 0, 1e12),
         OPT_ANY("seed", "N", "parameter initialization seed", K_U64, &a->cfg.libzero.seed),
         OPT_ANY("bf16", NULL, "bf16 mixed precision (fp32 master weights)", K_FLAG, &a->bf16),
-        OPT_CHOICE("mode", "NAME", "exact (bit-reproducible collectives) or native (MPI's own "
-                   "reductions)", &a->mode, modes),
+        OPT_CHOICE("mode", "NAME",
+                   "exact (bit-reproducible collectives) or native (MPI's own "
+                   "reductions)",
+                   &a->mode, modes),
         OPT_NUM("persistence", "N", "stage3_param_persistence_threshold, elements", K_I64,
                 &z->stage3_param_persistence_threshold, 0, BIG),
         OPT_NUM("prefetch", "N", "stage3_prefetch_bucket_size, elements", K_I64,
@@ -78,10 +92,14 @@ static int table(struct gpt_args *a, struct opt *o)
         OPT_NUM("reuse-distance", "N", "stage3_max_reuse_distance, elements", K_I64,
                 &z->stage3_max_reuse_distance, 0, BIG),
         {.help = "data"},
-        OPT_ANY("data", "FILE", "train on FILE: *.bin is an llm.c token shard, anything else "
-                "byte-level text (default: the addition task)", K_STR, &a->data),
-        OPT_ANY("val-data", "FILE", "validation tokens (default: the last --val-fraction of "
-                "--data)", K_STR, &a->val_data),
+        OPT_ANY("data", "FILE",
+                "train on FILE: *.bin is an llm.c token shard, anything else "
+                "byte-level text (default: the addition task)",
+                K_STR, &a->data),
+        OPT_ANY("val-data", "FILE",
+                "validation tokens (default: the last --val-fraction of "
+                "--data)",
+                K_STR, &a->val_data),
         OPT_NUM("val-fraction", "X", "share of --data kept for validation", K_REAL,
                 &a->val_fraction, 0.001, 0.5),
         OPT_NUM("digits", "D", "addition task: digits per operand", K_INT, &a->digits, 1, 9),
@@ -89,37 +107,43 @@ static int table(struct gpt_args *a, struct opt *o)
                 &a->data_seed),
         OPT_NUM("val-every", "K", "validation loss every K steps (0: only at the end)", K_I64,
                 &a->val_every, 0, BIG),
-        OPT_NUM("val-batches", "N", "global batches in a validation", K_I64,
-                &a->val_batches, 1, BIG),
-        OPT_NUM("eval-problems", "N", "addition task: held-out problems answered greedily at "
-                "the end", K_I64, &a->eval_problems, 0, BIG),
+        OPT_NUM("val-batches", "N", "global batches in a validation", K_I64, &a->val_batches, 1,
+                BIG),
+        OPT_NUM("eval-problems", "N",
+                "addition task: held-out problems answered greedily at "
+                "the end",
+                K_I64, &a->eval_problems, 0, BIG),
         {.help = "sampling at the end"},
         OPT_NUM("sample", "N", "tokens to generate (0: none)", K_I64, &a->sample_tokens, 0, BIG),
-        OPT_NUM("temperature", "X", "softmax temperature (0: greedy)", K_REAL, &a->temperature,
-                0, 100),
+        OPT_NUM("temperature", "X", "softmax temperature (0: greedy)", K_REAL, &a->temperature, 0,
+                100),
         OPT_NUM("top-k", "K", "sample among the K likeliest tokens (0: all)", K_I64, &a->top_k, 0,
                 BIG),
         OPT_ANY("sample-seed", "N", "sampling seed", K_U64, &a->sample_seed),
-        OPT_ANY("prompt", "TEXT", "text to continue (default: a held-out problem's prompt, or a "
-                "newline)", K_STR, &a->prompt),
+        OPT_ANY("prompt", "TEXT",
+                "text to continue (default: a held-out problem's prompt, or a "
+                "newline)",
+                K_STR, &a->prompt),
         {.help = "weights (.safetensors with Hugging Face GPT-2 names; Conv1D weights [in, out])"},
-        OPT_ANY("init-weights", "FILE", "load every parameter from FILE", K_STR,
-                &a->init_weights),
+        OPT_ANY("init-weights", "FILE", "load every parameter from FILE", K_STR, &a->init_weights),
         OPT_ANY("save-weights", "FILE", "write the trained parameters to FILE", K_STR,
                 &a->save_weights),
         {.help = "checkpoints (sharded; any world size and stage can resume them)"},
-        OPT_ANY("save-checkpoint", "DIR", "save at the end (and every --checkpoint-every steps) "
-                "into DIR/step_NNNNNN, DIR/latest naming the newest", K_STR, &a->save_checkpoint),
+        OPT_ANY("save-checkpoint", "DIR",
+                "save at the end (and every --checkpoint-every steps) "
+                "into DIR/step_NNNNNN, DIR/latest naming the newest",
+                K_STR, &a->save_checkpoint),
         OPT_NUM("checkpoint-every", "K", "also save after every K steps (0: only at the end)",
                 K_I64, &a->checkpoint_every, 0, BIG),
-        OPT_NUM("keep-last", "M", "keep the M newest checkpoints (0: all)", K_I64, &a->keep_last,
-                0, BIG),
+        OPT_NUM("keep-last", "M", "keep the M newest checkpoints (0: all)", K_I64, &a->keep_last, 0,
+                BIG),
         OPT_ANY("resume", "DIR", "continue from DIR's latest checkpoint up to --steps", K_STR,
                 &a->resume),
         {.help = "output"},
         OPT_ANY("quiet", NULL, "print only the final line (and errors)", K_FLAG, &a->quiet),
         OPT_ANY("verbose", NULL, "also print the units", K_FLAG, &a->verbose),
-        OPT_ANY("memory-table", NULL, "after training, run one step of the same model at each "
+        OPT_ANY("memory-table", NULL,
+                "after training, run one step of the same model at each "
                 "of stages 0-3 and print the measured memory per rank next to the ZeRO paper",
                 K_FLAG, &a->memory_table),
     };
@@ -134,8 +158,8 @@ static int table(struct gpt_args *a, struct opt *o)
 static void set_defaults(struct gpt_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->model = (struct zero_gpt_config){.n_layer = 2, .n_head = 4, .n_embd = 64,
-                                        .block_size = 12, .vocab_size = 256};
+    a->model = (struct zero_gpt_config){
+        .n_layer = 2, .n_head = 4, .n_embd = 64, .block_size = 12, .vocab_size = 256};
     a->batch = 32;
     a->steps = 800;
     a->warmup = 20;
@@ -164,12 +188,23 @@ static void set_defaults(struct gpt_args *a)
 static void print_default(FILE *out, const struct opt *o)
 {
     switch (o->kind) {
-    case K_INT: fprintf(out, " (default %d)", *(int *)o->dst); break;
-    case K_I64: fprintf(out, " (default %lld)", (long long)*(int64_t *)o->dst); break;
-    case K_U64: fprintf(out, " (default %llu)", (unsigned long long)*(uint64_t *)o->dst); break;
-    case K_REAL: fprintf(out, " (default %g)", *(double *)o->dst); break;
-    case K_CHOICE: fprintf(out, " (default %s)", o->choices[*(int *)o->dst]); break;
-    default: break;
+    case K_INT:
+        fprintf(out, " (default %d)", *(int *)o->dst);
+        break;
+    case K_I64:
+        fprintf(out, " (default %lld)", (long long)*(int64_t *)o->dst);
+        break;
+    case K_U64:
+        fprintf(out, " (default %llu)", (unsigned long long)*(uint64_t *)o->dst);
+        break;
+    case K_REAL:
+        fprintf(out, " (default %g)", *(double *)o->dst);
+        break;
+    case K_CHOICE:
+        fprintf(out, " (default %s)", o->choices[*(int *)o->dst]);
+        break;
+    default:
+        break;
     }
 }
 
@@ -207,7 +242,8 @@ void gpt_args_usage(FILE *out)
           "    loss, learning rate, tokens/s, step time and rank 0's memory by ledger tag;\n"
           "    the run ends with sampled text and the memory and communication tables.\n"
           "    Sequence s of the global batch is always the same data, so every stage and\n"
-          "    world size trains on the same tokens in the same order.\n", out);
+          "    world size trains on the same tokens in the same order.\n",
+          out);
     for (int i = 0; i < n; i++) {
         if (o[i].name == NULL) {
             fprintf(out, "\n%s\n", o[i].help);
@@ -222,7 +258,8 @@ void gpt_args_usage(FILE *out)
         fputc('\n', out);
     }
     fputs("\n    --help                     print this text\n\n"
-          "EXIT STATUS\n    0 success, 1 runtime error, 2 usage error\n", out);
+          "EXIT STATUS\n    0 success, 1 runtime error, 2 usage error\n",
+          out);
 }
 
 /* Stores text into o's destination; -1 when it does not parse or is out of range. */
@@ -278,16 +315,24 @@ static void describe(const struct opt *o, char *out, size_t len)
 {
     switch (o->kind) {
     case K_INT:
-    case K_I64: snprintf(out, len, "an integer in [%.0f, %.0f]", o->min, o->max); break;
-    case K_U64: snprintf(out, len, "an unsigned integer"); break;
-    case K_REAL: snprintf(out, len, "a number in [%g, %g]", o->min, o->max); break;
+    case K_I64:
+        snprintf(out, len, "an integer in [%.0f, %.0f]", o->min, o->max);
+        break;
+    case K_U64:
+        snprintf(out, len, "an unsigned integer");
+        break;
+    case K_REAL:
+        snprintf(out, len, "a number in [%g, %g]", o->min, o->max);
+        break;
     case K_CHOICE: {
         size_t at = (size_t)snprintf(out, len, "one of");
         for (int c = 0; o->choices[c] && at < len; c++)
             at += (size_t)snprintf(out + at, len - at, " %s", o->choices[c]);
         break;
     }
-    default: snprintf(out, len, "valid"); break;
+    default:
+        snprintf(out, len, "valid");
+        break;
     }
 }
 
@@ -356,9 +401,8 @@ enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, c
     int nl = 0;
     for (int i = 0; i < n; i++)
         if (o[i].name)
-            longs[nl++] = (struct option){o[i].name, o[i].kind == K_FLAG ? no_argument
-                                                                           : required_argument,
-                                          NULL, 256 + i};
+            longs[nl++] = (struct option){
+                o[i].name, o[i].kind == K_FLAG ? no_argument : required_argument, NULL, 256 + i};
     longs[nl++] = (struct option){"help", no_argument, NULL, 'h'};
     longs[nl] = (struct option){NULL, 0, NULL, 0};
     msg[0] = '\0';
@@ -369,15 +413,16 @@ enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, c
         if (c == 'h')
             return GPT_ARGS_HELP;
         if (c == '?' || c == ':') {
-            snprintf(msg, msg_len, c == '?' ? "train_gpt: unknown option '%s' (see --help)"
-                                            : "train_gpt: option '%s' needs a value",
+            snprintf(msg, msg_len,
+                     c == '?' ? "train_gpt: unknown option '%s' (see --help)"
+                              : "train_gpt: option '%s' needs a value",
                      argv[optind - 1]);
             return GPT_ARGS_USAGE;
         }
         const struct opt *op = &o[c - 256];
         /* an explicit schedule flag replaces the file's scheduler section */
-        if (a->schedule == GPT_SCHEDULE_CONFIG && (strcmp(op->name, "warmup") == 0 ||
-                                                   strcmp(op->name, "schedule") == 0))
+        if (a->schedule == GPT_SCHEDULE_CONFIG &&
+            (strcmp(op->name, "warmup") == 0 || strcmp(op->name, "schedule") == 0))
             a->schedule = GPT_SCHEDULE_COSINE;
         if (store(op, optarg) != 0) {
             char want[128];

@@ -22,8 +22,8 @@ struct gpt_args {
     int64_t batch;       /* global batch, sequences */
     int64_t micro_batch; /* sequences per rank per micro-step; 0 = batch / world */
     int64_t steps;
-    int64_t warmup;      /* warmup steps of the schedule */
-    int schedule;        /* enum gpt_schedule */
+    int64_t warmup; /* warmup steps of the schedule */
+    int schedule;   /* enum gpt_schedule */
     int bf16;
     int mode; /* enum zero_coll_mode, applied to cfg after parsing */
     /* data */
@@ -47,7 +47,7 @@ struct gpt_args {
     int64_t checkpoint_every, keep_last;
     const char *config; /* --config: a ds_config.json under the flags */
     int quiet, verbose;
-    int memory_table; /* --memory-table: stages 0-3 measured next to theory */
+    int memory_table;       /* --memory-table: stages 0-3 measured next to theory */
     struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
 };
 

@@ -68,7 +68,7 @@ int gpt_generate(struct zero_engine *e, int64_t T, int64_t V, const int32_t *pro
                  int64_t n, double temperature, int64_t top_k, uint64_t seed, int32_t *out,
                  MPI_Comm comm, struct zero_error *err)
 {
-    int32_t *window = malloc((size_t)T * sizeof *window); /* (T) */
+    int32_t *window = malloc((size_t)T * sizeof *window);     /* (T) */
     float *logits = malloc((size_t)(T * V) * sizeof *logits); /* (T, V) */
     int rc = window && logits ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "generation buffers");
     rc = example_agree(rc, err, comm);

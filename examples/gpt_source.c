@@ -17,11 +17,10 @@ static int open_files(struct gpt_source *s, const struct gpt_args *a, struct zer
         rc = zero_token_split_init(&s->train, &s->train_tokens, 0, s->train_tokens.n, T, a->data,
                                    err);
         if (!rc)
-            rc = zero_token_split_init(&s->val, &s->val_tokens, 0, s->val_tokens.n, T,
-                                       a->val_data, err);
-        snprintf(s->what, sizeof s->what, "%s (%lld tokens), validation %s (%lld tokens)",
-                 a->data, (long long)s->train_tokens.n, a->val_data,
-                 (long long)s->val_tokens.n);
+            rc = zero_token_split_init(&s->val, &s->val_tokens, 0, s->val_tokens.n, T, a->val_data,
+                                       err);
+        snprintf(s->what, sizeof s->what, "%s (%lld tokens), validation %s (%lld tokens)", a->data,
+                 (long long)s->train_tokens.n, a->val_data, (long long)s->val_tokens.n);
         return rc;
     }
     const int64_t n = s->train_tokens.n, cut = n - (int64_t)((double)n * a->val_fraction);
@@ -48,8 +47,10 @@ int gpt_source_open(struct gpt_source *s, const struct gpt_args *a, struct zero_
     }
     s->addition = 1;
     s->task = (struct zero_addition){.digits = a->digits, .seed = a->data_seed};
-    snprintf(s->what, sizeof s->what, "the addition task, %d-digit operands (seed %llu), "
-             "validation on held-out problems", a->digits, (unsigned long long)a->data_seed);
+    snprintf(s->what, sizeof s->what,
+             "the addition task, %d-digit operands (seed %llu), "
+             "validation on held-out problems",
+             a->digits, (unsigned long long)a->data_seed);
     return zero_addition_check(&s->task, a->model.block_size, err);
 }
 

@@ -59,7 +59,8 @@ static const char usage_text[] =
     "    --prefetch N         stage3_prefetch_bucket_size, elements\n"
     "    --persistence N      stage3_param_persistence_threshold, elements\n"
     "    --max-live N         stage3_max_live_parameters, elements\n"
-    "    --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at once)\n"
+    "    --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at "
+    "once)\n"
     "    --bucket N           reduce_bucket_size, elements\n"
     "    --overlap 0|1        overlap_comm\n"
     "    --align N            unit shards are multiples of N elements (default 2048)\n"
@@ -96,14 +97,48 @@ static const char usage_text[] =
     "EXIT STATUS\n"
     "    0 success, 1 runtime error, 2 usage error\n";
 
-const char *mlp_args_usage(void) { return usage_text; }
+const char *mlp_args_usage(void)
+{
+    return usage_text;
+}
 
 enum {
-    OPT_STAGE = 256, OPT_HIDDEN, OPT_LAYERS, OPT_CLASSES, OPT_BATCH, OPT_MICRO, OPT_STEPS,
-    OPT_LR, OPT_CLIP, OPT_SEED, OPT_DATA_SEED, OPT_MODE, OPT_PREFETCH, OPT_PERSISTENCE, OPT_REUSE,
-    OPT_MAX_LIVE, OPT_BUCKET, OPT_OVERLAP, OPT_ALIGN, OPT_INIT, OPT_SAVE, OPT_DATA,
-    OPT_WRITE_DATA, OPT_SAMPLES, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_CONFIG, OPT_PRECISION, OPT_SAVE_DTYPE,
-    OPT_TRACE, OPT_TRACE_STEPS, OPT_SAVE_CKPT, OPT_CKPT_EVERY, OPT_KEEP_LAST, OPT_RESUME
+    OPT_STAGE = 256,
+    OPT_HIDDEN,
+    OPT_LAYERS,
+    OPT_CLASSES,
+    OPT_BATCH,
+    OPT_MICRO,
+    OPT_STEPS,
+    OPT_LR,
+    OPT_CLIP,
+    OPT_SEED,
+    OPT_DATA_SEED,
+    OPT_MODE,
+    OPT_PREFETCH,
+    OPT_PERSISTENCE,
+    OPT_REUSE,
+    OPT_MAX_LIVE,
+    OPT_BUCKET,
+    OPT_OVERLAP,
+    OPT_ALIGN,
+    OPT_INIT,
+    OPT_SAVE,
+    OPT_DATA,
+    OPT_WRITE_DATA,
+    OPT_SAMPLES,
+    OPT_QUIET,
+    OPT_VERBOSE,
+    OPT_HELP,
+    OPT_CONFIG,
+    OPT_PRECISION,
+    OPT_SAVE_DTYPE,
+    OPT_TRACE,
+    OPT_TRACE_STEPS,
+    OPT_SAVE_CKPT,
+    OPT_CKPT_EVERY,
+    OPT_KEEP_LAST,
+    OPT_RESUME
 };
 
 static const struct option options[] = {
@@ -235,21 +270,50 @@ static int set_int_option(struct mlp_args *a, int opt, const char *v)
         break;
     }
     switch (opt) {
-    case OPT_HIDDEN: a->hidden = n; break;
-    case OPT_CLASSES: a->classes = n; break;
-    case OPT_BATCH: a->batch = n; break;
-    case OPT_MICRO: a->micro_batch = n; break;
-    case OPT_STEPS: a->steps = n; break;
-    case OPT_SAMPLES: a->samples = n; break;
-    case OPT_PREFETCH: z->stage3_prefetch_bucket_size = n; break;
-    case OPT_PERSISTENCE: z->stage3_param_persistence_threshold = n; break;
-    case OPT_REUSE: z->stage3_max_reuse_distance = n; break;
-    case OPT_MAX_LIVE: z->stage3_max_live_parameters = n; break;
-    case OPT_BUCKET: z->reduce_bucket_size = n; break;
-    case OPT_ALIGN: a->cfg.libzero.align = n; break;
-    case OPT_CKPT_EVERY: a->checkpoint_every = n; break;
-    case OPT_KEEP_LAST: a->keep_last = n; break;
-    default: return -1;
+    case OPT_HIDDEN:
+        a->hidden = n;
+        break;
+    case OPT_CLASSES:
+        a->classes = n;
+        break;
+    case OPT_BATCH:
+        a->batch = n;
+        break;
+    case OPT_MICRO:
+        a->micro_batch = n;
+        break;
+    case OPT_STEPS:
+        a->steps = n;
+        break;
+    case OPT_SAMPLES:
+        a->samples = n;
+        break;
+    case OPT_PREFETCH:
+        z->stage3_prefetch_bucket_size = n;
+        break;
+    case OPT_PERSISTENCE:
+        z->stage3_param_persistence_threshold = n;
+        break;
+    case OPT_REUSE:
+        z->stage3_max_reuse_distance = n;
+        break;
+    case OPT_MAX_LIVE:
+        z->stage3_max_live_parameters = n;
+        break;
+    case OPT_BUCKET:
+        z->reduce_bucket_size = n;
+        break;
+    case OPT_ALIGN:
+        a->cfg.libzero.align = n;
+        break;
+    case OPT_CKPT_EVERY:
+        a->checkpoint_every = n;
+        break;
+    case OPT_KEEP_LAST:
+        a->keep_last = n;
+        break;
+    default:
+        return -1;
     }
     return 0;
 }
@@ -258,14 +322,18 @@ static int set_int_option(struct mlp_args *a, int opt, const char *v)
 static const char *int_range(int opt)
 {
     switch (opt) {
-    case OPT_STAGE: return "0, 1, 2 or 3";
-    case OPT_OVERLAP: return "0 or 1";
+    case OPT_STAGE:
+        return "0, 1, 2 or 3";
+    case OPT_OVERLAP:
+        return "0 or 1";
     case OPT_LAYERS:
     case OPT_STEPS:
     case OPT_PREFETCH:
     case OPT_PERSISTENCE:
-    case OPT_REUSE: return "an integer >= 0";
-    default: return "an integer >= 1";
+    case OPT_REUSE:
+        return "an integer >= 0";
+    default:
+        return "an integer >= 1";
     }
 }
 
@@ -324,17 +392,38 @@ static int apply(struct mlp_args *a, int opt, const char *name, const char *v, c
         a->save_dtype = (enum zero_dtype)t;
         return 0;
     }
-    case OPT_INIT: a->init_weights = v; return 0;
-    case OPT_SAVE: a->save_weights = v; return 0;
-    case OPT_DATA: a->data = v; return 0;
-    case OPT_WRITE_DATA: a->write_data = v; return 0;
-    case OPT_TRACE: a->trace = v; return 0;
-    case OPT_TRACE_STEPS: a->trace_steps = v; return 0;
-    case OPT_SAVE_CKPT: a->save_checkpoint = v; return 0;
-    case OPT_RESUME: a->resume = v; return 0;
-    case OPT_CONFIG: return 0; /* loaded before the other flags */
-    case OPT_QUIET: a->quiet = 1; return 0;
-    case OPT_VERBOSE: a->verbose = 1; return 0;
+    case OPT_INIT:
+        a->init_weights = v;
+        return 0;
+    case OPT_SAVE:
+        a->save_weights = v;
+        return 0;
+    case OPT_DATA:
+        a->data = v;
+        return 0;
+    case OPT_WRITE_DATA:
+        a->write_data = v;
+        return 0;
+    case OPT_TRACE:
+        a->trace = v;
+        return 0;
+    case OPT_TRACE_STEPS:
+        a->trace_steps = v;
+        return 0;
+    case OPT_SAVE_CKPT:
+        a->save_checkpoint = v;
+        return 0;
+    case OPT_RESUME:
+        a->resume = v;
+        return 0;
+    case OPT_CONFIG:
+        return 0; /* loaded before the other flags */
+    case OPT_QUIET:
+        a->quiet = 1;
+        return 0;
+    case OPT_VERBOSE:
+        a->verbose = 1;
+        return 0;
     default:
         if (set_int_option(a, opt, v) == 0)
             return 0;
@@ -399,8 +488,7 @@ enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, c
     int opt, index;
     while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
         if (opt == '?') {
-            snprintf(msg, msg_len, "train_mlp: unknown option '%s' (see --help)",
-                     argv[optind - 1]);
+            snprintf(msg, msg_len, "train_mlp: unknown option '%s' (see --help)", argv[optind - 1]);
             return MLP_ARGS_USAGE;
         }
         if (opt == ':') {
@@ -434,7 +522,8 @@ enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, c
         return MLP_ARGS_USAGE;
     }
     if ((a->checkpoint_every || a->keep_last) && !a->save_checkpoint) {
-        snprintf(msg, msg_len, "train_mlp: --checkpoint-every and --keep-last need "
+        snprintf(msg, msg_len,
+                 "train_mlp: --checkpoint-every and --keep-last need "
                  "--save-checkpoint");
         return MLP_ARGS_USAGE;
     }

@@ -15,19 +15,19 @@ struct mlp_args {
     uint64_t data_seed;
     const char *init_weights; /* NULL = initialize from cfg.libzero.seed */
     const char *save_weights;
-    enum zero_dtype save_dtype;   /* --save-dtype: fp32 (default), fp16 or bf16 */
-    const char *data;             /* NULL = synthetic samples */
-    const char *write_data;       /* write the synthetic data set there and exit */
-    int64_t samples;              /* samples for write_data; 0 = batch * steps */
-    const char *config;           /* --config: a ds_config.json under the flags */
+    enum zero_dtype save_dtype; /* --save-dtype: fp32 (default), fp16 or bf16 */
+    const char *data;           /* NULL = synthetic samples */
+    const char *write_data;     /* write the synthetic data set there and exit */
+    int64_t samples;            /* samples for write_data; 0 = batch * steps */
+    const char *config;         /* --config: a ds_config.json under the flags */
     int quiet, verbose;
-    const char *trace;       /* --trace: Chrome trace-event JSON of the --trace-steps */
-    const char *trace_steps; /* e.g. "2,3"; NULL = every step */
+    const char *trace;           /* --trace: Chrome trace-event JSON of the --trace-steps */
+    const char *trace_steps;     /* e.g. "2,3"; NULL = every step */
     const char *save_checkpoint; /* --save-checkpoint DIR: at the end and every K steps */
     int64_t checkpoint_every;    /* K; 0 = only at the end */
     int64_t keep_last;           /* step directories kept; 0 = all */
     const char *resume;          /* --resume DIR: continue from DIR's latest checkpoint */
-    struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
+    struct zero_config cfg;      /* stage, optimizer and knobs; batch sizes unresolved */
 };
 
 enum mlp_args_result { MLP_ARGS_OK = 0, MLP_ARGS_HELP, MLP_ARGS_USAGE };

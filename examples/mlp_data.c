@@ -24,8 +24,8 @@ static int find(struct zero_st_file *f, const char *path, const char *name, int 
         return zero_fail(err, ZERO_EFORMAT, "%s: no tensor '%s'", path, name);
     *out = zero_st_tensor(f, i);
     if ((*out)->ndim != ndim)
-        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s' has %d dimensions; expected %d",
-                         path, name, (*out)->ndim, ndim);
+        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s' has %d dimensions; expected %d", path,
+                         name, (*out)->ndim, ndim);
     return ZERO_OK;
 }
 
@@ -41,10 +41,11 @@ static int read_file(struct mlp_data *d, const char *path, struct zero_error *er
         goto out;
     int64_t s = x->shape[0];
     if (x->shape[1] != d->hidden || y->shape[0] != s || s < 1) {
-        rc = zero_fail(err, ZERO_EFORMAT, "%s: inputs [%lld, %lld] and labels [%lld] do not "
+        rc = zero_fail(err, ZERO_EFORMAT,
+                       "%s: inputs [%lld, %lld] and labels [%lld] do not "
                        "fit: expected inputs [S, %lld] (--hidden) and labels [S], S >= 1",
-                       path, (long long)x->shape[0], (long long)x->shape[1],
-                       (long long)y->shape[0], (long long)d->hidden);
+                       path, (long long)x->shape[0], (long long)x->shape[1], (long long)y->shape[0],
+                       (long long)d->hidden);
         goto out;
     }
     d->samples = s;
@@ -62,9 +63,11 @@ static int read_file(struct mlp_data *d, const char *path, struct zero_error *er
     }
     for (int64_t i = 0; i < s && !rc; i++)
         if (d->labels[i] < 0 || d->labels[i] >= d->classes)
-            rc = zero_fail(err, ZERO_EFORMAT, "%s: labels[%lld] = %d is outside 0 .. %lld "
-                           "(--classes %lld)", path, (long long)i, d->labels[i],
-                           (long long)d->classes - 1, (long long)d->classes);
+            rc = zero_fail(err, ZERO_EFORMAT,
+                           "%s: labels[%lld] = %d is outside 0 .. %lld "
+                           "(--classes %lld)",
+                           path, (long long)i, d->labels[i], (long long)d->classes - 1,
+                           (long long)d->classes);
 out:
     zero_st_close(f);
     return rc;
@@ -125,7 +128,7 @@ int mlp_data_write_synthetic(const char *path, uint64_t seed, int64_t hidden, in
                              int64_t samples, struct zero_error *err)
 {
     float *x = malloc((size_t)(samples * hidden) * sizeof *x); /* (samples, hidden) */
-    int32_t *y = malloc((size_t)samples * sizeof *y);           /* (samples) */
+    int32_t *y = malloc((size_t)samples * sizeof *y);          /* (samples) */
     if (!x || !y) {
         free(x);
         free(y);

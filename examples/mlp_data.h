@@ -13,10 +13,10 @@
 
 struct mlp_data {
     int64_t hidden, classes;
-    uint64_t seed;     /* synthetic samples */
-    int64_t samples;   /* S of the file; 0 = synthetic */
-    float *inputs;     /* (S, hidden) */
-    int32_t *labels;   /* (S) */
+    uint64_t seed;   /* synthetic samples */
+    int64_t samples; /* S of the file; 0 = synthetic */
+    float *inputs;   /* (S, hidden) */
+    int32_t *labels; /* (S) */
 };
 
 void mlp_data_synthetic(struct mlp_data *d, int64_t hidden, int64_t classes, uint64_t seed);

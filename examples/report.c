@@ -14,8 +14,8 @@
 static const char *const stage_formula_fp32[4] = {"16Ψ", "8Ψ + 8Ψ/N", "4Ψ + 12Ψ/N", "16Ψ/N"};
 static const char *const stage_formula_mixed[4] = {"16Ψ", "4Ψ + 12Ψ/N", "2Ψ + 14Ψ/N", "16Ψ/N"};
 
-static void memory_row(FILE *out, const char *name, int64_t current, int64_t peak,
-                       int64_t theory, int has_peak, int has_theory)
+static void memory_row(FILE *out, const char *name, int64_t current, int64_t peak, int64_t theory,
+                       int has_peak, int has_theory)
 {
     fprintf(out, "  %-14s %10.2f ", name, (double)current / MIB);
     if (has_peak)
@@ -32,11 +32,16 @@ static void memory_row(FILE *out, const char *name, int64_t current, int64_t pea
 static int64_t tag_theory(const struct zero_theory *t, int tag)
 {
     switch (tag) {
-    case ZERO_TAG_PARAMS: return t->params_bytes;
-    case ZERO_TAG_GRADS: return t->grads_bytes;
-    case ZERO_TAG_MASTER: return t->master_bytes;
-    case ZERO_TAG_OPTIM: return t->optim_bytes;
-    default: return -1;
+    case ZERO_TAG_PARAMS:
+        return t->params_bytes;
+    case ZERO_TAG_GRADS:
+        return t->grads_bytes;
+    case ZERO_TAG_MASTER:
+        return t->master_bytes;
+    case ZERO_TAG_OPTIM:
+        return t->optim_bytes;
+    default:
+        return -1;
     }
 }
 
@@ -52,10 +57,12 @@ static void print_formula(FILE *out, const struct zero_engine *e, const struct z
                 (mixed ? stage_formula_mixed : stage_formula_fp32)[stage], zero_dtype_name(cdt),
                 mixed ? "2 + 2 + 4 + 8" : "4 + 4 + 8");
     else
-        fprintf(out, "theory: stage %d, params + grads + master + optimizer state (%s, SGD)",
-                stage, zero_dtype_name(cdt));
-    fprintf(out, " with Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d:"
-            " %" PRId64 " bytes\n", t->psi_padded, t->psi, world, t->model_state_bytes);
+        fprintf(out, "theory: stage %d, params + grads + master + optimizer state (%s, SGD)", stage,
+                zero_dtype_name(cdt));
+    fprintf(out,
+            " with Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d:"
+            " %" PRId64 " bytes\n",
+            t->psi_padded, t->psi, world, t->model_state_bytes);
 }
 
 int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm)
@@ -76,8 +83,7 @@ int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm)
     fprintf(out, "  %-14s %10s %10s %10s\n", "tag", "current", "peak", "theory");
     for (int tag = 0; tag < ZERO_TAG_COUNT; tag++) {
         int64_t theory = tag_theory(&t, tag);
-        memory_row(out, zero_tag_name(tag), l->current[tag], l->peak[tag], theory, 1,
-                   theory >= 0);
+        memory_row(out, zero_tag_name(tag), l->current[tag], l->peak[tag], theory, 1, theory >= 0);
         mismatches += theory >= 0 && theory != l->current[tag];
     }
     int64_t states = zero_ledger_model_states(l);
@@ -134,17 +140,20 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                                  : "2Ψ(N-1)/N";
     int64_t accum = c->gradient_accumulation_steps;
     if (accum <= 1) {
-        fprintf(out, "sent elements per rank: measured %" PRId64 ", theory %" PRId64 " = %s"
-                " (Ψ = %" PRId64 " padded", measured, t.sent_elements_per_step, formula,
-                t.psi_padded);
+        fprintf(out,
+                "sent elements per rank: measured %" PRId64 ", theory %" PRId64 " = %s"
+                " (Ψ = %" PRId64 " padded",
+                measured, t.sent_elements_per_step, formula, t.psi_padded);
         if (stage3)
             fprintf(out, ", Ψp = %" PRId64 ", Ψr = %" PRId64, t.psi_persistent, t.psi_reused);
         fprintf(out, ", N = %d)  %s\n", world,
                 measured == t.sent_elements_per_step ? "ok" : "MISMATCH");
     } else {
-        fprintf(out, "sent elements per rank: measured %" PRId64 "; theory %" PRId64 " = %s holds"
+        fprintf(out,
+                "sent elements per rank: measured %" PRId64 "; theory %" PRId64 " = %s holds"
                 " without accumulation: with %" PRId64 " micro-steps the gradient reduction%s"
-                " repeats per micro-step\n", measured, t.sent_elements_per_step, formula, accum,
+                " repeats per micro-step\n",
+                measured, t.sent_elements_per_step, formula, accum,
                 stage3 ? " and the gathers" : "");
     }
 }

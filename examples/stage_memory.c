@@ -16,8 +16,8 @@ struct stage_row {
 };
 
 static int one_stage(const struct zero_config *base, int stage, struct zero_model *model,
-                     struct zero_device *dev, const struct zero_batch *batch,
-                     struct stage_row *row, MPI_Comm comm, struct zero_error *err)
+                     struct zero_device *dev, const struct zero_batch *batch, struct stage_row *row,
+                     MPI_Comm comm, struct zero_error *err)
 {
     struct zero_config cfg = *base;
     cfg.zero_optimization.stage = stage;
@@ -57,8 +57,8 @@ int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_mod
         int rc = one_stage(cfg, stage, model, dev, batch, &rows[stage], comm, err);
         if (rc)
             return rc;
-        int bad = zero_ledger_model_states(&rows[stage].created) !=
-                  rows[stage].theory.model_state_bytes;
+        int bad =
+            zero_ledger_model_states(&rows[stage].created) != rows[stage].theory.model_state_bytes;
         int any = 0;
         MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
         mismatches += any;
@@ -67,8 +67,9 @@ int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_mod
         return mismatches;
     int mixed = cfg->fp16.enabled || cfg->bf16.enabled;
     const char *const *formula = mixed ? formula_mixed : formula_fp32;
-    fprintf(out, "\nmemory per rank by stage (rank 0, MiB; model states measured next to the "
-                 "ZeRO paper, %s with Adam; one step each)\n",
+    fprintf(out,
+            "\nmemory per rank by stage (rank 0, MiB; model states measured next to the "
+            "ZeRO paper, %s with Adam; one step each)\n",
             mixed ? "mixed precision: 2 + 2 + 4 + 8 bytes per parameter"
                   : "fp32: 4 + 4 + 8 bytes per parameter");
     fprintf(out, "  stage %8s %8s %8s %8s %9s %9s %-11s %8s %8s %8s\n", "params", "grads", "master",
@@ -79,13 +80,14 @@ int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_mod
         int64_t theory = rows[stage].theory.model_state_bytes;
         fprintf(out, "  %5d %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f %-11s %8.2f %8.2f %8.2f  %s\n",
                 stage, c->current[ZERO_TAG_PARAMS] / MIB, c->current[ZERO_TAG_GRADS] / MIB,
-                c->current[ZERO_TAG_MASTER] / MIB, c->current[ZERO_TAG_OPTIM] / MIB,
-                measured / MIB, theory / MIB, formula[stage], s->peak[ZERO_TAG_GATHER] / MIB,
+                c->current[ZERO_TAG_MASTER] / MIB, c->current[ZERO_TAG_OPTIM] / MIB, measured / MIB,
+                theory / MIB, formula[stage], s->peak[ZERO_TAG_GATHER] / MIB,
                 s->peak[ZERO_TAG_BUCKETS] / MIB, s->peak[ZERO_TAG_ACTIVATIONS] / MIB,
                 measured == theory ? "ok" : "MISMATCH");
     }
-    fprintf(out, "  Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d; gather, "
-                 "buckets, activ. are peaks during the step\n",
+    fprintf(out,
+            "  Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d; gather, "
+            "buckets, activ. are peaks during the step\n",
             rows[0].theory.psi_padded, rows[0].theory.psi, world);
     return mismatches;
 }

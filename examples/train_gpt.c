@@ -124,8 +124,7 @@ static void teardown(struct trainer *t)
 
 /* ---- what rank 0 prints ---- */
 
-static const char *const schedule_names[] = {"cosine to 0.1 lr", "linear decay to 0",
-                                             "constant"};
+static const char *const schedule_names[] = {"cosine to 0.1 lr", "linear decay to 0", "constant"};
 
 static const char *const optimizer_names[] = {"Adam", "AdamW", "SGD"};
 
@@ -154,13 +153,17 @@ static void print_header(const struct trainer *t)
            a->model.n_layer, a->model.n_head, (long long)a->model.n_embd, (long long)t->T,
            (long long)t->V, a->model.checkpoint ? ", activation checkpointing" : "");
     printf("model: Ψ = %lld parameters (%lld padded) in %d units | world size %d | stage %d | "
-           "%s | mode %s\n", (long long)th.psi, (long long)th.psi_padded, t->model->nunits,
-           t->world, c->zero_optimization.stage,
-           c->bf16.enabled ? "bf16" : c->fp16.enabled ? "fp16" : "fp32",
+           "%s | mode %s\n",
+           (long long)th.psi, (long long)th.psi_padded, t->model->nunits, t->world,
+           c->zero_optimization.stage,
+           c->bf16.enabled   ? "bf16"
+           : c->fp16.enabled ? "fp16"
+                             : "fp32",
            c->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native");
     printf("batch: %lld sequences of %lld tokens = micro-batch %lld x accumulation %lld x "
-           "world %d\n", (long long)c->train_batch_size, (long long)t->T, (long long)t->m,
-           (long long)t->accum, t->world);
+           "world %d\n",
+           (long long)c->train_batch_size, (long long)t->T, (long long)t->m, (long long)t->accum,
+           t->world);
     printf("optimizer: %s lr %.2e betas (%g, %g) weight decay %g | ",
            optimizer_names[c->optimizer.type], c->optimizer.lr, c->optimizer.betas[0],
            c->optimizer.betas[1], c->optimizer.weight_decay);
@@ -233,11 +236,10 @@ static double validate(struct trainer *t)
         die(t, &(struct zero_error){.msg = "validation buffers: out of memory"});
     for (int64_t i = 0; i < t->a.val_batches; i++)
         for (int64_t micro = 0; micro < t->accum; micro++) {
-            const int64_t first = zero_atom_first_sample(i, micro, t->rank, t->world, t->accum,
-                                                         t->m);
+            const int64_t first =
+                zero_atom_first_sample(i, micro, t->rank, t->world, t->accum, t->m);
             gpt_source_fill(&t->src, 1, t->T, first, t->m, t->tokens, t->labels);
-            struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens,
-                                   .labels = t->labels};
+            struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens, .labels = t->labels};
             float l;
             if (zero_engine_eval(t->engine, &b, &l, &err))
                 die(t, &err);
@@ -256,9 +258,14 @@ static struct example_checkpointing checkpointing(const struct trainer *t)
 {
     const struct gpt_args *a = &t->a;
     return (struct example_checkpointing){
-        .save_dir = a->save_checkpoint, .resume_dir = a->resume, .every = a->checkpoint_every,
-        .keep_last = a->keep_last, .total_steps = a->steps, .batch = t->cfg.train_batch_size,
-        .quiet = a->quiet, .rank = t->rank,
+        .save_dir = a->save_checkpoint,
+        .resume_dir = a->resume,
+        .every = a->checkpoint_every,
+        .keep_last = a->keep_last,
+        .total_steps = a->steps,
+        .batch = t->cfg.train_batch_size,
+        .quiet = a->quiet,
+        .rank = t->rank,
     };
 }
 
@@ -269,8 +276,7 @@ static void train(struct trainer *t)
         for (int64_t micro = 0; micro < t->accum; micro++) {
             int64_t first = zero_atom_first_sample(step, micro, t->rank, t->world, t->accum, t->m);
             gpt_source_fill(&t->src, 0, t->T, first, t->m, t->tokens, t->labels);
-            struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens,
-                                   .labels = t->labels};
+            struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens, .labels = t->labels};
             if (zero_engine_forward(t->engine, &b, NULL, &err) ||
                 zero_engine_backward(t->engine, &err) || zero_engine_step(t->engine, NULL, &err))
                 die(t, &err);

@@ -33,8 +33,8 @@ struct trainer {
     struct zero_model *model;
     struct zero_engine *engine;
     struct mlp_data data;
-    float *inputs;   /* (micro_batch, hidden) */
-    int32_t *labels; /* (micro_batch) */
+    float *inputs;            /* (micro_batch, hidden) */
+    int32_t *labels;          /* (micro_batch) */
     struct zero_trace *trace; /* --trace: the engine's observer */
     int64_t first_step;       /* --resume: the checkpoint's data position */
 };
@@ -108,13 +108,14 @@ static void print_header(const struct trainer *t)
     printf("train_mlp: %d residual MLP blocks of width %lld (inner %lld), %lld classes\n",
            a->layers, (long long)a->hidden, 4 * (long long)a->hidden, (long long)a->classes);
     printf("model: Ψ = %lld parameters (%lld padded) in %d units | world size %d | stage %d | "
-           "mode %s\n", (long long)th.psi, (long long)th.psi_padded, t->model->nunits, t->world,
+           "mode %s\n",
+           (long long)th.psi, (long long)th.psi_padded, t->model->nunits, t->world,
            c->zero_optimization.stage,
            c->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native");
     printf("batch: %lld = micro-batch %lld x accumulation %lld x world %d (%s)\n",
            (long long)c->train_batch_size, (long long)c->train_micro_batch_size_per_gpu,
            (long long)c->gradient_accumulation_steps, t->world,
-           t->micro_given                   ? "accumulation = batch / (micro-batch x world)"
+           t->micro_given                         ? "accumulation = batch / (micro-batch x world)"
            : t->a.cfg.gradient_accumulation_steps ? "micro-batch = batch / (accumulation x world)"
                                                   : "micro-batch = batch / world");
     static const char *const optimizers[] = {"Adam", "AdamW", "SGD"};
@@ -177,9 +178,14 @@ static struct example_checkpointing checkpointing(const struct trainer *t)
 {
     const struct mlp_args *a = &t->a;
     return (struct example_checkpointing){
-        .save_dir = a->save_checkpoint, .resume_dir = a->resume, .every = a->checkpoint_every,
-        .keep_last = a->keep_last, .total_steps = a->steps, .batch = t->cfg.train_batch_size,
-        .quiet = a->quiet, .rank = t->rank,
+        .save_dir = a->save_checkpoint,
+        .resume_dir = a->resume,
+        .every = a->checkpoint_every,
+        .keep_last = a->keep_last,
+        .total_steps = a->steps,
+        .batch = t->cfg.train_batch_size,
+        .quiet = a->quiet,
+        .rank = t->rank,
     };
 }
 
@@ -194,8 +200,7 @@ static void train(struct trainer *t)
             mlp_data_fill(&t->data, first, m, t->inputs, t->labels);
             struct zero_batch b = {.rows = m, .inputs = t->inputs, .labels = t->labels};
             if (zero_engine_forward(t->engine, &b, NULL, &err) ||
-                zero_engine_backward(t->engine, &err) ||
-                zero_engine_step(t->engine, NULL, &err))
+                zero_engine_backward(t->engine, &err) || zero_engine_step(t->engine, NULL, &err))
                 die(t, &err);
         }
         if (t->rank == 0 && !t->a.quiet)
@@ -234,9 +239,9 @@ static int write_data(const struct mlp_args *a, int rank)
     }
     if (rank == 0 && !a->quiet)
         printf("wrote %s: %lld synthetic samples (seed %llu): inputs F32 [%lld, %lld], labels "
-               "I64 [%lld]\n", a->write_data, (long long)samples,
-               (unsigned long long)a->data_seed, (long long)samples, (long long)a->hidden,
-               (long long)samples);
+               "I64 [%lld]\n",
+               a->write_data, (long long)samples, (unsigned long long)a->data_seed,
+               (long long)samples, (long long)a->hidden, (long long)samples);
     return 0;
 }
 
@@ -303,9 +308,8 @@ static int run(int argc, char **argv, int rank, int world)
         if (rank == 0)
             report_comm(stdout, t.engine, world);
     }
-    if (t.a.save_weights &&
-        weights_save_as(t.engine, t.model, t.a.save_weights, t.a.save_dtype, MPI_COMM_WORLD,
-                        &err)) {
+    if (t.a.save_weights && weights_save_as(t.engine, t.model, t.a.save_weights, t.a.save_dtype,
+                                            MPI_COMM_WORLD, &err)) {
         if (rank == 0)
             fprintf(stderr, "train_mlp: --save-weights: %s\n", err.msg);
         status = 1;

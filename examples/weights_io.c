@@ -61,8 +61,8 @@ static int ignored(const struct weights_map *map, const char *name)
 }
 
 /* The model's parameter a tensor of the file stands for, or -1. */
-static int model_param(const struct zero_model *m, const struct weights_map *map,
-                       const char *name, int *u, int *p)
+static int model_param(const struct zero_model *m, const struct weights_map *map, const char *name,
+                       int *u, int *p)
 {
     if (zero_model_find_param(m, name, u, p) == 0)
         return 0;
@@ -75,8 +75,7 @@ static int model_param(const struct zero_model *m, const struct weights_map *map
 /* Every parameter is in the file with the model's shape, and nothing else is
  * (but the tensors the map ignores). */
 static int check_tensors(const struct zero_st_file *f, const struct zero_model *m,
-                         const struct weights_map *map, const char *path,
-                         struct zero_error *err)
+                         const struct weights_map *map, const char *path, struct zero_error *err)
 {
     char name[2 * ZERO_NAME_LEN + 2], want[128], got[128];
     for (int u = 0; u < m->nunits; u++)
@@ -86,28 +85,32 @@ static int check_tensors(const struct zero_st_file *f, const struct zero_model *
             shape_text(spec->ndim, spec->shape, want, sizeof want);
             int i = find_tensor(f, map, name);
             if (i < 0)
-                return zero_fail(err, ZERO_EFORMAT, "%s: tensor %s is missing (the model's "
-                                 "shape is %s)", path, name, want);
+                return zero_fail(err, ZERO_EFORMAT,
+                                 "%s: tensor %s is missing (the model's "
+                                 "shape is %s)",
+                                 path, name, want);
             const struct zero_st_tensor_desc *d = zero_st_tensor(f, i);
             if (d->ndim != spec->ndim ||
                 memcmp(d->shape, spec->shape, (size_t)spec->ndim * sizeof *d->shape) != 0)
-                return zero_fail(err, ZERO_EFORMAT, "%s: tensor %s has shape %s, the model's "
-                                 "is %s", path, name, shape_text(d->ndim, d->shape, got,
-                                 sizeof got), want);
+                return zero_fail(err, ZERO_EFORMAT,
+                                 "%s: tensor %s has shape %s, the model's "
+                                 "is %s",
+                                 path, name, shape_text(d->ndim, d->shape, got, sizeof got), want);
         }
     for (int i = 0; i < zero_st_count(f); i++) {
         const struct zero_st_tensor_desc *d = zero_st_tensor(f, i);
         int u, p;
         if (model_param(m, map, d->name, &u, &p) != 0 && !ignored(map, d->name))
-            return zero_fail(err, ZERO_EFORMAT, "%s: tensor %s %s is not a parameter of the "
-                             "model", path, d->name, shape_text(d->ndim, d->shape, got,
-                             sizeof got));
+            return zero_fail(err, ZERO_EFORMAT,
+                             "%s: tensor %s %s is not a parameter of the "
+                             "model",
+                             path, d->name, shape_text(d->ndim, d->shape, got, sizeof got));
     }
     return ZERO_OK;
 }
 
-int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path,
-                 MPI_Comm comm, struct zero_error *err)
+int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path, MPI_Comm comm,
+                 struct zero_error *err)
 {
     return weights_load_mapped(e, m, path, NULL, comm, err);
 }
@@ -128,8 +131,8 @@ int weights_load_mapped(struct zero_engine *e, const struct zero_model *m, const
         for (int p = 0; p < m->units[u]->nparams && !rc; p++) {
             size_t numel = (size_t)zero_param_numel(&m->units[u]->params[p]);
             full_name(m, u, p, name, sizeof name);
-            if (rank == 0 && (rc = zero_st_read(f, find_tensor(f, map, name), host, ZERO_F32,
-                                                numel, err)))
+            if (rank == 0 &&
+                (rc = zero_st_read(f, find_tensor(f, map, name), host, ZERO_F32, numel, err)))
                 zero_error_wrap(err, "%s: tensor %s: ", path, name);
             if ((rc = example_agree(rc, err, comm)))
                 break;
@@ -158,7 +161,7 @@ static int describe(const struct zero_model *m, enum zero_dtype dtype,
     for (int u = 0; u < m->nunits; u++)
         for (int p = 0; p < m->units[u]->nparams; p++, i++) {
             const struct zero_param_spec *spec = &m->units[u]->params[p];
-            full_name(m, u, p, (*names)[i], sizeof (*names)[i]);
+            full_name(m, u, p, (*names)[i], sizeof(*names)[i]);
             (*descs)[i] = (struct zero_st_tensor_desc){
                 .name = (*names)[i], .dtype = dtype, .ndim = spec->ndim, .shape = spec->shape};
         }
@@ -166,8 +169,8 @@ static int describe(const struct zero_model *m, enum zero_dtype dtype,
     return ZERO_OK;
 }
 
-int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path,
-                 MPI_Comm comm, struct zero_error *err)
+int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path, MPI_Comm comm,
+                 struct zero_error *err)
 {
     return weights_save_as(e, m, path, ZERO_F32, comm, err);
 }
@@ -176,14 +179,16 @@ int weights_save_as(struct zero_engine *e, const struct zero_model *m, const cha
                     enum zero_dtype dtype, MPI_Comm comm, struct zero_error *err)
 {
     if (dtype != ZERO_F32 && dtype != ZERO_F16 && dtype != ZERO_BF16)
-        return zero_fail(err, ZERO_EINVAL, "%s: weights can be written as fp32, fp16 or bf16, "
-                                           "not %s", path, zero_dtype_name(dtype));
+        return zero_fail(err, ZERO_EINVAL,
+                         "%s: weights can be written as fp32, fp16 or bf16, "
+                         "not %s",
+                         path, zero_dtype_name(dtype));
     int rank;
     MPI_Comm_rank(comm, &rank);
     /* safetensors' own save_file() from torch marks its files this way */
     static const struct zero_st_kv metadata[] = {{"format", "pt"}};
     struct zero_st_tensor_desc *descs = NULL;
-    char (*names)[2 * ZERO_NAME_LEN + 2] = NULL;
+    char(*names)[2 * ZERO_NAME_LEN + 2] = NULL;
     struct zero_st_writer *w = NULL;
     int n = 0;
     float *host = malloc((size_t)largest_param(m) * sizeof *host + 1); /* (numel) */

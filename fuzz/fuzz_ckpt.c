@@ -69,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size < 4)
         return 0;
-    size_t n = (size_t)data[0] | (size_t)data[1] << 8 | (size_t)data[2] << 16 |
-               (size_t)data[3] << 24;
+    size_t n =
+        (size_t)data[0] | (size_t)data[1] << 8 | (size_t)data[2] << 16 | (size_t)data[3] << 24;
     if (n > size - 4)
         n = size - 4;
     put("meta.json", data + 4, n);
@@ -105,8 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(zero_checkpoint_tensor(c, i, &t) == 0 && t.numel >= 0);
             float *host = malloc((size_t)t.numel * sizeof *host + 1);
             for (int k = 0; host && k < info.nstates; k++) {
-                rc = zero_checkpoint_read_tensor(c, i, zero_checkpoint_state_name(c, k), host,
-                                                 &err);
+                rc =
+                    zero_checkpoint_read_tensor(c, i, zero_checkpoint_state_name(c, k), host, &err);
                 CHECK(rc == 0); /* the whole file verified: every read must succeed */
             }
             free(host);

@@ -83,10 +83,13 @@ static float *state_buffer(struct zero_engine *e, int u, int kind)
 {
     struct unit_states *s = &e->us[u];
     switch (kind) {
-    case CKPT_MASTER: return engine_master(e, u);
+    case CKPT_MASTER:
+        return engine_master(e, u);
     case CKPT_EXP_AVG:
-    case CKPT_MOMENTUM: return s->exp_avg;
-    default: return s->exp_avg_sq;
+    case CKPT_MOMENTUM:
+        return s->exp_avg;
+    default:
+        return s->exp_avg_sq;
     }
 }
 
@@ -144,10 +147,11 @@ static int check_call_point(struct zero_engine *e, const char *what, struct zero
         return zero_fail(err, ZERO_EINVAL, "checkpoint %s inside a gathered-parameters scope",
                          what);
     if (e->micro_steps % e->accum != 0 || e->micro_steps / e->accum != e->global_steps)
-        return zero_fail(err, ZERO_EINVAL, "checkpoint %s in the middle of gradient "
+        return zero_fail(err, ZERO_EINVAL,
+                         "checkpoint %s in the middle of gradient "
                          "accumulation (micro-step %lld, accumulation %lld): call it after the "
-                         "step at the boundary", what, (long long)e->micro_steps,
-                         (long long)e->accum);
+                         "step at the boundary",
+                         what, (long long)e->micro_steps, (long long)e->accum);
     return ZERO_OK;
 }
 
@@ -189,8 +193,7 @@ static int plan_save(struct zero_engine *e, const char *dir, const char *name,
     int rc = ZERO_OK;
     if (e->rank == 0) {
         mine.id = ckpt_random64();
-        snprintf(mine.tmp_name, sizeof mine.tmp_name, ".tmp-%s-%016" PRIx64, name,
-                 ckpt_random64());
+        snprintf(mine.tmp_name, sizeof mine.tmp_name, ".tmp-%s-%016" PRIx64, name, ckpt_random64());
         rc = make_dirs(dir, mine.tmp_name, err);
     }
     if ((rc = agree(e, rc, err)))
@@ -203,8 +206,10 @@ static int plan_save(struct zero_engine *e, const char *dir, const char *name,
         rc = engine_backend_error(e, rc, err, "checkpoint: sharing the plan");
     for (int r = 1; r < e->world && !rc; r++)
         if (all[r].dir_hash != all[0].dir_hash)
-            rc = zero_fail(err, ZERO_EMISMATCH, "rank %d: checkpoint save: ranks 0 and %d "
-                           "passed different directories", e->rank, r);
+            rc = zero_fail(err, ZERO_EMISMATCH,
+                           "rank %d: checkpoint save: ranks 0 and %d "
+                           "passed different directories",
+                           e->rank, r);
     if (!rc)
         *plan = all[0];
     free(all);
@@ -295,8 +300,10 @@ static int publish(const char *dir, const char *tmp_name, const char *name, int 
     if (rc)
         return rc;
     if ((rc = ckpt_set_latest(dir, name, 0, err)))
-        return zero_error_wrap(err, "%s/%s is complete, but %s/%s still names the previous "
-                               "checkpoint: ", dir, name, dir, CKPT_LATEST);
+        return zero_error_wrap(err,
+                               "%s/%s is complete, but %s/%s still names the previous "
+                               "checkpoint: ",
+                               dir, name, dir, CKPT_LATEST);
     return ckpt_prune(dir, name, keep_last, 0, err);
 }
 
@@ -304,7 +311,8 @@ int zero_checkpoint_save(struct zero_engine *e, const char *dir, int keep_last,
                          const char *user_meta_json, struct zero_error *err)
 {
     if (!dir || !dir[0] || strlen(dir) > 3000)
-        return zero_fail(err, ZERO_EINVAL, "checkpoint save: no directory given, or a path "
+        return zero_fail(err, ZERO_EINVAL,
+                         "checkpoint save: no directory given, or a path "
                          "longer than 3000 bytes");
     int rc = check_call_point(e, "save", err);
     if (!rc)
@@ -360,27 +368,32 @@ static int check_model(struct zero_engine *e, const struct ckpt_meta *m, const c
 {
     const struct zero_model *model = e->model;
     if (m->nunits != model->nunits)
-        return zero_fail(err, ZERO_EMISMATCH, "%s: a checkpoint of another model: %d units, the "
-                         "model has %d", step_dir, m->nunits, model->nunits);
+        return zero_fail(err, ZERO_EMISMATCH,
+                         "%s: a checkpoint of another model: %d units, the "
+                         "model has %d",
+                         step_dir, m->nunits, model->nunits);
     char a[128], b[128];
     for (int u = 0; u < m->nunits; u++) {
         const struct ckpt_unit *cu = &m->units[u];
         const struct zero_unit *mu = model->units[u];
         if (strcmp(cu->name, mu->name) != 0 || cu->nparams != mu->nparams)
-            return zero_fail(err, ZERO_EMISMATCH, "%s: a checkpoint of another model: unit %d is "
-                             "%s with %d parameters, the model's is %s with %d", step_dir, u,
-                             cu->name, cu->nparams, mu->name, mu->nparams);
+            return zero_fail(err, ZERO_EMISMATCH,
+                             "%s: a checkpoint of another model: unit %d is "
+                             "%s with %d parameters, the model's is %s with %d",
+                             step_dir, u, cu->name, cu->nparams, mu->name, mu->nparams);
         for (int p = 0; p < cu->nparams; p++) {
             const struct ckpt_param *q = &cu->params[p];
             const struct zero_param_spec *s = &mu->params[p];
             if (strcmp(q->name, s->name) != 0)
-                return zero_fail(err, ZERO_EMISMATCH, "%s: a checkpoint of another model: "
-                                 "tensor %s.%s, the model has %s.%s there", step_dir, cu->name,
-                                 q->name, mu->name, s->name);
+                return zero_fail(err, ZERO_EMISMATCH,
+                                 "%s: a checkpoint of another model: "
+                                 "tensor %s.%s, the model has %s.%s there",
+                                 step_dir, cu->name, q->name, mu->name, s->name);
             if (q->ndim != s->ndim || memcmp(q->shape, s->shape, (size_t)q->ndim * 8) != 0) {
                 shape_text(q->ndim, q->shape, a, sizeof a);
                 shape_text(s->ndim, s->shape, b, sizeof b);
-                return zero_fail(err, ZERO_EMISMATCH, "%s: a checkpoint of another model: "
+                return zero_fail(err, ZERO_EMISMATCH,
+                                 "%s: a checkpoint of another model: "
                                  "tensor %s.%s has shape %s in the checkpoint, %s in the model",
                                  step_dir, cu->name, q->name, a, b);
             }
@@ -392,8 +405,10 @@ static int check_model(struct zero_engine *e, const struct ckpt_meta *m, const c
     if (!same) {
         kinds_text(m->kinds, m->nkinds, a, sizeof a);
         kinds_text(kinds, n, b, sizeof b);
-        return zero_fail(err, ZERO_EMISMATCH, "%s: the checkpoint holds %s; this engine's "
-                         "optimizer needs %s", step_dir, a, b);
+        return zero_fail(err, ZERO_EMISMATCH,
+                         "%s: the checkpoint holds %s; this engine's "
+                         "optimizer needs %s",
+                         step_dir, a, b);
     }
     return ZERO_OK;
 }
@@ -461,13 +476,13 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
         part_of(e, u, &begin, &n);
         /* stage 3 params are the shard itself; stages 0-2 whole buffers */
         void *params = e->stage == 3 ? s->params : engine_at(e, s->params, begin);
-        if (e->mixed && (rc = e->be->cast(e->bself, params, e->cdt, engine_master(e, u),
-                                          ZERO_F32, (size_t)n)))
+        if (e->mixed &&
+            (rc = e->be->cast(e->bself, params, e->cdt, engine_master(e, u), ZERO_F32, (size_t)n)))
             return engine_backend_error(e, rc, err, "casting the master of unit %s",
                                         e->model->units[u]->name);
         if ((e->stage == 1 || e->stage == 2) &&
-            (rc = e->be->all_gather(e->bself, params, s->params, e->cdt,
-                                    (size_t)s->layout.shard, NULL)))
+            (rc = e->be->all_gather(e->bself, params, s->params, e->cdt, (size_t)s->layout.shard,
+                                    NULL)))
             return engine_backend_error(e, rc, err, "all-gather of loaded unit %s",
                                         e->model->units[u]->name);
         if (e->stage == 3 && !s->persistent && s->state == ZERO_UNIT_AVAILABLE &&

@@ -53,8 +53,8 @@ void ckpt_file_header(unsigned char out[CKPT_HEADER_BYTES], const struct ckpt_me
     seal(out);
 }
 
-void ckpt_section_header(unsigned char out[CKPT_HEADER_BYTES], int unit, int kind,
-                         int64_t begin, int64_t count, int64_t chunk)
+void ckpt_section_header(unsigned char out[CKPT_HEADER_BYTES], int unit, int kind, int64_t begin,
+                         int64_t count, int64_t chunk)
 {
     memset(out, 0, CKPT_HEADER_BYTES);
     memcpy(out, CKPT_SECTION_MAGIC, 4);

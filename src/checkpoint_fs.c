@@ -105,8 +105,7 @@ int ckpt_fsync_dir(const char *dir, int rank, struct zero_error *err)
     return rc;
 }
 
-int ckpt_write_file(const char *path, const void *data, size_t n, int rank,
-                    struct zero_error *err)
+int ckpt_write_file(const char *path, const void *data, size_t n, int rank, struct zero_error *err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
@@ -201,8 +200,8 @@ int ckpt_publish(const char *dir, const char *tmp_name, const char *name, int ra
     }
     int rc = ckpt_fsync_dir(dir, rank, err);
     if (!rc && (injected = ckpt_fault("published", rank)))
-        rc = zero_fail(err, ZERO_EIO, "%s%s: after publishing: %s", who(rank, w, sizeof w),
-                       final, strerror(injected));
+        rc = zero_fail(err, ZERO_EIO, "%s%s: after publishing: %s", who(rank, w, sizeof w), final,
+                       strerror(injected));
     return rc;
 }
 

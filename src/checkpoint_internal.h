@@ -73,20 +73,20 @@ struct ckpt_unit {
 struct ckpt_meta {
     int format_version;
     char libzero_version[32];
-    uint64_t id;             /* random; every rank file carries it */
+    uint64_t id; /* random; every rank file carries it */
     int world, stage;
     enum zero_dtype precision;
     int nkinds;
-    int kinds[CKPT_NKINDS];  /* section kinds in file order, master first */
-    int64_t chunk;           /* elements per checksummed chunk */
+    int kinds[CKPT_NKINDS]; /* section kinds in file order, master first */
+    int64_t chunk;          /* elements per checksummed chunk */
     int64_t global_steps, applied_steps, micro_steps;
-    double next_lr;          /* the schedule's lr for the next update (informational) */
-    int has_scaler;          /* fp16: the loss scaler's state */
+    double next_lr; /* the schedule's lr for the next update (informational) */
+    int has_scaler; /* fp16: the loss scaler's state */
     struct zero_loss_scaler scaler;
-    struct zero_config cfg;  /* the fields listed in checkpoint_meta.c; others default */
+    struct zero_config cfg; /* the fields listed in checkpoint_meta.c; others default */
     int nunits;
     struct ckpt_unit *units;
-    char *user_json;         /* the user's metadata as compact JSON, or NULL */
+    char *user_json; /* the user's metadata as compact JSON, or NULL */
 };
 
 /* checkpoint_meta.c */
@@ -104,8 +104,8 @@ int64_t ckpt_section_bytes(int64_t count, int64_t chunk);
 int64_t ckpt_rank_file_bytes(const struct ckpt_meta *m);
 /* "layers.3.0.weight" for the parameter(s) covering flat [begin, end) of unit
  * u ("padding" if none); for messages. */
-void ckpt_describe_range(const struct ckpt_meta *m, int u, int64_t begin, int64_t end,
-                         char *out, size_t len);
+void ckpt_describe_range(const struct ckpt_meta *m, int u, int64_t begin, int64_t end, char *out,
+                         size_t len);
 
 /* checkpoint_format.c: headers and chunks */
 void ckpt_put_u32(unsigned char *p, uint32_t v);
@@ -113,8 +113,8 @@ void ckpt_put_u64(unsigned char *p, uint64_t v);
 uint32_t ckpt_get_u32(const unsigned char *p);
 uint64_t ckpt_get_u64(const unsigned char *p);
 void ckpt_file_header(unsigned char out[CKPT_HEADER_BYTES], const struct ckpt_meta *m, int rank);
-void ckpt_section_header(unsigned char out[CKPT_HEADER_BYTES], int unit, int kind,
-                         int64_t begin, int64_t count, int64_t chunk);
+void ckpt_section_header(unsigned char out[CKPT_HEADER_BYTES], int unit, int kind, int64_t begin,
+                         int64_t count, int64_t chunk);
 
 /* checkpoint_read.c: reading old shards by flat range */
 struct ckpt_reader;
@@ -148,8 +148,7 @@ int ckpt_write_all(int fd, const void *buf, size_t n, int rank, const char *path
 int ckpt_fsync_fd(int fd, int rank, const char *path, struct zero_error *err);
 int ckpt_fsync_dir(const char *dir, int rank, struct zero_error *err);
 /* Creates path with the given bytes, fsyncs it (not its directory). */
-int ckpt_write_file(const char *path, const void *data, size_t n, int rank,
-                    struct zero_error *err);
+int ckpt_write_file(const char *path, const void *data, size_t n, int rank, struct zero_error *err);
 /* Removes a directory and the plain files in it (checkpoint directories are flat). */
 int ckpt_remove_dir(const char *dir);
 /* Moves the finished temporary directory onto DIR/name: atomically replaces an

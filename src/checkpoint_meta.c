@@ -47,8 +47,8 @@ int64_t ckpt_rank_file_bytes(const struct ckpt_meta *m)
     return bytes;
 }
 
-void ckpt_describe_range(const struct ckpt_meta *m, int u, int64_t begin, int64_t end,
-                         char *out, size_t len)
+void ckpt_describe_range(const struct ckpt_meta *m, int u, int64_t begin, int64_t end, char *out,
+                         size_t len)
 {
     const struct ckpt_unit *unit = &m->units[u];
     int first = -1, count = 0;
@@ -93,22 +93,19 @@ static json_t *config_json(const struct zero_config *c)
         "train_batch_size", (json_int_t)c->train_batch_size, "train_micro_batch_size_per_gpu",
         (json_int_t)c->train_micro_batch_size_per_gpu, "gradient_accumulation_steps",
         (json_int_t)c->gradient_accumulation_steps, "gradient_clipping", c->gradient_clipping,
-        "zero_optimization", "stage", c->zero_optimization.stage,
-        "optimizer", "type", optimizer_names[o->type], "lr", o->lr, "betas", o->betas[0],
-        o->betas[1], "eps", o->eps, "weight_decay", o->weight_decay, "adam_w_mode",
-        o->adam_w_mode, "bias_correction", o->bias_correction, "momentum", o->momentum,
-        "dampening", o->dampening, "nesterov", o->nesterov,
-        "scheduler", "type", scheduler_names[s->type], "warmup_min_lr", s->warmup_min_lr,
-        "warmup_max_lr", s->warmup_max_lr, "warmup_num_steps", (json_int_t)s->warmup_num_steps,
-        "warmup_type", warmup_names[s->warmup_type], "total_num_steps",
-        (json_int_t)s->total_num_steps, "warmup_min_ratio", s->warmup_min_ratio, "cos_min_ratio",
-        s->cos_min_ratio,
-        "fp16", "enabled", h->enabled, "loss_scale", h->loss_scale, "initial_scale_power",
-        h->initial_scale_power, "loss_scale_window", h->loss_scale_window, "hysteresis",
-        h->hysteresis, "consecutive_hysteresis", h->consecutive_hysteresis, "min_loss_scale",
-        h->min_loss_scale,
-        "bf16", "enabled", c->bf16.enabled,
-        "libzero", "align", (json_int_t)c->libzero.align, "coll_mode",
+        "zero_optimization", "stage", c->zero_optimization.stage, "optimizer", "type",
+        optimizer_names[o->type], "lr", o->lr, "betas", o->betas[0], o->betas[1], "eps", o->eps,
+        "weight_decay", o->weight_decay, "adam_w_mode", o->adam_w_mode, "bias_correction",
+        o->bias_correction, "momentum", o->momentum, "dampening", o->dampening, "nesterov",
+        o->nesterov, "scheduler", "type", scheduler_names[s->type], "warmup_min_lr",
+        s->warmup_min_lr, "warmup_max_lr", s->warmup_max_lr, "warmup_num_steps",
+        (json_int_t)s->warmup_num_steps, "warmup_type", warmup_names[s->warmup_type],
+        "total_num_steps", (json_int_t)s->total_num_steps, "warmup_min_ratio", s->warmup_min_ratio,
+        "cos_min_ratio", s->cos_min_ratio, "fp16", "enabled", h->enabled, "loss_scale",
+        h->loss_scale, "initial_scale_power", h->initial_scale_power, "loss_scale_window",
+        h->loss_scale_window, "hysteresis", h->hysteresis, "consecutive_hysteresis",
+        h->consecutive_hysteresis, "min_loss_scale", h->min_loss_scale, "bf16", "enabled",
+        c->bf16.enabled, "libzero", "align", (json_int_t)c->libzero.align, "coll_mode",
         c->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native", "seed", seed);
 }
 
@@ -116,10 +113,10 @@ static json_t *scaler_json(const struct zero_loss_scaler *s)
 {
     return json_pack("{s:i, s:f, s:f, s:I, s:f, s:i, s:i, s:i, s:I, s:I}", "dynamic", s->dynamic,
                      "scale", s->scale, "factor", s->factor, "window", (json_int_t)s->window,
-                     "min_scale", s->min_scale, "delayed_shift", s->delayed_shift,
-                     "cur_hysteresis", s->cur_hysteresis, "consecutive_hysteresis",
-                     s->consecutive_hysteresis, "cur_iter", (json_int_t)s->cur_iter,
-                     "last_overflow_iter", (json_int_t)s->last_overflow_iter);
+                     "min_scale", s->min_scale, "delayed_shift", s->delayed_shift, "cur_hysteresis",
+                     s->cur_hysteresis, "consecutive_hysteresis", s->consecutive_hysteresis,
+                     "cur_iter", (json_int_t)s->cur_iter, "last_overflow_iter",
+                     (json_int_t)s->last_overflow_iter);
 }
 
 static json_t *units_json(const struct ckpt_meta *m)
@@ -130,16 +127,15 @@ static json_t *units_json(const struct ckpt_meta *m)
         json_t *params = json_array();
         for (int p = 0; p < unit->nparams; p++) {
             const struct ckpt_param *q = &unit->params[p];
-            json_array_append_new(params,
-                                  json_pack("{s:s, s:o, s:s, s:I, s:I}", "name", q->name, "shape",
-                                            shape_json(q->ndim, q->shape), "dtype", "fp32",
-                                            "offset", (json_int_t)q->offset, "numel",
-                                            (json_int_t)q->numel));
+            json_array_append_new(params, json_pack("{s:s, s:o, s:s, s:I, s:I}", "name", q->name,
+                                                    "shape", shape_json(q->ndim, q->shape), "dtype",
+                                                    "fp32", "offset", (json_int_t)q->offset,
+                                                    "numel", (json_int_t)q->numel));
         }
-        json_array_append_new(units, json_pack("{s:s, s:I, s:I, s:I, s:o}", "name", unit->name,
-                                               "used", (json_int_t)unit->used, "padded",
-                                               (json_int_t)unit->padded, "shard",
-                                               (json_int_t)unit->shard, "params", params));
+        json_array_append_new(units,
+                              json_pack("{s:s, s:I, s:I, s:I, s:o}", "name", unit->name, "used",
+                                        (json_int_t)unit->used, "padded", (json_int_t)unit->padded,
+                                        "shard", (json_int_t)unit->shard, "params", params));
     }
     return units;
 }
@@ -170,8 +166,10 @@ int ckpt_meta_write(const struct ckpt_meta *m, char **text, struct zero_error *e
         user = json_loads(m->user_json, JSON_DECODE_ANY, &je);
         if (!user) {
             json_decref(sections);
-            return zero_fail(err, ZERO_EINVAL, "user metadata is not JSON: %s (line %d, column "
-                             "%d)", je.text, je.line, je.column);
+            return zero_fail(err, ZERO_EINVAL,
+                             "user metadata is not JSON: %s (line %d, column "
+                             "%d)",
+                             je.text, je.line, je.column);
         }
     }
     json_t *root = json_pack(
@@ -180,15 +178,13 @@ int ckpt_meta_write(const struct ckpt_meta *m, char **text, struct zero_error *e
         "format", CKPT_FORMAT, "format_version", CKPT_FORMAT_VERSION, "libzero_version",
         m->libzero_version, "checkpoint_id", id, "world_size", m->world, "stage", m->stage,
         "precision", zero_dtype_name(m->precision), "compute_params",
-        "not stored: cast from the fp32 master on load", "sections", sections,
-        "chunk_elements", (json_int_t)m->chunk, "config", config_json(&m->cfg),
-        "counters", "global_steps", (json_int_t)m->global_steps, "applied_steps",
-        (json_int_t)m->applied_steps, "micro_steps", (json_int_t)m->micro_steps,
-        "lr_schedule", "applied_steps", (json_int_t)m->applied_steps, "next_lr", m->next_lr,
-        "loss_scaler", m->has_scaler ? scaler_json(&m->scaler) : json_null(),
+        "not stored: cast from the fp32 master on load", "sections", sections, "chunk_elements",
+        (json_int_t)m->chunk, "config", config_json(&m->cfg), "counters", "global_steps",
+        (json_int_t)m->global_steps, "applied_steps", (json_int_t)m->applied_steps, "micro_steps",
+        (json_int_t)m->micro_steps, "lr_schedule", "applied_steps", (json_int_t)m->applied_steps,
+        "next_lr", m->next_lr, "loss_scaler", m->has_scaler ? scaler_json(&m->scaler) : json_null(),
         "rng", "init", "counter-based: value = f(seed, parameter name, element index)", "seed",
-        seed,
-        "units", units_json(m), "user", user ? user : json_null());
+        seed, "units", units_json(m), "user", user ? user : json_null());
     if (!root)
         return zero_fail(err, ZERO_ENOMEM, "building meta.json");
     *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
@@ -229,8 +225,8 @@ static int get_int(struct parser *ps, json_t *obj, const char *prefix, const cha
     return ZERO_OK;
 }
 
-static int get_int32(struct parser *ps, json_t *obj, const char *prefix, const char *name,
-                     int min, int max, int *out)
+static int get_int32(struct parser *ps, json_t *obj, const char *prefix, const char *name, int min,
+                     int max, int *out)
 {
     int64_t v;
     int rc = get_int(ps, obj, prefix, name, min, max, &v);
@@ -260,8 +256,8 @@ static int get_str(struct parser *ps, json_t *obj, const char *prefix, const cha
     return ZERO_OK;
 }
 
-static int get_name(struct parser *ps, json_t *obj, const char *prefix, const char *name,
-                    char *out, size_t len)
+static int get_name(struct parser *ps, json_t *obj, const char *prefix, const char *name, char *out,
+                    size_t len)
 {
     const char *s;
     int rc = get_str(ps, obj, prefix, name, &s);
@@ -411,8 +407,7 @@ static int parse_scaler(struct parser *ps, json_t *root, struct ckpt_meta *m)
         (rc = get_real(ps, s, p, "min_scale", &x->min_scale)) ||
         (rc = get_int32(ps, s, p, "delayed_shift", 0, 1 << 30, &x->delayed_shift)) ||
         (rc = get_int32(ps, s, p, "cur_hysteresis", 0, 1 << 30, &x->cur_hysteresis)) ||
-        (rc = get_int32(ps, s, p, "consecutive_hysteresis", 0, 1,
-                        &x->consecutive_hysteresis)) ||
+        (rc = get_int32(ps, s, p, "consecutive_hysteresis", 0, 1, &x->consecutive_hysteresis)) ||
         (rc = get_int(ps, s, p, "cur_iter", -1, I64MAX, &x->cur_iter)) ||
         (rc = get_int(ps, s, p, "last_overflow_iter", -1, I64MAX, &x->last_overflow_iter)))
         return rc;
@@ -560,8 +555,10 @@ static int parse_root(struct parser *ps, json_t *root, struct ckpt_meta *m)
     if ((rc = get_int32(ps, root, "", "format_version", 0, INT32_MAX, &m->format_version)))
         return rc;
     if (m->format_version != CKPT_FORMAT_VERSION)
-        return zero_fail(ps->err, ZERO_ENOTSUP, "%s: format version %d; this libzero reads "
-                         "version %d", ps->path, m->format_version, CKPT_FORMAT_VERSION);
+        return zero_fail(ps->err, ZERO_ENOTSUP,
+                         "%s: format version %d; this libzero reads "
+                         "version %d",
+                         ps->path, m->format_version, CKPT_FORMAT_VERSION);
     int64_t scratch;
     json_t *counters = NULL, *lr = NULL, *rng = NULL;
     if ((rc = get_str(ps, root, "", "libzero_version", &version)) ||
@@ -578,11 +575,10 @@ static int parse_root(struct parser *ps, json_t *root, struct ckpt_meta *m)
                       &m->applied_steps)) ||
         (rc = get_int(ps, counters, "counters.", "micro_steps", 0, I64MAX, &m->micro_steps)) ||
         !(lr = get_obj(ps, root, "", "lr_schedule", &rc)) || rc ||
-        (rc = get_int(ps, lr, "lr_schedule.", "applied_steps", m->applied_steps,
-                      m->applied_steps, &scratch)) ||
+        (rc = get_int(ps, lr, "lr_schedule.", "applied_steps", m->applied_steps, m->applied_steps,
+                      &scratch)) ||
         (rc = get_real(ps, lr, "lr_schedule.", "next_lr", &m->next_lr)) ||
-        (rc = parse_scaler(ps, root, m)) ||
-        !(rng = get_obj(ps, root, "", "rng", &rc)) || rc ||
+        (rc = parse_scaler(ps, root, m)) || !(rng = get_obj(ps, root, "", "rng", &rc)) || rc ||
         (rc = parse_units(ps, root, m)))
         return rc ? rc : bad(ps, "missing");
     snprintf(m->libzero_version, sizeof m->libzero_version, "%s", version);

@@ -112,23 +112,28 @@ void zero_checkpoint_print(const struct zero_checkpoint *c, FILE *out)
     const struct zero_optimizer_config *o = &cfg->optimizer;
     fprintf(out, "checkpoint %s: format %d, written by libzero %s, id %016" PRIx64 "\n",
             c->step_dir, m->format_version, m->libzero_version, m->id);
-    fprintf(out, "step %lld (%lld updates applied, %lld micro-steps) | world size %d | stage %d "
-            "| precision %s\n", (long long)m->global_steps, (long long)m->applied_steps,
-            (long long)m->micro_steps, m->world, m->stage, zero_dtype_name(m->precision));
+    fprintf(out,
+            "step %lld (%lld updates applied, %lld micro-steps) | world size %d | stage %d "
+            "| precision %s\n",
+            (long long)m->global_steps, (long long)m->applied_steps, (long long)m->micro_steps,
+            m->world, m->stage, zero_dtype_name(m->precision));
     fprintf(out, "optimizer %s lr %g betas (%g, %g) eps %g weight decay %g",
             optimizer_name(o->type), o->lr, o->betas[0], o->betas[1], o->eps, o->weight_decay);
     if (o->type == ZERO_OPTIM_SGD)
         fprintf(out, " momentum %g", o->momentum);
     fprintf(out, " | next lr %.6g | clipping %g\n", m->next_lr, cfg->gradient_clipping);
-    fprintf(out, "batch %lld = micro-batch %lld x accumulation %lld x world %d | align %lld | "
-            "mode %s | init seed %" PRIu64 "\n", (long long)cfg->train_batch_size,
-            (long long)cfg->train_micro_batch_size_per_gpu,
+    fprintf(out,
+            "batch %lld = micro-batch %lld x accumulation %lld x world %d | align %lld | "
+            "mode %s | init seed %" PRIu64 "\n",
+            (long long)cfg->train_batch_size, (long long)cfg->train_micro_batch_size_per_gpu,
             (long long)cfg->gradient_accumulation_steps, m->world, (long long)cfg->libzero.align,
             cfg->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native", cfg->libzero.seed);
     if (m->has_scaler)
-        fprintf(out, "loss scaler: scale %g (%s), hysteresis %d of %d, iteration %lld, last "
-                "overflow %lld\n", m->scaler.scale, m->scaler.dynamic ? "dynamic" : "static",
-                m->scaler.cur_hysteresis, m->scaler.delayed_shift, (long long)m->scaler.cur_iter,
+        fprintf(out,
+                "loss scaler: scale %g (%s), hysteresis %d of %d, iteration %lld, last "
+                "overflow %lld\n",
+                m->scaler.scale, m->scaler.dynamic ? "dynamic" : "static", m->scaler.cur_hysteresis,
+                m->scaler.delayed_shift, (long long)m->scaler.cur_iter,
                 (long long)m->scaler.last_overflow_iter);
     fprintf(out, "states (fp32, per unit): ");
     for (int k = 0; k < m->nkinds; k++)
@@ -162,8 +167,7 @@ int zero_checkpoint_verify_rank(struct zero_checkpoint *c, int rank, struct zero
     return ckpt_verify_rank_file(c->r, rank, err);
 }
 
-int zero_checkpoint_tensor(const struct zero_checkpoint *c, int i,
-                           struct zero_checkpoint_tensor *t)
+int zero_checkpoint_tensor(const struct zero_checkpoint *c, int i, struct zero_checkpoint_tensor *t)
 {
     if (i < 0 || i >= c->ntensors)
         return ZERO_EINVAL;
@@ -176,8 +180,7 @@ int zero_checkpoint_tensor(const struct zero_checkpoint *c, int i,
     return ZERO_OK;
 }
 
-static int copy_sink(void *user, int64_t at, const float *values, int64_t n,
-                     struct zero_error *err)
+static int copy_sink(void *user, int64_t at, const float *values, int64_t n, struct zero_error *err)
 {
     (void)err;
     memcpy((float *)user + at, values, (size_t)n * sizeof *values);
@@ -192,11 +195,13 @@ int zero_checkpoint_read_tensor(struct zero_checkpoint *c, int i, const char *st
                          c->ntensors);
     int kind = state ? ckpt_kind_parse(state) : CKPT_MASTER;
     if (kind < 0)
-        return zero_fail(err, ZERO_EINVAL, "unknown state '%s' (master, optim.exp_avg, "
-                         "optim.exp_avg_sq, optim.momentum)", state);
+        return zero_fail(err, ZERO_EINVAL,
+                         "unknown state '%s' (master, optim.exp_avg, "
+                         "optim.exp_avg_sq, optim.momentum)",
+                         state);
     const struct ckpt_param *q = &c->m.units[c->unit_of[i]].params[c->param_of[i]];
-    return ckpt_read_range(c->r, c->unit_of[i], kind, q->offset, q->offset + q->numel,
-                           copy_sink, host, err);
+    return ckpt_read_range(c->r, c->unit_of[i], kind, q->offset, q->offset + q->numel, copy_sink,
+                           host, err);
 }
 
 int zero_checkpoint_export(struct zero_checkpoint *c, const char *out_path, enum zero_dtype dtype,
@@ -211,18 +216,17 @@ int zero_checkpoint_export(struct zero_checkpoint *c, const char *out_path, enum
     int rc = t && d ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "export: tensor list");
     for (int i = 0; i < c->ntensors && !rc; i++) {
         zero_checkpoint_tensor(c, i, &t[i]);
-        d[i] = (struct zero_st_tensor_desc){.name = t[i].name, .dtype = dtype,
-                                            .ndim = t[i].ndim, .shape = t[i].shape};
+        d[i] = (struct zero_st_tensor_desc){
+            .name = t[i].name, .dtype = dtype, .ndim = t[i].ndim, .shape = t[i].shape};
         largest = t[i].numel > largest ? t[i].numel : largest;
     }
     float *host = rc ? NULL : malloc((size_t)largest * sizeof *host + 1); /* (largest numel) */
     if (!rc && !host)
-        rc = zero_fail(err, ZERO_ENOMEM, "export: %lld-element tensor buffer",
-                       (long long)largest);
+        rc = zero_fail(err, ZERO_ENOMEM, "export: %lld-element tensor buffer", (long long)largest);
     char step[32];
     snprintf(step, sizeof step, "%lld", (long long)c->m.global_steps);
-    struct zero_st_kv kv[] = {{"format", "pt"}, {"libzero_checkpoint", c->step_dir},
-                              {"libzero_step", step}};
+    struct zero_st_kv kv[] = {
+        {"format", "pt"}, {"libzero_checkpoint", c->step_dir}, {"libzero_step", step}};
     struct zero_st_writer *w = NULL;
     if (!rc)
         rc = zero_st_writer_begin(&w, out_path, d, c->ntensors, kv, 3, err);

@@ -23,10 +23,10 @@
 struct ckpt_reader {
     const struct ckpt_meta *m;
     char dir[4096];
-    int rank;              /* >= 0: prefix messages with "rank R: " */
-    int *fd;               /* per old rank; -1 until opened and checked */
-    int64_t *section_at;   /* byte offset of section (unit, kind index) in any rank file */
-    unsigned char *buf;    /* one chunk and its CRC: chunk * 4 + 4 bytes */
+    int rank;            /* >= 0: prefix messages with "rank R: " */
+    int *fd;             /* per old rank; -1 until opened and checked */
+    int64_t *section_at; /* byte offset of section (unit, kind index) in any rank file */
+    unsigned char *buf;  /* one chunk and its CRC: chunk * 4 + 4 bytes */
 };
 
 static const char *who(const struct ckpt_reader *r, char *buf, size_t len)
@@ -125,36 +125,45 @@ static int check_file_header(struct ckpt_reader *r, int old, const char *path, i
     who(r, w, sizeof w);
     int64_t want = ckpt_rank_file_bytes(m);
     if (size < CKPT_HEADER_BYTES || size != want)
-        return zero_fail(err, ZERO_EFORMAT, "%s%s: %s: %lld bytes, meta.json implies %lld", w,
-                         path, size < want ? "truncated" : "trailing data", (long long)size,
+        return zero_fail(err, ZERO_EFORMAT, "%s%s: %s: %lld bytes, meta.json implies %lld", w, path,
+                         size < want ? "truncated" : "trailing data", (long long)size,
                          (long long)want);
     unsigned char h[CKPT_HEADER_BYTES];
     int rc = read_at(r, old, h, sizeof h, 0, "file header", err);
     if (rc)
         return rc;
     if (memcmp(h, CKPT_FILE_MAGIC, 8) != 0)
-        return zero_fail(err, ZERO_EFORMAT, "%s%s: file header: not a libzero checkpoint rank "
-                         "file (bad magic)", w, path);
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s%s: file header: not a libzero checkpoint rank "
+                         "file (bad magic)",
+                         w, path);
     uint32_t stored = ckpt_get_u32(h + 60), computed = zero_crc32c(0, h, 60);
     if (stored != computed)
-        return zero_fail(err, ZERO_EFORMAT, "%s%s: file header: checksum mismatch (stored "
-                         "0x%08x, computed 0x%08x)", w, path, stored, computed);
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s%s: file header: checksum mismatch (stored "
+                         "0x%08x, computed 0x%08x)",
+                         w, path, stored, computed);
     if (ckpt_get_u32(h + 8) != CKPT_FORMAT_VERSION)
-        return zero_fail(err, ZERO_ENOTSUP, "%s%s: file header: format version %u; this "
-                         "libzero reads version %d", w, path, ckpt_get_u32(h + 8),
-                         CKPT_FORMAT_VERSION);
+        return zero_fail(err, ZERO_ENOTSUP,
+                         "%s%s: file header: format version %u; this "
+                         "libzero reads version %d",
+                         w, path, ckpt_get_u32(h + 8), CKPT_FORMAT_VERSION);
     if (ckpt_get_u64(h + 24) != m->id)
-        return zero_fail(err, ZERO_EFORMAT, "%s%s: file header: belongs to another checkpoint "
-                         "(id %016llx; meta.json has %016llx)", w, path,
-                         (unsigned long long)ckpt_get_u64(h + 24), (unsigned long long)m->id);
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s%s: file header: belongs to another checkpoint "
+                         "(id %016llx; meta.json has %016llx)",
+                         w, path, (unsigned long long)ckpt_get_u64(h + 24),
+                         (unsigned long long)m->id);
     if (ckpt_get_u32(h + 12) != (uint32_t)old || ckpt_get_u32(h + 16) != (uint32_t)m->world ||
         ckpt_get_u32(h + 20) != (uint32_t)(m->nunits * m->nkinds) ||
         ckpt_get_u64(h + 32) != (uint64_t)m->chunk ||
         ckpt_get_u64(h + 40) != (uint64_t)m->global_steps)
-        return zero_fail(err, ZERO_EFORMAT, "%s%s: file header: says rank %u of %u, %u "
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s%s: file header: says rank %u of %u, %u "
                          "sections, chunk %llu, step %llu; meta.json implies rank %d of %d, %d, "
-                         "%lld, %lld", w, path, ckpt_get_u32(h + 12), ckpt_get_u32(h + 16),
-                         ckpt_get_u32(h + 20), (unsigned long long)ckpt_get_u64(h + 32),
+                         "%lld, %lld",
+                         w, path, ckpt_get_u32(h + 12), ckpt_get_u32(h + 16), ckpt_get_u32(h + 20),
+                         (unsigned long long)ckpt_get_u64(h + 32),
                          (unsigned long long)ckpt_get_u64(h + 40), old, m->world,
                          m->nunits * m->nkinds, (long long)m->chunk, (long long)m->global_steps);
     return ZERO_OK;
@@ -200,8 +209,7 @@ static int check_section_header(struct ckpt_reader *r, int old, int u, int ki,
     const struct ckpt_meta *m = r->m;
     unsigned char h[CKPT_HEADER_BYTES];
     char at[4600];
-    int rc = read_at(r, old, h, sizeof h, r->section_at[u * m->nkinds + ki], "section header",
-                     err);
+    int rc = read_at(r, old, h, sizeof h, r->section_at[u * m->nkinds + ki], "section header", err);
     if (rc)
         return rc;
     where(r, old, u, ki, at, sizeof at);
@@ -209,16 +217,19 @@ static int check_section_header(struct ckpt_reader *r, int old, int u, int ki,
         return zero_fail(err, ZERO_EFORMAT, "%s: bad section header (no magic)", at);
     uint32_t stored = ckpt_get_u32(h + 60), computed = zero_crc32c(0, h, 60);
     if (stored != computed)
-        return zero_fail(err, ZERO_EFORMAT, "%s: section header: checksum mismatch (stored "
-                         "0x%08x, computed 0x%08x)", at, stored, computed);
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s: section header: checksum mismatch (stored "
+                         "0x%08x, computed 0x%08x)",
+                         at, stored, computed);
     const struct ckpt_unit *unit = &m->units[u];
     if (ckpt_get_u32(h + 4) != (uint32_t)u || ckpt_get_u32(h + 8) != (uint32_t)m->kinds[ki] ||
         ckpt_get_u64(h + 16) != (uint64_t)(old * unit->shard) ||
-        ckpt_get_u64(h + 24) != (uint64_t)unit->shard ||
-        ckpt_get_u64(h + 32) != (uint64_t)m->chunk)
-        return zero_fail(err, ZERO_EFORMAT, "%s: section header describes unit %u, kind %u, "
+        ckpt_get_u64(h + 24) != (uint64_t)unit->shard || ckpt_get_u64(h + 32) != (uint64_t)m->chunk)
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s: section header describes unit %u, kind %u, "
                          "elements %llu + %llu; meta.json implies unit %d, kind %d, elements "
-                         "%lld + %lld", at, ckpt_get_u32(h + 4), ckpt_get_u32(h + 8),
+                         "%lld + %lld",
+                         at, ckpt_get_u32(h + 4), ckpt_get_u32(h + 8),
                          (unsigned long long)ckpt_get_u64(h + 16),
                          (unsigned long long)ckpt_get_u64(h + 24), u, m->kinds[ki],
                          (long long)(old * unit->shard), (long long)unit->shard);
@@ -243,9 +254,11 @@ static int read_chunk(struct ckpt_reader *r, int old, int u, int ki, int64_t c, 
         int64_t first = old * shard + c * m->chunk;
         where(r, old, u, ki, at, sizeof at);
         ckpt_describe_range(m, u, first, first + *n, what, sizeof what);
-        return zero_fail(err, ZERO_EFORMAT, "%s: chunk %lld (elements %lld..%lld, %s): checksum "
-                         "mismatch (stored 0x%08x, computed 0x%08x)", at, (long long)c,
-                         (long long)first, (long long)(first + *n - 1), what, stored, computed);
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s: chunk %lld (elements %lld..%lld, %s): checksum "
+                         "mismatch (stored 0x%08x, computed 0x%08x)",
+                         at, (long long)c, (long long)first, (long long)(first + *n - 1), what,
+                         stored, computed);
     }
     return ZERO_OK;
 }
@@ -268,8 +281,8 @@ int ckpt_read_range(struct ckpt_reader *r, int u, int kind, int64_t begin, int64
         return -ki;
     int64_t shard = m->units[u].shard;
     if (begin < 0 || end > m->units[u].used || begin > end)
-        return zero_fail(err, ZERO_EINVAL, "%s: unit %s: range %lld..%lld outside 0..%lld",
-                         r->dir, m->units[u].name, (long long)begin, (long long)end,
+        return zero_fail(err, ZERO_EINVAL, "%s: unit %s: range %lld..%lld outside 0..%lld", r->dir,
+                         m->units[u].name, (long long)begin, (long long)end,
                          (long long)m->units[u].used);
     int rc = ZERO_OK;
     for (int64_t pos = begin; pos < end && !rc;) {
@@ -347,8 +360,7 @@ int ckpt_resolve(const char *path, char *step_dir, size_t len, struct zero_error
     while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == '\r' || name[n - 1] == ' '))
         name[--n] = '\0';
     if (!valid_step_name(name))
-        return zero_fail(err, ZERO_EFORMAT, "%s: does not name a step directory (step_N)",
-                         latest);
+        return zero_fail(err, ZERO_EFORMAT, "%s: does not name a step directory (step_N)", latest);
     snprintf(step_dir, len, "%s/%s", path, name);
     if (!exists(step_dir, CKPT_META))
         return zero_fail(err, ZERO_EFORMAT, "%s names %s, which has no %s", latest, name,
@@ -367,11 +379,11 @@ int ckpt_meta_load(struct ckpt_meta *m, const char *step_dir, struct zero_error 
                          strerror(errno));
     struct stat st;
     char *text = NULL;
-    int rc = fstat(fd, &st) != 0 ? zero_fail(err, ZERO_EIO, "%s: %s", path, strerror(errno))
-             : st.st_size > META_MAX_BYTES
-                 ? zero_fail(err, ZERO_EFORMAT, "%s: %lld bytes: too large", path,
-                             (long long)st.st_size)
-                 : ZERO_OK;
+    int rc =
+        fstat(fd, &st) != 0 ? zero_fail(err, ZERO_EIO, "%s: %s", path, strerror(errno))
+        : st.st_size > META_MAX_BYTES
+            ? zero_fail(err, ZERO_EFORMAT, "%s: %lld bytes: too large", path, (long long)st.st_size)
+            : ZERO_OK;
     if (!rc && !(text = malloc((size_t)st.st_size + 1)))
         rc = zero_fail(err, ZERO_ENOMEM, "%s", path);
     size_t got = 0;

@@ -56,12 +56,13 @@ static int check_names(struct loader *l, const json_t *obj, const char *prefix)
 {
     const char *name;
     const json_t *v;
-    json_object_foreach((json_t *)obj, name, v) {
+    json_object_foreach((json_t *)obj, name, v)
+    {
         char path[PATH_LEN];
         int n = snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "", name);
         if (n < 0 || (size_t)n >= sizeof path)
-            return zero_fail(l->err, ZERO_EINVAL, "%s: %.64s...: unknown key (too long)",
-                             l->where, path);
+            return zero_fail(l->err, ZERO_EINVAL, "%s: %.64s...: unknown key (too long)", l->where,
+                             path);
         if (strchr(name, '.'))
             return zero_fail(l->err, ZERO_EINVAL,
                              "%s: \"%s\": unknown key; sections are nested objects "
@@ -88,8 +89,8 @@ static int check_names(struct loader *l, const json_t *obj, const char *prefix)
         }
         const char *near = config_key_suggest(path);
         if (near)
-            return zero_fail(l->err, ZERO_EINVAL, "%s: %s: unknown key; did you mean %s?",
-                             l->where, path, near);
+            return zero_fail(l->err, ZERO_EINVAL, "%s: %s: unknown key; did you mean %s?", l->where,
+                             path, near);
         return zero_fail(l->err, ZERO_EINVAL, "%s: %s: unknown key", l->where, path);
     }
     return ZERO_OK;
@@ -151,7 +152,7 @@ static int parse_integer(struct loader *l, const struct config_key *k, const jso
             return fail_key(l, ZERO_EINVAL, k->path, v, expected);
         *(int64_t *)f = exact ? (int64_t)i : (int64_t)d;
         break;
-    default: /* KEY_U64 */
+    default:                                       /* KEY_U64 */
         if (!exact && d >= 18446744073709551615.0) /* 2^64 */
             return fail_key(l, ZERO_EINVAL, k->path, v, expected);
         *(uint64_t *)f = exact ? (uint64_t)i : (uint64_t)d;
@@ -277,8 +278,8 @@ static int not_a_parameter(struct loader *l, const struct config_key *k)
     const struct zero_config *c = l->c;
     int is_optim = strncmp(k->path, "optimizer.", 10) == 0;
     int t = config_key_find(is_optim ? "optimizer.type" : "scheduler.type");
-    const char *owner = config_keys[t].names[is_optim ? (int)c->optimizer.type
-                                                      : (int)c->scheduler.type];
+    const char *owner =
+        config_keys[t].names[is_optim ? (int)c->optimizer.type : (int)c->scheduler.type];
     char takes[400] = "";
     size_t plen = (size_t)(config_key_leaf(k->path) - k->path), used = 0;
     for (int i = 0; i < config_nkeys; i++) {
@@ -286,13 +287,13 @@ static int not_a_parameter(struct loader *l, const struct config_key *k)
         if ((o->flags & KEY_ALIAS) || strncmp(o->path, k->path, plen) != 0 ||
             strchr(o->path + plen, '.') || !config_key_applies(o, c))
             continue;
-        int n = snprintf(takes + used, sizeof takes - used, "%s%s", used ? ", " : "",
-                         o->path + plen);
+        int n =
+            snprintf(takes + used, sizeof takes - used, "%s%s", used ? ", " : "", o->path + plen);
         if (n > 0 && (size_t)n < sizeof takes - used)
             used += (size_t)n;
     }
-    return zero_fail(l->err, ZERO_EINVAL, "%s: %s: not a parameter of %s (it takes %s)",
-                     l->where, k->path, owner, takes);
+    return zero_fail(l->err, ZERO_EINVAL, "%s: %s: not a parameter of %s (it takes %s)", l->where,
+                     k->path, owner, takes);
 }
 
 /* Without a type, DeepSpeed ignores the params; here that is an error, not a surprise. */
@@ -303,8 +304,7 @@ static int check_typed(struct loader *l, const char *section)
     snprintf(type, sizeof type, "%s.type", section);
     const json_t *p = lookup(l->root, params), *t = lookup(l->root, type);
     if (p && !json_is_null(p) && (!t || json_is_null(t)))
-        return zero_fail(l->err, ZERO_EINVAL, "%s: %s: given without %s", l->where, params,
-                         type);
+        return zero_fail(l->err, ZERO_EINVAL, "%s: %s: given without %s", l->where, params, type);
     /* With ZERO_CONFIG_KEEP a given type starts from DeepSpeed's defaults for its params. */
     if (t && (l->flags & ZERO_CONFIG_KEEP)) {
         if (section[0] == 'o')
@@ -464,8 +464,8 @@ static int load_document(struct zero_config *c, struct zero_config_origins *orig
     if (!json_is_object(root)) {
         char got[80];
         show(root, got, sizeof got);
-        return zero_fail(err, ZERO_EFORMAT, "%s: expected a JSON object at the top, got %s",
-                         where, got);
+        return zero_fail(err, ZERO_EFORMAT, "%s: expected a JSON object at the top, got %s", where,
+                         got);
     }
     struct zero_config_origins local;
     struct loader *l = calloc(1, sizeof *l);
@@ -504,8 +504,8 @@ int zero_config_load_string(struct zero_config *c, struct zero_config_origins *o
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
-        return zero_fail(err, ZERO_EFORMAT, "config:%d:%d: invalid JSON: %s", je.line,
-                         je.column, je.text);
+        return zero_fail(err, ZERO_EFORMAT, "config:%d:%d: invalid JSON: %s", je.line, je.column,
+                         je.text);
     int rc = load_document(c, origins, root, "config", world, flags, err);
     json_decref(root);
     return rc;
@@ -519,8 +519,8 @@ int zero_config_load_file(struct zero_config *c, struct zero_config_origins *ori
     if (!root && je.line < 1) /* jansson could not read it: "unable to open ...: why" */
         return zero_fail(err, ZERO_EIO, "%s: %s", path, je.text);
     if (!root)
-        return zero_fail(err, ZERO_EFORMAT, "%s:%d:%d: invalid JSON: %s", path, je.line,
-                         je.column, je.text);
+        return zero_fail(err, ZERO_EFORMAT, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column,
+                         je.text);
     int rc = load_document(c, origins, root, path, world, flags, err);
     json_decref(root);
     return rc;
@@ -529,11 +529,16 @@ int zero_config_load_file(struct zero_config *c, struct zero_config_origins *ori
 const char *zero_config_origin_name(int origin)
 {
     switch (origin) {
-    case ZERO_ORIGIN_DEFAULT: return "default";
-    case ZERO_ORIGIN_FILE: return "file";
-    case ZERO_ORIGIN_DERIVED: return "derived";
-    case ZERO_ORIGIN_AUTO: return "auto";
-    default: return "?";
+    case ZERO_ORIGIN_DEFAULT:
+        return "default";
+    case ZERO_ORIGIN_FILE:
+        return "file";
+    case ZERO_ORIGIN_DERIVED:
+        return "derived";
+    case ZERO_ORIGIN_AUTO:
+        return "auto";
+    default:
+        return "?";
     }
 }
 

@@ -18,11 +18,16 @@
 
 #include "zero/config_json.h"
 
-#define FIELD(f) .offset = offsetof(struct zero_config, f), \
-                 .size = sizeof(((struct zero_config *)0)->f)
-#define SECTION(p) {.path = p, .type = KEY_SECTION}
-#define KEY(t, p, f, lo, hi, ...) \
-    {.path = p, .type = t, FIELD(f), .min = lo, .max = hi, __VA_ARGS__}
+#define FIELD(f)                                                                                   \
+    .offset = offsetof(struct zero_config, f), .size = sizeof(((struct zero_config *)0)->f)
+#define SECTION(p)                                                                                 \
+    {                                                                                              \
+        .path = p, .type = KEY_SECTION                                                             \
+    }
+#define KEY(t, p, f, lo, hi, ...)                                                                  \
+    {                                                                                              \
+        .path = p, .type = t, FIELD(f), .min = lo, .max = hi, __VA_ARGS__                          \
+    }
 #define BOOL(p, f, ...) KEY(KEY_BOOL, p, f, 0, 1, __VA_ARGS__)
 #define ENUM(p, f, nm, ...) KEY(KEY_ENUM, p, f, 0, 0, .names = nm, __VA_ARGS__)
 
@@ -32,12 +37,11 @@
 
 static const char *const optim_names[] = {"Adam", "AdamW", "SGD", NULL};
 /* DeepSpeed's other optimizers (runtime/config.py DEEPSPEED_OPTIMIZERS). */
-static const char *const optim_known[] = {"Adagrad", "Lamb", "OneBitAdam", "ZeroOneAdam",
-                                          "OneBitLamb", "Lion", "MuAdam", "MuAdamW", "MuSGD",
-                                          NULL};
+static const char *const optim_known[] = {"Adagrad",    "Lamb", "OneBitAdam", "ZeroOneAdam",
+                                          "OneBitLamb", "Lion", "MuAdam",     "MuAdamW",
+                                          "MuSGD",      NULL};
 /* Index 0 is "no scheduler", which has no name in DeepSpeed. */
-static const char *const sched_names[] = {"", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR",
-                                          NULL};
+static const char *const sched_names[] = {"", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR", NULL};
 static const char *const sched_known[] = {"LRRangeTest", "OneCycle", NULL};
 static const char *const warmup_names[] = {"log", "linear", NULL};
 static const char *const device_names[] = {"none", "cpu", "nvme", NULL};
@@ -65,8 +69,7 @@ const struct config_key config_keys[] = {
         .flags = KEY_NULLABLE),
 
     SECTION("optimizer"),
-    ENUM("optimizer.type", optimizer.type, optim_names, .known = optim_known,
-         .flags = KEY_NOCASE),
+    ENUM("optimizer.type", optimizer.type, optim_names, .known = optim_known, .flags = KEY_NOCASE),
     SECTION("optimizer.params"),
     KEY(KEY_REAL, "optimizer.params.lr", optimizer.lr, 0, INF),
     KEY(KEY_PAIR, "optimizer.params.betas", optimizer.betas, 0, 1, .when = ADAMS),
@@ -93,8 +96,7 @@ const struct config_key config_keys[] = {
         .when = DECAYS),
     KEY(KEY_REAL, "scheduler.params.warmup_min_ratio", scheduler.warmup_min_ratio, 0, 1,
         .when = COSINE),
-    KEY(KEY_REAL, "scheduler.params.cos_min_ratio", scheduler.cos_min_ratio, 0, 1,
-        .when = COSINE),
+    KEY(KEY_REAL, "scheduler.params.cos_min_ratio", scheduler.cos_min_ratio, 0, 1, .when = COSINE),
 
     SECTION("fp16"),
     BOOL("fp16.enabled", fp16.enabled),
@@ -120,18 +122,18 @@ const struct config_key config_keys[] = {
     BOOL(ZO "allgather_partitions", zero_optimization.allgather_partitions),
     KEY(KEY_I64, ZO "allgather_bucket_size", zero_optimization.allgather_bucket_size, 1, I64MAX),
     BOOL(ZO "overlap_comm", zero_optimization.overlap_comm),
-    KEY(KEY_I64, ZO "stage3_prefetch_bucket_size", zero_optimization.stage3_prefetch_bucket_size,
-        0, I64MAX),
+    KEY(KEY_I64, ZO "stage3_prefetch_bucket_size", zero_optimization.stage3_prefetch_bucket_size, 0,
+        I64MAX),
     KEY(KEY_I64, ZO "prefetch_bucket_size", zero_optimization.stage3_prefetch_bucket_size, 0,
         I64MAX, .flags = KEY_ALIAS),
     KEY(KEY_I64, ZO "stage3_param_persistence_threshold",
         zero_optimization.stage3_param_persistence_threshold, 0, I64MAX),
     KEY(KEY_I64, ZO "param_persistence_threshold",
         zero_optimization.stage3_param_persistence_threshold, 0, I64MAX, .flags = KEY_ALIAS),
-    KEY(KEY_I64, ZO "stage3_max_live_parameters", zero_optimization.stage3_max_live_parameters,
-        0, I64MAX),
-    KEY(KEY_I64, ZO "max_live_parameters", zero_optimization.stage3_max_live_parameters, 0,
-        I64MAX, .flags = KEY_ALIAS),
+    KEY(KEY_I64, ZO "stage3_max_live_parameters", zero_optimization.stage3_max_live_parameters, 0,
+        I64MAX),
+    KEY(KEY_I64, ZO "max_live_parameters", zero_optimization.stage3_max_live_parameters, 0, I64MAX,
+        .flags = KEY_ALIAS),
     KEY(KEY_I64, ZO "stage3_max_reuse_distance", zero_optimization.stage3_max_reuse_distance, 0,
         I64MAX),
     KEY(KEY_I64, ZO "max_reuse_distance", zero_optimization.stage3_max_reuse_distance, 0, I64MAX,

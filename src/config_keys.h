@@ -33,14 +33,14 @@ enum {
 #define WHEN_ADAMS (WHEN_OPTIM(ZERO_OPTIM_ADAM) | WHEN_OPTIM(ZERO_OPTIM_ADAMW))
 
 struct config_key {
-    const char *path;            /* "zero_optimization.reduce_bucket_size" */
+    const char *path; /* "zero_optimization.reduce_bucket_size" */
     enum config_key_type type;
-    size_t offset, size;         /* the field in struct zero_config */
-    double min, max;             /* numbers: the accepted range */
-    const char *const *names;    /* KEY_ENUM: by value; KEY_STRING: the accepted values (or NULL) */
-    const char *const *known;    /* KEY_ENUM: names DeepSpeed knows that this build lacks */
+    size_t offset, size;      /* the field in struct zero_config */
+    double min, max;          /* numbers: the accepted range */
+    const char *const *names; /* KEY_ENUM: by value; KEY_STRING: the accepted values (or NULL) */
+    const char *const *known; /* KEY_ENUM: names DeepSpeed knows that this build lacks */
     unsigned flags;
-    unsigned when;               /* 0 = always; else the WHEN_* bits it applies to */
+    unsigned when; /* 0 = always; else the WHEN_* bits it applies to */
 };
 
 extern const struct config_key config_keys[];
@@ -68,8 +68,7 @@ static inline void *config_key_field(const struct config_key *k, struct zero_con
     return (char *)c + k->offset;
 }
 
-static inline const void *config_key_cfield(const struct config_key *k,
-                                            const struct zero_config *c)
+static inline const void *config_key_cfield(const struct config_key *k, const struct zero_config *c)
 {
     return (const char *)c + k->offset;
 }

@@ -74,8 +74,7 @@ static const struct config_unsupported unsupported[] = {
     {ZO "log_trace_cache_warnings", "false", "trace cache warnings " NYI},
     {ZO "stage3_model_persistence_threshold", "9223372036854775807",
      "a model persistence threshold " NYI},
-    {ZO "model_persistence_threshold", "9223372036854775807",
-     "a model persistence threshold " NYI},
+    {ZO "model_persistence_threshold", "9223372036854775807", "a model persistence threshold " NYI},
     {"checkpoint", "{\"load_universal\": false, \"use_node_local_storage\": false}",
      "DeepSpeed's checkpoint options (see libzero.checkpoint) " NYI},
     {"aio", "null", "asynchronous I/O (NVMe offload) " NYI},
@@ -144,7 +143,8 @@ int config_unsupported_inert(const struct config_unsupported *u, const void *jso
         const char *name;
         json_t *x;
         ok = 1;
-        json_object_foreach(inert, name, x) {
+        json_object_foreach(inert, name, x)
+        {
             json_t *given = json_object_get(v, name);
             if (given && !same_value(given, x)) {
                 char member[128];

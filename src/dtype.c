@@ -10,26 +10,40 @@
 size_t zero_dtype_size(enum zero_dtype t)
 {
     switch (t) {
-    case ZERO_F32: return 4;
-    case ZERO_F16: return 2;
-    case ZERO_BF16: return 2;
-    case ZERO_F64: return 8;
-    case ZERO_I32: return 4;
-    case ZERO_I64: return 8;
-    default: return 0;
+    case ZERO_F32:
+        return 4;
+    case ZERO_F16:
+        return 2;
+    case ZERO_BF16:
+        return 2;
+    case ZERO_F64:
+        return 8;
+    case ZERO_I32:
+        return 4;
+    case ZERO_I64:
+        return 8;
+    default:
+        return 0;
     }
 }
 
 const char *zero_dtype_name(enum zero_dtype t)
 {
     switch (t) {
-    case ZERO_F32: return "fp32";
-    case ZERO_F16: return "fp16";
-    case ZERO_BF16: return "bf16";
-    case ZERO_F64: return "fp64";
-    case ZERO_I32: return "int32";
-    case ZERO_I64: return "int64";
-    default: return "unknown";
+    case ZERO_F32:
+        return "fp32";
+    case ZERO_F16:
+        return "fp16";
+    case ZERO_BF16:
+        return "bf16";
+    case ZERO_F64:
+        return "fp64";
+    case ZERO_I32:
+        return "int32";
+    case ZERO_I64:
+        return "int64";
+    default:
+        return "unknown";
     }
 }
 
@@ -39,11 +53,10 @@ int zero_dtype_parse(const char *s)
         const char *name;
         enum zero_dtype type;
     } names[] = {
-        {"fp32", ZERO_F32},  {"float32", ZERO_F32}, {"float", ZERO_F32},
-        {"fp16", ZERO_F16},  {"float16", ZERO_F16}, {"half", ZERO_F16},
-        {"bf16", ZERO_BF16}, {"bfloat16", ZERO_BF16},
-        {"fp64", ZERO_F64},  {"float64", ZERO_F64}, {"double", ZERO_F64},
-        {"int32", ZERO_I32}, {"int64", ZERO_I64},
+        {"fp32", ZERO_F32},    {"float32", ZERO_F32}, {"float", ZERO_F32},  {"fp16", ZERO_F16},
+        {"float16", ZERO_F16}, {"half", ZERO_F16},    {"bf16", ZERO_BF16},  {"bfloat16", ZERO_BF16},
+        {"fp64", ZERO_F64},    {"float64", ZERO_F64}, {"double", ZERO_F64}, {"int32", ZERO_I32},
+        {"int64", ZERO_I64},
     };
     if (s == NULL)
         return -1;

@@ -100,8 +100,9 @@ static int check_config(struct zero_engine *e, struct zero_error *err)
     if (zero_config_unsupported(c, why, sizeof why))
         return zero_fail(err, ZERO_ENOTSUP, "%s", why);
     if (c->fp16.enabled && c->bf16.enabled)
-        return zero_fail(err, ZERO_EINVAL, "fp16.enabled and bf16.enabled are both true; "
-                                           "choose one compute dtype");
+        return zero_fail(err, ZERO_EINVAL,
+                         "fp16.enabled and bf16.enabled are both true; "
+                         "choose one compute dtype");
     if (c->fp16.enabled && c->fp16.loss_scale <= 0.0 && c->fp16.min_loss_scale <= 0.0)
         return zero_fail(err, ZERO_EINVAL, "fp16.min_loss_scale is %g; expected > 0",
                          c->fp16.min_loss_scale);
@@ -152,8 +153,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     if ((rc = zero_config_resolve_batch(&e->cfg, e->world, err)) || (rc = check_config(e, err)) ||
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
         (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
-        (rc = engine_states_create(e, err)) ||
-        (rc = reduce_plan_buckets(e, err))) {
+        (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err))) {
         if (rc && !err->msg[0])
             engine_backend_error(e, rc, err, "engine setup");
         zero_engine_destroy(e);
@@ -228,15 +228,30 @@ void zero_engine_set_observer(struct zero_engine *e, zero_event_fn fn, void *use
     e->observer_user = user;
 }
 
-const struct zero_config *zero_engine_config(const struct zero_engine *e) { return &e->cfg; }
-int64_t zero_engine_global_steps(const struct zero_engine *e) { return e->global_steps; }
-int64_t zero_engine_applied_steps(const struct zero_engine *e) { return e->applied_steps; }
+const struct zero_config *zero_engine_config(const struct zero_engine *e)
+{
+    return &e->cfg;
+}
+int64_t zero_engine_global_steps(const struct zero_engine *e)
+{
+    return e->global_steps;
+}
+int64_t zero_engine_applied_steps(const struct zero_engine *e)
+{
+    return e->applied_steps;
+}
 double zero_engine_loss_scale(const struct zero_engine *e)
 {
     return e->cdt == ZERO_F16 ? e->scaler.scale : 1.0;
 }
-enum zero_dtype zero_engine_compute_dtype(const struct zero_engine *e) { return e->cdt; }
-int64_t zero_engine_micro_steps(const struct zero_engine *e) { return e->micro_steps; }
+enum zero_dtype zero_engine_compute_dtype(const struct zero_engine *e)
+{
+    return e->cdt;
+}
+int64_t zero_engine_micro_steps(const struct zero_engine *e)
+{
+    return e->micro_steps;
+}
 const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e)
 {
     return &e->last;

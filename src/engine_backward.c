@@ -42,8 +42,8 @@ static int grad_target(struct zero_engine *e, int owner, int p, float **g, int *
     float *base;
     if (e->mixed) {
         if (!s->grad_work)
-            rc = alloc_grad_buffer(e, owner, ZERO_TAG_WORKSPACE, ZERO_F32,
-                                   (void **)&s->grad_work, err);
+            rc = alloc_grad_buffer(e, owner, ZERO_TAG_WORKSPACE, ZERO_F32, (void **)&s->grad_work,
+                                   err);
         base = s->grad_work;
     } else if (e->stage >= 2) {
         if (!s->local_grad)
@@ -70,12 +70,12 @@ static int finish_unit_grad(struct zero_engine *e, int u, struct zero_error *err
     int rc = ZERO_OK;
     void *dst = s->grads;
     if (e->stage >= 2) {
-        rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_BUCKETS,
-                          &s->local_grad, "unit gradient", err);
+        rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_BUCKETS, &s->local_grad,
+                          "unit gradient", err);
         dst = s->local_grad;
     }
-    if (!rc && (rc = e->be->cast(e->bself, dst, e->cdt, s->grad_work, ZERO_F32,
-                                 (size_t)s->layout.padded)))
+    if (!rc &&
+        (rc = e->be->cast(e->bself, dst, e->cdt, s->grad_work, ZERO_F32, (size_t)s->layout.padded)))
         rc = engine_backend_error(e, rc, err, "converting gradients of %s",
                                   e->model->units[u]->name);
     engine_free(e, s->grad_work);
@@ -97,9 +97,9 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
     for (int p = 0; p < unit->nparams && !rc; p++)
         rc = grad_target(e, u, p, &ctx.grad[p], &ctx.grad_accumulate[p], err);
     for (int x = 0; x < unit->nexternal && !rc; x++)
-        rc = grad_target(e, unit->external[x].unit, unit->external[x].param,
-                         &ctx.grad[unit->nparams + x], &ctx.grad_accumulate[unit->nparams + x],
-                         err);
+        rc =
+            grad_target(e, unit->external[x].unit, unit->external[x].param,
+                        &ctx.grad[unit->nparams + x], &ctx.grad_accumulate[unit->nparams + x], err);
     float *dx = NULL;
     size_t scratch = unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
     if (!rc && u > 0)
@@ -159,4 +159,3 @@ int zero_engine_backward(struct zero_engine *e, struct zero_error *err)
     e->micro_steps++;
     return ZERO_OK;
 }
-

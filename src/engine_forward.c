@@ -60,11 +60,11 @@ static int upload_batch(struct zero_engine *e, const struct zero_batch *b, int n
         rc = upload(e, b->inputs, rows * (size_t)in_width * sizeof(float), ZERO_TAG_ACTIVATIONS,
                     (void **)&e->input, "batch inputs", err);
     if (!rc && b->tokens)
-        rc = upload(e, b->tokens, rows * sizeof(int32_t), ZERO_TAG_ACTIVATIONS,
-                    (void **)&e->tokens, "batch tokens", err);
+        rc = upload(e, b->tokens, rows * sizeof(int32_t), ZERO_TAG_ACTIVATIONS, (void **)&e->tokens,
+                    "batch tokens", err);
     if (!rc && b->labels)
-        rc = upload(e, b->labels, rows * sizeof(int32_t), ZERO_TAG_ACTIVATIONS,
-                    (void **)&e->labels, "batch labels", err);
+        rc = upload(e, b->labels, rows * sizeof(int32_t), ZERO_TAG_ACTIVATIONS, (void **)&e->labels,
+                    "batch labels", err);
     return rc;
 }
 
@@ -93,9 +93,10 @@ static int forward_unit(struct zero_engine *e, int u, enum pass pass, struct zer
     size_t out_bytes = (size_t)e->rows * (size_t)width * sizeof(float);
     size_t saved = unit->ops->saved_bytes ? unit->ops->saved_bytes(unit, e->rows) : 0;
     size_t scratch = unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
-    if ((rc = engine_alloc(e, out_bytes, ZERO_TAG_ACTIVATIONS, (void **)&s->out, unit->name,
-                           err)) ||
-        (saved && (rc = engine_alloc(e, saved, ZERO_TAG_ACTIVATIONS, &s->saved, unit->name, err))) ||
+    if ((rc =
+             engine_alloc(e, out_bytes, ZERO_TAG_ACTIVATIONS, (void **)&s->out, unit->name, err)) ||
+        (saved &&
+         (rc = engine_alloc(e, saved, ZERO_TAG_ACTIVATIONS, &s->saved, unit->name, err))) ||
         (scratch &&
          (rc = engine_alloc(e, scratch, ZERO_TAG_WORKSPACE, &ctx.scratch, unit->name, err))))
         return rc;
@@ -189,8 +190,8 @@ static int run_forward(struct zero_engine *e, const struct zero_batch *batch, en
 }
 
 /* A pass that ends in the loss unit's forward: *l is the micro-batch's mean loss. */
-static int forward_with_loss(struct zero_engine *e, const struct zero_batch *batch,
-                             enum pass pass, float *l, struct zero_error *err)
+static int forward_with_loss(struct zero_engine *e, const struct zero_batch *batch, enum pass pass,
+                             float *l, struct zero_error *err)
 {
     int rc = run_forward(e, batch, pass, err);
     return rc ? rc : mean_loss(e, l, err);
@@ -250,4 +251,3 @@ int zero_engine_predict(struct zero_engine *e, const struct zero_batch *batch, f
     engine_discard_activations(e);
     return rc;
 }
-

@@ -23,7 +23,7 @@ struct grad_counter {
  * (cdt) hold the compute dtype (fp32, fp16 or bf16: e->cdt). */
 struct unit_states {
     struct zero_unit_layout layout;
-    int64_t shard_begin;    /* rank * shard, in flat elements */
+    int64_t shard_begin; /* rank * shard, in flat elements */
     /* (cdt) stages 0-2: whole flat buffer (padded,); stage 3: this rank's shard (shard,) */
     void *params;
     /* fp32 master: stage 0 whole (padded,), stages 1-3 shard (shard,). In fp32
@@ -33,9 +33,9 @@ struct unit_states {
     void *gathered;
     enum zero_unit_state state;
     struct zero_request *gather_req;
-    int persistent;         /* stage 3: gathered once, never released */
-    int scope_pins;         /* held by a gathered-parameters scope */
-    int in_use;             /* fetched for the unit being computed */
+    int persistent; /* stage 3: gathered once, never released */
+    int scope_pins; /* held by a gathered-parameters scope */
+    int in_use;     /* fetched for the unit being computed */
     /* (cdt) stages 0-1: whole (padded,); stages 2-3: shard (shard,) */
     void *grads;
     /* (cdt) stages 2-3: this micro-step's local gradient, whole (padded,), during backward */
@@ -45,12 +45,12 @@ struct unit_states {
     /* mixed precision: fp32 copy of the whole parameters while computing (padded,) */
     float *param_work;
     struct zero_request *reduce_req;
-    float *reduce_into;     /* accumulation: this micro-step's fp32 sum, pushed at its end */
+    float *reduce_into; /* accumulation: this micro-step's fp32 sum, pushed at its end */
     /* optimizer state: stage 0 whole (padded,), stages 1-3 shard (shard,) */
     float *exp_avg, *exp_avg_sq; /* SGD uses exp_avg as the momentum buffer */
     struct grad_counter counter;
     /* activations of the current micro-step */
-    float *out;    /* (rows, out_width) */
+    float *out; /* (rows, out_width) */
     void *saved;
     int grad_written[ZERO_UNIT_MAX_PARAMS]; /* this micro-step, per own parameter */
 };
@@ -62,21 +62,21 @@ struct zero_engine {
     const struct zero_backend *be;
     void *bself;
     int rank, world, stage;
-    int64_t accum;       /* gradient_accumulation_steps */
-    enum zero_dtype cdt; /* compute dtype: parameters, gradients, wire */
-    size_t csize;        /* its bytes */
-    int mixed;           /* cdt != fp32: separate master, converted compute copies */
+    int64_t accum;                  /* gradient_accumulation_steps */
+    enum zero_dtype cdt;            /* compute dtype: parameters, gradients, wire */
+    size_t csize;                   /* its bytes */
+    int mixed;                      /* cdt != fp32: separate master, converted compute copies */
     struct zero_loss_scaler scaler; /* fp16 only */
-    int64_t applied_steps; /* optimizer updates applied (skipped steps excluded) */
+    int64_t applied_steps;          /* optimizer updates applied (skipped steps excluded) */
     struct unit_states *us;
     int nunits;
 
     /* current micro-step */
     int64_t rows;
-    float *input;        /* (rows, units[0].in_width) */
+    float *input;             /* (rows, units[0].in_width) */
     int32_t *tokens, *labels; /* (rows) */
     int forward_done;
-    double loss_sum;     /* this rank's micro-batch losses since the last step */
+    double loss_sum; /* this rank's micro-batch losses since the last step */
 
     int64_t micro_steps, global_steps;
     struct zero_step_info last;
@@ -86,17 +86,17 @@ struct zero_engine {
 
     /* stage 3 fetch order, recorded on the first forward+backward */
     int *trace;
-    int *trace_group;    /* fetches made together (a unit and its externals) share a group */
+    int *trace_group; /* fetches made together (a unit and its externals) share a group */
     int fetch_group;
     int trace_len, trace_cap, trace_recorded, trace_pos;
-    int untraced;        /* eval/predict passes: not part of the recorded order */
+    int untraced; /* eval/predict passes: not part of the recorded order */
     int64_t live_elements, peak_live_elements;
 
     /* reduction buckets in backward order */
     int *bucket_of_unit; /* bucket index of each unit */
     int *bucket_first;   /* first position (in backward order) of each bucket */
     int nbuckets;
-    int pending_bucket;  /* overlap_comm: issued, not yet waited; -1 if none */
+    int pending_bucket; /* overlap_comm: issued, not yet waited; -1 if none */
 
     /* observer (events.h) */
     zero_event_fn observer;
@@ -122,8 +122,8 @@ int compute_failed(struct zero_engine *e, int u, int rc, const char *pass, const
 /* engine_forward.c */
 void engine_free_batch(struct zero_engine *e);
 void engine_discard_activations(struct zero_engine *e); /* after eval or a failure */
-int engine_recompute_unit(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
-                          const float *x, char *msg, struct zero_error *err);
+int engine_recompute_unit(struct zero_engine *e, int u, struct zero_unit_ctx *ctx, const float *x,
+                          char *msg, struct zero_error *err);
 
 /* engine_states.c: allocate and initialize model states in shards */
 int engine_states_create(struct zero_engine *e, struct zero_error *err);
@@ -155,8 +155,8 @@ int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err);
 void reduce_release_accumulation(struct zero_engine *e);
 
 /* grad_counter.c: slots are fp32 whatever the compute dtype */
-int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src,
-                 enum zero_dtype t, struct zero_error *err);
+int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src, enum zero_dtype t,
+                 struct zero_error *err);
 /* A free slot buffer (len fp32) to reduce into, then pushed without a copy. */
 int counter_take(struct zero_engine *e, struct grad_counter *c, float **out,
                  struct zero_error *err);
@@ -172,11 +172,11 @@ void counter_destroy(struct zero_engine *e, struct grad_counter *c);
 int optimizer_step(struct zero_engine *e, struct zero_error *err);
 
 /* engine_util.c */
-int engine_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p,
-                 const char *what, struct zero_error *err);
+int engine_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p, const char *what,
+                 struct zero_error *err);
 void engine_free(struct zero_engine *e, void *p);
-int engine_backend_error(struct zero_engine *e, int rc, struct zero_error *err,
-                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int engine_backend_error(struct zero_engine *e, int rc, struct zero_error *err, const char *fmt,
+                         ...) __attribute__((format(printf, 4, 5)));
 double engine_now(void);
 /* base + elements of the compute dtype */
 static inline void *engine_at(const struct zero_engine *e, const void *base, int64_t elements)

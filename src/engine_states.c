@@ -30,8 +30,8 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     int64_t numel[ZERO_UNIT_MAX_PARAMS];
     for (int p = 0; p < unit->nparams; p++)
         numel[p] = zero_param_numel(&unit->params[p]);
-    int rc = zero_layout_unit(&s->layout, numel, unit->nparams, e->world, e->cfg.libzero.align,
-                              err);
+    int rc =
+        zero_layout_unit(&s->layout, numel, unit->nparams, e->world, e->cfg.libzero.align, err);
     if (rc)
         return zero_error_wrap(err, "unit %s: ", unit->name);
     s->shard_begin = (int64_t)e->rank * s->layout.shard;
@@ -45,8 +45,7 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     if ((rc = engine_alloc(e, pcount * e->csize, ZERO_TAG_PARAMS, &s->params, what, err)) ||
         (rc = engine_alloc(e, gcount * e->csize, ZERO_TAG_GRADS, &s->grads, what, err)))
         return rc;
-    if (e->mixed &&
-        (rc = engine_alloc(e, obytes, ZERO_TAG_MASTER, (void **)&s->master, what, err)))
+    if (e->mixed && (rc = engine_alloc(e, obytes, ZERO_TAG_MASTER, (void **)&s->master, what, err)))
         return rc;
     int nopt = optim_buffers(e);
     if (nopt >= 1 &&
@@ -62,8 +61,8 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (s->exp_avg_sq && (rc = e->be->fill(e->bself, s->exp_avg_sq, ZERO_F32, 0.0, ocount)))
         return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
     s->counter.len = s->layout.shard; /* every stage accumulates this rank's shard */
-    s->state = e->stage == 3 && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE
-                                                     : ZERO_UNIT_AVAILABLE;
+    s->state =
+        e->stage == 3 && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE : ZERO_UNIT_AVAILABLE;
     s->persistent = e->stage == 3 &&
                     s->layout.padded < e->cfg.zero_optimization.stage3_param_persistence_threshold;
     return ZERO_OK;

@@ -5,14 +5,14 @@
 
 #include "engine_internal.h"
 
-int engine_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p,
-                 const char *what, struct zero_error *err)
+int engine_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p, const char *what,
+                 struct zero_error *err)
 {
     *p = NULL;
     int rc = e->be->alloc(e->bself, bytes > 0 ? bytes : 1, tag, p);
     if (rc)
-        return zero_fail(err, rc, "rank %d: allocating %zu bytes for %s (%s): %s", e->rank,
-                         bytes, what, zero_tag_name(tag), e->be->last_error(e->bself));
+        return zero_fail(err, rc, "rank %d: allocating %zu bytes for %s (%s): %s", e->rank, bytes,
+                         what, zero_tag_name(tag), e->be->last_error(e->bself));
     return ZERO_OK;
 }
 
@@ -46,9 +46,15 @@ void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, in
     if (!e->observer)
         return;
     struct zero_event ev = {
-        .kind = kind, .unit = unit, .bucket = bucket, .collective = collective,
-        .elements = elements, .step = e->global_steps, .micro_step = e->micro_steps,
-        .t_begin = t0 - e->t_created, .t_end = engine_now() - e->t_created,
+        .kind = kind,
+        .unit = unit,
+        .bucket = bucket,
+        .collective = collective,
+        .elements = elements,
+        .step = e->global_steps,
+        .micro_step = e->micro_steps,
+        .t_begin = t0 - e->t_created,
+        .t_end = engine_now() - e->t_created,
     };
     e->observer(e->observer_user, &ev);
 }
@@ -56,10 +62,10 @@ void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, in
 const char *zero_event_name(enum zero_event_kind k)
 {
     static const char *const names[ZERO_EV_KIND_COUNT] = {
-        [ZERO_EV_FORWARD] = "forward",         [ZERO_EV_BACKWARD] = "backward",
-        [ZERO_EV_RECOMPUTE] = "recompute",     [ZERO_EV_GATHER] = "gather",
-        [ZERO_EV_PREFETCH] = "prefetch",       [ZERO_EV_GATHER_WAIT] = "gather_wait",
-        [ZERO_EV_RELEASE] = "release",         [ZERO_EV_REDUCE] = "reduce",
+        [ZERO_EV_FORWARD] = "forward",           [ZERO_EV_BACKWARD] = "backward",
+        [ZERO_EV_RECOMPUTE] = "recompute",       [ZERO_EV_GATHER] = "gather",
+        [ZERO_EV_PREFETCH] = "prefetch",         [ZERO_EV_GATHER_WAIT] = "gather_wait",
+        [ZERO_EV_RELEASE] = "release",           [ZERO_EV_REDUCE] = "reduce",
         [ZERO_EV_PARAM_GATHER] = "param_gather", [ZERO_EV_NORM] = "norm",
         [ZERO_EV_OPTIMIZER] = "optimizer",
     };

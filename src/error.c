@@ -51,15 +51,9 @@ void zero_error_clear(struct zero_error *err)
 const char *zero_status_name(int code)
 {
     static const char *const names[] = {
-        [ZERO_OK] = "OK",
-        [ZERO_EINVAL] = "EINVAL",
-        [ZERO_ENOMEM] = "ENOMEM",
-        [ZERO_EIO] = "EIO",
-        [ZERO_EFORMAT] = "EFORMAT",
-        [ZERO_ENOTSUP] = "ENOTSUP",
-        [ZERO_ECOMM] = "ECOMM",
-        [ZERO_EBACKEND] = "EBACKEND",
-        [ZERO_EMISMATCH] = "EMISMATCH",
+        [ZERO_OK] = "OK",       [ZERO_EINVAL] = "EINVAL",     [ZERO_ENOMEM] = "ENOMEM",
+        [ZERO_EIO] = "EIO",     [ZERO_EFORMAT] = "EFORMAT",   [ZERO_ENOTSUP] = "ENOTSUP",
+        [ZERO_ECOMM] = "ECOMM", [ZERO_EBACKEND] = "EBACKEND", [ZERO_EMISMATCH] = "EMISMATCH",
     };
     if (code < 0 || code >= (int)(sizeof(names) / sizeof(names[0])))
         return "EUNKNOWN";

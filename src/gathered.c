@@ -10,8 +10,8 @@
 static int check_index(struct zero_engine *e, int unit, int param, struct zero_error *err)
 {
     if (unit < 0 || unit >= e->nunits)
-        return zero_fail(err, ZERO_EINVAL, "unit index %d out of range (model has %d units)",
-                         unit, e->nunits);
+        return zero_fail(err, ZERO_EINVAL, "unit index %d out of range (model has %d units)", unit,
+                         e->nunits);
     if (param < 0 || param >= e->model->units[unit]->nparams)
         return zero_fail(err, ZERO_EINVAL, "unit %s has no parameter %d",
                          e->model->units[unit]->name, param);
@@ -44,8 +44,7 @@ static int gather_into(struct zero_engine *e, int u, void *dst, struct zero_erro
 {
     struct unit_states *s = &e->us[u];
     int rc = e->be->all_gather(e->bself, s->params, dst, e->cdt, (size_t)s->layout.shard, NULL);
-    return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s",
-                                     e->model->units[u]->name)
+    return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s", e->model->units[u]->name)
               : ZERO_OK;
 }
 

@@ -13,8 +13,7 @@
  * accum (the paper's per-parameter bytes count no accumulation buffer). */
 #include "engine_internal.h"
 
-int counter_take(struct zero_engine *e, struct grad_counter *c, float **out,
-                 struct zero_error *err)
+int counter_take(struct zero_engine *e, struct grad_counter *c, float **out, struct zero_error *err)
 {
     if (c->npool > 0) {
         *out = c->pool[--c->npool];
@@ -29,8 +28,8 @@ static void give_buffer(struct grad_counter *c, float *buf)
     c->pool[c->npool++] = buf;
 }
 
-int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src,
-                 enum zero_dtype t, struct zero_error *err)
+int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src, enum zero_dtype t,
+                 struct zero_error *err)
 {
     float *carry;
     int rc = counter_take(e, c, &carry, err);

@@ -71,8 +71,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (shard == 0)
         return ZERO_OK; /* no parameters */
     double t0 = engine_now();
-    const char *coll = (e->stage == 0 && e->accum == 1) || !z->reduce_scatter ? "all_reduce"
-                                                                                : "reduce_scatter";
+    const char *coll =
+        (e->stage == 0 && e->accum == 1) || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
     if (e->accum > 1 && z->reduce_scatter) {
         /* accumulation: this micro-step's sum stays fp32 in a counter slot */
         const void *send = e->stage <= 1 ? s->grads : s->local_grad;
@@ -90,8 +90,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
             rc = e->be->copy(e->bself, s->grads, engine_at(e, s->local_grad, s->shard_begin),
                              shard * e->csize);
     } else if (e->stage == 1) {
-        rc = e->be->reduce_scatter(e->bself, s->grads, t, engine_at(e, s->grads, s->shard_begin),
-                                   t, shard, req);
+        rc = e->be->reduce_scatter(e->bself, s->grads, t, engine_at(e, s->grads, s->shard_begin), t,
+                                   shard, req);
     } else {
         rc = e->be->reduce_scatter(e->bself, s->local_grad, t, s->grads, t, shard, req);
     }

@@ -91,8 +91,8 @@ int engine_init_params(struct zero_engine *e, struct zero_error *err)
         float *master = engine_master(e, u);
         rc = init_range(e, u, begin, end, master, chunk, err);
         if (!rc && e->mixed) {
-            void *params = e->stage == 0 || e->stage == 3 ? s->params
-                                                          : engine_at(e, s->params, begin);
+            void *params =
+                e->stage == 0 || e->stage == 3 ? s->params : engine_at(e, s->params, begin);
             if ((rc = e->be->cast(e->bself, params, e->cdt, master, ZERO_F32,
                                   (size_t)(end - begin))))
                 rc = engine_backend_error(e, rc, err, "casting initial parameters of %s",

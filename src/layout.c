@@ -42,8 +42,8 @@ void zero_layout_shard(const struct zero_unit_layout *l, int rank, int64_t *begi
     *end = *begin + l->shard;
 }
 
-void zero_layout_param_in_shard(const struct zero_unit_layout *l, int p, int rank,
-                                int64_t *begin, int64_t *end)
+void zero_layout_param_in_shard(const struct zero_unit_layout *l, int p, int rank, int64_t *begin,
+                                int64_t *end)
 {
     int64_t s0, s1;
     zero_layout_shard(l, rank, &s0, &s1);

@@ -49,6 +49,6 @@ void zero_ledger_reset_peaks(struct zero_ledger *l)
 
 int64_t zero_ledger_model_states(const struct zero_ledger *l)
 {
-    return l->current[ZERO_TAG_PARAMS] + l->current[ZERO_TAG_GRADS] +
-           l->current[ZERO_TAG_MASTER] + l->current[ZERO_TAG_OPTIM];
+    return l->current[ZERO_TAG_PARAMS] + l->current[ZERO_TAG_GRADS] + l->current[ZERO_TAG_MASTER] +
+           l->current[ZERO_TAG_OPTIM];
 }

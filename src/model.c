@@ -51,8 +51,8 @@ static int check_next_unit(const struct zero_model *m, const struct zero_unit *u
         return zero_fail(err, ZERO_EINVAL, "unit %s: %d parameters (at most %d)", u->name,
                          u->nparams, ZERO_UNIT_MAX_PARAMS);
     if (u->nexternal < 0 || u->nexternal > ZERO_UNIT_MAX_EXTERNAL)
-        return zero_fail(err, ZERO_EINVAL, "unit %s: %d external parameters (at most %d)",
-                         u->name, u->nexternal, ZERO_UNIT_MAX_EXTERNAL);
+        return zero_fail(err, ZERO_EINVAL, "unit %s: %d external parameters (at most %d)", u->name,
+                         u->nexternal, ZERO_UNIT_MAX_EXTERNAL);
     if (find_unit(m, u->name) >= 0)
         return zero_fail(err, ZERO_EINVAL, "unit %s: name already used by unit %d", u->name,
                          find_unit(m, u->name));
@@ -67,10 +67,9 @@ static int check_next_unit(const struct zero_model *m, const struct zero_unit *u
                              "unit %s: cannot follow loss unit %s (the loss unit must be last)",
                              u->name, prev->name);
         if (u->in_width != prev->out_width)
-            return zero_fail(err, ZERO_EINVAL,
-                             "unit %s: in_width %lld does not match out_width %lld of unit %s",
-                             u->name, (long long)u->in_width, (long long)prev->out_width,
-                             prev->name);
+            return zero_fail(
+                err, ZERO_EINVAL, "unit %s: in_width %lld does not match out_width %lld of unit %s",
+                u->name, (long long)u->in_width, (long long)prev->out_width, prev->name);
     }
     for (int e = 0; e < u->nexternal; e++) {
         const struct zero_external_ref *r = &u->external[e];
@@ -126,10 +125,12 @@ int zero_unit_new(struct zero_unit **u, const char *name, const struct zero_unit
     if (strlen(name) >= ZERO_NAME_LEN)
         return zero_fail(err, ZERO_EINVAL, "unit %.40s...: name longer than %d characters", name,
                          ZERO_NAME_LEN - 1);
-    if (ops == NULL || ops->forward == NULL || ops->backward == NULL ||
-        ops->saved_bytes == NULL || ops->scratch_bytes == NULL)
-        return zero_fail(err, ZERO_EINVAL, "unit %s: ops table lacks forward, backward, "
-                         "saved_bytes or scratch_bytes", name);
+    if (ops == NULL || ops->forward == NULL || ops->backward == NULL || ops->saved_bytes == NULL ||
+        ops->scratch_bytes == NULL)
+        return zero_fail(err, ZERO_EINVAL,
+                         "unit %s: ops table lacks forward, backward, "
+                         "saved_bytes or scratch_bytes",
+                         name);
     if (in_width < 0 || out_width <= 0)
         return zero_fail(err, ZERO_EINVAL, "unit %s: bad widths in %lld, out %lld", name,
                          (long long)in_width, (long long)out_width);
@@ -158,13 +159,13 @@ int zero_unit_add_param(struct zero_unit *u, const char *name, int ndim, const i
         return -1;
     }
     if (u->nparams >= ZERO_UNIT_MAX_PARAMS) {
-        zero_fail(err, ZERO_EINVAL, "unit %s: parameter %s: more than %d parameters", u->name,
-                  name, ZERO_UNIT_MAX_PARAMS);
+        zero_fail(err, ZERO_EINVAL, "unit %s: parameter %s: more than %d parameters", u->name, name,
+                  ZERO_UNIT_MAX_PARAMS);
         return -1;
     }
     if (ndim < 1 || ndim > ZERO_MAX_DIMS) {
-        zero_fail(err, ZERO_EINVAL, "unit %s: parameter %s: ndim %d not in 1..%d", u->name,
-                  name, ndim, ZERO_MAX_DIMS);
+        zero_fail(err, ZERO_EINVAL, "unit %s: parameter %s: ndim %d not in 1..%d", u->name, name,
+                  ndim, ZERO_MAX_DIMS);
         return -1;
     }
     for (int d = 0; d < ndim; d++) {

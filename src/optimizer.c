@@ -70,7 +70,7 @@ static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
     size_t n = (size_t)(e->stage == 0 ? s->layout.padded : s->layout.shard);
     float *master = engine_master(e, u);
     /* mixed precision: the updated master is also written to the compute-dtype params */
-    void *copy = !e->mixed ? NULL
+    void *copy = !e->mixed                        ? NULL
                  : e->stage == 0 || e->stage == 3 ? s->params
                                                   : engine_at(e, s->params, s->shard_begin);
     enum zero_dtype gt;
@@ -79,25 +79,32 @@ static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
     int rc;
     if (o->type == ZERO_OPTIM_SGD) {
         struct zero_sgd_args a = {
-            .lr = lr, .momentum = (float)o->momentum, .dampening = (float)o->dampening,
-            .weight_decay = (float)o->weight_decay, .nesterov = o->nesterov,
-            .step = e->applied_steps + 1, .grad_div = grad_div,
+            .lr = lr,
+            .momentum = (float)o->momentum,
+            .dampening = (float)o->dampening,
+            .weight_decay = (float)o->weight_decay,
+            .nesterov = o->nesterov,
+            .step = e->applied_steps + 1,
+            .grad_div = grad_div,
         };
         rc = e->be->sgd(e->bself, master, grad, gt, s->exp_avg, n, &a, copy, e->cdt);
     } else {
         struct zero_adam_args a = {
-            .lr = lr, .beta1 = (float)o->betas[0], .beta2 = (float)o->betas[1],
-            .eps = (float)o->eps, .weight_decay = (float)o->weight_decay,
+            .lr = lr,
+            .beta1 = (float)o->betas[0],
+            .beta2 = (float)o->betas[1],
+            .eps = (float)o->eps,
+            .weight_decay = (float)o->weight_decay,
             .step = e->applied_steps + 1,
             .adamw = o->type == ZERO_OPTIM_ADAMW || o->adam_w_mode,
-            .bias_correction = o->bias_correction, .grad_div = grad_div,
+            .bias_correction = o->bias_correction,
+            .grad_div = grad_div,
         };
-        rc = e->be->adam(e->bself, master, grad, gt, s->exp_avg, s->exp_avg_sq, n, &a, copy,
-                         e->cdt);
+        rc =
+            e->be->adam(e->bself, master, grad, gt, s->exp_avg, s->exp_avg_sq, n, &a, copy, e->cdt);
     }
     if (rc)
-        return engine_backend_error(e, rc, err, "optimizer update of %s",
-                                    e->model->units[u]->name);
+        return engine_backend_error(e, rc, err, "optimizer update of %s", e->model->units[u]->name);
     engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)n, t0);
     return ZERO_OK;
 }
@@ -124,8 +131,8 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
                 continue;
             double t0 = engine_now();
             if (z->allgather_partitions) {
-                rc = e->be->all_gather(e->bself, engine_at(e, s->params, s->shard_begin),
-                                       s->params, e->cdt, (size_t)s->layout.shard, &req[u]);
+                rc = e->be->all_gather(e->bself, engine_at(e, s->params, s->shard_begin), s->params,
+                                       e->cdt, (size_t)s->layout.shard, &req[u]);
             } else {
                 /* DeepSpeed's allgather_partitions: false — one broadcast per shard */
                 for (int r = 0; r < e->world && !rc; r++)
@@ -138,8 +145,8 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
                                           e->model->units[u]->name);
             else
                 engine_event(e, ZERO_EV_PARAM_GATHER, u, -1,
-                             z->allgather_partitions ? "all_gather" : "broadcast",
-                             s->layout.padded, t0);
+                             z->allgather_partitions ? "all_gather" : "broadcast", s->layout.padded,
+                             t0);
         }
         for (int u = first[g]; u < first[g + 1]; u++) {
             if (!req[u])

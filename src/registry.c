@@ -45,8 +45,7 @@ static void format_names(char *buf, size_t len)
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < BACKEND_COUNT && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-                                 backends[i]->name);
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", backends[i]->name);
 }
 
 int zero_device_open(struct zero_device **dev, const char *name, void *comm,
@@ -70,8 +69,7 @@ int zero_device_open(struct zero_device **dev, const char *name, void *comm,
 
     struct zero_device *d = calloc(1, sizeof(*d));
     if (d == NULL)
-        return zero_fail(err, ZERO_ENOMEM, "backend '%s': out of memory for the device",
-                         be->name);
+        return zero_fail(err, ZERO_ENOMEM, "backend '%s': out of memory for the device", be->name);
     zero_ledger_reset(&d->ledger);
     struct zero_backend_options o = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     if (opt != NULL)

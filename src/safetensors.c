@@ -12,11 +12,10 @@ static const struct {
     const char *tag;
     int handled;
 } st_dtypes[] = {
-    {"F32", ZERO_F32},  {"F16", ZERO_F16},     {"BF16", ZERO_BF16},   {"F64", ZERO_F64},
-    {"I32", ZERO_I32},  {"I64", ZERO_I64},     {"BOOL", -1},          {"U8", -1},
-    {"I8", -1},         {"I16", -1},           {"U16", -1},           {"U32", -1},
-    {"U64", -1},        {"F8_E5M2", -1},       {"F8_E4M3", -1},       {"F8_E8M0", -1},
-    {"F4", -1},         {"F6_E2M3", -1},       {"F6_E3M2", -1},       {"C64", -1},
+    {"F32", ZERO_F32}, {"F16", ZERO_F16}, {"BF16", ZERO_BF16}, {"F64", ZERO_F64}, {"I32", ZERO_I32},
+    {"I64", ZERO_I64}, {"BOOL", -1},      {"U8", -1},          {"I8", -1},        {"I16", -1},
+    {"U16", -1},       {"U32", -1},       {"U64", -1},         {"F8_E5M2", -1},   {"F8_E4M3", -1},
+    {"F8_E8M0", -1},   {"F4", -1},        {"F6_E2M3", -1},     {"F6_E3M2", -1},   {"C64", -1},
 };
 
 int zero_st_dtype_valid(enum zero_dtype t)
@@ -53,8 +52,7 @@ size_t zero_st_numel(const struct zero_st_tensor_desc *d)
     return n;
 }
 
-int zero_st_entry_init(struct zero_st_entry *e, const char *name, enum zero_dtype dtype,
-                       int ndim)
+int zero_st_entry_init(struct zero_st_entry *e, const char *name, enum zero_dtype dtype, int ndim)
 {
     memset(e, 0, sizeof(*e));
     char *name_copy = strdup(name);
@@ -125,10 +123,14 @@ int zero_st_can_convert(enum zero_dtype from, enum zero_dtype to)
 static double load_float(const void *src, enum zero_dtype t, size_t i)
 {
     switch (t) {
-    case ZERO_F32: return ((const float *)src)[i];
-    case ZERO_F16: return zero_f16_to_f32(((const uint16_t *)src)[i]);
-    case ZERO_BF16: return zero_bf16_to_f32(((const uint16_t *)src)[i]);
-    default: return ((const double *)src)[i];
+    case ZERO_F32:
+        return ((const float *)src)[i];
+    case ZERO_F16:
+        return zero_f16_to_f32(((const uint16_t *)src)[i]);
+    case ZERO_BF16:
+        return zero_bf16_to_f32(((const uint16_t *)src)[i]);
+    default:
+        return ((const double *)src)[i];
     }
 }
 
@@ -137,15 +139,23 @@ static double load_float(const void *src, enum zero_dtype t, size_t i)
 static void store_float(void *dst, enum zero_dtype t, size_t i, double v)
 {
     switch (t) {
-    case ZERO_F32: ((float *)dst)[i] = (float)v; break;
-    case ZERO_F16: ((uint16_t *)dst)[i] = zero_f32_to_f16((float)v); break;
-    case ZERO_BF16: ((uint16_t *)dst)[i] = zero_f32_to_bf16((float)v); break;
-    default: ((double *)dst)[i] = v; break;
+    case ZERO_F32:
+        ((float *)dst)[i] = (float)v;
+        break;
+    case ZERO_F16:
+        ((uint16_t *)dst)[i] = zero_f32_to_f16((float)v);
+        break;
+    case ZERO_BF16:
+        ((uint16_t *)dst)[i] = zero_f32_to_bf16((float)v);
+        break;
+    default:
+        ((double *)dst)[i] = v;
+        break;
     }
 }
 
-int zero_st_convert(void *dst, enum zero_dtype to, const void *src, enum zero_dtype from,
-                    size_t n, size_t *bad)
+int zero_st_convert(void *dst, enum zero_dtype to, const void *src, enum zero_dtype from, size_t n,
+                    size_t *bad)
 {
     if (from == to) {
         memcpy(dst, src, n * zero_dtype_size(to));

@@ -23,8 +23,7 @@ struct zero_st_entry {
 };
 
 /* Copies name and allocates a zeroed shape of ndim entries; -1 if out of memory. */
-int zero_st_entry_init(struct zero_st_entry *e, const char *name, enum zero_dtype dtype,
-                       int ndim);
+int zero_st_entry_init(struct zero_st_entry *e, const char *name, enum zero_dtype dtype, int ndim);
 void zero_st_entry_free(struct zero_st_entry *e);
 
 /* Sets e->numel and e->nbytes from its shape and dtype; -1 if they overflow 63 bits. */
@@ -41,8 +40,8 @@ int zero_st_can_convert(enum zero_dtype from, enum zero_dtype to);
 
 /* Converts n elements from src to dst (distinct buffers). Returns 0, or -1 with *bad set
  * to the index of the first I64 value that does not fit I32. */
-int zero_st_convert(void *dst, enum zero_dtype to, const void *src, enum zero_dtype from,
-                    size_t n, size_t *bad);
+int zero_st_convert(void *dst, enum zero_dtype to, const void *src, enum zero_dtype from, size_t n,
+                    size_t *bad);
 
 /* Writes "[4, 8]" into buf (truncated to len) and returns buf, for messages. */
 const char *zero_st_format_shape(char *buf, size_t len, const int64_t *shape, int ndim);

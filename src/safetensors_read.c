@@ -51,8 +51,8 @@ static int read_exact(const struct zero_st_file *f, void *buf, size_t n, uint64_
         return zero_fail(err, ZERO_EIO, "%s: reading %s: %s", f->path, what, strerror(errno));
     if ((size_t)got < n)
         return zero_fail(err, ZERO_EFORMAT,
-                         "%s: reading %s: file ends at byte %" PRIu64 ", %zu bytes short",
-                         f->path, what, offset + (uint64_t)got, n - (size_t)got);
+                         "%s: reading %s: file ends at byte %" PRIu64 ", %zu bytes short", f->path,
+                         what, offset + (uint64_t)got, n - (size_t)got);
     return ZERO_OK;
 }
 
@@ -72,15 +72,15 @@ static int parse_shape(const struct zero_st_file *f, const char *name, const jso
         uint64_t d;
         if (json_nonneg_int(json_array_get(shape, (size_t)k), &d) != 0)
             return zero_fail(err, ZERO_EFORMAT,
-                             "%s: tensor '%s': shape[%d] is not a non-negative integer",
-                             f->path, name, k);
+                             "%s: tensor '%s': shape[%d] is not a non-negative integer", f->path,
+                             name, k);
         dims[k] = (int64_t)d;
     }
     if (zero_st_entry_size(e) != 0) {
         char s[256];
         return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': shape %s of %s overflows 2^63 bytes",
-                         f->path, name, zero_st_format_shape(s, sizeof(s), e->desc.shape,
-                                                              e->desc.ndim),
+                         f->path, name,
+                         zero_st_format_shape(s, sizeof(s), e->desc.shape, e->desc.ndim),
                          zero_st_dtype_tag(e->desc.dtype));
     }
     return ZERO_OK;
@@ -98,7 +98,8 @@ static int parse_offsets(const struct zero_st_file *f, const char *name, const j
     if (e->end < e->begin)
         return zero_fail(err, ZERO_EFORMAT,
                          "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] end before "
-                         "they begin", f->path, name, e->begin, e->end);
+                         "they begin",
+                         f->path, name, e->begin, e->end);
     if (e->end > f->data_size)
         return zero_fail(err, ZERO_EFORMAT,
                          "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] lie outside "
@@ -108,8 +109,8 @@ static int parse_offsets(const struct zero_st_file *f, const char *name, const j
         char s[256];
         return zero_fail(err, ZERO_EFORMAT,
                          "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] span %" PRIu64
-                         " bytes but shape %s of %s needs %" PRIu64, f->path, name, e->begin,
-                         e->end, e->end - e->begin,
+                         " bytes but shape %s of %s needs %" PRIu64,
+                         f->path, name, e->begin, e->end, e->end - e->begin,
                          zero_st_format_shape(s, sizeof(s), e->desc.shape, e->desc.ndim),
                          zero_st_dtype_tag(e->desc.dtype), e->nbytes);
     }
@@ -121,8 +122,8 @@ static int parse_tensor(const struct zero_st_file *f, const char *name, const js
                         struct zero_st_entry *e, struct zero_error *err)
 {
     if (!json_is_object(value))
-        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': entry is not a JSON object",
-                         f->path, name);
+        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': entry is not a JSON object", f->path,
+                         name);
     const json_t *dtype = json_object_get(value, "dtype");
     const json_t *shape = json_object_get(value, "shape");
     const json_t *offsets = json_object_get(value, "data_offsets");
@@ -131,20 +132,21 @@ static int parse_tensor(const struct zero_st_file *f, const char *name, const js
         return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': missing \"%s\"", f->path, name,
                          missing);
     if (!json_is_string(dtype))
-        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': \"dtype\" is not a string",
-                         f->path, name);
+        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': \"dtype\" is not a string", f->path,
+                         name);
     enum zero_dtype t = ZERO_F32;
     int known = zero_st_dtype_from_tag(json_string_value(dtype), &t);
     if (known < 0)
-        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': unknown dtype '%s'", f->path,
-                         name, json_string_value(dtype));
+        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': unknown dtype '%s'", f->path, name,
+                         json_string_value(dtype));
     if (known > 0)
         return zero_fail(err, ZERO_ENOTSUP,
                          "%s: tensor '%s': dtype %s is not supported (libzero reads F32, F16, "
-                         "BF16, F64, I32, I64)", f->path, name, json_string_value(dtype));
+                         "BF16, F64, I32, I64)",
+                         f->path, name, json_string_value(dtype));
     if (!json_is_array(shape) || json_array_size(shape) > INT32_MAX)
-        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': \"shape\" is not an array",
-                         f->path, name);
+        return zero_fail(err, ZERO_EFORMAT, "%s: tensor '%s': \"shape\" is not an array", f->path,
+                         name);
     if (zero_st_entry_init(e, name, t, (int)json_array_size(shape)) != 0)
         return zero_fail(err, ZERO_ENOMEM, "%s: tensor '%s': out of memory", f->path, name);
     int rc = parse_shape(f, name, shape, e, err);
@@ -156,17 +158,17 @@ static int parse_tensor(const struct zero_st_file *f, const char *name, const js
 static int parse_metadata(struct zero_st_file *f, const json_t *meta, struct zero_error *err)
 {
     if (!json_is_object(meta))
-        return zero_fail(err, ZERO_EFORMAT, "%s: \"__metadata__\" is not a JSON object",
-                         f->path);
+        return zero_fail(err, ZERO_EFORMAT, "%s: \"__metadata__\" is not a JSON object", f->path);
     f->meta = calloc(json_object_size(meta) + 1, sizeof(*f->meta));
     if (f->meta == NULL)
         return zero_fail(err, ZERO_ENOMEM, "%s: out of memory for __metadata__", f->path);
     const char *key;
     const json_t *value;
-    json_object_foreach((json_t *)meta, key, value) {
+    json_object_foreach((json_t *)meta, key, value)
+    {
         if (!json_is_string(value))
-            return zero_fail(err, ZERO_EFORMAT,
-                             "%s: __metadata__ key '%s': value is not a string", f->path, key);
+            return zero_fail(err, ZERO_EFORMAT, "%s: __metadata__ key '%s': value is not a string",
+                             f->path, key);
         struct zero_st_kv *kv = &f->meta[f->n_meta];
         kv->key = strdup(key);
         kv->value = strdup(json_string_value(value));
@@ -203,8 +205,9 @@ static int check_overlaps(const struct zero_st_file *f, struct zero_error *err)
         if (furthest != NULL && t->begin < furthest->end)
             return zero_fail(err, ZERO_EFORMAT,
                              "%s: tensors '%s' [%" PRIu64 ", %" PRIu64 "] and '%s' [%" PRIu64
-                             ", %" PRIu64 "] overlap", f->path, furthest->desc.name,
-                             furthest->begin, furthest->end, t->desc.name, t->begin, t->end);
+                             ", %" PRIu64 "] overlap",
+                             f->path, furthest->desc.name, furthest->begin, furthest->end,
+                             t->desc.name, t->begin, t->end);
         if (furthest == NULL || t->end > furthest->end)
             furthest = t;
     }
@@ -217,9 +220,8 @@ static int parse_header(struct zero_st_file *f, const char *text, size_t len,
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL)
-        return zero_fail(err, ZERO_EFORMAT,
-                         "%s: header is not valid JSON: %s (line %d, column %d)", f->path,
-                         jerr.text, jerr.line, jerr.column);
+        return zero_fail(err, ZERO_EFORMAT, "%s: header is not valid JSON: %s (line %d, column %d)",
+                         f->path, jerr.text, jerr.line, jerr.column);
     int rc = ZERO_OK;
     if (!json_is_object(root)) {
         rc = zero_fail(err, ZERO_EFORMAT, "%s: header is not a JSON object", f->path);
@@ -232,7 +234,8 @@ static int parse_header(struct zero_st_file *f, const char *text, size_t len,
     }
     const char *key;
     json_t *value;
-    json_object_foreach(root, key, value) {
+    json_object_foreach(root, key, value)
+    {
         if (strcmp(key, "__metadata__") == 0) {
             rc = parse_metadata(f, value, err);
         } else {
@@ -286,8 +289,10 @@ static int load_header(struct zero_st_file *f, struct zero_error *err)
                          " bytes that follow it (truncated or not a safetensors file?)",
                          f->path, n, file_size - 8);
     if (n > ZERO_ST_MAX_HEADER_BYTES)
-        return zero_fail(err, ZERO_EFORMAT, "%s: header length %" PRIu64 " exceeds the limit of "
-                         "%u bytes", f->path, n, ZERO_ST_MAX_HEADER_BYTES);
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s: header length %" PRIu64 " exceeds the limit of "
+                         "%u bytes",
+                         f->path, n, ZERO_ST_MAX_HEADER_BYTES);
     f->data_start = 8 + n;
     f->data_size = file_size - f->data_start;
 
@@ -399,8 +404,8 @@ const struct zero_st_kv *zero_st_metadata_at(const struct zero_st_file *f, int i
 }
 
 /* Streams the tensor through a bounded scratch buffer, converting each chunk. */
-static int read_converting(const struct zero_st_file *f, const struct zero_st_entry *e,
-                           void *dst, enum zero_dtype want, struct zero_error *err)
+static int read_converting(const struct zero_st_file *f, const struct zero_st_entry *e, void *dst,
+                           enum zero_dtype want, struct zero_error *err)
 {
     size_t in_size = zero_dtype_size(e->desc.dtype);
     size_t out_size = zero_dtype_size(want);
@@ -409,23 +414,22 @@ static int read_converting(const struct zero_st_file *f, const struct zero_st_en
         chunk = (size_t)e->numel;
     void *scratch = malloc(chunk * in_size); /* (chunk,) of the stored dtype */
     if (scratch == NULL)
-        return zero_fail(err, ZERO_ENOMEM, "%s: tensor '%s': out of memory for conversion",
-                         f->path, e->desc.name);
+        return zero_fail(err, ZERO_ENOMEM, "%s: tensor '%s': out of memory for conversion", f->path,
+                         e->desc.name);
     char what[512];
     snprintf(what, sizeof(what), "tensor '%s'", e->desc.name);
     int rc = ZERO_OK;
     for (size_t done = 0; done < e->numel && rc == ZERO_OK; done += chunk) {
         size_t n = (size_t)e->numel - done < chunk ? (size_t)e->numel - done : chunk;
-        rc = read_exact(f, scratch, n * in_size, f->data_start + e->begin + done * in_size,
-                        what, err);
+        rc = read_exact(f, scratch, n * in_size, f->data_start + e->begin + done * in_size, what,
+                        err);
         size_t bad = 0;
-        if (rc == ZERO_OK &&
-            zero_st_convert((char *)dst + done * out_size, want, scratch, e->desc.dtype, n,
-                            &bad) != 0)
+        if (rc == ZERO_OK && zero_st_convert((char *)dst + done * out_size, want, scratch,
+                                             e->desc.dtype, n, &bad) != 0)
             rc = zero_fail(err, ZERO_EINVAL,
-                           "%s: tensor '%s': element %zu = %" PRId64 " does not fit in %s",
-                           f->path, e->desc.name, done + bad,
-                           ((const int64_t *)scratch)[bad], zero_st_dtype_tag(want));
+                           "%s: tensor '%s': element %zu = %" PRId64 " does not fit in %s", f->path,
+                           e->desc.name, done + bad, ((const int64_t *)scratch)[bad],
+                           zero_st_dtype_tag(want));
     }
     free(scratch);
     return rc;
@@ -437,24 +441,23 @@ int zero_st_read(struct zero_st_file *f, int i, void *dst, enum zero_dtype want,
     if (f == NULL)
         return zero_fail(err, ZERO_EINVAL, "zero_st_read: NULL file");
     if (i < 0 || i >= f->n_tensors)
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor index %d out of range (%d tensors)",
-                         f->path, i, f->n_tensors);
+        return zero_fail(err, ZERO_EINVAL, "%s: tensor index %d out of range (%d tensors)", f->path,
+                         i, f->n_tensors);
     const struct zero_st_entry *e = &f->tensors[i];
     if (!zero_st_dtype_valid(want))
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': invalid destination dtype %d",
-                         f->path, e->desc.name, (int)want);
+        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': invalid destination dtype %d", f->path,
+                         e->desc.name, (int)want);
     if (numel != e->numel) {
         char s[256];
-        return zero_fail(err, ZERO_EINVAL,
-                         "%s: tensor '%s': destination holds %zu elements but shape %s has %"
-                         PRIu64, f->path, e->desc.name, numel,
-                         zero_st_format_shape(s, sizeof(s), e->desc.shape, e->desc.ndim),
-                         e->numel);
+        return zero_fail(
+            err, ZERO_EINVAL,
+            "%s: tensor '%s': destination holds %zu elements but shape %s has %" PRIu64, f->path,
+            e->desc.name, numel, zero_st_format_shape(s, sizeof(s), e->desc.shape, e->desc.ndim),
+            e->numel);
     }
     if (!zero_st_can_convert(e->desc.dtype, want))
-        return zero_fail(err, ZERO_ENOTSUP, "%s: tensor '%s': cannot convert %s to %s",
-                         f->path, e->desc.name, zero_st_dtype_tag(e->desc.dtype),
-                         zero_st_dtype_tag(want));
+        return zero_fail(err, ZERO_ENOTSUP, "%s: tensor '%s': cannot convert %s to %s", f->path,
+                         e->desc.name, zero_st_dtype_tag(e->desc.dtype), zero_st_dtype_tag(want));
     if (numel == 0)
         return ZERO_OK;
     if (dst == NULL)

@@ -56,11 +56,13 @@ static int add_tensor(struct zero_st_writer *w, const struct zero_st_tensor_desc
     if (d->name == NULL)
         return zero_fail(err, ZERO_EINVAL, "%s: descriptor %d has no name", w->path, i);
     if (strcmp(d->name, "__metadata__") == 0)
-        return zero_fail(err, ZERO_EINVAL, "%s: descriptor %d: tensor name '__metadata__' is "
-                         "reserved", w->path, i);
+        return zero_fail(err, ZERO_EINVAL,
+                         "%s: descriptor %d: tensor name '__metadata__' is "
+                         "reserved",
+                         w->path, i);
     if (!zero_st_dtype_valid(d->dtype))
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': invalid dtype %d", w->path,
-                         d->name, (int)d->dtype);
+        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': invalid dtype %d", w->path, d->name,
+                         (int)d->dtype);
     if (d->ndim < 0 || (d->ndim > 0 && d->shape == NULL))
         return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': bad shape (ndim %d%s)", w->path,
                          d->name, d->ndim, d->ndim > 0 ? ", NULL shape" : "");
@@ -70,17 +72,17 @@ static int add_tensor(struct zero_st_writer *w, const struct zero_st_tensor_desc
     w->n_tensors++;
     for (int k = 0; k < d->ndim; k++) {
         if (d->shape[k] < 0)
-            return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': shape[%d] is %" PRId64,
-                             w->path, d->name, k, d->shape[k]);
+            return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': shape[%d] is %" PRId64, w->path,
+                             d->name, k, d->shape[k]);
         ((int64_t *)e->desc.shape)[k] = d->shape[k];
     }
     if (zero_st_entry_size(e) != 0)
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': shape overflows 2^63 bytes",
-                         w->path, d->name);
+        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': shape overflows 2^63 bytes", w->path,
+                         d->name);
     e->begin = i > 0 ? w->tensors[i - 1].end : 0;
     if (e->nbytes > (uint64_t)INT64_MAX - e->begin)
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': file would exceed 2^63 bytes",
-                         w->path, d->name);
+        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': file would exceed 2^63 bytes", w->path,
+                         d->name);
     e->end = e->begin + e->nbytes;
     return ZERO_OK;
 }
@@ -119,15 +121,19 @@ static int add_metadata(json_t *root, const char *path, const struct zero_st_kv 
         return zero_fail(err, ZERO_ENOMEM, "%s: out of memory for __metadata__", path);
     for (int i = 0; i < n; i++) {
         if (kv == NULL || kv[i].key == NULL || kv[i].value == NULL)
-            return zero_fail(err, ZERO_EINVAL, "%s: __metadata__ entry %d has a NULL key or "
-                             "value", path, i);
+            return zero_fail(err, ZERO_EINVAL,
+                             "%s: __metadata__ entry %d has a NULL key or "
+                             "value",
+                             path, i);
         if (json_object_get(meta, kv[i].key) != NULL)
             return zero_fail(err, ZERO_EINVAL, "%s: __metadata__ key '%s' appears twice", path,
                              kv[i].key);
         json_t *value = json_string(kv[i].value);
         if (value == NULL || json_object_set_new(meta, kv[i].key, value) != 0)
-            return zero_fail(err, ZERO_EINVAL, "%s: __metadata__ key '%s': key or value is "
-                             "not valid UTF-8", path, kv[i].key);
+            return zero_fail(err, ZERO_EINVAL,
+                             "%s: __metadata__ key '%s': key or value is "
+                             "not valid UTF-8",
+                             path, kv[i].key);
     }
     return ZERO_OK;
 }
@@ -151,8 +157,8 @@ static int build_header(struct zero_st_writer *w, const struct zero_st_kv *kv, i
         if (t == NULL)
             rc = zero_fail(err, ZERO_ENOMEM, "%s: out of memory for the header", w->path);
         else if (json_object_set_new(root, e->desc.name, t) != 0)
-            rc = zero_fail(err, ZERO_EINVAL, "%s: tensor name '%s' is not valid UTF-8",
-                           w->path, e->desc.name);
+            rc = zero_fail(err, ZERO_EINVAL, "%s: tensor name '%s' is not valid UTF-8", w->path,
+                           e->desc.name);
     }
     char *json = rc == ZERO_OK ? json_dumps(root, JSON_COMPACT) : NULL;
     json_decref(root);
@@ -181,17 +187,16 @@ static int write_header(struct zero_st_writer *w, const char *text, size_t len,
     for (int k = 0; k < 8; k++)
         len_bytes[k] = (unsigned char)((uint64_t)len >> (8 * k));
     if (write_all(w->fd, len_bytes, 8) != 0 || write_all(w->fd, text, len) != 0)
-        return zero_fail(err, ZERO_EIO, "%s: writing the header: %s", w->tmp_path,
-                         strerror(errno));
+        return zero_fail(err, ZERO_EIO, "%s: writing the header: %s", w->tmp_path, strerror(errno));
     return ZERO_OK;
 }
 
-static int writer_setup(struct zero_st_writer *w, const struct zero_st_tensor_desc *descs,
-                        int n, const struct zero_st_kv *kv, int n_kv, struct zero_error *err)
+static int writer_setup(struct zero_st_writer *w, const struct zero_st_tensor_desc *descs, int n,
+                        const struct zero_st_kv *kv, int n_kv, struct zero_error *err)
 {
     if (n < 0 || (n > 0 && descs == NULL) || n_kv < 0)
-        return zero_fail(err, ZERO_EINVAL, "%s: bad tensor or metadata count (%d, %d)",
-                         w->path, n, n_kv);
+        return zero_fail(err, ZERO_EINVAL, "%s: bad tensor or metadata count (%d, %d)", w->path, n,
+                         n_kv);
     w->tensors = calloc((size_t)n + 1, sizeof(*w->tensors));
     if (w->tensors == NULL)
         return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->path);
@@ -217,8 +222,7 @@ static int writer_setup(struct zero_st_writer *w, const struct zero_st_tensor_de
 
 int zero_st_writer_begin(struct zero_st_writer **out, const char *path,
                          const struct zero_st_tensor_desc *descs, int n,
-                         const struct zero_st_kv *metadata, int n_metadata,
-                         struct zero_error *err)
+                         const struct zero_st_kv *metadata, int n_metadata, struct zero_error *err)
 {
     if (out == NULL || path == NULL)
         return zero_fail(err, ZERO_EINVAL, "zero_st_writer_begin: NULL argument");
@@ -228,8 +232,7 @@ int zero_st_writer_begin(struct zero_st_writer **out, const char *path,
         return rc;
     struct zero_st_writer *w = calloc(1, sizeof(*w));
     size_t tmp_len = strlen(path) + 32;
-    if (w == NULL || (w->path = strdup(path)) == NULL ||
-        (w->tmp_path = malloc(tmp_len)) == NULL) {
+    if (w == NULL || (w->path = strdup(path)) == NULL || (w->tmp_path = malloc(tmp_len)) == NULL) {
         if (w != NULL) {
             free(w->path);
             free(w);
@@ -263,43 +266,42 @@ static int check_put(const struct zero_st_writer *w, int i, const void *src,
                      enum zero_dtype src_type, size_t numel, struct zero_error *err)
 {
     if (w->failed)
-        return zero_fail(err, ZERO_EINVAL, "%s: an earlier put failed; abort this writer",
-                         w->path);
+        return zero_fail(err, ZERO_EINVAL, "%s: an earlier put failed; abort this writer", w->path);
     if (i < 0 || i >= w->n_tensors)
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor index %d out of range (%d tensors)",
-                         w->path, i, w->n_tensors);
+        return zero_fail(err, ZERO_EINVAL, "%s: tensor index %d out of range (%d tensors)", w->path,
+                         i, w->n_tensors);
     const struct zero_st_entry *e = &w->tensors[i];
     if (i < w->next)
         return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s' was already put", w->path,
                          e->desc.name);
     if (i > w->next)
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s' (index %d) put out of order: "
-                         "tensor '%s' (index %d) comes first", w->path, e->desc.name, i,
-                         w->tensors[w->next].desc.name, w->next);
+        return zero_fail(err, ZERO_EINVAL,
+                         "%s: tensor '%s' (index %d) put out of order: "
+                         "tensor '%s' (index %d) comes first",
+                         w->path, e->desc.name, i, w->tensors[w->next].desc.name, w->next);
     if (!zero_st_dtype_valid(src_type))
         return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': invalid source dtype %d", w->path,
                          e->desc.name, (int)src_type);
     if (numel != e->numel) {
         char s[256];
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': put of %zu elements but shape %s "
-                         "has %" PRIu64, w->path, e->desc.name, numel,
-                         zero_st_format_shape(s, sizeof(s), e->desc.shape, e->desc.ndim),
-                         e->numel);
+        return zero_fail(err, ZERO_EINVAL,
+                         "%s: tensor '%s': put of %zu elements but shape %s "
+                         "has %" PRIu64,
+                         w->path, e->desc.name, numel,
+                         zero_st_format_shape(s, sizeof(s), e->desc.shape, e->desc.ndim), e->numel);
     }
     if (!zero_st_can_convert(src_type, e->desc.dtype))
         return zero_fail(err, ZERO_ENOTSUP, "%s: tensor '%s': cannot convert %s to %s", w->path,
                          e->desc.name, zero_st_dtype_tag(src_type),
                          zero_st_dtype_tag(e->desc.dtype));
     if (src == NULL && numel > 0)
-        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': NULL source", w->path,
-                         e->desc.name);
+        return zero_fail(err, ZERO_EINVAL, "%s: tensor '%s': NULL source", w->path, e->desc.name);
     return ZERO_OK;
 }
 
 /* Converts and writes through a bounded scratch buffer; *written counts bytes on disk. */
-static int put_converting(struct zero_st_writer *w, const struct zero_st_entry *e,
-                          const void *src, enum zero_dtype src_type, uint64_t *written,
-                          struct zero_error *err)
+static int put_converting(struct zero_st_writer *w, const struct zero_st_entry *e, const void *src,
+                          enum zero_dtype src_type, uint64_t *written, struct zero_error *err)
 {
     size_t in_size = zero_dtype_size(src_type);
     size_t out_size = zero_dtype_size(e->desc.dtype);
@@ -308,8 +310,8 @@ static int put_converting(struct zero_st_writer *w, const struct zero_st_entry *
         chunk = (size_t)e->numel;
     void *scratch = malloc(chunk * out_size); /* (chunk,) of the file dtype */
     if (scratch == NULL)
-        return zero_fail(err, ZERO_ENOMEM, "%s: tensor '%s': out of memory for conversion",
-                         w->path, e->desc.name);
+        return zero_fail(err, ZERO_ENOMEM, "%s: tensor '%s': out of memory for conversion", w->path,
+                         e->desc.name);
     int rc = ZERO_OK;
     for (size_t done = 0; done < e->numel && rc == ZERO_OK; done += chunk) {
         size_t n = (size_t)e->numel - done < chunk ? (size_t)e->numel - done : chunk;
@@ -317,12 +319,12 @@ static int put_converting(struct zero_st_writer *w, const struct zero_st_entry *
         size_t bad = 0;
         if (zero_st_convert(scratch, e->desc.dtype, from, src_type, n, &bad) != 0)
             rc = zero_fail(err, ZERO_EINVAL,
-                           "%s: tensor '%s': element %zu = %" PRId64 " does not fit in %s",
-                           w->path, e->desc.name, done + bad, ((const int64_t *)from)[bad],
+                           "%s: tensor '%s': element %zu = %" PRId64 " does not fit in %s", w->path,
+                           e->desc.name, done + bad, ((const int64_t *)from)[bad],
                            zero_st_dtype_tag(e->desc.dtype));
         else if (write_all(w->fd, scratch, n * out_size) != 0)
-            rc = zero_fail(err, ZERO_EIO, "%s: writing tensor '%s': %s", w->tmp_path,
-                           e->desc.name, strerror(errno));
+            rc = zero_fail(err, ZERO_EIO, "%s: writing tensor '%s': %s", w->tmp_path, e->desc.name,
+                           strerror(errno));
         else
             *written += n * out_size;
     }
@@ -330,8 +332,8 @@ static int put_converting(struct zero_st_writer *w, const struct zero_st_entry *
     return rc;
 }
 
-int zero_st_writer_put(struct zero_st_writer *w, int i, const void *src,
-                       enum zero_dtype src_type, size_t numel, struct zero_error *err)
+int zero_st_writer_put(struct zero_st_writer *w, int i, const void *src, enum zero_dtype src_type,
+                       size_t numel, struct zero_error *err)
 {
     if (w == NULL)
         return zero_fail(err, ZERO_EINVAL, "zero_st_writer_put: NULL writer");
@@ -346,8 +348,8 @@ int zero_st_writer_put(struct zero_st_writer *w, int i, const void *src,
         rc = put_converting(w, e, src, src_type, &written, err);
     } else if (write_all(w->fd, src, (size_t)e->nbytes) != 0) {
         written = 1; /* part of it may have reached the file */
-        rc = zero_fail(err, ZERO_EIO, "%s: writing tensor '%s': %s", w->tmp_path,
-                       e->desc.name, strerror(errno));
+        rc = zero_fail(err, ZERO_EIO, "%s: writing tensor '%s': %s", w->tmp_path, e->desc.name,
+                       strerror(errno));
     }
     if (rc != ZERO_OK) {
         w->failed = written > 0;
@@ -369,8 +371,8 @@ static int sync_parent_dir(const char *path, struct zero_error *err)
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     /* some file systems cannot fsync a directory (EINVAL): nothing more to do there */
     if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
-        rc = zero_fail(err, ZERO_EIO, "%s: written, but syncing directory %s failed: %s",
-                       path, dir, strerror(errno));
+        rc = zero_fail(err, ZERO_EIO, "%s: written, but syncing directory %s failed: %s", path, dir,
+                       strerror(errno));
     if (fd >= 0)
         close(fd);
     free(dir);
@@ -383,12 +385,12 @@ int zero_st_writer_finish(struct zero_st_writer *w, struct zero_error *err)
         return zero_fail(err, ZERO_EINVAL, "zero_st_writer_finish: NULL writer");
     int rc = ZERO_OK;
     if (w->failed)
-        rc = zero_fail(err, ZERO_EINVAL, "%s: an earlier put failed; nothing was written",
-                       w->path);
+        rc = zero_fail(err, ZERO_EINVAL, "%s: an earlier put failed; nothing was written", w->path);
     else if (w->next < w->n_tensors)
-        rc = zero_fail(err, ZERO_EINVAL, "%s: tensor '%s' (index %d of %d) was never put; "
-                       "nothing was written", w->path, w->tensors[w->next].desc.name, w->next,
-                       w->n_tensors);
+        rc = zero_fail(err, ZERO_EINVAL,
+                       "%s: tensor '%s' (index %d of %d) was never put; "
+                       "nothing was written",
+                       w->path, w->tensors[w->next].desc.name, w->next, w->n_tensors);
     else if (fsync(w->fd) != 0)
         rc = zero_fail(err, ZERO_EIO, "%s: fsync: %s", w->tmp_path, strerror(errno));
     if (rc != ZERO_OK) {

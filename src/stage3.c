@@ -32,9 +32,8 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
     struct unit_states *s = &e->us[u];
     double t0 = engine_now();
     int rc;
-    if (!s->gathered &&
-        (rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_GATHER,
-                           &s->gathered, "stage-3 gathered unit", err)))
+    if (!s->gathered && (rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_GATHER,
+                                           &s->gathered, "stage-3 gathered unit", err)))
         return zero_error_wrap(err, "unit %s: ", uname(e, u));
     live_add(e, s->layout.padded);
     rc = e->be->all_gather(e->bself, s->params, s->gathered, e->cdt, (size_t)s->layout.shard,

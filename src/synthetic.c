@@ -16,8 +16,8 @@ static float unit_uniform(uint64_t h)
     return (float)((double)(h >> 40) * 0x1p-23 - 1.0); /* [-1, 1) */
 }
 
-void zero_synthetic_samples(uint64_t seed, int64_t width, int64_t classes, int64_t first,
-                            int64_t n, float *inputs, int32_t *labels)
+void zero_synthetic_samples(uint64_t seed, int64_t width, int64_t classes, int64_t first, int64_t n,
+                            float *inputs, int32_t *labels)
 {
     for (int64_t i = 0; i < n; i++) {
         float *x = inputs + i * width;
@@ -39,8 +39,8 @@ void zero_synthetic_samples(uint64_t seed, int64_t width, int64_t classes, int64
     }
 }
 
-int64_t zero_atom_first_sample(int64_t step, int64_t micro_step, int rank, int world,
-                               int64_t accum, int64_t micro_batch)
+int64_t zero_atom_first_sample(int64_t step, int64_t micro_step, int rank, int world, int64_t accum,
+                               int64_t micro_batch)
 {
     int64_t global_batch = (int64_t)world * accum * micro_batch;
     int64_t atom = micro_step * world + rank;

@@ -61,9 +61,8 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     }
     psi = zero_model_numel(e->model);
     int64_t n = e->world, shard = padded / n;
-    int optim = e->cfg.optimizer.type == ZERO_OPTIM_SGD
-                    ? (e->cfg.optimizer.momentum != 0.0 ? 1 : 0)
-                    : 2;
+    int optim =
+        e->cfg.optimizer.type == ZERO_OPTIM_SGD ? (e->cfg.optimizer.momentum != 0.0 ? 1 : 0) : 2;
     t->psi = psi;
     t->psi_padded = padded;
     t->psi_persistent = persistent;

@@ -53,7 +53,7 @@ static int param_fp32(struct zero_engine *e, int o, float **out, struct zero_err
 }
 
 int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
-                       struct zero_error *err)
+                        struct zero_error *err)
 {
     const struct zero_unit *unit = e->model->units[u];
     float *whole;
@@ -98,9 +98,8 @@ void compute_init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *ms
 }
 
 int compute_failed(struct zero_engine *e, int u, int rc, const char *pass, const char *msg,
-                       struct zero_error *err)
+                   struct zero_error *err)
 {
-    return zero_fail(err, rc, "rank %d: unit %s: %s: %s", e->rank, e->model->units[u]->name,
-                     pass, msg[0] ? msg : e->be->last_error(e->bself));
+    return zero_fail(err, rc, "rank %d: unit %s: %s: %s", e->rank, e->model->units[u]->name, pass,
+                     msg[0] ? msg : e->be->last_error(e->bself));
 }
-

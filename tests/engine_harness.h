@@ -17,13 +17,13 @@ struct harness_run {
     int layers;
     int steps;
     uint64_t data_seed;
-    int checkpoint; /* activation checkpointing on every block */
+    int checkpoint;            /* activation checkpointing on every block */
     enum zero_dtype precision; /* fp32 (default), fp16 (scale 2^8, dynamic) or bf16 */
     /* outputs */
-    float losses[HARNESS_MAX_STEPS]; /* global mean loss of each step */
+    float losses[HARNESS_MAX_STEPS];  /* global mean loss of each step */
     double scales[HARNESS_MAX_STEPS]; /* fp16: loss scale of each step */
     int skipped[HARNESS_MAX_STEPS];   /* fp16: step skipped on overflow */
-    float *weights;                  /* all parameters, whole, in model order */
+    float *weights;                   /* all parameters, whole, in model order */
     int64_t nweights;
     struct zero_ledger ledger_after_create;
     struct zero_ledger ledger_end;

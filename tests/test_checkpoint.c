@@ -208,9 +208,11 @@ static void check_resume(int stage, enum zero_dtype precision, int64_t accum)
                memcmp(a.losses + 3, b.losses + 3, 3 * sizeof *a.losses) == 0 &&
                memcmp(a.scales + 3, b.scales + 3, 3 * sizeof *a.scales) == 0 &&
                zero_engine_applied_steps(a.e) == zero_engine_applied_steps(b.e);
-    ck_assert_msg(mpi_check_all(same), "stage %d %s: resumed run differs (losses %.9g/%.9g, "
-                  "scales %g/%g)", stage, zero_dtype_name(precision), a.losses[5], b.losses[5],
-                  a.scales[5], b.scales[5]);
+    ck_assert_msg(mpi_check_all(same),
+                  "stage %d %s: resumed run differs (losses %.9g/%.9g, "
+                  "scales %g/%g)",
+                  stage, zero_dtype_name(precision), a.losses[5], b.losses[5], a.scales[5],
+                  b.scales[5]);
     if (precision == ZERO_F16) { /* the scaler's state mattered: it changed while resuming */
         ck_assert(a.scales[3] != a.scales[5] || a.scales[4] != a.scales[5]);
         ck_assert(zero_engine_applied_steps(a.e) < 6); /* some steps overflowed */
@@ -242,8 +244,7 @@ END_TEST
 static MPI_Comm first_ranks(int n)
 {
     MPI_Comm c;
-    MPI_Comm_split(MPI_COMM_WORLD, mpi_check_rank() < n ? 0 : MPI_UNDEFINED, mpi_check_rank(),
-                   &c);
+    MPI_Comm_split(MPI_COMM_WORLD, mpi_check_rank() < n ? 0 : MPI_UNDEFINED, mpi_check_rank(), &c);
     return c;
 }
 
@@ -254,8 +255,8 @@ static int same_states(const char *a_dir, const char *b_dir)
     struct zero_checkpoint *a = NULL, *b = NULL;
     struct zero_checkpoint_info ia, ib;
     struct zero_error err = {0};
-    int ok = zero_checkpoint_open(&a, a_dir, &err) == 0 &&
-             zero_checkpoint_open(&b, b_dir, &err) == 0;
+    int ok =
+        zero_checkpoint_open(&a, a_dir, &err) == 0 && zero_checkpoint_open(&b, b_dir, &err) == 0;
     if (ok) {
         zero_checkpoint_get_info(a, &ia);
         zero_checkpoint_get_info(b, &ib);
@@ -328,8 +329,8 @@ static void check_world_change(int n_old, int s_old, int64_t acc_old, int n_new,
                memcmp(resumed.losses + 3, other.losses + 3, 3 * sizeof(float)) == 0;
         for (int64_t i = 0; !same && !rc && mpi_check_rank() == 0 && i < n1 && i < n2; i++)
             if (w1[i] != w2[i]) {
-                fprintf(stderr, "weight %lld of %lld: resumed %.9g, reference %.9g\n",
-                        (long long)i, (long long)n1, w1[i], w2[i]);
+                fprintf(stderr, "weight %lld of %lld: resumed %.9g, reference %.9g\n", (long long)i,
+                        (long long)n1, w1[i], w2[i]);
                 break;
             }
         free(w1);
@@ -341,10 +342,11 @@ static void check_world_change(int n_old, int s_old, int64_t acc_old, int n_new,
     if (old_comm != MPI_COMM_NULL)
         MPI_Comm_free(&old_comm);
     ck_assert(mpi_check_all(report(rc, &err)));
-    ck_assert_msg(mpi_check_all(same), "%d ranks (stage %d) -> %d ranks (stage %d) %s: the "
-                  "continued run differs from %s", n_old, s_old, n_new, s_new,
-                  zero_dtype_name(precision), exact_reference ? "an uninterrupted one"
-                                                              : "one in another stage");
+    ck_assert_msg(mpi_check_all(same),
+                  "%d ranks (stage %d) -> %d ranks (stage %d) %s: the "
+                  "continued run differs from %s",
+                  n_old, s_old, n_new, s_new, zero_dtype_name(precision),
+                  exact_reference ? "an uninterrupted one" : "one in another stage");
     ck_assert_msg(mpi_check_all(mpi_check_rank() != 0 || same_states(dir, again)),
                   "%d -> %d ranks: the state saved after loading differs from the loaded one",
                   n_old, n_new);
@@ -619,8 +621,10 @@ START_TEST(test_corrupt_missing_and_foreign_rank_files_fail_the_load_on_every_ra
     }
     MPI_Barrier(MPI_COMM_WORLD);
     char flipped[128];
-    snprintf(flipped, sizeof flipped, "rank-%05d.bin: section master of unit layers.0: chunk 0 "
-             "(elements", last);
+    snprintf(flipped, sizeof flipped,
+             "rank-%05d.bin: section master of unit layers.0: chunk 0 "
+             "(elements",
+             last);
     check_load_refused(&r, dir, flipped);
     if (mpi_check_rank() == 0) {
         write_file(path, data, n);
@@ -665,11 +669,13 @@ START_TEST(test_checkpoint_of_another_model_names_the_tensor_and_both_shapes)
     if (!rc)
         rc = run_open(&sgd, MPI_COMM_WORLD, &err);
     ck_assert(mpi_check_all(report(rc, &err)));
-    check_load_refused(&wide, dir, "tensor layers.0.0.weight has shape [48, 12] in the "
-                                   "checkpoint, [64, 16] in the model");
-    check_load_refused(&sgd, dir, "the checkpoint holds master, optim.exp_avg, "
-                                  "optim.exp_avg_sq; this engine's optimizer needs master, "
-                                  "optim.momentum");
+    check_load_refused(&wide, dir,
+                       "tensor layers.0.0.weight has shape [48, 12] in the "
+                       "checkpoint, [64, 16] in the model");
+    check_load_refused(&sgd, dir,
+                       "the checkpoint holds master, optim.exp_avg, "
+                       "optim.exp_avg_sq; this engine's optimizer needs master, "
+                       "optim.momentum");
     run_close(&a);
     run_close(&wide);
     run_close(&sgd);
@@ -856,4 +862,7 @@ static Suite *make_suite(void)
     return s;
 }
 
-int main(int argc, char **argv) { return mpi_check_main(&argc, &argv, make_suite); }
+int main(int argc, char **argv)
+{
+    return mpi_check_main(&argc, &argv, make_suite);
+}

@@ -52,9 +52,14 @@ static void sample_meta(struct ckpt_meta *m, struct ckpt_unit *units)
     m->micro_steps = 24;
     m->next_lr = 1.0 / 3.0;
     m->has_scaler = 1;
-    m->scaler = (struct zero_loss_scaler){.dynamic = 1, .scale = 65536.0, .factor = 2.0,
-                                          .window = 1000, .min_scale = 1.0, .delayed_shift = 2,
-                                          .cur_hysteresis = 1, .cur_iter = 12,
+    m->scaler = (struct zero_loss_scaler){.dynamic = 1,
+                                          .scale = 65536.0,
+                                          .factor = 2.0,
+                                          .window = 1000,
+                                          .min_scale = 1.0,
+                                          .delayed_shift = 2,
+                                          .cur_hysteresis = 1,
+                                          .cur_iter = 12,
                                           .last_overflow_iter = 9};
     m->nunits = 2;
     m->units = units;
@@ -79,8 +84,8 @@ START_TEST(test_meta_json_round_trips_exactly)
     ck_assert_int_eq(ckpt_meta_write(&m, &text, &err), 0);
     ck_assert_msg(ckpt_meta_parse(&back, text, strlen(text), "meta.json", &err) == 0, "%s",
                   err.msg);
-    ck_assert(back.id == m.id && back.world == 3 && back.stage == 2 &&
-              back.precision == ZERO_F16 && back.chunk == 7 && back.nkinds == 3);
+    ck_assert(back.id == m.id && back.world == 3 && back.stage == 2 && back.precision == ZERO_F16 &&
+              back.chunk == 7 && back.nkinds == 3);
     ck_assert(back.global_steps == 12 && back.applied_steps == 10 && back.micro_steps == 24);
     ck_assert(back.next_lr == m.next_lr && back.cfg.optimizer.lr == m.cfg.optimizer.lr);
     ck_assert(back.cfg.libzero.seed == m.cfg.libzero.seed);
@@ -93,8 +98,8 @@ START_TEST(test_meta_json_round_trips_exactly)
     ck_assert_int_eq(back.nunits, 2);
     for (int u = 0; u < 2; u++) {
         const struct ckpt_unit *a = &back.units[u], *b = &units[u];
-        ck_assert(strcmp(a->name, b->name) == 0 && a->nparams == b->nparams &&
-                  a->used == b->used && a->padded == b->padded && a->shard == b->shard);
+        ck_assert(strcmp(a->name, b->name) == 0 && a->nparams == b->nparams && a->used == b->used &&
+                  a->padded == b->padded && a->shard == b->shard);
         for (int p = 0; p < a->nparams; p++)
             ck_assert(strcmp(a->params[p].name, b->params[p].name) == 0 &&
                       a->params[p].ndim == b->params[p].ndim &&
@@ -162,9 +167,8 @@ START_TEST(test_every_section_of_a_rank_file_has_a_fixed_position)
     ck_assert_int_eq(ckpt_section_bytes(6, 5), 64 + 24 + 8);
     unsigned char h[CKPT_HEADER_BYTES];
     ckpt_section_header(h, 3, CKPT_EXP_AVG, 96, 32, 7);
-    ck_assert(memcmp(h, "ZSEC", 4) == 0 && ckpt_get_u32(h + 4) == 3 &&
-              ckpt_get_u64(h + 16) == 96 && ckpt_get_u64(h + 24) == 32 &&
-              ckpt_get_u32(h + 60) == zero_crc32c(0, h, 60));
+    ck_assert(memcmp(h, "ZSEC", 4) == 0 && ckpt_get_u32(h + 4) == 3 && ckpt_get_u64(h + 16) == 96 &&
+              ckpt_get_u64(h + 24) == 32 && ckpt_get_u32(h + 60) == zero_crc32c(0, h, 60));
 }
 END_TEST
 

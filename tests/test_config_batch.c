@@ -211,8 +211,9 @@ START_TEST(test_product_overflow_is_an_error)
 {
     expect_fails(0, INT64_MAX / 2, 3, 1, "overflows");
     expect_fails(96, INT64_MAX / 2, 3, 2, "overflows");
-    expect_fails(96, INT64_MAX / 2, 0, 4, "train_micro_batch_size_per_gpu 4611686018427387903 * "
-                                          "world size 4 overflows");
+    expect_fails(96, INT64_MAX / 2, 0, 4,
+                 "train_micro_batch_size_per_gpu 4611686018427387903 * "
+                 "world size 4 overflows");
     expect_fails(96, 0, INT64_MAX / 2, 4, "overflows");
 }
 END_TEST

@@ -51,8 +51,8 @@ static void expect_printed(const char *text, const char *expect, const char *nam
     }
     snprintf(line, sizeof line, "%s\n", expect);
     const char *at = strstr(text, line);
-    ck_assert_msg(at && (at == text || at[-1] == '\n'), "%s: no line \"%s\" in:\n%s", name,
-                  expect, text);
+    ck_assert_msg(at && (at == text || at[-1] == '\n'), "%s: no line \"%s\" in:\n%s", name, expect,
+                  text);
 }
 
 /* ---- good configs: resolved values and origins ---- */
@@ -65,7 +65,8 @@ struct good {
 
 static const struct good goods[] = {
     {"defaults fill every key; batch derived",
-     "{\"train_batch_size\": 8}", 2,
+     "{\"train_batch_size\": 8}",
+     2,
      {"train_batch_size = 8 (file)", "train_micro_batch_size_per_gpu = 4 (derived)",
       "gradient_accumulation_steps = 1 (derived)", "zero_optimization.stage = 0 (default)",
       "zero_optimization.overlap_comm = false (derived)", "optimizer.type = \"Adam\" (default)",
@@ -75,7 +76,8 @@ static const struct good goods[] = {
     {"integral reals for integer keys; stage 3 turns overlap_comm on",
      "{\"train_batch_size\": 8, \"zero_optimization\": {\"stage\": 3, "
      "\"reduce_bucket_size\": 5e8, \"stage3_prefetch_bucket_size\": 1.5e7, "
-     "\"stage3_max_live_parameters\": 1E9}}", 1,
+     "\"stage3_max_live_parameters\": 1E9}}",
+     1,
      {"zero_optimization.reduce_bucket_size = 500000000 (file)",
       "zero_optimization.stage3_prefetch_bucket_size = 15000000 (file)",
       "zero_optimization.stage3_max_live_parameters = 1000000000 (file)",
@@ -86,37 +88,43 @@ static const struct good goods[] = {
      "\"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\", "
      "\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": \"auto\", "
      "\"overlap_comm\": \"auto\"}, \"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": "
-     "\"auto\", \"weight_decay\": \"auto\", \"betas\": \"auto\"}}}", 4,
+     "\"auto\", \"weight_decay\": \"auto\", \"betas\": \"auto\"}}}",
+     4,
      {"train_batch_size = 8 (auto)", "train_micro_batch_size_per_gpu = 2 (file)",
       "gradient_accumulation_steps = 1 (auto)", "gradient_clipping = 0 (auto)",
       "zero_optimization.reduce_bucket_size = 500000000 (auto)",
       "zero_optimization.overlap_comm = false (auto)", "optimizer.params.lr = 0.001 (auto)",
       "optimizer.params.betas = [0.9, 0.999] (auto)", "optimizer.type = \"AdamW\" (file)"}},
     {"fp16 without dynamic keys: DeepSpeed's scaler starts at 2^32, hysteresis 1",
-     "{\"train_batch_size\": 4, \"fp16\": {\"enabled\": false, \"loss_scale\": 0}}", 1,
+     "{\"train_batch_size\": 4, \"fp16\": {\"enabled\": false, \"loss_scale\": 0}}",
+     1,
      {"fp16.initial_scale_power = 32 (derived)", "fp16.hysteresis = 1 (derived)",
       "fp16.loss_scale_window = 1000 (default)", "fp16.loss_scale = 0 (file)",
       "fp16.min_loss_scale = 1 (default)"}},
     {"fp16 with a dynamic key: the documented 16 and 2",
-     "{\"train_batch_size\": 4, \"fp16\": {\"enabled\": false, \"loss_scale_window\": 500}}", 1,
+     "{\"train_batch_size\": 4, \"fp16\": {\"enabled\": false, \"loss_scale_window\": 500}}",
+     1,
      {"fp16.initial_scale_power = 16 (default)", "fp16.hysteresis = 2 (default)",
       "fp16.loss_scale_window = 500 (file)", "fp16.consecutive_hysteresis = false (default)"}},
     {"fp16 enabled with a static scale; bfloat16 is bf16's old name",
      "{\"train_batch_size\": 4, \"fp16\": {\"enabled\": true, \"loss_scale\": 128}, "
-     "\"bfloat16\": {\"enabled\": false}}", 2,
+     "\"bfloat16\": {\"enabled\": false}}",
+     2,
      {"fp16.enabled = true (file)", "fp16.loss_scale = 128 (file)", "bf16.enabled = false (file)",
       "!bfloat16.enabled"}},
     {"DeepSpeed's field names are aliases of the stage3_ keys",
      "{\"train_micro_batch_size_per_gpu\": 1, \"zero_optimization\": {\"stage\": 3, "
      "\"prefetch_bucket_size\": 1000, \"max_live_parameters\": 2e6, "
-     "\"stage3_gather_fp16_weights_on_model_save\": true}}", 3,
+     "\"stage3_gather_fp16_weights_on_model_save\": true}}",
+     3,
      {"zero_optimization.stage3_prefetch_bucket_size = 1000 (file)",
       "zero_optimization.stage3_max_live_parameters = 2000000 (file)",
       "zero_optimization.stage3_gather_16bit_weights_on_model_save = true (file)",
       "train_batch_size = 3 (derived)", "!zero_optimization.prefetch_bucket_size"}},
     {"SGD by any case, with only SGD's parameters printed",
      "{\"train_batch_size\": 2, \"optimizer\": {\"type\": \"sgd\", \"params\": {\"lr\": 0.1, "
-     "\"momentum\": 0.9, \"nesterov\": true}}}", 2,
+     "\"momentum\": 0.9, \"nesterov\": true}}}",
+     2,
      {"optimizer.type = \"SGD\" (file)", "optimizer.params.lr = 0.1 (file)",
       "optimizer.params.momentum = 0.9 (file)", "optimizer.params.nesterov = true (file)",
       "optimizer.params.dampening = 0 (default)", "!optimizer.params.betas",
@@ -125,7 +133,8 @@ static const struct good goods[] = {
      "{\"train_batch_size\": 2, \"optimizer\": {\"type\": \"AdamW\", \"params\": "
      "{\"adam_w_mode\": false}}, \"scheduler\": {\"type\": \"WarmupDecayLR\", \"params\": "
      "{\"total_num_steps\": 100, \"warmup_num_steps\": 10, \"warmup_max_lr\": 3e-4, "
-     "\"warmup_type\": \"linear\"}}}", 1,
+     "\"warmup_type\": \"linear\"}}}",
+     1,
      {"scheduler.type = \"WarmupDecayLR\" (file)", "scheduler.params.total_num_steps = 100 (file)",
       "scheduler.params.warmup_max_lr = 0.0003 (file)",
       "scheduler.params.warmup_type = \"linear\" (file)",
@@ -133,7 +142,8 @@ static const struct good goods[] = {
       "optimizer.params.adam_w_mode = true (derived)"}},
     {"libzero's own section",
      "{\"train_batch_size\": 2, \"libzero\": {\"backend\": \"cpu\", \"collectives\": "
-     "\"native\", \"align\": 64, \"seed\": 42}}", 2,
+     "\"native\", \"align\": 64, \"seed\": 42}}",
+     2,
      {"libzero.backend = \"cpu\" (file)", "libzero.collectives = \"native\" (file)",
       "libzero.align = 64 (file)", "libzero.seed = 42 (file)"}},
     {"null is DeepSpeed's None; DeepSpeed keys given with values that ask for nothing",
@@ -143,7 +153,8 @@ static const struct good goods[] = {
      "{\"device\": \"none\", \"nvme_path\": null}, \"round_robin_gradients\": false}, "
      "\"prescale_gradients\": false, \"gradient_predivide_factor\": 1.0, "
      "\"zero_allow_untested_optimizer\": true, \"tensorboard\": {\"enabled\": false, "
-     "\"output_path\": \"runs\"}, \"wandb\": {}}", 2,
+     "\"output_path\": \"runs\"}, \"wandb\": {}}",
+     2,
      {"steps_per_print = null (file)", "gradient_accumulation_steps = 1 (derived)",
       "activation_checkpointing.number_checkpoints = null (file)",
       "zero_optimization.offload_optimizer.device = \"none\" (file)",
@@ -152,7 +163,8 @@ static const struct good goods[] = {
       "zero_optimization.offload_optimizer.buffer_count = 4 (default)",
       "!scheduler.params.warmup_num_steps"}},
     {"world unknown: the batch sizes not given stay null",
-     "{\"train_micro_batch_size_per_gpu\": 4}", 0,
+     "{\"train_micro_batch_size_per_gpu\": 4}",
+     0,
      {"train_batch_size = null (default)", "train_micro_batch_size_per_gpu = 4 (file)",
       "gradient_accumulation_steps = null (default)"}},
 };
@@ -197,7 +209,8 @@ static const struct bad bads[] = {
      "config: \"zero_optimization.stage\": unknown key; sections are nested objects "
      "({\"zero_optimization\": {\"stage\": 3}}), not dotted names"},
     {"{\"zero_optimization\": {\"stage3_prefetch_bucket_size\": 1, \"prefetch_bucket_size\": "
-     "2}}", 1, ZERO_EINVAL,
+     "2}}",
+     1, ZERO_EINVAL,
      "config: zero_optimization.stage3_prefetch_bucket_size and "
      "zero_optimization.prefetch_bucket_size are the same key; give one"},
     /* types and ranges */
@@ -225,8 +238,8 @@ static const struct bad bads[] = {
      "config: libzero.backend: expected one of cpu, cuda, got \"gpu\""},
     {"[1, 2]", 1, ZERO_EFORMAT, "config: expected a JSON object at the top, got [1,2]"},
     /* what belongs to what */
-    {"{\"optimizer\": {\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"betas\": [0.9, 0.99]}}}",
-     1, ZERO_EINVAL,
+    {"{\"optimizer\": {\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"betas\": [0.9, 0.99]}}}", 1,
+     ZERO_EINVAL,
      "config: optimizer.params.betas: not a parameter of SGD (it takes lr, weight_decay, "
      "momentum, dampening, nesterov)"},
     {"{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"total_num_steps\": 10}}}", 1,
@@ -238,12 +251,13 @@ static const struct bad bads[] = {
     {"{\"train_batch_size\": 2, \"scheduler\": {\"type\": \"WarmupCosineLR\"}}", 1, ZERO_EINVAL,
      "config: scheduler.params.total_num_steps: required by WarmupCosineLR"},
     {"{\"train_batch_size\": 2, \"optimizer\": {\"type\": \"SGD\", \"params\": {\"nesterov\": "
-     "true}}}", 1, ZERO_EINVAL,
+     "true}}}",
+     1, ZERO_EINVAL,
      "config: optimizer.params.nesterov=true: needs momentum > 0 and dampening 0 (got momentum "
      "0, dampening 0)"},
     {"{\"train_batch_size\": 2, \"fp16\": {\"enabled\": true}, \"bfloat16\": {\"enabled\": "
-     "true}}", 1, ZERO_EINVAL,
-     "config: fp16.enabled and bf16.enabled are both true; choose one"},
+     "true}}",
+     1, ZERO_EINVAL, "config: fp16.enabled and bf16.enabled are both true; choose one"},
     {"{\"bf16\": {\"enabled\": true}, \"bfloat16\": {\"enabled\": true}}", 1, ZERO_EINVAL,
      "config: bf16.enabled and bfloat16.enabled are the same key; give one"},
     /* known to DeepSpeed, not implemented here */
@@ -251,15 +265,18 @@ static const struct bad bads[] = {
      "config: optimizer.type=Lamb: DeepSpeed's Lamb is not implemented yet in this build "
      "(implemented: Adam, AdamW, SGD)"},
     {"{\"train_batch_size\": 2, \"zero_optimization\": {\"stage\": 3, \"offload_optimizer\": "
-     "{\"device\": \"cpu\", \"pin_memory\": true}}}", 1, ZERO_ENOTSUP,
+     "{\"device\": \"cpu\", \"pin_memory\": true}}}",
+     1, ZERO_ENOTSUP,
      "config: zero_optimization.offload_optimizer.device=cpu: optimizer offload is not "
      "implemented on the cpu backend"},
     {"{\"train_batch_size\": 2, \"zero_optimization\": {\"offload_param\": {\"device\": "
-     "\"nvme\", \"nvme_path\": \"/local_nvme\"}}}", 1, ZERO_ENOTSUP,
+     "\"nvme\", \"nvme_path\": \"/local_nvme\"}}}",
+     1, ZERO_ENOTSUP,
      "config: zero_optimization.offload_param.device=nvme: parameter offload is not "
      "implemented on the cpu backend"},
     {"{\"train_batch_size\": 2, \"activation_checkpointing\": {\"partition_activations\": "
-     "true}}", 1, ZERO_ENOTSUP,
+     "true}}",
+     1, ZERO_ENOTSUP,
      "config: activation_checkpointing.partition_activations=true: activation partitioning is "
      "not implemented yet in this build"},
     {"{\"prescale_gradients\": true}", 1, ZERO_ENOTSUP,
@@ -275,8 +292,8 @@ static const struct bad bads[] = {
     /* JSON itself */
     {"{\"zero_optimization\": {\"stage\": 1,\n \"stage\": 2}}", 1, ZERO_EFORMAT,
      "config:2:8: invalid JSON: duplicate object key near '\"stage\"'"},
-    {"{\n  \"train_batch_size\": 8,\n  \"zero_optimization\": {\"stage\": 2,}\n}", 1,
-     ZERO_EFORMAT, "config:3:36: invalid JSON: string or '}' expected near '}'"},
+    {"{\n  \"train_batch_size\": 8,\n  \"zero_optimization\": {\"stage\": 2,}\n}", 1, ZERO_EFORMAT,
+     "config:3:36: invalid JSON: string or '}' expected near '}'"},
     {"", 1, ZERO_EFORMAT, "config:1:0: invalid JSON: '[' or '{' expected near end of file"},
 };
 
@@ -288,8 +305,7 @@ START_TEST(test_bad_configs_fail_with_the_exact_message)
     c.zero_optimization.stage = 2; /* a failed load leaves the config as it was */
     struct zero_error err = {0};
     int rc = load(b->json, b->world, &c, NULL, &err);
-    ck_assert_msg(rc == b->code, "%s: status %d (%s), expected %d", b->json, rc, err.msg,
-                  b->code);
+    ck_assert_msg(rc == b->code, "%s: status %d (%s), expected %d", b->json, rc, err.msg, b->code);
     ck_assert_str_eq(err.msg, b->msg);
     ck_assert_int_eq(c.zero_optimization.stage, 2);
 }
@@ -312,9 +328,11 @@ static const struct batch_case batch_cases[] = {
     {"{\"train_batch_size\": 32, \"train_micro_batch_size_per_gpu\": 2}", 4, 32, 2, 4, NULL},
     {"{\"train_batch_size\": 32, \"gradient_accumulation_steps\": 2}", 4, 32, 4, 2, NULL},
     {"{\"train_batch_size\": 24, \"train_micro_batch_size_per_gpu\": 4, "
-     "\"gradient_accumulation_steps\": 2}", 3, 24, 4, 2, NULL},
+     "\"gradient_accumulation_steps\": 2}",
+     3, 24, 4, 2, NULL},
     {"{\"train_batch_size\": 24, \"train_micro_batch_size_per_gpu\": 4, "
-     "\"gradient_accumulation_steps\": 3}", 3, -1, 0, 0,
+     "\"gradient_accumulation_steps\": 3}",
+     3, -1, 0, 0,
      "config: train_batch_size 24 != train_micro_batch_size_per_gpu 4 * "
      "gradient_accumulation_steps 3 * world size 3 = 36"},
     {"{\"train_batch_size\": 10}", 4, -1, 0, 0,
@@ -329,9 +347,9 @@ static const struct batch_case batch_cases[] = {
      "config: either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"},
     {"{\"gradient_accumulation_steps\": 2}", 0, -1, 0, 0,
      "config: either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"},
-    {"{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\"}", 2, -1, 0,
-     0, "config: either train_batch_size or train_micro_batch_size_per_gpu needs to be "
-        "provided"},
+    {"{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\"}", 2, -1, 0, 0,
+     "config: either train_batch_size or train_micro_batch_size_per_gpu needs to be "
+     "provided"},
 };
 
 START_TEST(test_batch_rule_case_by_case)
@@ -371,8 +389,10 @@ START_TEST(test_mixed_precision_is_refused_exactly_while_unsupported)
         int rc = load(files[i][0], 1, &c, NULL, &err);
         if (lacking) {
             char want[300];
-            snprintf(want, sizeof want, "%s.enabled=true: mixed precision is not implemented "
-                     "yet in this build", files[i][1]);
+            snprintf(want, sizeof want,
+                     "%s.enabled=true: mixed precision is not implemented "
+                     "yet in this build",
+                     files[i][1]);
             ck_assert_str_eq(why, want);
             ck_assert_int_eq(rc, ZERO_ENOTSUP);
             snprintf(want, sizeof want, "config: %s", why);
@@ -448,8 +468,9 @@ START_TEST(test_feature_example_configs_agree_with_the_unsupported_table)
         int rc = zero_config_load_file(&c, NULL, path, 2, 0, &err);
         if (lacking) {
             ck_assert_int_eq(rc, ZERO_ENOTSUP);
-            ck_assert_msg(strstr(err.msg, "not implemented") && strncmp(err.msg, path,
-                          strlen(path)) == 0, "%s", err.msg);
+            ck_assert_msg(strstr(err.msg, "not implemented") &&
+                              strncmp(err.msg, path, strlen(path)) == 0,
+                          "%s", err.msg);
         } else {
             ck_assert_msg(rc == ZERO_OK, "%s", err.msg);
         }
@@ -464,8 +485,7 @@ START_TEST(test_syntax_error_in_a_file_names_file_line_and_column)
     struct zero_config c;
     struct zero_error err = {0};
     ck_assert_int_eq(zero_config_load_file(&c, NULL, path, 1, 0, &err), ZERO_EFORMAT);
-    snprintf(want, sizeof want, "%s:5:11: invalid JSON: '}' expected near '\"stage\"'",
-             path);
+    snprintf(want, sizeof want, "%s:5:11: invalid JSON: '}' expected near '\"stage\"'", path);
     ck_assert_str_eq(err.msg, want);
 }
 END_TEST
@@ -475,8 +495,8 @@ START_TEST(test_missing_file_is_an_io_error_naming_it)
     struct zero_config c;
     struct zero_error err = {0};
     ck_assert_int_eq(zero_config_load_file(&c, NULL, "no/such/ds.json", 1, 0, &err), ZERO_EIO);
-    ck_assert_msg(strncmp(err.msg, "no/such/ds.json: ", 17) == 0 &&
-                  strstr(err.msg, "No such file"), "%s", err.msg);
+    ck_assert_msg(strncmp(err.msg, "no/such/ds.json: ", 17) == 0 && strstr(err.msg, "No such file"),
+                  "%s", err.msg);
 }
 END_TEST
 
@@ -492,15 +512,15 @@ START_TEST(test_keep_leaves_absent_keys_and_resets_a_given_optimizer)
     const char *json = "{\"zero_optimization\": {\"stage\": 3}}";
     struct zero_config_origins o;
     struct zero_error err = {0};
-    ck_assert_int_eq(zero_config_load_string(&c, &o, json, strlen(json), 0, ZERO_CONFIG_KEEP,
-                                             &err), ZERO_OK);
+    ck_assert_int_eq(zero_config_load_string(&c, &o, json, strlen(json), 0, ZERO_CONFIG_KEEP, &err),
+                     ZERO_OK);
     ck_assert_int_eq(c.zero_optimization.stage, 3);
     ck_assert_int_eq(c.libzero.align, 64);
     ck_assert(c.optimizer.weight_decay == 0.01);
     ck_assert_int_eq(c.zero_optimization.overlap_comm, 1);
     json = "{\"optimizer\": {\"type\": \"Adam\", \"params\": {\"lr\": 0.01}}}";
-    ck_assert_int_eq(zero_config_load_string(&c, &o, json, strlen(json), 0, ZERO_CONFIG_KEEP,
-                                             &err), ZERO_OK);
+    ck_assert_int_eq(zero_config_load_string(&c, &o, json, strlen(json), 0, ZERO_CONFIG_KEEP, &err),
+                     ZERO_OK);
     ck_assert_int_eq(c.optimizer.type, ZERO_OPTIM_ADAM);
     ck_assert(c.optimizer.lr == 0.01);
     ck_assert(c.optimizer.weight_decay == 0.0); /* DeepSpeed's Adam default, not the program's */
@@ -516,9 +536,14 @@ START_TEST(test_printer_writes_each_key_once_in_order)
     struct zero_error err = {0};
     ck_assert_int_eq(load("{\"train_batch_size\": 4}", 2, &c, &o, &err), ZERO_OK);
     char *text = printed(&c, &o);
-    const char *order[] = {"train_batch_size = ", "optimizer.type = ", "fp16.enabled = ",
-                           "bf16.enabled = ", "gradient_clipping = ", "zero_optimization.stage = ",
-                           "activation_checkpointing.profile = ", "steps_per_print = ",
+    const char *order[] = {"train_batch_size = ",
+                           "optimizer.type = ",
+                           "fp16.enabled = ",
+                           "bf16.enabled = ",
+                           "gradient_clipping = ",
+                           "zero_optimization.stage = ",
+                           "activation_checkpointing.profile = ",
+                           "steps_per_print = ",
                            "libzero.seed = "};
     const char *prev = text;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
@@ -574,7 +599,9 @@ START_TEST(test_origin_names_and_lookup)
     struct zero_config_origins o;
     struct zero_error err = {0};
     ck_assert_int_eq(load("{\"train_batch_size\": 4, \"zero_optimization\": {\"max_live_parameters"
-                          "\": 5}}", 1, &c, &o, &err), ZERO_OK);
+                          "\": 5}}",
+                          1, &c, &o, &err),
+                     ZERO_OK);
     ck_assert_int_eq(zero_config_origin_of(&o, "zero_optimization.stage3_max_live_parameters"),
                      ZERO_ORIGIN_FILE);
     ck_assert_int_eq(zero_config_origin_of(&o, "zero_optimization.max_live_parameters"),

@@ -16,8 +16,8 @@ int openblas_get_num_threads(void);
 static struct zero_device *open_cpu(enum zero_coll_mode mode, int blas_threads)
 {
     struct zero_error err = {0};
-    struct zero_backend_options opt = {.coll_mode = mode, .blas_threads = blas_threads,
-                                       .device = -1};
+    struct zero_backend_options opt = {
+        .coll_mode = mode, .blas_threads = blas_threads, .device = -1};
     MPI_Comm world = MPI_COMM_WORLD;
     struct zero_device *dev = NULL;
     int rc = zero_device_open(&dev, "cpu", &world, &opt, &err);

@@ -75,9 +75,9 @@ END_TEST
 
 START_TEST(test_f16_widens_to_exact_values)
 {
-    ck_assert(zero_f16_to_f32(0x0001) == ldexpf(1.0f, -24)); /* smallest subnormal */
+    ck_assert(zero_f16_to_f32(0x0001) == ldexpf(1.0f, -24));           /* smallest subnormal */
     ck_assert(zero_f16_to_f32(0x03ff) == 1023.0f * ldexpf(1.0f, -24)); /* largest subnormal */
-    ck_assert(zero_f16_to_f32(0x0400) == ldexpf(1.0f, -14)); /* smallest normal */
+    ck_assert(zero_f16_to_f32(0x0400) == ldexpf(1.0f, -14));           /* smallest normal */
     ck_assert(zero_f16_to_f32(0x3c00) == 1.0f);
     ck_assert(zero_f16_to_f32(0x7bff) == 65504.0f);
     ck_assert(zero_f16_to_f32(0x8001) == -ldexpf(1.0f, -24));
@@ -90,8 +90,8 @@ END_TEST
 
 START_TEST(test_f32_to_f16_ties_go_to_even)
 {
-    CK_F16(1.0f + ldexpf(1.0f, -11), 0x3c00);        /* halfway 0x3c00..0x3c01 -> even */
-    CK_F16(1.0f + 3.0f * ldexpf(1.0f, -11), 0x3c02); /* halfway 0x3c01..0x3c02 -> even */
+    CK_F16(1.0f + ldexpf(1.0f, -11), 0x3c00);                   /* halfway 0x3c00..0x3c01 -> even */
+    CK_F16(1.0f + 3.0f * ldexpf(1.0f, -11), 0x3c02);            /* halfway 0x3c01..0x3c02 -> even */
     CK_F16(nextafterf(1.0f + ldexpf(1.0f, -11), 2.0f), 0x3c01); /* just above: up */
     CK_F16(-(1.0f + ldexpf(1.0f, -11)), 0xbc00);
     CK_F16(4095.0f * ldexpf(1.0f, -11), 0x4000); /* halfway above odd 0x3fff: carry to 2.0 */
@@ -102,10 +102,10 @@ START_TEST(test_f32_to_f16_subnormals_round_to_nearest_even)
 {
     float tiny = ldexpf(1.0f, -24);
     CK_F16(tiny, 0x0001);
-    CK_F16(1023.0f * tiny, 0x03ff);        /* largest subnormal */
-    CK_F16(ldexpf(1.0f, -14), 0x0400);     /* smallest normal */
-    CK_F16(1023.5f * tiny, 0x0400);        /* halfway: to the even, which is the normal */
-    CK_F16(ldexpf(1.0f, -25), 0x0000);     /* halfway between 0 and tiny: to zero */
+    CK_F16(1023.0f * tiny, 0x03ff);    /* largest subnormal */
+    CK_F16(ldexpf(1.0f, -14), 0x0400); /* smallest normal */
+    CK_F16(1023.5f * tiny, 0x0400);    /* halfway: to the even, which is the normal */
+    CK_F16(ldexpf(1.0f, -25), 0x0000); /* halfway between 0 and tiny: to zero */
     CK_F16(nextafterf(ldexpf(1.0f, -25), 1.0f), 0x0001);
     CK_F16(1.5f * tiny, 0x0002);
     CK_F16(2.5f * tiny, 0x0002);
@@ -132,9 +132,9 @@ START_TEST(test_f32_to_f16_keeps_sign_of_zero_and_nan)
 {
     CK_F16(0.0f, 0x0000);
     CK_F16(-0.0f, 0x8000);
-    CK_F16(from_bits(0x7fc12345), 0x7e09);  /* quiet, top 10 payload bits kept */
+    CK_F16(from_bits(0x7fc12345), 0x7e09); /* quiet, top 10 payload bits kept */
     CK_F16(from_bits(0xffc12345), 0xfe09);
-    CK_F16(from_bits(0x7f800001), 0x7e00);  /* payload only in dropped bits: still NaN */
+    CK_F16(from_bits(0x7f800001), 0x7e00); /* payload only in dropped bits: still NaN */
     CK_F16(from_bits(0xff800001), 0xfe00);
 }
 END_TEST

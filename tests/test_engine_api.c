@@ -153,8 +153,8 @@ START_TEST(test_ranks_with_different_configs_name_the_key_and_ranks)
     struct zero_error err = {0};
     int rc = open_engine(&f, &cfg, 8, &err);
     ck_assert(mpi_check_all(rc == ZERO_EMISMATCH));
-    ck_assert_msg(strstr(err.msg, "optimizer.params.lr") && strstr(err.msg, "ranks 0 and 1"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "optimizer.params.lr") && strstr(err.msg, "ranks 0 and 1"), "%s",
+                  err.msg);
     close_engine(&f);
 }
 END_TEST

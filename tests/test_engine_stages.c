@@ -7,7 +7,6 @@
 #include "engine_harness.h"
 #include "mpi_check.h"
 
-
 static int run_ok(struct harness_run *r, MPI_Comm comm)
 {
     struct zero_error err = {0};
@@ -83,13 +82,15 @@ START_TEST(test_stage3_knobs_do_not_change_a_bit)
 {
     struct harness_run base, r;
     run_stage(&base, 0, 1, 0.0);
-    struct { int64_t prefetch, persistence, max_live; } knobs[] = {
-        {0, 0, 1000000000},          /* no prefetch, nothing persistent */
-        {1, 0, 1000000000},          /* prefetch too small for any unit */
-        {100000000, 0, 1000000000},  /* prefetch everything */
+    struct {
+        int64_t prefetch, persistence, max_live;
+    } knobs[] = {
+        {0, 0, 1000000000},               /* no prefetch, nothing persistent */
+        {1, 0, 1000000000},               /* prefetch too small for any unit */
+        {100000000, 0, 1000000000},       /* prefetch everything */
         {100000000, 1000000, 1000000000}, /* every unit persistent */
         {100000000, 800, 1000000000},     /* small units persistent */
-        {100000000, 0, 0},           /* max_live: the minimum the model needs (set below) */
+        {100000000, 0, 0},                /* max_live: the minimum the model needs (set below) */
     };
     for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++) {
         harness_defaults(&r, 3);
@@ -113,13 +114,15 @@ START_TEST(test_communication_knobs_do_not_change_a_bit)
 {
     struct harness_run base, r;
     run_stage(&base, 0, 2, 0.05);
-    struct { int64_t reduce_bucket, allgather_bucket; int overlap, reduce_scatter, partitions; }
-        knobs[] = {
-            {100, 100, 0, 1, 1},             /* every unit its own bucket */
-            {1000000, 1000000, 1, 1, 1},     /* one bucket, overlapped */
-            {2000, 3000, 1, 0, 1},           /* all-reduce instead of reduce-scatter */
-            {500000000, 500000000, 0, 1, 0}, /* broadcasts instead of all-gather */
-        };
+    struct {
+        int64_t reduce_bucket, allgather_bucket;
+        int overlap, reduce_scatter, partitions;
+    } knobs[] = {
+        {100, 100, 0, 1, 1},             /* every unit its own bucket */
+        {1000000, 1000000, 1, 1, 1},     /* one bucket, overlapped */
+        {2000, 3000, 1, 0, 1},           /* all-reduce instead of reduce-scatter */
+        {500000000, 500000000, 0, 1, 0}, /* broadcasts instead of all-gather */
+    };
     for (int stage = 1; stage <= 3; stage++)
         for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++) {
             harness_defaults(&r, stage);
@@ -200,7 +203,10 @@ START_TEST(test_stage3_reuse_distance_saves_exactly_the_kept_gathers)
     /* every unit goes through the lifecycle; the classifier (the last unit of
      * forward, the first of backward) is reused right away even at distance 0 */
     int64_t n = mpi_check_size();
-    struct { int64_t distance; int all_kept; } cases[] = {{0, 0}, {1000000000, 1}};
+    struct {
+        int64_t distance;
+        int all_kept;
+    } cases[] = {{0, 0}, {1000000000, 1}};
     for (size_t k = 0; k < 2; k++) {
         struct harness_run r;
         harness_defaults(&r, 3);
@@ -209,8 +215,8 @@ START_TEST(test_stage3_reuse_distance_saves_exactly_the_kept_gathers)
         ck_assert(run_ok(&r, MPI_COMM_WORLD));
         int64_t P = r.theory.psi_padded;
         const struct zero_comm_stats *c = &r.last_comm;
-        int64_t sent = c->kind[ZERO_COLL_REDUCE_SCATTER].sent_bytes +
-                       c->kind[ZERO_COLL_ALL_GATHER].sent_bytes;
+        int64_t sent =
+            c->kind[ZERO_COLL_REDUCE_SCATTER].sent_bytes + c->kind[ZERO_COLL_ALL_GATHER].sent_bytes;
         int64_t reused = cases[k].all_kept ? P : r.theory.psi_reused;
         ck_assert_int_eq(r.theory.psi_reused, reused);
         ck_assert_int_gt(r.theory.psi_reused, 0);

@@ -208,8 +208,7 @@ START_TEST(test_addition_training_never_draws_held_out_problems)
     for (int64_t a = 0; a < 1000; a++)
         for (int64_t b = 0; b < 100; b++)
             held += zero_addition_is_held_out(a, b);
-    ck_assert_msg(held > 100000 / 16 * 9 / 10 && held < 100000 / 16 * 11 / 10, "%d held out",
-                  held);
+    ck_assert_msg(held > 100000 / 16 * 9 / 10 && held < 100000 / 16 * 11 / 10, "%d held out", held);
 }
 END_TEST
 

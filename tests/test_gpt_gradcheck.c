@@ -204,7 +204,7 @@ static void ref_head(const struct ref_args *a, double *y)
 struct rig {
     struct zero_unit *u;
     int64_t rows, in, out;
-    int np, nslots;    /* own parameters; own + external */
+    int np, nslots; /* own parameters; own + external */
     size_t len[NSLOTS];
     float *hp[NSLOTS]; /* host parameters */
     float *hx, *hr;    /* host x (rows, in), r (rows, out) */
@@ -263,8 +263,8 @@ static void rig_open(struct rig *g, struct zero_unit *u, int64_t rows, const int
     g->np = u->nparams;
     g->nslots = u->nparams + u->nexternal;
     for (int p = 0; p < g->nslots; p++) {
-        g->len[p] = p < g->np ? (size_t)zero_param_numel(&u->params[p])
-                              : (size_t)external_len[p - g->np];
+        g->len[p] =
+            p < g->np ? (size_t)zero_param_numel(&u->params[p]) : (size_t)external_len[p - g->np];
         g->hp[p] = random_floats(g->len[p], 0.5);
         g->param[p] = dev_alloc(g->len[p] * sizeof(float), ZERO_TAG_PARAMS);
         g->grad[p] = dev_alloc(g->len[p] * sizeof(float), ZERO_TAG_GRADS);
@@ -379,8 +379,8 @@ static double *to_double(const float *x, size_t n)
     return d;
 }
 
-static double ref_objective(ref_forward_fn fn, const struct ref_args *a, const double *r,
-                            double *y, size_t ny)
+static double ref_objective(ref_forward_fn fn, const struct ref_args *a, const double *r, double *y,
+                            size_t ny)
 {
     fn(a, y);
     double L = 0.0;
@@ -415,8 +415,13 @@ static void check_unit(struct zero_unit *u, ref_forward_fn ref, struct shape sh,
     const size_t ny = (size_t)(rows * g.out), nx = (size_t)(rows * g.in);
 
     /* (1) the fp32 forward against the float64 reference */
-    struct ref_args a = {.rows = rows, .C = sh.C, .NH = sh.NH, .T = sh.T, .V = sh.V,
-                         .tokens = tokens, .labels = labels};
+    struct ref_args a = {.rows = rows,
+                         .C = sh.C,
+                         .NH = sh.NH,
+                         .T = sh.T,
+                         .V = sh.V,
+                         .tokens = tokens,
+                         .labels = labels};
     for (int p = 0; p < g.nslots; p++)
         a.p[p] = to_double(g.hp[p], g.len[p]);
     double *xd = to_double(g.hx, nx), *rd = to_double(g.hr, ny);
@@ -556,10 +561,10 @@ START_TEST(test_block_matches_reference_and_finite_differences)
     struct zero_unit *u;
     struct zero_error err = {0};
     must(zero_nn_gpt_block(&u, "h.0", small.C, (int)small.NH, small.T, 2, &err), &err);
-    const char *names[12] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight",
+    const char *names[12] = {"ln_1.weight",      "ln_1.bias",          "attn.c_attn.weight",
                              "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
-                             "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
-                             "mlp.c_proj.weight", "mlp.c_proj.bias"};
+                             "ln_2.weight",      "ln_2.bias",          "mlp.c_fc.weight",
+                             "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
     ck_assert_int_eq(u->nparams, 12);
     for (int p = 0; p < 12; p++)
         ck_assert_str_eq(u->params[p].name, names[p]);
@@ -605,8 +610,8 @@ START_TEST(test_head_predict_gives_the_logits)
             for (int64_t c = 0; c < small.C; c++)
                 s += h[i * small.C + c] * a.p[2][v * small.C + c];
             ck_assert_msg(fabs(got[i * small.V + v] - s) <= fwd_rtol * fmax(1.0, fabs(s)),
-                          "logit [%lld, %lld] = %.9g, reference %.9g", (long long)i,
-                          (long long)v, got[i * small.V + v], s);
+                          "logit [%lld, %lld] = %.9g, reference %.9g", (long long)i, (long long)v,
+                          got[i * small.V + v], s);
         }
     for (int p = 0; p < 3; p++)
         free(a.p[p]);
@@ -643,8 +648,7 @@ START_TEST(test_rows_that_are_not_whole_sequences_fail)
     struct rig g;
     rig_open(&g, u, 6, NULL, NULL, NULL); /* 6 rows, T = 4 */
     ck_assert_int_ne(u->ops->forward(u, &g.ctx, g.x, g.y), ZERO_OK);
-    ck_assert_msg(strstr(g.errmsg, "sequences of 4 tokens") != NULL, "message: \"%s\"",
-                  g.errmsg);
+    ck_assert_msg(strstr(g.errmsg, "sequences of 4 tokens") != NULL, "message: \"%s\"", g.errmsg);
     rig_close(&g);
 }
 END_TEST
@@ -653,13 +657,13 @@ START_TEST(test_gpt_parameter_names_are_hugging_face_gpt2_names)
 {
     struct zero_model *m;
     struct zero_error err = {0};
-    const struct zero_gpt_config c = {.n_layer = 2, .n_head = 2, .n_embd = 8, .block_size = 4,
-                                      .vocab_size = 11};
+    const struct zero_gpt_config c = {
+        .n_layer = 2, .n_head = 2, .n_embd = 8, .block_size = 4, .vocab_size = 11};
     must(zero_nn_build_gpt(&m, &c, &err), &err);
     ck_assert_int_eq(m->nunits, 5);
-    const char *names[] = {"wte.weight", "wpe.weight", "h.0.ln_1.weight",
-                           "h.1.attn.c_attn.weight", "h.1.mlp.c_proj.bias", "ln_f.weight",
-                           "ln_f.bias"};
+    const char *names[] = {
+        "wte.weight",          "wpe.weight",  "h.0.ln_1.weight", "h.1.attn.c_attn.weight",
+        "h.1.mlp.c_proj.bias", "ln_f.weight", "ln_f.bias"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         int unit, param;
         ck_assert_msg(zero_model_find_param(m, names[i], &unit, &param) == 0, "%s missing",

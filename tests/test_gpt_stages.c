@@ -43,8 +43,8 @@ static void run_defaults(struct gpt_run *r, int stage)
     r->cfg.train_micro_batch_size_per_gpu = 2; /* sequences */
     r->cfg.gradient_accumulation_steps = 1;
     r->cfg.libzero.align = 64; /* small blocks: tiny units still split over 3 ranks */
-    r->model = (struct zero_gpt_config){.n_layer = 2, .n_head = 2, .n_embd = 16,
-                                        .block_size = 8, .vocab_size = 24};
+    r->model = (struct zero_gpt_config){
+        .n_layer = 2, .n_head = 2, .n_embd = 16, .block_size = 8, .vocab_size = 24};
 }
 
 /* Token t of global sequence s: a fixed pseudo-random stream with some structure
@@ -82,8 +82,7 @@ static int train_step(struct gpt_run *r, struct zero_engine *e, int step, int ra
     for (int64_t micro = 0; micro < accum && !rc; micro++) {
         fill_batch(r, zero_atom_first_sample(step, micro, rank, world, accum, m), m, tokens,
                    labels);
-        struct zero_batch b = {.rows = m * r->model.block_size, .tokens = tokens,
-                               .labels = labels};
+        struct zero_batch b = {.rows = m * r->model.block_size, .tokens = tokens, .labels = labels};
         if (!(rc = zero_engine_forward(e, &b, NULL, err)) && !(rc = zero_engine_backward(e, err)))
             rc = zero_engine_step(e, NULL, err);
     }
@@ -154,8 +153,10 @@ static void must_train(struct gpt_run *r, MPI_Comm comm)
 {
     struct zero_error err = {0};
     int rc = gpt_train(r, comm, &err);
-    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "training failed: %s", rc ? err.msg : "on "
-                  "another rank");
+    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "training failed: %s",
+                  rc ? err.msg
+                     : "on "
+                       "another rank");
 }
 
 static void check_stages_agree(int bf16)
@@ -222,8 +223,8 @@ START_TEST(test_gpt_stage3_on_n_ranks_matches_one_rank_accumulating)
     must_train(&alone, MPI_COMM_SELF);
     ck_assert_msg(mpi_check_all(same_bits(&wide, &alone)),
                   "stage 3 on %d ranks differs from 1 rank accumulating %d micro-batches "
-                  "(losses %.9g vs %.9g)", world, world, wide.losses[STEPS - 1],
-                  alone.losses[STEPS - 1]);
+                  "(losses %.9g vs %.9g)",
+                  world, world, wide.losses[STEPS - 1], alone.losses[STEPS - 1]);
     free(wide.weights);
     free(alone.weights);
 }

@@ -101,9 +101,9 @@ START_TEST(test_gemm_beta_zero_ignores_nan_in_c)
     fill_vals(b, 6, 5);
     for (int i = 0; i < 4; i++)
         c[i] = NAN;
-    ck_assert_int_eq(be->gemm(self, 0, 0, 2, 2, 3, 1.0f, a, ZERO_F32, 3, b, ZERO_F32, 2, 0.0f, c,
-                              ZERO_F32, 2),
-                     ZERO_OK);
+    ck_assert_int_eq(
+        be->gemm(self, 0, 0, 2, 2, 3, 1.0f, a, ZERO_F32, 3, b, ZERO_F32, 2, 0.0f, c, ZERO_F32, 2),
+        ZERO_OK);
     for (int i = 0; i < 4; i++)
         ck_assert(isfinite(c[i]));
 }
@@ -114,12 +114,12 @@ START_TEST(test_gemm_with_empty_inner_dimension_scales_c_by_beta)
 {
     float a[1] = {0}, b[1] = {0}, c[4] = {1, 2, 3, 4};
     uint16_t c16[4] = {0x3c00, 0x4000, 0x4200, 0x4400}; /* 1, 2, 3, 4 */
-    ck_assert_int_eq(be->gemm(self, 0, 0, 2, 2, 0, 1.0f, a, ZERO_F32, 1, b, ZERO_F32, 2, 0.5f, c,
-                              ZERO_F32, 2),
-                     ZERO_OK);
-    ck_assert_int_eq(be->gemm(self, 0, 0, 2, 2, 0, 1.0f, a, ZERO_F16, 1, b, ZERO_F16, 2, 0.5f, c16,
-                              ZERO_F16, 2),
-                     ZERO_OK);
+    ck_assert_int_eq(
+        be->gemm(self, 0, 0, 2, 2, 0, 1.0f, a, ZERO_F32, 1, b, ZERO_F32, 2, 0.5f, c, ZERO_F32, 2),
+        ZERO_OK);
+    ck_assert_int_eq(
+        be->gemm(self, 0, 0, 2, 2, 0, 1.0f, a, ZERO_F16, 1, b, ZERO_F16, 2, 0.5f, c16, ZERO_F16, 2),
+        ZERO_OK);
     for (int i = 0; i < 4; i++) {
         ck_assert(c[i] == 0.5f * (float)(i + 1));
         ck_assert(zero_f16_to_f32(c16[i]) == 0.5f * (float)(i + 1));
@@ -152,9 +152,9 @@ START_TEST(test_gemm_half_operands_equal_fp32_gemm_of_converted_values)
     ck_assert_int_eq(be->gemm(self, 0, 1, M, N, K, 0.75f, a16, ZERO_F16, K, b16, ZERO_BF16, K,
                               0.25f, c16, ZERO_F16, N),
                      ZERO_OK);
-    ck_assert_int_eq(be->gemm(self, 0, 1, M, N, K, 0.75f, a, ZERO_F32, K, b, ZERO_F32, K, 0.25f,
-                              c, ZERO_F32, N),
-                     ZERO_OK);
+    ck_assert_int_eq(
+        be->gemm(self, 0, 1, M, N, K, 0.75f, a, ZERO_F32, K, b, ZERO_F32, K, 0.25f, c, ZERO_F32, N),
+        ZERO_OK);
     for (int i = 0; i < M * N; i++)
         ck_assert_msg(c16[i] == zero_f32_to_f16(c[i]), "C[%d] = 0x%04x, want 0x%04x", i, c16[i],
                       zero_f32_to_f16(c[i]));
@@ -167,13 +167,13 @@ END_TEST
 START_TEST(test_gemm_rejects_short_leading_dimension_naming_it)
 {
     float a[16] = {0}, b[16] = {0}, c[16] = {0};
-    ck_assert_int_eq(be->gemm(self, 0, 0, 2, 2, 4, 1.0f, a, ZERO_F32, 3, b, ZERO_F32, 2, 0.0f, c,
-                              ZERO_F32, 2),
-                     ZERO_EINVAL);
+    ck_assert_int_eq(
+        be->gemm(self, 0, 0, 2, 2, 4, 1.0f, a, ZERO_F32, 3, b, ZERO_F32, 2, 0.0f, c, ZERO_F32, 2),
+        ZERO_EINVAL);
     ck_assert_ptr_nonnull(strstr(be->last_error(self), "lda = 3"));
-    ck_assert_int_eq(be->gemm(self, 0, 0, 2, 2, 2, 1.0f, a, ZERO_I32, 2, b, ZERO_F32, 2, 0.0f, c,
-                              ZERO_F32, 2),
-                     ZERO_ENOTSUP);
+    ck_assert_int_eq(
+        be->gemm(self, 0, 0, 2, 2, 2, 1.0f, a, ZERO_I32, 2, b, ZERO_F32, 2, 0.0f, c, ZERO_F32, 2),
+        ZERO_ENOTSUP);
 }
 END_TEST
 
@@ -264,9 +264,14 @@ static void check_adam_bit_exact(int adamw, int bias_correction, float wd)
     memset(v, 0, sizeof(v));
     memset(rm, 0, sizeof(rm));
     memset(rv, 0, sizeof(rv));
-    struct zero_adam_args a = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
-                               .weight_decay = wd, .adamw = adamw,
-                               .bias_correction = bias_correction, .grad_div = 3.0f};
+    struct zero_adam_args a = {.lr = 1e-3f,
+                               .beta1 = 0.9f,
+                               .beta2 = 0.999f,
+                               .eps = 1e-8f,
+                               .weight_decay = wd,
+                               .adamw = adamw,
+                               .bias_correction = bias_correction,
+                               .grad_div = 3.0f};
     for (int t = 1; t <= STEPS; t++) {
         fill_vals(g, N, 100 + t);
         a.step = t;
@@ -297,18 +302,22 @@ END_TEST
 START_TEST(test_adam_first_step_moves_each_param_by_lr)
 {
     float p[4] = {1, 1, 1, 1}, g[4] = {1e-3f, -2.0f, 50.0f, -7e-2f}, m[4] = {0}, v[4] = {0};
-    struct zero_adam_args a = {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
-                               .step = 1, .bias_correction = 1, .grad_div = 1.0f};
+    struct zero_adam_args a = {.lr = 0.01f,
+                               .beta1 = 0.9f,
+                               .beta2 = 0.999f,
+                               .eps = 1e-8f,
+                               .step = 1,
+                               .bias_correction = 1,
+                               .grad_div = 1.0f};
     ck_assert_int_eq(be->adam(self, p, g, ZERO_F32, m, v, 4, &a, NULL, ZERO_F32), ZERO_OK);
     for (int i = 0; i < 4; i++)
-        ck_assert_msg(fabsf(p[i] - (1.0f - 0.01f * copysignf(1.0f, g[i]))) < 1e-5f,
-                      "p[%d] = %.8f", i, (double)p[i]);
+        ck_assert_msg(fabsf(p[i] - (1.0f - 0.01f * copysignf(1.0f, g[i]))) < 1e-5f, "p[%d] = %.8f",
+                      i, (double)p[i]);
     /* AdamW decay with a zero gradient: p shrinks by lr * wd * p exactly */
     float q = 2.0f, zero = 0.0f, mq = 0.0f, vq = 0.0f;
     a.adamw = 1;
     a.weight_decay = 0.5f;
-    ck_assert_int_eq(be->adam(self, &q, &zero, ZERO_F32, &mq, &vq, 1, &a, NULL, ZERO_F32),
-                     ZERO_OK);
+    ck_assert_int_eq(be->adam(self, &q, &zero, ZERO_F32, &mq, &vq, 1, &a, NULL, ZERO_F32), ZERO_OK);
     ck_assert(q == 2.0f - 0.005f * 2.0f);
 }
 END_TEST
@@ -326,9 +335,15 @@ START_TEST(test_adam_half_gradients_and_param_copy)
         g16[i] = zero_f32_to_f16(val(i, 31) * 1000.0f);
         g[i] = zero_f16_to_f32(g16[i]);
     }
-    struct zero_adam_args a = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-6f,
-                               .weight_decay = 0.1f, .adamw = 1, .step = 3,
-                               .bias_correction = 1, .grad_div = 1024.0f};
+    struct zero_adam_args a = {.lr = 1e-2f,
+                               .beta1 = 0.9f,
+                               .beta2 = 0.95f,
+                               .eps = 1e-6f,
+                               .weight_decay = 0.1f,
+                               .adamw = 1,
+                               .step = 3,
+                               .bias_correction = 1,
+                               .grad_div = 1024.0f};
     ck_assert_int_eq(be->adam(self, p, g16, ZERO_F16, m, v, N, &a, copy, ZERO_BF16), ZERO_OK);
     ck_assert_int_eq(be->adam(self, p2, g, ZERO_F32, m2, v2, N, &a, NULL, ZERO_F32), ZERO_OK);
     ck_assert(same_bits(p, p2, N) && same_bits(m, m2, N) && same_bits(v, v2, N));
@@ -363,8 +378,7 @@ START_TEST(test_sgd_matches_torch_semantics_over_four_steps)
     const struct zero_sgd_args cases[] = {
         {.lr = 0.1f, .grad_div = 1.0f},
         {.lr = 0.1f, .momentum = 0.9f, .grad_div = 2.0f},
-        {.lr = 0.05f, .momentum = 0.9f, .dampening = 0.3f, .weight_decay = 0.01f,
-         .grad_div = 1.0f},
+        {.lr = 0.05f, .momentum = 0.9f, .dampening = 0.3f, .weight_decay = 0.01f, .grad_div = 1.0f},
         {.lr = 0.05f, .momentum = 0.8f, .nesterov = 1, .weight_decay = 0.02f, .grad_div = 4.0f},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -377,9 +391,9 @@ START_TEST(test_sgd_matches_torch_semantics_over_four_steps)
         for (int t = 1; t <= STEPS; t++) {
             fill_vals(g, N, 200 + t);
             a.step = t;
-            ck_assert_int_eq(be->sgd(self, p, g, ZERO_F32, a.momentum != 0 ? buf : NULL, N, &a,
-                                     NULL, ZERO_F32),
-                             ZERO_OK);
+            ck_assert_int_eq(
+                be->sgd(self, p, g, ZERO_F32, a.momentum != 0 ? buf : NULL, N, &a, NULL, ZERO_F32),
+                ZERO_OK);
             sgd_ref(rp, g, rbuf, N, &a);
             ck_assert_msg(same_bits(p, rp, N), "case %zu step %d", c, t);
             ck_assert(isfinite(p[0]));
@@ -523,8 +537,8 @@ START_TEST(test_gelu_forward_matches_formula_and_backward_matches_central_differ
         ck_assert_int_eq(be->gelu_forward(self, y, x, N, kind), ZERO_OK);
         ck_assert_int_eq(be->gelu_backward(self, dx, x, dy, N, kind), ZERO_OK);
         for (int i = 0; i < N; i++) {
-            ck_assert_msg(fabs(y[i] - gelu_ref(x[i], kind)) < 1e-6, "kind %d gelu(%g) = %g",
-                          kind, (double)x[i], (double)y[i]);
+            ck_assert_msg(fabs(y[i] - gelu_ref(x[i], kind)) < 1e-6, "kind %d gelu(%g) = %g", kind,
+                          (double)x[i], (double)y[i]);
             double h = 1e-4;
             double slope = (gelu_ref(x[i] + h, kind) - gelu_ref(x[i] - h, kind)) / (2 * h);
             ck_assert_msg(fabs(dx[i] - dy[i] * slope) < 1e-5,
@@ -553,8 +567,8 @@ START_TEST(test_xent_matches_double_reference_and_is_stable_for_large_logits)
         for (int c = 0; c < C; c++)
             sum += exp((double)logits[r * C + c] - max);
         double loss = log(sum) + max - logits[r * C + labels[r]];
-        ck_assert_msg(fabs(losses[r] - loss) < 1e-5 * fmax(1.0, loss), "row %d loss %g want %g",
-                      r, (double)losses[r], loss);
+        ck_assert_msg(fabs(losses[r] - loss) < 1e-5 * fmax(1.0, loss), "row %d loss %g want %g", r,
+                      (double)losses[r], loss);
         for (int c = 0; c < C; c++) {
             double p = exp((double)logits[r * C + c] - max) / sum;
             ck_assert(fabs(probs[r * C + c] - p) < 1e-6);

@@ -66,8 +66,7 @@ START_TEST(test_each_parameter_element_lies_in_exactly_one_shard)
         for (int world = 1; world <= 5; world++) {
             struct zero_unit_layout l;
             struct zero_error err = {0};
-            ck_assert_int_eq(zero_layout_unit(&l, sizes[c], nparams[c], world, 8, &err),
-                             ZERO_OK);
+            ck_assert_int_eq(zero_layout_unit(&l, sizes[c], nparams[c], world, 8, &err), ZERO_OK);
             for (int p = 0; p < l.nparams; p++) {
                 int64_t covered = 0, next = l.offset[p];
                 for (int r = 0; r < world; r++) {

@@ -9,9 +9,13 @@
 
 static struct zero_fp16_config fp16(int power, int window, int hysteresis, int consecutive)
 {
-    struct zero_fp16_config c = {.enabled = 1, .loss_scale = 0.0, .initial_scale_power = power,
-                                 .loss_scale_window = window, .hysteresis = hysteresis,
-                                 .consecutive_hysteresis = consecutive, .min_loss_scale = 1.0};
+    struct zero_fp16_config c = {.enabled = 1,
+                                 .loss_scale = 0.0,
+                                 .initial_scale_power = power,
+                                 .loss_scale_window = window,
+                                 .hysteresis = hysteresis,
+                                 .consecutive_hysteresis = consecutive,
+                                 .min_loss_scale = 1.0};
     return c;
 }
 

@@ -110,11 +110,11 @@ START_TEST(test_schedules_follow_the_formulas_at_the_boundaries)
         int64_t w = c->scheduler.warmup_num_steps;
         int64_t t = c->scheduler.total_num_steps > 0 ? c->scheduler.total_num_steps : 3 * w;
         /* the total only matters once the warmup is over: do not go past 2T - W */
-        int64_t steps[] = {0, 1, 2, w - 1, w, w + 1, w + 2, (w + t) / 2, t - 1, t, t + 1, t + 2,
-                           2 * t - w};
+        int64_t steps[] = {0,           1,     2, w - 1, w,     w + 1,    w + 2,
+                           (w + t) / 2, t - 1, t, t + 1, t + 2, 2 * t - w};
         for (size_t j = 0; j < sizeof(steps) / sizeof(steps[0]); j++)
-            assert_lr_near(zero_lr_at(c, steps[j]), expected_lr(c, steps[j]), 1e-12,
-                           cases[k].name, steps[j]);
+            assert_lr_near(zero_lr_at(c, steps[j]), expected_lr(c, steps[j]), 1e-12, cases[k].name,
+                           steps[j]);
     }
 }
 END_TEST
@@ -221,8 +221,8 @@ START_TEST(test_schedules_match_values_printed_by_deepspeed)
         char what[32];
         snprintf(what, sizeof(what), "DeepSpeed case %d", (int)deepspeed_table[j].k);
         /* same operations in the same order: equal up to libm's last bit */
-        assert_lr_near(zero_lr_at(&c, deepspeed_table[j].step), deepspeed_table[j].lr, 4e-16,
-                       what, deepspeed_table[j].step);
+        assert_lr_near(zero_lr_at(&c, deepspeed_table[j].step), deepspeed_table[j].lr, 4e-16, what,
+                       deepspeed_table[j].step);
     }
 }
 END_TEST
@@ -230,19 +230,19 @@ END_TEST
 START_TEST(test_first_two_updates_use_warmup_min_lr)
 {
     struct zero_config c = warmup(ZERO_SCHED_WARMUP_LR, ZERO_WARMUP_LINEAR, 0.25, 1.0, 4, 0);
-    ck_assert(zero_lr_at(&c, 0) == 0.25); /* set by the constructor */
-    ck_assert(zero_lr_at(&c, 1) == 0.25); /* last_batch_iteration 0: 0 / 4 */
+    ck_assert(zero_lr_at(&c, 0) == 0.25);   /* set by the constructor */
+    ck_assert(zero_lr_at(&c, 1) == 0.25);   /* last_batch_iteration 0: 0 / 4 */
     ck_assert(zero_lr_at(&c, 2) == 0.4375); /* 0.25 + 0.75 * 1/4 */
     ck_assert(zero_lr_at(&c, 4) == 0.8125); /* 0.25 + 0.75 * 3/4 */
-    ck_assert(zero_lr_at(&c, 5) == 1.0);  /* warmup over */
+    ck_assert(zero_lr_at(&c, 5) == 1.0);    /* warmup over */
 }
 END_TEST
 
 START_TEST(test_cosine_first_update_uses_zero_lr)
 {
     struct zero_config c = cosine(ZERO_WARMUP_LINEAR, 0.5, 0.5, 0.0, 4, 8);
-    ck_assert(zero_lr_at(&c, 0) == 0.0);  /* not warmup_min_ratio * lr */
-    ck_assert(zero_lr_at(&c, 1) == 0.25); /* 0.5 * (0.5 + 0.5 * 0/4) */
+    ck_assert(zero_lr_at(&c, 0) == 0.0);   /* not warmup_min_ratio * lr */
+    ck_assert(zero_lr_at(&c, 1) == 0.25);  /* 0.5 * (0.5 + 0.5 * 0/4) */
     ck_assert(zero_lr_at(&c, 3) == 0.375); /* 0.5 * (0.5 + 0.5 * 2/4) */
 }
 END_TEST

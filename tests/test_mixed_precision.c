@@ -120,8 +120,11 @@ static size_t nothing(const struct zero_unit *u, int64_t rows)
 }
 
 static const struct zero_unit_ops poison_ops = {
-    .kind = "poison", .saved_bytes = nothing, .scratch_bytes = nothing,
-    .forward = poison_forward, .backward = poison_backward,
+    .kind = "poison",
+    .saved_bytes = nothing,
+    .scratch_bytes = nothing,
+    .forward = poison_forward,
+    .backward = poison_backward,
 };
 
 START_TEST(test_inf_on_one_rank_skips_the_step_everywhere_and_lowers_the_scale)

@@ -30,8 +30,7 @@ static void add_ok(struct zero_model *m, struct zero_unit *u)
 }
 
 /* Adds u, expects EINVAL, and that the message contains each of the given words. */
-static void add_rejected(struct zero_model *m, struct zero_unit *u, const char *w1,
-                         const char *w2)
+static void add_rejected(struct zero_model *m, struct zero_unit *u, const char *w1, const char *w2)
 {
     struct zero_error err = {0};
     int before = m->nunits;
@@ -175,7 +174,7 @@ START_TEST(test_build_mlp_1024x12_has_pytorch_names_and_count)
     ck_assert_int_eq(m->units[12]->is_loss, 1);
 
     static const char *const names[] = {
-        "layers.0.0.weight", "layers.0.0.bias", "layers.0.2.weight", "layers.0.2.bias",
+        "layers.0.0.weight",  "layers.0.0.bias",  "layers.0.2.weight", "layers.0.2.bias",
         "layers.11.0.weight", "layers.11.2.bias", "classifier.weight", "classifier.bias",
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

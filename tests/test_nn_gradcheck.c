@@ -55,8 +55,8 @@ static double gelu_tanh(double x)
 }
 
 /* y (rows, out) = x (rows, in) @ w^T + b; b may be NULL */
-static void ref_affine(const double *x, const double *w, const double *b, double *y,
-                       int64_t rows, int64_t in, int64_t out)
+static void ref_affine(const double *x, const double *w, const double *b, double *y, int64_t rows,
+                       int64_t in, int64_t out)
 {
     for (int64_t i = 0; i < rows; i++)
         for (int64_t o = 0; o < out; o++) {
@@ -129,8 +129,7 @@ static void ref_classifier(const struct ref_args *a, double *y)
 }
 
 /* L = sum(y * r) of the reference forward */
-static double ref_objective(ref_forward_fn fn, const struct ref_args *a, const double *r,
-                            double *y)
+static double ref_objective(ref_forward_fn fn, const struct ref_args *a, const double *r, double *y)
 {
     fn(a, y);
     double L = 0.0;
@@ -275,8 +274,8 @@ static void grads_download(struct rig *g, struct grads *out, int with_dx)
     out->n = g->np + (with_dx ? 1 : 0);
     for (int p = 0; p < out->n; p++) {
         int is_dx = p == g->np;
-        out->len[p] = is_dx ? (size_t)(g->rows * g->in)
-                            : (size_t)zero_param_numel(&g->u->params[p]);
+        out->len[p] =
+            is_dx ? (size_t)(g->rows * g->in) : (size_t)zero_param_numel(&g->u->params[p]);
         out->g[p] = malloc(out->len[p] * sizeof(float));
         ck_assert_ptr_nonnull(out->g[p]);
         download(out->g[p], is_dx ? g->dx : g->grad[p], out->len[p] * sizeof(float));

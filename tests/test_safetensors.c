@@ -13,8 +13,8 @@
 
 #include "zero/safetensors.h"
 
-static char dir[256];   /* a fresh directory per test */
-static char path[512];  /* dir/model.safetensors */
+static char dir[256];  /* a fresh directory per test */
+static char path[512]; /* dir/model.safetensors */
 
 static void make_dir(void)
 {
@@ -202,12 +202,10 @@ START_TEST(test_reader_reads_hand_built_file_with_metadata_and_padding)
                          "\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[32,36]},"
                          "\"ids\":{\"dtype\":\"I64\",\"shape\":[3],\"data_offsets\":[0,24]}}";
     unsigned char data[36] = {
-        7, 0, 0, 0, 0, 0, 0, 0,  /* ids: 7, -1, 2^40 */
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-        0, 0, 0, 0, 0, 1, 0, 0,
-        0, 0, 0xc0, 0x3f,       /* w: 1.5, -2 */
-        0, 0, 0, 0xc0,
-        0x00, 0x3c, 0x00, 0xb8, /* h: 1.0, -0.5 */
+        7,    0,    0,    0,    0,    0,    0,    0, /* ids: 7, -1, 2^40 */
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0,    0,
+        0,    0,    0,    1,    0,    0,    0,    0,    0xc0, 0x3f, /* w: 1.5, -2 */
+        0,    0,    0,    0xc0, 0x00, 0x3c, 0x00, 0xb8,             /* h: 1.0, -0.5 */
     };
     unsigned char buf[512];
     size_t n = spec_bytes(buf, header, 1, data, sizeof(data));
@@ -287,8 +285,7 @@ START_TEST(test_round_trip_keeps_every_dtype_bit_exact)
     const int32_t i32[3] = {INT32_MIN, 0, INT32_MAX};
     const int64_t i64[3] = {INT64_MIN, -1, INT64_MAX};
     const void *src[6] = {f32, f16, bf16, f64, i32, i64};
-    const enum zero_dtype types[6] = {ZERO_F32, ZERO_F16, ZERO_BF16,
-                                      ZERO_F64, ZERO_I32, ZERO_I64};
+    const enum zero_dtype types[6] = {ZERO_F32, ZERO_F16, ZERO_BF16, ZERO_F64, ZERO_I32, ZERO_I64};
     const char *names[6] = {"f32", "f16", "bf16", "f64", "i32", "i64"};
     const char *tags[6] = {"F32", "F16", "BF16", "F64", "I32", "I64"};
     const int64_t shape[1] = {3};
@@ -409,17 +406,18 @@ START_TEST(test_integer_conversions_widen_and_range_check_narrowing)
     ck_assert_int_eq(back[0], -5);
 
     ck_assert_int_eq(zero_st_read(f, 0, narrow, ZERO_I32, N, &err), ZERO_EINVAL);
-    ck_assert_msg(strstr(err.msg, "tensor 'ids': element 200000 = 4294967296 does not fit in I32")
-                  != NULL, "%s", err.msg);
+    ck_assert_msg(
+        strstr(err.msg, "tensor 'ids': element 200000 = 4294967296 does not fit in I32") != NULL,
+        "%s", err.msg);
     ck_assert_msg(strstr(err.msg, path) != NULL, "%s", err.msg);
 
     float fl[3];
     ck_assert_int_eq(zero_st_read(f, 1, fl, ZERO_F32, 3, &err), ZERO_ENOTSUP);
-    ck_assert_msg(strstr(err.msg, "tensor 'small_as_i64': cannot convert I64 to F32") != NULL,
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "tensor 'small_as_i64': cannot convert I64 to F32") != NULL, "%s",
+                  err.msg);
     ck_assert_int_eq(zero_st_read(f, 1, wide, ZERO_I64, 2, &err), ZERO_EINVAL);
-    ck_assert_msg(strstr(err.msg, "destination holds 2 elements but shape [3] has 3") != NULL,
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "destination holds 2 elements but shape [3] has 3") != NULL, "%s",
+                  err.msg);
     ck_assert_int_eq(zero_st_read(f, 7, wide, ZERO_I64, 3, &err), ZERO_EINVAL);
     ck_assert_msg(strstr(err.msg, "tensor index 7 out of range") != NULL, "%s", err.msg);
     zero_st_close(f);
@@ -471,17 +469,18 @@ static const struct bad_file bad_files[] = {
     {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 8, ZERO_EFORMAT,
      "tensor 'a': data_offsets [8, 16] lie outside the data section of 8 bytes"},
     {"{\"layers.0.0.weight\":{\"dtype\":\"F32\",\"shape\":[4,8],\"data_offsets\":[0,100]}}", 100,
-     ZERO_EFORMAT, "tensor 'layers.0.0.weight': data_offsets [0, 100] span 100 bytes but "
+     ZERO_EFORMAT,
+     "tensor 'layers.0.0.weight': data_offsets [0, 100] span 100 bytes but "
      "shape [4, 8] of F32 needs 128"},
     {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
-     "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}", 24, ZERO_EFORMAT,
-     "tensors 'a' [0, 16] and 'b' [8, 24] overlap"},
+     "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}",
+     24, ZERO_EFORMAT, "tensors 'a' [0, 16] and 'b' [8, 24] overlap"},
     {"{\"a\":{\"dtype\":\"F32\",\"shape\":[8],\"data_offsets\":[0,32]},"
-     "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[16,24]}}", 32, ZERO_EFORMAT,
-     "tensors 'a' [0, 32] and 'b' [16, 24] overlap"},
+     "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[16,24]}}",
+     32, ZERO_EFORMAT, "tensors 'a' [0, 32] and 'b' [16, 24] overlap"},
     {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-     "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 16, ZERO_EFORMAT,
-     "duplicate object key"},
+     "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
+     16, ZERO_EFORMAT, "duplicate object key"},
     {"{\"__metadata__\":{\"step\":300}}", 0, ZERO_EFORMAT,
      "__metadata__ key 'step': value is not a string"},
     {"{\"__metadata__\":[\"pt\"]}", 0, ZERO_EFORMAT, "\"__metadata__\" is not a JSON object"},
@@ -510,8 +509,8 @@ START_TEST(test_file_shorter_than_length_field_is_refused)
     struct zero_st_file *f = NULL;
     ck_assert_int_eq(zero_st_open(&f, path, &err), ZERO_EFORMAT);
     ck_assert_ptr_null(f);
-    ck_assert_msg(strstr(err.msg, "file is 3 bytes, too short for the 8-byte header length"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "file is 3 bytes, too short for the 8-byte header length"), "%s",
+                  err.msg);
 }
 END_TEST
 
@@ -523,8 +522,8 @@ START_TEST(test_header_length_beyond_file_is_refused)
     struct zero_error err = {0};
     struct zero_st_file *f = NULL;
     ck_assert_int_eq(zero_st_open(&f, path, &err), ZERO_EFORMAT);
-    ck_assert_msg(strstr(err.msg, "header length 1000 exceeds the 16 bytes that follow it"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "header length 1000 exceeds the 16 bytes that follow it"), "%s",
+                  err.msg);
 
     memset(buf, 0xff, 8); /* 2^64 - 1: must not overflow into "fits" */
     write_bytes(path, buf, sizeof(buf));
@@ -576,7 +575,8 @@ START_TEST(test_truncated_data_is_refused_on_open)
     struct zero_st_file *f = NULL;
     ck_assert_int_eq(zero_st_open(&f, path, &err), ZERO_EFORMAT);
     ck_assert_msg(strstr(err.msg, "tensor 'b': data_offsets [16, 32] lie outside the data "
-                                  "section of 29 bytes (file truncated?)"), "%s", err.msg);
+                                  "section of 29 bytes (file truncated?)"),
+                  "%s", err.msg);
 }
 END_TEST
 
@@ -657,7 +657,8 @@ START_TEST(test_out_of_order_and_missing_puts_fail_finish_and_keep_old_file)
     ck_assert_int_eq(zero_st_writer_begin(&w, path, two_descs, 2, NULL, 0, &err), ZERO_OK);
     ck_assert_int_eq(zero_st_writer_put(w, 1, b, ZERO_I32, 4, &err), ZERO_EINVAL);
     ck_assert_msg(strstr(err.msg, "tensor 'b' (index 1) put out of order: tensor 'a' (index 0) "
-                                  "comes first"), "%s", err.msg);
+                                  "comes first"),
+                  "%s", err.msg);
     ck_assert_int_eq(zero_st_writer_put_named(w, "c", b, ZERO_I32, 4, &err), ZERO_EINVAL);
     ck_assert_msg(strstr(err.msg, "tensor 'c', which is not in the header"), "%s", err.msg);
     ck_assert_int_eq(zero_st_writer_put(w, 0, a, ZERO_F32, 4, &err), ZERO_OK);
@@ -683,7 +684,8 @@ START_TEST(test_range_error_midway_poisons_writer_and_keeps_old_file)
     ck_assert_int_eq(zero_st_writer_begin(&w, path, &desc, 1, NULL, 0, &err), ZERO_OK);
     ck_assert_int_eq(zero_st_writer_put(w, 0, ids, ZERO_I64, N, &err), ZERO_EINVAL);
     ck_assert_msg(strstr(err.msg, "tensor 'ids': element 299999 = -9223372036854775808 does not "
-                                  "fit in I32"), "%s", err.msg);
+                                  "fit in I32"),
+                  "%s", err.msg);
     ids[N - 1] = 0;
     ck_assert_int_eq(zero_st_writer_put(w, 0, ids, ZERO_I64, N, &err), ZERO_EINVAL);
     ck_assert_msg(strstr(err.msg, "an earlier put failed"), "%s", err.msg);

@@ -39,10 +39,9 @@ static int cpu_probe(char *why, size_t why_len)
  * collectives may use shared-memory windows for the whole communicator. */
 static int cpu_split_node(struct cpu_state *s, char *why, size_t why_len)
 {
-    if (MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL,
-                            &s->node_comm) != MPI_SUCCESS) {
-        snprintf(why, why_len, "cpu backend: rank %d: MPI_Comm_split_type(SHARED) failed",
-                 s->rank);
+    if (MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &s->node_comm) !=
+        MPI_SUCCESS) {
+        snprintf(why, why_len, "cpu backend: rank %d: MPI_Comm_split_type(SHARED) failed", s->rank);
         return ZERO_ECOMM;
     }
     MPI_Comm_rank(s->node_comm, &s->node_rank);
@@ -78,8 +77,9 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
 {
     *self = NULL;
     if (opt == NULL || opt->ledger == NULL || opt->comm_stats == NULL || comm == NULL) {
-        snprintf(why, why_len, "cpu backend: open needs options with a ledger, comm stats "
-                               "and an MPI_Comm *");
+        snprintf(why, why_len,
+                 "cpu backend: open needs options with a ledger, comm stats "
+                 "and an MPI_Comm *");
         return ZERO_EINVAL;
     }
     if (opt->coll_mode != ZERO_COLL_EXACT && opt->coll_mode != ZERO_COLL_NATIVE) {

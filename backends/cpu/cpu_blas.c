@@ -24,14 +24,13 @@ static int check_operand(struct cpu_state *s, char name, enum zero_dtype t, int6
                          int64_t cols, int64_t ld)
 {
     if (!is_gemm_type(t))
-        return cpu_fail(s, ZERO_ENOTSUP, "gemm: %c has dtype %s; fp32, fp16 or bf16 expected",
-                        name, zero_dtype_name(t));
+        return cpu_fail(s, ZERO_ENOTSUP, "gemm: %c has dtype %s; fp32, fp16 or bf16 expected", name,
+                        zero_dtype_name(t));
     int64_t min_ld = cols > 1 ? cols : 1;
     if (ld < min_ld || ld > INT_MAX)
         return cpu_fail(s, ZERO_EINVAL,
                         "gemm: ld%c = %lld for a stored (%lld, %lld) matrix; need %lld..INT_MAX",
-                        name, (long long)ld, (long long)rows, (long long)cols,
-                        (long long)min_ld);
+                        name, (long long)ld, (long long)rows, (long long)cols, (long long)min_ld);
     return ZERO_OK;
 }
 
@@ -71,8 +70,7 @@ static int f32_matrix_store(struct cpu_state *s, const struct f32_matrix *v, voi
         return ZERO_OK;
     size_t row_bytes = (size_t)ld * zero_dtype_size(t);
     for (int64_t r = 0; r < rows; r++) {
-        int rc = cpu_cast(s, (char *)x + r * row_bytes, t, v->p + r * cols, ZERO_F32,
-                          (size_t)cols);
+        int rc = cpu_cast(s, (char *)x + r * row_bytes, t, v->p + r * cols, ZERO_F32, (size_t)cols);
         if (rc != ZERO_OK)
             return rc;
     }

@@ -224,7 +224,8 @@ int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, 
     if (!in_place && overlap(send, n * count * wsize, recv, count * zero_dtype_size(recv_type)))
         return cpu_fail(s, ZERO_EINVAL,
                         "%s: recv overlaps send without being in place (recv == send + "
-                        "rank * count, same dtype)", op);
+                        "rank * count, same dtype)",
+                        op);
 
     struct zero_request rq;
     request_start(s, &rq, ZERO_COLL_REDUCE_SCATTER, (int64_t)(n * count * wsize),
@@ -324,7 +325,8 @@ int cpu_all_gather(void *self, const void *send, void *recv, enum zero_dtype t, 
     if (!in_place && overlap(send, count * esize, recv, n * count * esize))
         return cpu_fail(s, ZERO_EINVAL,
                         "%s: send overlaps recv without being in place (send == recv + "
-                        "rank * count)", op);
+                        "rank * count)",
+                        op);
 
     struct zero_request rq;
     request_start(s, &rq, ZERO_COLL_ALL_GATHER, (int64_t)(n * count * esize),

@@ -62,8 +62,8 @@ static int grow_staging(struct cpu_state *s, size_t bytes)
         return 0;
     void *p = malloc(bytes);
     if (p == NULL)
-        return cpu_fail(s, ZERO_ENOMEM,
-                        "reduce_scatter: no memory for a %zu-byte staging buffer", bytes);
+        return cpu_fail(s, ZERO_ENOMEM, "reduce_scatter: no memory for a %zu-byte staging buffer",
+                        bytes);
     free(m->staging);
     zero_ledger_add(s->ledger, ZERO_TAG_COMM, (int64_t)bytes - (int64_t)m->staging_bytes);
     m->staging = p;

@@ -71,8 +71,8 @@ int cpu_native_reduce_scatter(struct cpu_state *s, const void *send, enum zero_d
         size_t bytes = count * esize;
         rq->tmp = malloc(bytes > 0 ? bytes : 1);
         if (rq->tmp == NULL)
-            return cpu_fail(s, ZERO_ENOMEM,
-                            "reduce_scatter: no memory for a %zu-byte temporary", bytes);
+            return cpu_fail(s, ZERO_ENOMEM, "reduce_scatter: no memory for a %zu-byte temporary",
+                            bytes);
         rq->tmp_bytes = bytes;
         rq->tmp_type = wire_type;
         rq->finish_dst = recv;

@@ -17,8 +17,10 @@ int cpu_embedding_forward(void *self, float *y, const int32_t *ids, const float 
 {
     for (int64_t r = 0; r < rows; r++)
         if (ids[r] < 0 || ids[r] >= vocab)
-            return cpu_fail(self, ZERO_EINVAL, "embedding_forward: row %lld: token id %d is "
-                            "outside [0, %lld)", (long long)r, (int)ids[r], (long long)vocab);
+            return cpu_fail(self, ZERO_EINVAL,
+                            "embedding_forward: row %lld: token id %d is "
+                            "outside [0, %lld)",
+                            (long long)r, (int)ids[r], (long long)vocab);
     for (int64_t r = 0; r < rows; r++)
         memcpy(y + r * cols, table + (int64_t)ids[r] * cols, (size_t)cols * sizeof(float));
     return ZERO_OK;
@@ -75,8 +77,8 @@ int cpu_layernorm_forward(void *self, float *y, float *mean, float *rstd, const 
 
 /* dweight (cols) = w_beta * dweight + sum_r dy * xhat; dbias = b_beta * dbias + sum_r dy */
 static void layernorm_param_grads(float *dweight, float *dbias, const float *dy, const float *x,
-                                  const float *mean, const float *rstd, int64_t rows,
-                                  int64_t cols, float w_beta, float b_beta)
+                                  const float *mean, const float *rstd, int64_t rows, int64_t cols,
+                                  float w_beta, float b_beta)
 {
     for (int64_t c0 = 0; c0 < cols; c0 += LN_CHUNK) {
         const int64_t w = cols - c0 < LN_CHUNK ? cols - c0 : LN_CHUNK;
@@ -157,8 +159,8 @@ static void causal_softmax_rows(float *att, int64_t T)
     }
 }
 
-int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B,
-                          int64_t T, int64_t C, int64_t NH)
+int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
+                          int64_t C, int64_t NH)
 {
     int rc = check_heads(self, "attention_forward", C, NH);
     if (rc != ZERO_OK)
@@ -173,12 +175,12 @@ int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, in
             float *a = att + (b * NH + h) * T * T;      /* (T, T) */
             float *yh = y + b * T * C + h * hs;         /* (T, hs), ld C */
             /* s (T, T) = q k^T / sqrt(hs) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, scale,
-                        q, (int)C3, k, (int)C3, 0.0f, a, (int)T);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, scale, q,
+                        (int)C3, k, (int)C3, 0.0f, a, (int)T);
             causal_softmax_rows(a, T);
             /* y (T, hs) = att (T, T) v (T, hs) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f,
-                        a, (int)T, v, (int)C3, 0.0f, yh, (int)C);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f, a,
+                        (int)T, v, (int)C3, 0.0f, yh, (int)C);
         }
     return ZERO_OK;
 }
@@ -216,18 +218,18 @@ int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float 
             const float *a = att + (b * NH + h) * T * T; /* (T, T) */
             const float *dyh = dy + b * T * C + h * hs;  /* (T, hs), ld C */
             /* datt (T, T) = dy_h (T, hs) v^T (hs, T) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, 1.0f,
-                        dyh, (int)C, v, (int)C3, 0.0f, ds, (int)T);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, 1.0f, dyh,
+                        (int)C, v, (int)C3, 0.0f, ds, (int)T);
             /* dv (T, hs) = att^T (T, T) dy_h (T, hs) */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f,
-                        a, (int)T, dyh, (int)C, 0.0f, dv, (int)C3);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f, a,
+                        (int)T, dyh, (int)C, 0.0f, dv, (int)C3);
             softmax_backward_rows(ds, a, T);
             /* dq (T, hs) = ds (T, T) k (T, hs) / sqrt(hs) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale,
                         ds, (int)T, k, (int)C3, 0.0f, dq, (int)C3);
             /* dk (T, hs) = ds^T (T, T) q (T, hs) / sqrt(hs) */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale,
-                        ds, (int)T, q, (int)C3, 0.0f, dk, (int)C3);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale, ds,
+                        (int)T, q, (int)C3, 0.0f, dk, (int)C3);
         }
     return ZERO_OK;
 }

@@ -11,11 +11,11 @@ struct cpu_shm; /* shared-memory window state, owned by the collectives */
 struct cpu_cache;
 
 struct cpu_state {
-    MPI_Comm comm;      /* our duplicate of the user's communicator */
+    MPI_Comm comm; /* our duplicate of the user's communicator */
     int rank, size;
     MPI_Comm node_comm; /* ranks sharing memory with us (MPI_COMM_TYPE_SHARED) */
     int node_rank, node_size;
-    int single_node;    /* every rank of comm is in node_comm: shared-memory path usable */
+    int single_node; /* every rank of comm is in node_comm: shared-memory path usable */
     enum zero_coll_mode mode;
     struct zero_ledger *ledger;
     struct zero_comm_stats *stats;

@@ -21,9 +21,12 @@ static int is_narrow_float(enum zero_dtype t)
 static inline float load_f32(const void *x, enum zero_dtype t, size_t i)
 {
     switch (t) {
-    case ZERO_F16: return zero_f16_to_f32(((const uint16_t *)x)[i]);
-    case ZERO_BF16: return zero_bf16_to_f32(((const uint16_t *)x)[i]);
-    default: return ((const float *)x)[i];
+    case ZERO_F16:
+        return zero_f16_to_f32(((const uint16_t *)x)[i]);
+    case ZERO_BF16:
+        return zero_bf16_to_f32(((const uint16_t *)x)[i]);
+    default:
+        return ((const float *)x)[i];
     }
 }
 
@@ -31,9 +34,15 @@ static inline float load_f32(const void *x, enum zero_dtype t, size_t i)
 static inline void store_f32(void *x, enum zero_dtype t, size_t i, float v)
 {
     switch (t) {
-    case ZERO_F16: ((uint16_t *)x)[i] = zero_f32_to_f16(v); break;
-    case ZERO_BF16: ((uint16_t *)x)[i] = zero_f32_to_bf16(v); break;
-    default: ((float *)x)[i] = v; break;
+    case ZERO_F16:
+        ((uint16_t *)x)[i] = zero_f32_to_f16(v);
+        break;
+    case ZERO_BF16:
+        ((uint16_t *)x)[i] = zero_f32_to_bf16(v);
+        break;
+    default:
+        ((float *)x)[i] = v;
+        break;
     }
 }
 
@@ -103,12 +112,11 @@ static int check_optimizer_types(struct cpu_state *s, const char *what, enum zer
                                  const void *param_copy, enum zero_dtype copy_type)
 {
     if (!is_narrow_float(grad_type))
-        return cpu_fail(s, ZERO_ENOTSUP, "%s: gradient dtype %s; fp32, fp16 or bf16 expected",
-                        what, zero_dtype_name(grad_type));
+        return cpu_fail(s, ZERO_ENOTSUP, "%s: gradient dtype %s; fp32, fp16 or bf16 expected", what,
+                        zero_dtype_name(grad_type));
     if (param_copy != NULL && !is_narrow_float(copy_type))
-        return cpu_fail(s, ZERO_ENOTSUP,
-                        "%s: parameter copy dtype %s; fp32, fp16 or bf16 expected", what,
-                        zero_dtype_name(copy_type));
+        return cpu_fail(s, ZERO_ENOTSUP, "%s: parameter copy dtype %s; fp32, fp16 or bf16 expected",
+                        what, zero_dtype_name(copy_type));
     return ZERO_OK;
 }
 
@@ -136,8 +144,7 @@ struct adam_consts {
  *
  * torch computes the same quantities grouped differently (step_size = lr / bc1,
  * denom = sqrt(v) / sqrt(bc2) + eps), so agreement with it is to rounding, not bits. */
-static inline float adam_element(const struct adam_consts *k, float p, float g, float *m,
-                                 float *v)
+static inline float adam_element(const struct adam_consts *k, float p, float g, float *m, float *v)
 {
     g = g / k->grad_div;
     if (k->l2 != 0.0f)
@@ -153,9 +160,9 @@ static inline float adam_element(const struct adam_consts *k, float p, float g, 
     return p - k->lr * (m_hat / (sqrtf(v_hat) + k->eps));
 }
 
-int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type,
-             float *exp_avg, float *exp_avg_sq, size_t n, const struct zero_adam_args *args,
-             void *param_copy, enum zero_dtype copy_type)
+int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
+             float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
+             enum zero_dtype copy_type)
 {
     struct cpu_state *s = self;
     int rc = check_optimizer_types(s, "adam", grad_type, param_copy, copy_type);
@@ -194,8 +201,8 @@ int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_ty
         return ZERO_OK;
     }
     for (size_t i = 0; i < n; i++) {
-        float p = adam_element(&k, param[i], load_f32(grad, grad_type, i), &exp_avg[i],
-                               &exp_avg_sq[i]);
+        float p =
+            adam_element(&k, param[i], load_f32(grad, grad_type, i), &exp_avg[i], &exp_avg_sq[i]);
         param[i] = p;
         if (param_copy != NULL)
             store_f32(param_copy, copy_type, i, p);
@@ -212,9 +219,8 @@ int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_ty
  *     buf = mu * buf + (1 - dampening) * g           (later steps)
  *     g   = nesterov ? g + mu * buf : buf
  *   p = p - lr * g */
-int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type,
-            float *momentum, size_t n, const struct zero_sgd_args *args, void *param_copy,
-            enum zero_dtype copy_type)
+int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
+            size_t n, const struct zero_sgd_args *args, void *param_copy, enum zero_dtype copy_type)
 {
     struct cpu_state *s = self;
     int rc = check_optimizer_types(s, "sgd", grad_type, param_copy, copy_type);

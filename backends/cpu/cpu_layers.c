@@ -41,9 +41,9 @@ int cpu_bias_grad(void *self, float *db, const float *dy, int64_t rows, int64_t 
     return ZERO_OK;
 }
 
-#define GELU_INV_SQRT2 0.70710678118654752440f       /* 1/sqrt(2) */
-#define GELU_INV_SQRT_2PI 0.39894228040143267794f    /* 1/sqrt(2 pi) */
-#define GELU_TANH_SCALE 0.79788456080286535588f      /* sqrt(2/pi) */
+#define GELU_INV_SQRT2 0.70710678118654752440f    /* 1/sqrt(2) */
+#define GELU_INV_SQRT_2PI 0.39894228040143267794f /* 1/sqrt(2 pi) */
+#define GELU_TANH_SCALE 0.79788456080286535588f   /* sqrt(2/pi) */
 #define GELU_TANH_CUBIC 0.044715f
 
 static int check_gelu_kind(struct cpu_state *s, const char *what, enum zero_gelu kind)
@@ -107,8 +107,8 @@ int cpu_gelu_backward(void *self, float *dx, const float *x, const float *dy, si
 }
 
 /* Checked before any output is written, so a bad batch leaves the buffers alone. */
-static int check_labels(struct cpu_state *s, const char *what, const int32_t *labels,
-                        int64_t rows, int64_t classes)
+static int check_labels(struct cpu_state *s, const char *what, const int32_t *labels, int64_t rows,
+                        int64_t classes)
 {
     for (int64_t r = 0; r < rows; r++)
         if (labels[r] < 0 || labels[r] >= classes)

@@ -40,10 +40,10 @@ static struct cpu_block_header *header_of(void *dev)
 #endif
 
 struct cpu_cache {
-    size_t limit, held;                    /* bytes */
+    size_t limit, held; /* bytes */
     int n;
     struct cpu_block_header *block[CPU_CACHE_SLOTS];
-    size_t size[CPU_CACHE_SLOTS];          /* padded bytes of each cached block */
+    size_t size[CPU_CACHE_SLOTS]; /* padded bytes of each cached block */
 };
 
 static struct cpu_cache *cache_of(struct cpu_state *s)
@@ -181,8 +181,7 @@ int cpu_fill(void *self, void *x, enum zero_dtype t, double value, size_t n)
     case ZERO_F16:
     case ZERO_BF16: {
         uint16_t *p = x;
-        uint16_t v = t == ZERO_F16 ? zero_f32_to_f16((float)value)
-                                   : zero_f32_to_bf16((float)value);
+        uint16_t v = t == ZERO_F16 ? zero_f32_to_f16((float)value) : zero_f32_to_bf16((float)value);
         for (size_t i = 0; i < n; i++)
             p[i] = v;
         return ZERO_OK;

@@ -31,11 +31,11 @@ int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
 int cpu_axpy(void *self, float a, const float *x, float *y, size_t n);
 int cpu_scale(void *self, float a, float *x, size_t n);
 int cpu_add(void *self, float *out, const float *a, const float *b, size_t n);
-int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type,
-             float *exp_avg, float *exp_avg_sq, size_t n, const struct zero_adam_args *args,
-             void *param_copy, enum zero_dtype copy_type);
-int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type,
-            float *momentum, size_t n, const struct zero_sgd_args *args, void *param_copy,
+int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
+             float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
+             enum zero_dtype copy_type);
+int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
+            size_t n, const struct zero_sgd_args *args, void *param_copy,
             enum zero_dtype copy_type);
 int cpu_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
                      double *out);
@@ -64,8 +64,8 @@ int cpu_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, 
                            const float *x, const float *weight, const float *mean,
                            const float *rstd, int64_t rows, int64_t cols, float dx_beta,
                            float w_beta, float b_beta);
-int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B,
-                          int64_t T, int64_t C, int64_t NH);
+int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
+                          int64_t C, int64_t NH);
 int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
                            int64_t NH);

@@ -43,10 +43,10 @@ enum zero_gelu { ZERO_GELU_ERF = 0, ZERO_GELU_TANH = 1 };
 
 struct zero_backend_options {
     enum zero_coll_mode coll_mode;
-    int blas_threads;                  /* 0: backend default (cpu exact mode: 1) */
-    int device;                        /* -1: choose from the node-local rank */
-    struct zero_ledger *ledger;        /* required: every allocation is recorded here */
-    struct zero_comm_stats *comm_stats;/* required: every collective is counted here */
+    int blas_threads;                   /* 0: backend default (cpu exact mode: 1) */
+    int device;                         /* -1: choose from the node-local rank */
+    struct zero_ledger *ledger;         /* required: every allocation is recorded here */
+    struct zero_comm_stats *comm_stats; /* required: every collective is counted here */
 };
 
 /* Fused optimizer updates on one shard. The gradient is divided by grad_div
@@ -88,8 +88,8 @@ struct zero_backend {
 
     /* ---- memory (tagged: the ledger sees every byte) ---- */
     int (*alloc)(void *self, size_t bytes, enum zero_tag tag, void **dev);
-    int (*free)(void *self, void *dev); /* NULL is a no-op */
-    int (*copy)(void *self, void *dst, const void *src, size_t bytes); /* device to device */
+    int (*free)(void *self, void *dev);                                      /* NULL is a no-op */
+    int (*copy)(void *self, void *dst, const void *src, size_t bytes);       /* device to device */
     int (*to_host)(void *self, void *host, const void *dev, size_t bytes);   /* synchronous */
     int (*from_host)(void *self, void *dev, const void *host, size_t bytes); /* synchronous */
     int (*fill)(void *self, void *x, enum zero_dtype t, double value, size_t n);
@@ -112,14 +112,14 @@ struct zero_backend {
     /* ---- elementwise and reductions ---- */
     int (*cast)(void *self, void *dst, enum zero_dtype dst_type, const void *src,
                 enum zero_dtype src_type, size_t n);
-    int (*axpy)(void *self, float a, const float *x, float *y, size_t n); /* y += a x */
-    int (*scale)(void *self, float a, float *x, size_t n);                /* x *= a */
+    int (*axpy)(void *self, float a, const float *x, float *y, size_t n);         /* y += a x */
+    int (*scale)(void *self, float a, float *x, size_t n);                        /* x *= a */
     int (*add)(void *self, float *out, const float *a, const float *b, size_t n); /* out = a + b */
-    int (*adam)(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
-                float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
-                enum zero_dtype copy_type);
-    int (*sgd)(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
-               size_t n, const struct zero_sgd_args *args, void *param_copy,
+    int (*adam)(void *self, float *param, const void *grad, enum zero_dtype grad_type,
+                float *exp_avg, float *exp_avg_sq, size_t n, const struct zero_adam_args *args,
+                void *param_copy, enum zero_dtype copy_type);
+    int (*sgd)(void *self, float *param, const void *grad, enum zero_dtype grad_type,
+               float *momentum, size_t n, const struct zero_sgd_args *args, void *param_copy,
                enum zero_dtype copy_type);
     /* out[i] (device doubles, ceil(n / block) of them) = sum of squares of
      * x[i*block .. (i+1)*block), summed sequentially in double. */
@@ -132,7 +132,8 @@ struct zero_backend {
     /* y (rows, cols) += b (cols) broadcast over rows */
     int (*bias_add)(void *self, float *y, const float *b, int64_t rows, int64_t cols);
     /* db (cols) = beta * db + sum over rows of dy (rows, cols), rows summed in order */
-    int (*bias_grad)(void *self, float *db, const float *dy, int64_t rows, int64_t cols, float beta);
+    int (*bias_grad)(void *self, float *db, const float *dy, int64_t rows, int64_t cols,
+                     float beta);
     /* y (n) = gelu(x) */
     int (*gelu_forward)(void *self, float *y, const float *x, size_t n, enum zero_gelu kind);
     /* dx (n) = dy * gelu'(x)  (written, not accumulated) */
@@ -176,10 +177,10 @@ struct zero_backend {
      *   dbias (cols)    = b_beta * dbias + sum_r dy
      * The row sums are formed on their own (rows ascending) before beta * old is
      * added, as in bias_grad. */
-    int (*layernorm_backward)(void *self, float *dx, float *dweight, float *dbias,
-                              const float *dy, const float *x, const float *weight,
-                              const float *mean, const float *rstd, int64_t rows, int64_t cols,
-                              float dx_beta, float w_beta, float b_beta);
+    int (*layernorm_backward)(void *self, float *dx, float *dweight, float *dbias, const float *dy,
+                              const float *x, const float *weight, const float *mean,
+                              const float *rstd, int64_t rows, int64_t cols, float dx_beta,
+                              float w_beta, float b_beta);
 
     /* Multi-head causal self-attention on GPT-2's fused projection.
      * qkv (B*T, 3C): row b*T + t is [q (C) | k (C) | v (C)] of token t of sequence b;
@@ -197,8 +198,8 @@ struct zero_backend {
      *   dq = ds k / sqrt(hs);  dk = ds^T q / sqrt(hs).
      * scratch holds B * NH * T * T floats, contents undefined on entry and exit. */
     int (*attention_backward)(void *self, float *dqkv, float *scratch, const float *dy,
-                              const float *qkv, const float *att, int64_t B, int64_t T,
-                              int64_t C, int64_t NH);
+                              const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
+                              int64_t NH);
 
     /* ---- collectives (over all ranks of the communicator) ---- */
     /* Rank r receives element-wise sum over ranks of send[r*count .. (r+1)*count).

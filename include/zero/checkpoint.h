@@ -66,15 +66,15 @@ struct zero_checkpoint_info {
     const char *libzero_version; /* of the writer */
     int format_version;
     int world_size, stage;
-    enum zero_dtype precision;   /* the writer's compute dtype; the states are fp32 */
-    const char *optimizer;       /* "adam", "adamw", "sgd" */
+    enum zero_dtype precision; /* the writer's compute dtype; the states are fp32 */
+    const char *optimizer;     /* "adam", "adamw", "sgd" */
     int64_t global_steps, applied_steps, micro_steps;
-    double loss_scale;           /* fp16: the scaler's scale; else 1 */
+    double loss_scale; /* fp16: the scaler's scale; else 1 */
     int nunits;
-    int ntensors;                /* parameters */
-    int64_t numel;               /* elements of all parameters (Ψ) */
-    int nstates;                 /* state kinds per unit: master first */
-    const char *user_json;       /* the user's metadata, or NULL */
+    int ntensors;          /* parameters */
+    int64_t numel;         /* elements of all parameters (Ψ) */
+    int nstates;           /* state kinds per unit: master first */
+    const char *user_json; /* the user's metadata, or NULL */
 };
 
 /* One parameter: "<unit>.<param>" and its shape. */

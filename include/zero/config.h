@@ -16,31 +16,35 @@ enum zero_optim_type { ZERO_OPTIM_ADAM = 0, ZERO_OPTIM_ADAMW, ZERO_OPTIM_SGD };
 
 struct zero_optimizer_config {
     enum zero_optim_type type;
-    double lr;              /* 1e-3 */
-    double betas[2];        /* 0.9, 0.999 */
-    double eps;             /* 1e-8 */
-    double weight_decay;    /* 0 (Adam/AdamW: DeepSpeed's FusedAdam default 0) */
-    int adam_w_mode;        /* Adam: 1 = decoupled decay as DeepSpeed's default; AdamW: always 1 */
-    int bias_correction;    /* 1 */
-    double momentum;        /* SGD: 0 */
-    double dampening;       /* SGD: 0 */
-    int nesterov;           /* SGD: 0 */
+    double lr;           /* 1e-3 */
+    double betas[2];     /* 0.9, 0.999 */
+    double eps;          /* 1e-8 */
+    double weight_decay; /* 0 (Adam/AdamW: DeepSpeed's FusedAdam default 0) */
+    int adam_w_mode;     /* Adam: 1 = decoupled decay as DeepSpeed's default; AdamW: always 1 */
+    int bias_correction; /* 1 */
+    double momentum;     /* SGD: 0 */
+    double dampening;    /* SGD: 0 */
+    int nesterov;        /* SGD: 0 */
 };
 
-enum zero_sched_type { ZERO_SCHED_NONE = 0, ZERO_SCHED_WARMUP_LR, ZERO_SCHED_WARMUP_DECAY_LR,
-                       ZERO_SCHED_WARMUP_COSINE_LR };
+enum zero_sched_type {
+    ZERO_SCHED_NONE = 0,
+    ZERO_SCHED_WARMUP_LR,
+    ZERO_SCHED_WARMUP_DECAY_LR,
+    ZERO_SCHED_WARMUP_COSINE_LR
+};
 enum zero_warmup_type { ZERO_WARMUP_LOG = 0, ZERO_WARMUP_LINEAR };
 
 /* DeepSpeed's deepspeed/runtime/lr_schedules.py parameter names. */
 struct zero_scheduler_config {
     enum zero_sched_type type;
-    double warmup_min_lr;       /* WarmupLR/WarmupDecayLR: 0 */
-    double warmup_max_lr;       /* 0.001 */
-    int64_t warmup_num_steps;   /* 1000 */
+    double warmup_min_lr;              /* WarmupLR/WarmupDecayLR: 0 */
+    double warmup_max_lr;              /* 0.001 */
+    int64_t warmup_num_steps;          /* 1000 */
     enum zero_warmup_type warmup_type; /* "log" */
-    int64_t total_num_steps;    /* WarmupDecayLR / WarmupCosineLR: required */
-    double warmup_min_ratio;    /* WarmupCosineLR: 0 */
-    double cos_min_ratio;       /* WarmupCosineLR: 0.0001 */
+    int64_t total_num_steps;           /* WarmupDecayLR / WarmupCosineLR: required */
+    double warmup_min_ratio;           /* WarmupCosineLR: 0 */
+    double cos_min_ratio;              /* WarmupCosineLR: 0.0001 */
 };
 
 /* zero_optimization.offload_optimizer and .offload_param (DeepSpeed's
@@ -48,30 +52,30 @@ struct zero_scheduler_config {
 enum zero_offload_device { ZERO_OFFLOAD_NONE = 0, ZERO_OFFLOAD_CPU, ZERO_OFFLOAD_NVME };
 
 struct zero_offload_config {
-    enum zero_offload_device device; /* none */
-    char nvme_path[256];             /* "" (DeepSpeed: None) */
-    int pin_memory;                  /* 0 */
-    int64_t buffer_count;            /* optimizer 4, param 5 */
-    int64_t buffer_size;             /* param: 1e8 elements */
-    int64_t max_in_cpu;              /* param: 1e9 elements */
-    double ratio;                    /* optimizer: 1.0 */
+    enum zero_offload_device device;              /* none */
+    char nvme_path[256];                          /* "" (DeepSpeed: None) */
+    int pin_memory;                               /* 0 */
+    int64_t buffer_count;                         /* optimizer 4, param 5 */
+    int64_t buffer_size;                          /* param: 1e8 elements */
+    int64_t max_in_cpu;                           /* param: 1e9 elements */
+    double ratio;                                 /* optimizer: 1.0 */
     int pipeline_read, pipeline_write, fast_init; /* optimizer: 0 */
 };
 
 struct zero_optimization_config {
-    int stage;                            /* 0 */
-    int contiguous_gradients;             /* 1 */
-    int reduce_scatter;                   /* 1 */
-    int64_t reduce_bucket_size;           /* 5e8 elements */
-    int allgather_partitions;             /* 1 */
-    int64_t allgather_bucket_size;        /* 5e8 elements */
-    int overlap_comm;                     /* 0 (DeepSpeed turns it on for stage 3) */
-    int64_t stage3_prefetch_bucket_size;  /* 5e7 elements */
-    int64_t stage3_param_persistence_threshold; /* 1e5 elements */
-    int64_t stage3_max_live_parameters;   /* 1e9 elements */
-    int64_t stage3_max_reuse_distance;    /* 1e9 */
+    int stage;                                     /* 0 */
+    int contiguous_gradients;                      /* 1 */
+    int reduce_scatter;                            /* 1 */
+    int64_t reduce_bucket_size;                    /* 5e8 elements */
+    int allgather_partitions;                      /* 1 */
+    int64_t allgather_bucket_size;                 /* 5e8 elements */
+    int overlap_comm;                              /* 0 (DeepSpeed turns it on for stage 3) */
+    int64_t stage3_prefetch_bucket_size;           /* 5e7 elements */
+    int64_t stage3_param_persistence_threshold;    /* 1e5 elements */
+    int64_t stage3_max_live_parameters;            /* 1e9 elements */
+    int64_t stage3_max_reuse_distance;             /* 1e9 */
     int stage3_gather_16bit_weights_on_model_save; /* 0 */
-    int64_t sub_group_size;               /* 1e9 elements */
+    int64_t sub_group_size;                        /* 1e9 elements */
     struct zero_offload_config offload_optimizer;
     struct zero_offload_config offload_param;
 };
@@ -109,14 +113,14 @@ struct zero_activation_checkpointing_config {
 
 /* libzero's own section ("libzero": {...} in JSON) so a DeepSpeed file stays valid. */
 struct zero_libzero_config {
-    char backend[16];                /* "cpu" */
-    enum zero_coll_mode coll_mode;   /* exact */
-    int64_t align;                   /* elements: unit shards are multiples of this; also the
-                                        norm block size (2048) */
-    uint64_t seed;                   /* parameter initialization (1234) */
-    char trace_path[256];            /* "libzero": {"trace": {"path": ...}}: Chrome trace
-                                        JSON written by the examples ("" = none) */
-    char trace_steps[128];           /* which steps, "2,3" ("" = every step) */
+    char backend[16];              /* "cpu" */
+    enum zero_coll_mode coll_mode; /* exact */
+    int64_t align;                 /* elements: unit shards are multiples of this; also the
+                                      norm block size (2048) */
+    uint64_t seed;                 /* parameter initialization (1234) */
+    char trace_path[256];          /* "libzero": {"trace": {"path": ...}}: Chrome trace
+                                      JSON written by the examples ("" = none) */
+    char trace_steps[128];         /* which steps, "2,3" ("" = every step) */
 };
 
 struct zero_config {

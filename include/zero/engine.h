@@ -29,15 +29,15 @@ struct zero_engine;
 
 /* What the last optimizer step did. */
 struct zero_step_info {
-    int64_t step;          /* optimizer steps taken, this one included */
-    double lr;             /* learning rate used by this step */
-    double grad_norm;      /* global gradient norm before clipping */
-    double clip_coef;      /* factor the gradients were divided by (1 = no clipping) */
-    double loss;           /* mean loss over the global batch of this step */
-    double loss_scale;     /* fp16: the scale this step's gradients carried (else 1) */
-    int skipped;           /* fp16: gradients overflowed, no update (DeepSpeed's rule) */
+    int64_t step;                /* optimizer steps taken, this one included */
+    double lr;                   /* learning rate used by this step */
+    double grad_norm;            /* global gradient norm before clipping */
+    double clip_coef;            /* factor the gradients were divided by (1 = no clipping) */
+    double loss;                 /* mean loss over the global batch of this step */
+    double loss_scale;           /* fp16: the scale this step's gradients carried (else 1) */
+    int skipped;                 /* fp16: gradients overflowed, no update (DeepSpeed's rule) */
     struct zero_comm_stats comm; /* collectives of this step (all its micro-steps) */
-    double seconds;        /* wall time from the step's first forward to its update */
+    double seconds;              /* wall time from the step's first forward to its update */
 };
 
 /* Creates the engine: lays out units, allocates and initializes model states

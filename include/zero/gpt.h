@@ -56,8 +56,8 @@ int zero_nn_position_embedding(struct zero_unit **u, const char *name, int64_t T
 int zero_nn_layernorm(struct zero_unit **u, const char *name, int64_t C, struct zero_error *err);
 /* y (rows, C) = c_proj(causal multi-head attention(c_attn(x))) — GPT2Attention on its
  * own, parameters c_attn.weight (C, 3C), c_attn.bias, c_proj.weight (C, C), c_proj.bias */
-int zero_nn_causal_self_attention(struct zero_unit **u, const char *name, int64_t C,
-                                  int n_head, int64_t T, struct zero_error *err);
+int zero_nn_causal_self_attention(struct zero_unit **u, const char *name, int64_t C, int n_head,
+                                  int64_t T, struct zero_error *err);
 /* y = x2 + mlp(ln_2(x2)), x2 = x + attn(ln_1(x)): one GPT-2 block (n_layer scales
  * the initialization of the residual projections) */
 int zero_nn_gpt_block(struct zero_unit **u, const char *name, int64_t C, int n_head, int64_t T,
@@ -65,8 +65,8 @@ int zero_nn_gpt_block(struct zero_unit **u, const char *name, int64_t C, int n_h
 /* Loss unit: per-row loss (rows, 1) = cross_entropy(ln_f(x) @ wte^T, label); predict()
  * gives the logits (rows, V). wte is parameter wte_param (V, C) of the earlier unit
  * wte_unit, used as an external parameter. */
-int zero_nn_gpt_head(struct zero_unit **u, const char *name, int64_t C, int64_t vocab,
-                     int wte_unit, int wte_param, struct zero_error *err);
+int zero_nn_gpt_head(struct zero_unit **u, const char *name, int64_t C, int64_t vocab, int wte_unit,
+                     int wte_param, struct zero_error *err);
 
 /* The whole GPT-2: wte, wpe, h.0 .. h.{n_layer-1}, ln_f (see above). */
 int zero_nn_build_gpt(struct zero_model **m, const struct zero_gpt_config *c,

@@ -44,8 +44,8 @@ void zero_layout_shard(const struct zero_unit_layout *l, int rank, int64_t *begi
 
 /* The part of parameter p that lies in rank's shard, as flat offsets [begin, end)
  * (empty when begin == end). */
-void zero_layout_param_in_shard(const struct zero_unit_layout *l, int p, int rank,
-                                int64_t *begin, int64_t *end);
+void zero_layout_param_in_shard(const struct zero_unit_layout *l, int p, int rank, int64_t *begin,
+                                int64_t *end);
 
 /* Groups consecutive items (in the given order) into buckets of at most `limit`
  * elements; an item larger than the limit is a bucket of its own. first[b] is

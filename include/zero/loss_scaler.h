@@ -22,10 +22,10 @@ extern "C" {
 struct zero_loss_scaler {
     int dynamic;
     double scale;
-    double factor;      /* 2 */
-    int64_t window;     /* loss_scale_window */
-    double min_scale;   /* min_loss_scale */
-    int delayed_shift;  /* hysteresis */
+    double factor;     /* 2 */
+    int64_t window;    /* loss_scale_window */
+    double min_scale;  /* min_loss_scale */
+    int delayed_shift; /* hysteresis */
     int cur_hysteresis;
     int consecutive_hysteresis;
     int64_t cur_iter, last_overflow_iter;

@@ -65,8 +65,8 @@ struct zero_unit_ctx {
     float *param[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     float *grad[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     int grad_accumulate[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
-    void *saved;   /* saved_bytes(rows) kept from forward to backward */
-    void *scratch; /* scratch_bytes(rows), contents undefined on entry */
+    void *saved;           /* saved_bytes(rows) kept from forward to backward */
+    void *scratch;         /* scratch_bytes(rows), contents undefined on entry */
     const int32_t *tokens; /* (rows) device copy of batch tokens, or NULL */
     const int32_t *labels; /* (rows) device copy of batch labels, or NULL */
     float dloss;           /* loss unit: d(micro-batch loss)/d(per-row loss), e.g. 1/rows */
@@ -92,8 +92,7 @@ struct zero_unit_ops {
     /* Loss units only, may be NULL: writes the predictions (rows, predict_width)
      * that the loss is computed from (e.g. logits) instead of per-row losses.
      * Used for evaluation and sampling; needs no labels. */
-    int (*predict)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
-                   float *y);
+    int (*predict)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x, float *y);
 };
 
 struct zero_unit {

@@ -32,9 +32,9 @@ extern "C" {
  * stay valid until zero_st_close; when writing, they belong to the caller and are copied. */
 struct zero_st_tensor_desc {
     const char *name;
-    enum zero_dtype dtype;  /* the element type in the file */
-    int ndim;               /* 0 is a scalar (one element) */
-    const int64_t *shape;   /* ndim entries, each >= 0 */
+    enum zero_dtype dtype; /* the element type in the file */
+    int ndim;              /* 0 is a scalar (one element) */
+    const int64_t *shape;  /* ndim entries, each >= 0 */
 };
 
 /* One "__metadata__" entry. */
@@ -87,15 +87,14 @@ struct zero_st_writer;
  * space-padded to a multiple of 8 bytes, as the reference implementation writes it. */
 int zero_st_writer_begin(struct zero_st_writer **out, const char *path,
                          const struct zero_st_tensor_desc *descs, int n,
-                         const struct zero_st_kv *metadata, int n_metadata,
-                         struct zero_error *err);
+                         const struct zero_st_kv *metadata, int n_metadata, struct zero_error *err);
 
 /* Appends tensor i (numel elements of src_type at src), converting to its file dtype.
  * Tensors must be put in descriptor order, each exactly once. An argument error leaves
  * the writer usable; a failure after bytes were written leaves it failed (finish will
  * refuse; call abort). */
-int zero_st_writer_put(struct zero_st_writer *w, int i, const void *src,
-                       enum zero_dtype src_type, size_t numel, struct zero_error *err);
+int zero_st_writer_put(struct zero_st_writer *w, int i, const void *src, enum zero_dtype src_type,
+                       size_t numel, struct zero_error *err);
 /* The same, naming the tensor. */
 int zero_st_writer_put_named(struct zero_st_writer *w, const char *name, const void *src,
                              enum zero_dtype src_type, size_t numel, struct zero_error *err);

@@ -42,8 +42,7 @@ int zero_tokens_read_llmc(struct zero_tokens *t, const char *path, int64_t vocab
 int zero_tokens_read(struct zero_tokens *t, const char *path, int64_t vocab,
                      struct zero_error *err);
 /* Writes ids (n), each in 0..65535, as an llm.c shard. */
-int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n,
-                           struct zero_error *err);
+int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n, struct zero_error *err);
 void zero_tokens_free(struct zero_tokens *t);
 
 /* A range [begin, end) of a stream that sequences of T tokens are cut from. */
@@ -56,9 +55,8 @@ struct zero_token_split {
 
 /* The range [begin, end) of t as a split for sequences of T tokens; fails (naming
  * what, the sizes and T) when it holds fewer than T + 1 tokens. */
-int zero_token_split_init(struct zero_token_split *s, const struct zero_tokens *t,
-                          int64_t begin, int64_t end, int64_t T, const char *what,
-                          struct zero_error *err);
+int zero_token_split_init(struct zero_token_split *s, const struct zero_tokens *t, int64_t begin,
+                          int64_t end, int64_t T, const char *what, struct zero_error *err);
 /* tokens (n, T) and labels (n, T) of sequences first .. first + n - 1. */
 void zero_token_split_fill(const struct zero_token_split *s, int64_t first, int64_t n,
                            int32_t *tokens, int32_t *labels);

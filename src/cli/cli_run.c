@@ -38,7 +38,8 @@ static const char help_rest[] =
     "  --prefetch N         stage3_prefetch_bucket_size, elements\n"
     "  --persistence N      stage3_param_persistence_threshold, elements\n"
     "  --max-live N         stage3_max_live_parameters, elements\n"
-    "  --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at once)\n";
+    "  --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at "
+    "once)\n";
 
 const char *cli_model_flags_help(int stage_flag)
 {
@@ -61,8 +62,8 @@ static int parse_i64(const char *s, int64_t min, int64_t *out)
 int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg, size_t len)
 {
     static const char *const names[] = {
-        "--stage",   "--hidden",   "--layers",      "--classes",  "--micro-batch", "--batch",
-        "--lr",      "--seed",     "--data-seed",   "--mode",     "--align",       "--bucket",
+        "--stage",   "--hidden",   "--layers",      "--classes",  "--micro-batch",    "--batch",
+        "--lr",      "--seed",     "--data-seed",   "--mode",     "--align",          "--bucket",
         "--overlap", "--prefetch", "--persistence", "--max-live", "--reuse-distance",
     };
     const char *flag = argv[*i];

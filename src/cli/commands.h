@@ -8,11 +8,11 @@
 
 #define ZERO_COMMANDS(X)                                                                           \
     X(selftest, "run every collective in both modes on this mpirun world and check them")          \
-    X(config, "print a ds_config.json resolved: every key, its value and origin")              \
-    X(estimate, "model-state memory per rank for stages 0-3 (ZeRO paper, DeepSpeed)")           \
-    X(schedule, "one training step as the ordered list of what a rank computes and sends")     \
-    X(memory, "measured per-rank memory ledger of stages 0-3 next to theory (--svg)")          \
-    X(verify, "same model, data and seed in stages 0-3: per-step weight hashes, first diff")  \
+    X(config, "print a ds_config.json resolved: every key, its value and origin")                  \
+    X(estimate, "model-state memory per rank for stages 0-3 (ZeRO paper, DeepSpeed)")              \
+    X(schedule, "one training step as the ordered list of what a rank computes and sends")         \
+    X(memory, "measured per-rank memory ledger of stages 0-3 next to theory (--svg)")              \
+    X(verify, "same model, data and seed in stages 0-3: per-step weight hashes, first diff")       \
     X(ckpt, "inspect a sharded checkpoint (verify every checksum) or export it to safetensors")
 
 #define ZERO_COMMAND_DECLARE(name, summary) int zero_cmd_##name(int argc, char **argv);

@@ -73,8 +73,7 @@ int zero_cmd_config(int argc, char **argv)
     if (world)
         printf("# %s resolved for a world of %ld ranks\n", file, world);
     else
-        printf("# %s (batch sizes not given are derived for the world size: --world N)\n",
-               file);
+        printf("# %s (batch sizes not given are derived for the world size: --world N)\n", file);
     zero_config_print(stdout, &cfg, &origins);
     return 0;
 }

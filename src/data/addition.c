@@ -33,12 +33,13 @@ int zero_addition_prompt_len(int digits)
 int zero_addition_check(const struct zero_addition *task, int64_t T, struct zero_error *err)
 {
     if (task->digits < 1 || task->digits > ZERO_ADDITION_MAX_DIGITS)
-        return zero_fail(err, ZERO_EINVAL, "addition: %d digits; 1 to %d supported",
-                         task->digits, ZERO_ADDITION_MAX_DIGITS);
+        return zero_fail(err, ZERO_EINVAL, "addition: %d digits; 1 to %d supported", task->digits,
+                         ZERO_ADDITION_MAX_DIGITS);
     if (T < zero_addition_problem_len(task->digits))
-        return zero_fail(err, ZERO_EINVAL, "addition: a %d-digit problem is %d tokens, longer "
-                         "than the sequence length %lld", task->digits,
-                         zero_addition_problem_len(task->digits), (long long)T);
+        return zero_fail(err, ZERO_EINVAL,
+                         "addition: a %d-digit problem is %d tokens, longer "
+                         "than the sequence length %lld",
+                         task->digits, zero_addition_problem_len(task->digits), (long long)T);
     return ZERO_OK;
 }
 

@@ -20,8 +20,7 @@ static int open_sized(const char *path, FILE **f, int64_t *bytes, struct zero_er
     if (size < 0 || fseek(*f, 0, SEEK_SET) != 0) {
         fclose(*f);
         *f = NULL;
-        return zero_fail(err, ZERO_EIO, "%s: cannot measure its size: %s", path,
-                         strerror(errno));
+        return zero_fail(err, ZERO_EIO, "%s: cannot measure its size: %s", path, strerror(errno));
     }
     *bytes = size;
     return ZERO_OK;
@@ -82,17 +81,22 @@ static int check_llmc_header(const unsigned char *h, int64_t bytes, const char *
 {
     const int32_t magic = le32(h), version = le32(h + 4);
     if (magic != ZERO_LLMC_MAGIC)
-        return zero_fail(err, ZERO_EFORMAT, "%s: not an llm.c token shard: magic %d, expected "
-                         "%d", path, (int)magic, ZERO_LLMC_MAGIC);
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s: not an llm.c token shard: magic %d, expected "
+                         "%d",
+                         path, (int)magic, ZERO_LLMC_MAGIC);
     if (version != ZERO_LLMC_VERSION)
-        return zero_fail(err, ZERO_EFORMAT, "%s: llm.c shard version %d, only version %d (uint16 "
-                         "tokens) is supported", path, (int)version, ZERO_LLMC_VERSION);
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s: llm.c shard version %d, only version %d (uint16 "
+                         "tokens) is supported",
+                         path, (int)version, ZERO_LLMC_VERSION);
     *count = le32(h + 8);
     const int64_t body = bytes - LLMC_HEADER_BYTES;
     if (*count < 0 || *count * 2 != body)
-        return zero_fail(err, ZERO_EFORMAT, "%s: the header says %lld tokens (%lld bytes) but "
-                         "%lld bytes follow it (%s)", path, (long long)*count,
-                         (long long)(*count * 2), (long long)body,
+        return zero_fail(err, ZERO_EFORMAT,
+                         "%s: the header says %lld tokens (%lld bytes) but "
+                         "%lld bytes follow it (%s)",
+                         path, (long long)*count, (long long)(*count * 2), (long long)body,
                          *count * 2 > body ? "truncated" : "trailing bytes");
     if (*count == 0)
         return zero_fail(err, ZERO_EFORMAT, "%s: the shard holds no tokens", path);
@@ -110,15 +114,16 @@ int zero_tokens_read_llmc(struct zero_tokens *t, const char *path, int64_t vocab
         return rc;
     unsigned char header[LLMC_HEADER_BYTES], *body = NULL;
     if (bytes < LLMC_HEADER_BYTES)
-        rc = zero_fail(err, ZERO_EFORMAT, "%s: %lld bytes, shorter than the %d-byte llm.c "
-                       "header (truncated?)", path, (long long)bytes, LLMC_HEADER_BYTES);
+        rc = zero_fail(err, ZERO_EFORMAT,
+                       "%s: %lld bytes, shorter than the %d-byte llm.c "
+                       "header (truncated?)",
+                       path, (long long)bytes, LLMC_HEADER_BYTES);
     if (rc == ZERO_OK)
         rc = read_all(f, header, sizeof header, path, err);
     if (rc == ZERO_OK)
         rc = check_llmc_header(header, bytes, path, &count, err);
     if (rc == ZERO_OK && (body = malloc((size_t)count * 2)) == NULL)
-        rc = zero_fail(err, ZERO_ENOMEM, "%s: no memory for %lld tokens", path,
-                       (long long)count);
+        rc = zero_fail(err, ZERO_ENOMEM, "%s: no memory for %lld tokens", path, (long long)count);
     if (rc == ZERO_OK)
         rc = read_all(f, body, (size_t)count * 2, path, err);
     if (rc == ZERO_OK)
@@ -126,9 +131,10 @@ int zero_tokens_read_llmc(struct zero_tokens *t, const char *path, int64_t vocab
     for (int64_t i = 0; rc == ZERO_OK && i < count; i++) {
         t->ids[i] = (int32_t)(body[2 * i] | body[2 * i + 1] << 8);
         if (t->ids[i] >= vocab)
-            rc = zero_fail(err, ZERO_EFORMAT, "%s: token %lld is %d, outside the vocabulary of "
-                           "%lld (--vocab-size)", path, (long long)i, (int)t->ids[i],
-                           (long long)vocab);
+            rc = zero_fail(err, ZERO_EFORMAT,
+                           "%s: token %lld is %d, outside the vocabulary of "
+                           "%lld (--vocab-size)",
+                           path, (long long)i, (int)t->ids[i], (long long)vocab);
     }
     free(body);
     fclose(f);
@@ -143,21 +149,21 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-int zero_tokens_read(struct zero_tokens *t, const char *path, int64_t vocab,
-                     struct zero_error *err)
+int zero_tokens_read(struct zero_tokens *t, const char *path, int64_t vocab, struct zero_error *err)
 {
     if (ends_with(path, ".bin"))
         return zero_tokens_read_llmc(t, path, vocab, err);
     if (vocab < 256) {
         memset(t, 0, sizeof *t);
-        return zero_fail(err, ZERO_EINVAL, "%s: byte-level text needs a vocabulary of at least "
-                         "256, not %lld", path, (long long)vocab);
+        return zero_fail(err, ZERO_EINVAL,
+                         "%s: byte-level text needs a vocabulary of at least "
+                         "256, not %lld",
+                         path, (long long)vocab);
     }
     return zero_tokens_read_text(t, path, err);
 }
 
-int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n,
-                           struct zero_error *err)
+int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n, struct zero_error *err)
 {
     if (n < 0 || n > INT32_MAX)
         return zero_fail(err, ZERO_EINVAL, "%s: %lld tokens do not fit an llm.c header", path,

@@ -3,15 +3,15 @@
 
 #include "zero/tokens.h"
 
-int zero_token_split_init(struct zero_token_split *s, const struct zero_tokens *t,
-                          int64_t begin, int64_t end, int64_t T, const char *what,
-                          struct zero_error *err)
+int zero_token_split_init(struct zero_token_split *s, const struct zero_tokens *t, int64_t begin,
+                          int64_t end, int64_t T, const char *what, struct zero_error *err)
 {
     memset(s, 0, sizeof *s);
     if (T < 1 || begin < 0 || end > t->n || end - begin < T + 1)
-        return zero_fail(err, ZERO_EINVAL, "%s: %lld tokens, too few for one sequence of %lld "
-                         "tokens and its next-token labels (need %lld)", what,
-                         (long long)(end - begin), (long long)T, (long long)(T + 1));
+        return zero_fail(err, ZERO_EINVAL,
+                         "%s: %lld tokens, too few for one sequence of %lld "
+                         "tokens and its next-token labels (need %lld)",
+                         what, (long long)(end - begin), (long long)T, (long long)(T + 1));
     s->ids = t->ids;
     s->begin = begin;
     s->end = end;

@@ -11,8 +11,8 @@
 /* Parameter offsets from the sub-layer's first index. */
 enum { C_ATTN_W = 0, C_ATTN_B, C_PROJ_W, C_PROJ_B };
 
-int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
-                             float proj_std, struct zero_error *err)
+int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C, float proj_std,
+                             struct zero_error *err)
 {
     char name[ZERO_NAME_LEN];
     snprintf(name, sizeof(name), "%sc_attn.", prefix);
@@ -71,9 +71,9 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
     const int64_t C = d->C, rows = ctx->rows;
     int64_t B;
     int rc = gpt_sequences(ctx, d, &B);
-    float *datty = scratch;             /* (rows, C) */
-    float *dqkv = datty + rows * C;     /* (rows, 3C) */
-    float *katt = dqkv + rows * 3 * C;  /* (B, NH, T, T) for the kernel */
+    float *datty = scratch;            /* (rows, C) */
+    float *dqkv = datty + rows * C;    /* (rows, 3C) */
+    float *katt = dqkv + rows * 3 * C; /* (B, NH, T, T) for the kernel */
     /* dc_proj from atty and dy; datty (rows, C) = dy @ c_proj.weight^T */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_backward(ctx, p + C_PROJ_W, s->atty, dy, datty, 0.0f, C, C);
@@ -100,16 +100,16 @@ static size_t attention_scratch_bytes(const struct zero_unit *u, int64_t rows)
     return gpt_attn_scratch_floats(u->impl, rows) * sizeof(float);
 }
 
-static int attention_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
-                             const float *x, float *y)
+static int attention_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                             float *y)
 {
     struct gpt_attn_saved s;
     gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, &s);
     return gpt_attn_forward(ctx, u->impl, 0, x, y, &s);
 }
 
-static int attention_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
-                              const float *x, const float *dy, float *dx)
+static int attention_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                              const float *dy, float *dx)
 {
     struct gpt_attn_saved s;
     gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, &s);
@@ -125,14 +125,15 @@ static const struct zero_unit_ops attention_ops = {
     .destroy = gpt_unit_destroy,
 };
 
-int zero_nn_causal_self_attention(struct zero_unit **u, const char *name, int64_t C,
-                                  int n_head, int64_t T, struct zero_error *err)
+int zero_nn_causal_self_attention(struct zero_unit **u, const char *name, int64_t C, int n_head,
+                                  int64_t T, struct zero_error *err)
 {
     *u = NULL;
     if (C <= 0 || T <= 0 || n_head <= 0 || C % n_head != 0)
-        return zero_fail(err, ZERO_EINVAL, "unit %s: attention needs C > 0, T > 0 and n_head "
-                         "dividing C (C %lld, n_head %d, T %lld)", name, (long long)C, n_head,
-                         (long long)T);
+        return zero_fail(err, ZERO_EINVAL,
+                         "unit %s: attention needs C > 0, T > 0 and n_head "
+                         "dividing C (C %lld, n_head %d, T %lld)",
+                         name, (long long)C, n_head, (long long)T);
     const struct gpt_dims d = {.C = C, .NH = n_head, .T = T};
     int rc = gpt_unit_new(u, name, &attention_ops, &d, C, C, err);
     if (rc == ZERO_OK)

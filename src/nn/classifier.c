@@ -24,16 +24,15 @@ static size_t classifier_scratch_bytes(const struct zero_unit *u, int64_t rows)
 }
 
 /* y (rows, 1) = -log softmax(x (rows, in) @ weight^T + bias)[label] */
-static int classifier_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
-                              const float *x, float *y)
+static int classifier_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                              float *y)
 {
     const int64_t classes = classes_of(u);
     float *logits = ctx->scratch; /* (rows, classes) */
     float *probs = ctx->saved;    /* (rows, classes) */
     if (ctx->labels == NULL && ctx->rows > 0)
         return nn_unit_fail(ctx, ZERO_EINVAL, "the batch has no labels");
-    int rc = nn_affine_forward(ctx, x, ctx->param[0], ctx->param[1], logits, u->in_width,
-                               classes);
+    int rc = nn_affine_forward(ctx, x, ctx->param[0], ctx->param[1], logits, u->in_width, classes);
     if (rc != ZERO_OK)
         return rc;
     rc = ctx->be->xent_forward(ctx->bself, y, probs, logits, ctx->labels, ctx->rows, classes);
@@ -42,13 +41,13 @@ static int classifier_forward(const struct zero_unit *u, struct zero_unit_ctx *c
 
 /* dlogits (rows, classes) = (probs - onehot(labels)) * dloss, then as linear:
  * dx = dlogits @ weight; dweight = dlogits^T @ x; dbias = sum_rows dlogits */
-static int classifier_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
-                               const float *x, const float *dy, float *dx)
+static int classifier_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                               const float *dy, float *dx)
 {
     (void)dy; /* a loss unit starts the backward pass from ctx->dloss */
     const int64_t classes = classes_of(u);
-    float *dlogits = ctx->scratch;    /* (rows, classes) */
-    const float *probs = ctx->saved;  /* (rows, classes) */
+    float *dlogits = ctx->scratch;   /* (rows, classes) */
+    const float *probs = ctx->saved; /* (rows, classes) */
     int rc = ctx->be->xent_backward(ctx->bself, dlogits, probs, ctx->labels, ctx->rows, classes,
                                     ctx->dloss);
     if (rc != ZERO_OK)
@@ -59,8 +58,8 @@ static int classifier_backward(const struct zero_unit *u, struct zero_unit_ctx *
 }
 
 /* y (rows, classes) = logits: what the loss would be computed from */
-static int classifier_predict(const struct zero_unit *u, struct zero_unit_ctx *ctx,
-                              const float *x, float *y)
+static int classifier_predict(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                              float *y)
 {
     return nn_affine_forward(ctx, x, ctx->param[0], ctx->param[1], y, u->in_width, classes_of(u));
 }
@@ -80,8 +79,10 @@ int zero_nn_classifier(struct zero_unit **u, const char *name, int64_t in, int64
 {
     int rc = zero_unit_new(u, name, &classifier_ops, NULL, in, 1, err);
     if (rc == ZERO_OK && (in <= 0 || classes <= 0))
-        rc = zero_fail(err, ZERO_EINVAL, "unit %s: classifier widths must be positive (in %lld, "
-                       "classes %lld)", name, (long long)in, (long long)classes);
+        rc = zero_fail(err, ZERO_EINVAL,
+                       "unit %s: classifier widths must be positive (in %lld, "
+                       "classes %lld)",
+                       name, (long long)in, (long long)classes);
     if (rc == ZERO_OK)
         rc = nn_add_affine_params(*u, "", in, classes, 1, err);
     if (rc != ZERO_OK) {

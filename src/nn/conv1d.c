@@ -25,8 +25,8 @@ int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *
 {
     const struct zero_backend *be = ctx->be;
     /* y (rows, out) = x (rows, in) @ w (in, out) */
-    int rc = be->gemm(ctx->bself, 0, 0, ctx->rows, out, in, 1.0f, x, ZERO_F32, in,
-                      ctx->param[p], ZERO_F32, out, 0.0f, y, ZERO_F32, out);
+    int rc = be->gemm(ctx->bself, 0, 0, ctx->rows, out, in, 1.0f, x, ZERO_F32, in, ctx->param[p],
+                      ZERO_F32, out, 0.0f, y, ZERO_F32, out);
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "gemm y = x w");
     /* y (rows, out) += b (out) */
@@ -52,7 +52,7 @@ int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const 
     if (dx == NULL)
         return ZERO_OK;
     /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx */
-    rc = be->gemm(ctx->bself, 0, 1, rows, in, out, 1.0f, dy, ZERO_F32, out, ctx->param[p],
-                  ZERO_F32, out, dx_beta, dx, ZERO_F32, in);
+    rc = be->gemm(ctx->bself, 0, 1, rows, in, out, 1.0f, dy, ZERO_F32, out, ctx->param[p], ZERO_F32,
+                  out, dx_beta, dx, ZERO_F32, in);
     return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "gemm dx = dy w^T") : ZERO_OK;
 }

@@ -22,8 +22,8 @@ static int token_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     const struct gpt_dims *d = u->impl;
     if (ctx->tokens == NULL)
         return nn_unit_fail(ctx, ZERO_EINVAL, "the batch has no tokens");
-    int rc = ctx->be->embedding_forward(ctx->bself, y, ctx->tokens, ctx->param[0], ctx->rows,
-                                        d->C, d->V);
+    int rc = ctx->be->embedding_forward(ctx->bself, y, ctx->tokens, ctx->param[0], ctx->rows, d->C,
+                                        d->V);
     return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "embedding_forward") : ZERO_OK;
 }
 
@@ -33,8 +33,8 @@ static int token_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, 
 {
     (void)x, (void)dx;
     const struct gpt_dims *d = u->impl;
-    int rc = ctx->be->embedding_backward(ctx->bself, ctx->grad[0], ctx->tokens, dy, ctx->rows,
-                                         d->C, d->V, ctx->grad_accumulate[0] ? 1.0f : 0.0f);
+    int rc = ctx->be->embedding_backward(ctx->bself, ctx->grad[0], ctx->tokens, dy, ctx->rows, d->C,
+                                         d->V, ctx->grad_accumulate[0] ? 1.0f : 0.0f);
     return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "embedding_backward") : ZERO_OK;
 }
 
@@ -52,13 +52,15 @@ int zero_nn_token_embedding(struct zero_unit **u, const char *name, int64_t voca
 {
     *u = NULL;
     if (vocab <= 0 || C <= 0)
-        return zero_fail(err, ZERO_EINVAL, "unit %s: token embedding needs vocab > 0 and C > 0 "
-                         "(got %lld, %lld)", name, (long long)vocab, (long long)C);
+        return zero_fail(err, ZERO_EINVAL,
+                         "unit %s: token embedding needs vocab > 0 and C > 0 "
+                         "(got %lld, %lld)",
+                         name, (long long)vocab, (long long)C);
     const struct gpt_dims d = {.C = C, .V = vocab};
     const int64_t shape[2] = {vocab, C};
     int rc = gpt_unit_new(u, name, &token_ops, &d, 0, C, err);
-    if (rc == ZERO_OK && zero_unit_add_param(*u, "weight", 2, shape, ZERO_INIT_NORMAL,
-                                             GPT_INIT_STD, err) < 0)
+    if (rc == ZERO_OK &&
+        zero_unit_add_param(*u, "weight", 2, shape, ZERO_INIT_NORMAL, GPT_INIT_STD, err) < 0)
         rc = err != NULL ? err->code : ZERO_EINVAL;
     if (rc != ZERO_OK) {
         zero_unit_destroy(*u);
@@ -86,8 +88,8 @@ static int position_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx
 }
 
 /* dweight (T*C) = sum over sequences of dy (B, T*C); dx = dy */
-static int position_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
-                             const float *x, const float *dy, float *dx)
+static int position_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                             const float *dy, float *dx)
 {
     (void)x;
     const struct gpt_dims *d = u->impl;
@@ -119,13 +121,15 @@ int zero_nn_position_embedding(struct zero_unit **u, const char *name, int64_t T
 {
     *u = NULL;
     if (T <= 0 || C <= 0)
-        return zero_fail(err, ZERO_EINVAL, "unit %s: position embedding needs T > 0 and C > 0 "
-                         "(got %lld, %lld)", name, (long long)T, (long long)C);
+        return zero_fail(err, ZERO_EINVAL,
+                         "unit %s: position embedding needs T > 0 and C > 0 "
+                         "(got %lld, %lld)",
+                         name, (long long)T, (long long)C);
     const struct gpt_dims d = {.C = C, .T = T};
     const int64_t shape[2] = {T, C};
     int rc = gpt_unit_new(u, name, &position_ops, &d, C, C, err);
-    if (rc == ZERO_OK && zero_unit_add_param(*u, "weight", 2, shape, ZERO_INIT_NORMAL,
-                                             GPT_INIT_STD, err) < 0)
+    if (rc == ZERO_OK &&
+        zero_unit_add_param(*u, "weight", 2, shape, ZERO_INIT_NORMAL, GPT_INIT_STD, err) < 0)
         rc = err != NULL ? err->code : ZERO_EINVAL;
     if (rc != ZERO_OK) {
         zero_unit_destroy(*u);

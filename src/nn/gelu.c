@@ -31,8 +31,8 @@ static size_t gelu_scratch_bytes(const struct zero_unit *u, int64_t rows)
 static int gelu_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
                         float *y)
 {
-    int rc = ctx->be->gelu_forward(ctx->bself, y, x, (size_t)(ctx->rows * u->out_width),
-                                   gelu_kind(u));
+    int rc =
+        ctx->be->gelu_forward(ctx->bself, y, x, (size_t)(ctx->rows * u->out_width), gelu_kind(u));
     return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "gelu_forward") : ZERO_OK;
 }
 

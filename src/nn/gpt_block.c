@@ -123,8 +123,8 @@ static int block_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, 
      * gradients are still needed, and dx2 takes the unused input gradient */
     if (dx != NULL && (rc = ctx->be->copy(ctx->bself, dx, dx2, n * sizeof(float))) != ZERO_OK)
         return nn_backend_fail(ctx, rc, "copy dx = dx2");
-    return gpt_layernorm_backward(ctx, LN1, x, dln, s.ln1_mean, s.ln1_rstd,
-                                  dx != NULL ? dx : dx2, dx != NULL ? 1.0f : 0.0f, C);
+    return gpt_layernorm_backward(ctx, LN1, x, dln, s.ln1_mean, s.ln1_rstd, dx != NULL ? dx : dx2,
+                                  dx != NULL ? 1.0f : 0.0f, C);
 }
 
 static const struct zero_unit_ops block_ops = {
@@ -141,9 +141,10 @@ int zero_nn_gpt_block(struct zero_unit **u, const char *name, int64_t C, int n_h
 {
     *u = NULL;
     if (C <= 0 || T <= 0 || n_head <= 0 || C % n_head != 0 || n_layer <= 0)
-        return zero_fail(err, ZERO_EINVAL, "unit %s: a GPT block needs C > 0, T > 0, n_layer > "
-                         "0 and n_head dividing C (C %lld, n_head %d, T %lld, n_layer %d)", name,
-                         (long long)C, n_head, (long long)T, n_layer);
+        return zero_fail(err, ZERO_EINVAL,
+                         "unit %s: a GPT block needs C > 0, T > 0, n_layer > "
+                         "0 and n_head dividing C (C %lld, n_head %d, T %lld, n_layer %d)",
+                         name, (long long)C, n_head, (long long)T, n_layer);
     const struct gpt_dims d = {.C = C, .NH = n_head, .T = T};
     const float proj_std = GPT_INIT_STD / sqrtf(2.0f * (float)n_layer);
     int rc = gpt_unit_new(u, name, &block_ops, &d, C, C, err);
@@ -166,4 +167,3 @@ int zero_nn_gpt_block(struct zero_unit **u, const char *name, int64_t C, int n_h
     }
     return rc;
 }
-

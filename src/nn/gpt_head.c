@@ -60,8 +60,8 @@ static int head_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, co
     if (ctx->labels == NULL)
         return nn_unit_fail(ctx, ZERO_EINVAL, "the batch has no labels");
     int rc = head_logits(d, ctx, x, &s, logits);
-    if (rc == ZERO_OK && (rc = ctx->be->xent_forward(ctx->bself, y, s.probs, logits, ctx->labels,
-                                                     ctx->rows, d->V)))
+    if (rc == ZERO_OK &&
+        (rc = ctx->be->xent_forward(ctx->bself, y, s.probs, logits, ctx->labels, ctx->rows, d->V)))
         return nn_backend_fail(ctx, rc, "xent_forward");
     return rc;
 }
@@ -85,8 +85,8 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     rc = nn_affine_backward(ctx, s.h, ctx->param[WTE], dlogits, dh, 0.0f, ctx->grad[WTE],
                             ctx->grad_accumulate[WTE], NULL, 0, d->C, d->V);
     if (rc == ZERO_OK)
-        rc = gpt_layernorm_backward(ctx, LNF, x, dh, s.mean, s.rstd,
-                                    dx != NULL ? dx : unused_dx, 0.0f, d->C);
+        rc = gpt_layernorm_backward(ctx, LNF, x, dh, s.mean, s.rstd, dx != NULL ? dx : unused_dx,
+                                    0.0f, d->C);
     return rc;
 }
 
@@ -109,13 +109,15 @@ static const struct zero_unit_ops head_ops = {
     .predict = head_predict,
 };
 
-int zero_nn_gpt_head(struct zero_unit **u, const char *name, int64_t C, int64_t vocab,
-                     int wte_unit, int wte_param, struct zero_error *err)
+int zero_nn_gpt_head(struct zero_unit **u, const char *name, int64_t C, int64_t vocab, int wte_unit,
+                     int wte_param, struct zero_error *err)
 {
     *u = NULL;
     if (C <= 0 || vocab <= 0)
-        return zero_fail(err, ZERO_EINVAL, "unit %s: GPT head needs C > 0 and vocab > 0 (got "
-                         "%lld, %lld)", name, (long long)C, (long long)vocab);
+        return zero_fail(err, ZERO_EINVAL,
+                         "unit %s: GPT head needs C > 0 and vocab > 0 (got "
+                         "%lld, %lld)",
+                         name, (long long)C, (long long)vocab);
     const struct gpt_dims d = {.C = C, .V = vocab};
     int rc = gpt_unit_new(u, name, &head_ops, &d, C, 1, err);
     if (rc == ZERO_OK)

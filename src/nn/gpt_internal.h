@@ -45,8 +45,8 @@ int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const 
 int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
                              struct zero_error *err);
 /* y (rows, C), mean (rows), rstd (rows) from x (rows, C); weight at ctx->param[p] */
-int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y,
-                          float *mean, float *rstd, int64_t C);
+int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *mean,
+                          float *rstd, int64_t C);
 /* dx (rows, C) = LayerNorm's input gradient + dx_beta * dx; parameter gradients by
  * ctx->grad_accumulate */
 int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
@@ -62,8 +62,8 @@ struct gpt_attn_saved {
     float *atty; /* (rows, C): the heads' outputs before c_proj */
 };
 
-int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
-                             float proj_std, struct zero_error *err);
+int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C, float proj_std,
+                             struct zero_error *err);
 size_t gpt_attn_saved_floats(const struct gpt_dims *d, int64_t rows);
 /* Lays the saved buffers out from base (gpt_attn_saved_floats of them). */
 void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, float *base,

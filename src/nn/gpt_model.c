@@ -15,10 +15,12 @@ int zero_nn_build_gpt(struct zero_model **m, const struct zero_gpt_config *c,
     *m = NULL;
     if (c->n_layer < 1 || c->n_head < 1 || c->n_embd < 1 || c->block_size < 1 ||
         c->vocab_size < 1 || c->n_embd % c->n_head != 0)
-        return zero_fail(err, ZERO_EINVAL, "gpt: need n_layer, n_head, n_embd, block_size, "
+        return zero_fail(err, ZERO_EINVAL,
+                         "gpt: need n_layer, n_head, n_embd, block_size, "
                          "vocab_size >= 1 and n_head dividing n_embd (got %d, %d, %lld, %lld, "
-                         "%lld)", c->n_layer, c->n_head, (long long)c->n_embd,
-                         (long long)c->block_size, (long long)c->vocab_size);
+                         "%lld)",
+                         c->n_layer, c->n_head, (long long)c->n_embd, (long long)c->block_size,
+                         (long long)c->vocab_size);
     struct zero_model *model;
     int rc = zero_model_create(&model, err);
     if (rc != ZERO_OK)

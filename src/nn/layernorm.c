@@ -19,8 +19,8 @@ int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
 }
 
 /* y (rows, C) = (x - mean) * rstd * weight + bias; mean, rstd (rows) */
-int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y,
-                          float *mean, float *rstd, int64_t C)
+int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *mean,
+                          float *rstd, int64_t C)
 {
     int rc = ctx->be->layernorm_forward(ctx->bself, y, mean, rstd, x, ctx->param[p],
                                         ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
@@ -61,12 +61,12 @@ static int layernorm_forward(const struct zero_unit *u, struct zero_unit_ctx *ct
     return gpt_layernorm_forward(ctx, 0, x, y, mean, rstd, u->in_width);
 }
 
-static int layernorm_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
-                              const float *x, const float *dy, float *dx)
+static int layernorm_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                              const float *dy, float *dx)
 {
     const float *mean = ctx->saved, *rstd = mean + ctx->rows;
-    return gpt_layernorm_backward(ctx, 0, x, dy, mean, rstd, dx != NULL ? dx : ctx->scratch,
-                                  0.0f, u->in_width);
+    return gpt_layernorm_backward(ctx, 0, x, dy, mean, rstd, dx != NULL ? dx : ctx->scratch, 0.0f,
+                                  u->in_width);
 }
 
 static const struct zero_unit_ops layernorm_ops = {

@@ -7,8 +7,8 @@
 
 #include "nn_internal.h"
 
-int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out,
-                         int bias, struct zero_error *err)
+int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out, int bias,
+                         struct zero_error *err)
 {
     char name[ZERO_NAME_LEN];
     const float bound = 1.0f / sqrtf((float)in);
@@ -30,8 +30,8 @@ int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, const float *w,
     const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
     /* y (rows, out) = x (rows, in) @ w^T (in, out) */
-    int rc = be->gemm(ctx->bself, 0, 1, rows, out, in, 1.0f, x, ZERO_F32, in, w, ZERO_F32, in,
-                      0.0f, y, ZERO_F32, out);
+    int rc = be->gemm(ctx->bself, 0, 1, rows, out, in, 1.0f, x, ZERO_F32, in, w, ZERO_F32, in, 0.0f,
+                      y, ZERO_F32, out);
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "gemm y = x w^T");
     if (b == NULL)

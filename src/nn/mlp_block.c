@@ -55,9 +55,9 @@ static int mlp_block_backward(const struct zero_unit *u, struct zero_unit_ctx *c
 {
     const int64_t width = u->in_width, hidden = hidden_of(u);
     const size_t nh = (size_t)(ctx->rows * hidden);
-    const float *h = ctx->saved;  /* (rows, hidden) */
-    const float *a = h + nh;      /* (rows, hidden) */
-    float *dh = ctx->scratch;     /* (rows, hidden): first da, then dh in place */
+    const float *h = ctx->saved; /* (rows, hidden) */
+    const float *a = h + nh;     /* (rows, hidden) */
+    float *dh = ctx->scratch;    /* (rows, hidden): first da, then dh in place */
 
     /* dW2 (width, hidden) = dy^T a; db2 (width) = sum_rows dy; da (rows, hidden) = dy W2 */
     int rc = nn_affine_backward(ctx, a, ctx->param[W2], dy, dh, 0.0f, ctx->grad[W2],
@@ -95,8 +95,10 @@ int zero_nn_mlp_block(struct zero_unit **u, const char *name, int64_t width, int
 {
     int rc = zero_unit_new(u, name, &mlp_block_ops, NULL, width, width, err);
     if (rc == ZERO_OK && (width <= 0 || hidden <= 0))
-        rc = zero_fail(err, ZERO_EINVAL, "unit %s: mlp_block widths must be positive (width "
-                       "%lld, hidden %lld)", name, (long long)width, (long long)hidden);
+        rc = zero_fail(err, ZERO_EINVAL,
+                       "unit %s: mlp_block widths must be positive (width "
+                       "%lld, hidden %lld)",
+                       name, (long long)width, (long long)hidden);
     if (rc == ZERO_OK)
         rc = nn_add_affine_params(*u, "0.", width, hidden, 1, err);
     if (rc == ZERO_OK)

@@ -8,9 +8,10 @@ int zero_nn_build_mlp(struct zero_model **m, int64_t hidden, int layers, int64_t
 {
     *m = NULL;
     if (hidden <= 0 || layers < 0 || classes <= 0)
-        return zero_fail(err, ZERO_EINVAL, "mlp model: need hidden > 0, layers >= 0, "
-                         "classes > 0 (got %lld, %d, %lld)", (long long)hidden, layers,
-                         (long long)classes);
+        return zero_fail(err, ZERO_EINVAL,
+                         "mlp model: need hidden > 0, layers >= 0, "
+                         "classes > 0 (got %lld, %d, %lld)",
+                         (long long)hidden, layers, (long long)classes);
     struct zero_model *model;
     int rc = zero_model_create(&model, err);
     if (rc != ZERO_OK)

@@ -12,8 +12,8 @@ int nn_backend_fail(struct zero_unit_ctx *ctx, int rc, const char *what);
 
 /* Declares "<prefix>weight" (out, in) and, if bias, "<prefix>bias" (out) with
  * torch.nn.Linear's initialization U(-1/sqrt(in), 1/sqrt(in)), in that order. */
-int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out,
-                         int bias, struct zero_error *err);
+int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out, int bias,
+                         struct zero_error *err);
 
 /* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out); b may be NULL. */
 int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, const float *w, const float *b,
