@@ -35,8 +35,9 @@ libzero_la_SOURCES += \
 	%reldir%/optimizer.c \
 	%reldir%/gathered.c \
 	%reldir%/theory.c \
-	%reldir%/loss_scaler.c
-noinst_HEADERS += %reldir%/engine_internal.h
+	%reldir%/loss_scaler.c \
+	%reldir%/adam_consts.c
+noinst_HEADERS += %reldir%/engine_internal.h %reldir%/adam_consts.h
 zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h \
 	include/zero/events.h include/zero/loss_scaler.h
 

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "adam_consts.h"
 #include "cpu_ops.h"
 
 static int is_float_type(enum zero_dtype t)
@@ -121,15 +122,6 @@ static int check_optimizer_types(struct cpu_state *s, const char *what, enum zer
 }
 
 /* Per-step constants of Adam, computed once in the order the formula below uses. */
-struct adam_consts {
-    float lr, beta1, beta2, eps;
-    float one_minus_beta1, one_minus_beta2;
-    float bias_correction1, bias_correction2;
-    float l2;    /* Adam: g += l2 * p */
-    float decay; /* AdamW: p -= decay * p, decay = lr * weight_decay */
-    float grad_div;
-};
-
 /* One element of Adam/AdamW in fp32, in exactly this order (DeepSpeed's FusedAdam
  * math; AdamW's decay applied to the parameter first, as torch.optim.AdamW does):
  *
@@ -144,7 +136,8 @@ struct adam_consts {
  *
  * torch computes the same quantities grouped differently (step_size = lr / bc1,
  * denom = sqrt(v) / sqrt(bc2) + eps), so agreement with it is to rounding, not bits. */
-static inline float adam_element(const struct adam_consts *k, float p, float g, float *m, float *v)
+static inline float adam_element(const struct zero_adam_consts *k, float p, float g, float *m,
+                                 float *v)
 {
     g = g / k->grad_div;
     if (k->l2 != 0.0f)
@@ -168,29 +161,10 @@ int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_ty
     int rc = check_optimizer_types(s, "adam", grad_type, param_copy, copy_type);
     if (rc != ZERO_OK)
         return rc;
-    if (args->step < 1)
-        return cpu_fail(s, ZERO_EINVAL, "adam: step is %lld; steps count from 1",
-                        (long long)args->step);
-    if (args->grad_div == 0.0f)
-        return cpu_fail(s, ZERO_EINVAL, "adam: grad_div is 0");
-
-    struct adam_consts k = {
-        .lr = args->lr,
-        .beta1 = args->beta1,
-        .beta2 = args->beta2,
-        .eps = args->eps,
-        .one_minus_beta1 = 1.0f - args->beta1,
-        .one_minus_beta2 = 1.0f - args->beta2,
-        .bias_correction1 = 1.0f,
-        .bias_correction2 = 1.0f,
-        .l2 = args->adamw ? 0.0f : args->weight_decay,
-        .decay = args->adamw ? args->lr * args->weight_decay : 0.0f,
-        .grad_div = args->grad_div,
-    };
-    if (args->bias_correction) {
-        k.bias_correction1 = (float)(1.0 - pow(args->beta1, (double)args->step));
-        k.bias_correction2 = (float)(1.0 - pow(args->beta2, (double)args->step));
-    }
+    struct zero_adam_consts k;
+    char why[128];
+    if (zero_adam_prepare(args, &k, why, sizeof why))
+        return cpu_fail(s, ZERO_EINVAL, "adam: %s", why);
 
     /* One pass over memory: each element's p, g, m, v are read once and written once. */
     if (grad_type == ZERO_F32 && param_copy == NULL) {

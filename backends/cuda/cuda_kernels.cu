@@ -116,7 +116,7 @@ extern "C" cudaError_t cuda_launch_add(cudaStream_t st, float *out, const float 
 //   g = grad / grad_div; Adam: g = g + l2 * p; AdamW: p = p - decay * p
 //   m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + ((1 - beta2) * g) * g
 //   p = p - lr * ((m / bc1) / (sqrtf(v / bc2) + eps))
-__device__ __forceinline__ float adam_element(const cuda_adam_consts &k, float p, float g, float *m,
+__device__ __forceinline__ float adam_element(const zero_adam_consts &k, float p, float g, float *m,
                                               float *v)
 {
     g = __fdiv_rn(g, k.grad_div);
@@ -134,7 +134,7 @@ __device__ __forceinline__ float adam_element(const cuda_adam_consts &k, float p
 }
 
 __global__ void adam_kernel(float *param, const void *grad, zero_dtype grad_type, float *m,
-                            float *v, size_t n, cuda_adam_consts k, void *copy,
+                            float *v, size_t n, zero_adam_consts k, void *copy,
                             zero_dtype copy_type)
 {
     ZERO_CUDA_FOR(i, n)
@@ -151,7 +151,7 @@ __global__ void adam_kernel(float *param, const void *grad, zero_dtype grad_type
 
 extern "C" cudaError_t cuda_launch_adam(cudaStream_t st, float *param, const void *grad,
                                         enum zero_dtype grad_type, float *exp_avg,
-                                        float *exp_avg_sq, size_t n, struct cuda_adam_consts k,
+                                        float *exp_avg_sq, size_t n, struct zero_adam_consts k,
                                         void *param_copy, enum zero_dtype copy_type)
 {
     if (n == 0)

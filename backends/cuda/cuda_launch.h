@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 
+#include "adam_consts.h"
 #include "zero/backend.h"
 
 #ifdef __cplusplus
@@ -36,15 +37,9 @@ cudaError_t cuda_launch_add(cudaStream_t st, float *out, const float *a, const f
 
 /* The per-step constants of backends/cpu/cpu_kernels.c's adam_element, computed on
  * the host in the same way. */
-struct cuda_adam_consts {
-    float lr, beta1, beta2, eps;
-    float one_minus_beta1, one_minus_beta2;
-    float bias_correction1, bias_correction2;
-    float l2, decay, grad_div;
-};
 cudaError_t cuda_launch_adam(cudaStream_t st, float *param, const void *grad,
                              enum zero_dtype grad_type, float *exp_avg, float *exp_avg_sq, size_t n,
-                             struct cuda_adam_consts k, void *param_copy,
+                             struct zero_adam_consts k, void *param_copy,
                              enum zero_dtype copy_type);
 
 struct cuda_sgd_consts {

@@ -72,28 +72,10 @@ int cuda_adam(void *self, float *param, const void *grad, enum zero_dtype grad_t
     int rc = check_optimizer_types(s, "adam", grad_type, param_copy, copy_type);
     if (rc != ZERO_OK)
         return rc;
-    if (args->step < 1)
-        return cuda_fail(s, ZERO_EINVAL, "adam: step is %lld; steps count from 1",
-                         (long long)args->step);
-    if (args->grad_div == 0.0f)
-        return cuda_fail(s, ZERO_EINVAL, "adam: grad_div is 0");
-    struct cuda_adam_consts k = {
-        .lr = args->lr,
-        .beta1 = args->beta1,
-        .beta2 = args->beta2,
-        .eps = args->eps,
-        .one_minus_beta1 = 1.0f - args->beta1,
-        .one_minus_beta2 = 1.0f - args->beta2,
-        .bias_correction1 = 1.0f,
-        .bias_correction2 = 1.0f,
-        .l2 = args->adamw ? 0.0f : args->weight_decay,
-        .decay = args->adamw ? args->lr * args->weight_decay : 0.0f,
-        .grad_div = args->grad_div,
-    };
-    if (args->bias_correction) {
-        k.bias_correction1 = (float)(1.0 - pow(args->beta1, (double)args->step));
-        k.bias_correction2 = (float)(1.0 - pow(args->beta2, (double)args->step));
-    }
+    struct zero_adam_consts k;
+    char why[128];
+    if (zero_adam_prepare(args, &k, why, sizeof why))
+        return cuda_fail(s, ZERO_EINVAL, "adam: %s", why);
     return cuda_check(s,
                       cuda_launch_adam(s->compute, param, grad, grad_type, exp_avg, exp_avg_sq, n,
                                        k, param_copy, copy_type),
