@@ -36,8 +36,8 @@ libzero_la_SOURCES += \
 	%reldir%/gathered.c \
 	%reldir%/theory.c \
 	%reldir%/loss_scaler.c \
-	%reldir%/adam_consts.c
-noinst_HEADERS += %reldir%/engine_internal.h %reldir%/adam_consts.h
+	%reldir%/optim_consts.c
+noinst_HEADERS += %reldir%/engine_internal.h %reldir%/optim_consts.h
 zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h \
 	include/zero/events.h include/zero/loss_scaler.h
 

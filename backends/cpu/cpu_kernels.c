@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "adam_consts.h"
+#include "optim_consts.h"
 #include "cpu_ops.h"
 
 static int is_float_type(enum zero_dtype t)
@@ -200,19 +200,11 @@ int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_typ
     int rc = check_optimizer_types(s, "sgd", grad_type, param_copy, copy_type);
     if (rc != ZERO_OK)
         return rc;
-    if (args->step < 1)
-        return cpu_fail(s, ZERO_EINVAL, "sgd: step is %lld; steps count from 1",
-                        (long long)args->step);
-    if (args->grad_div == 0.0f)
-        return cpu_fail(s, ZERO_EINVAL, "sgd: grad_div is 0");
-    if (args->nesterov && (args->momentum <= 0.0f || args->dampening != 0.0f))
-        return cpu_fail(s, ZERO_EINVAL,
-                        "sgd: nesterov needs momentum > 0 and dampening 0 (got %g, %g)",
-                        (double)args->momentum, (double)args->dampening);
+    char why[160];
+    if (zero_sgd_check(args, momentum != NULL, why, sizeof why))
+        return cpu_fail(s, ZERO_EINVAL, "sgd: %s", why);
     const float mu = args->momentum, wd = args->weight_decay, lr = args->lr;
     const float undamped = 1.0f - args->dampening, div = args->grad_div;
-    if (mu != 0.0f && momentum == NULL)
-        return cpu_fail(s, ZERO_EINVAL, "sgd: momentum %g needs a momentum buffer", (double)mu);
     const int first = args->step == 1;
 
     for (size_t i = 0; i < n; i++) {

@@ -14,7 +14,7 @@
 
 #include <cuda_runtime.h>
 
-#include "adam_consts.h"
+#include "optim_consts.h"
 #include "zero/backend.h"
 
 #ifdef __cplusplus

@@ -90,18 +90,9 @@ int cuda_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_ty
     int rc = check_optimizer_types(s, "sgd", grad_type, param_copy, copy_type);
     if (rc != ZERO_OK)
         return rc;
-    if (args->step < 1)
-        return cuda_fail(s, ZERO_EINVAL, "sgd: step is %lld; steps count from 1",
-                         (long long)args->step);
-    if (args->grad_div == 0.0f)
-        return cuda_fail(s, ZERO_EINVAL, "sgd: grad_div is 0");
-    if (args->nesterov && (args->momentum <= 0.0f || args->dampening != 0.0f))
-        return cuda_fail(s, ZERO_EINVAL,
-                         "sgd: nesterov needs momentum > 0 and dampening 0 (got %g, %g)",
-                         (double)args->momentum, (double)args->dampening);
-    if (args->momentum != 0.0f && momentum == NULL)
-        return cuda_fail(s, ZERO_EINVAL, "sgd: momentum %g needs a momentum buffer",
-                         (double)args->momentum);
+    char why[160];
+    if (zero_sgd_check(args, momentum != NULL, why, sizeof why))
+        return cuda_fail(s, ZERO_EINVAL, "sgd: %s", why);
     struct cuda_sgd_consts k = {
         .lr = args->lr,
         .momentum = args->momentum,

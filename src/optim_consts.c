@@ -1,8 +1,8 @@
-/* See adam_consts.h. */
+/* See optim_consts.h. */
 #include <math.h>
 #include <stdio.h>
 
-#include "adam_consts.h"
+#include "optim_consts.h"
 
 int zero_adam_prepare(const struct zero_adam_args *a, struct zero_adam_consts *k, char *why,
                       size_t why_len)
@@ -33,4 +33,20 @@ int zero_adam_prepare(const struct zero_adam_args *a, struct zero_adam_consts *k
         k->bias_correction2 = (float)(1.0 - pow(a->beta2, (double)a->step));
     }
     return 0;
+}
+
+int zero_sgd_check(const struct zero_sgd_args *a, int has_buffer, char *why, size_t why_len)
+{
+    if (a->step < 1)
+        snprintf(why, why_len, "step is %lld; steps count from 1", (long long)a->step);
+    else if (a->grad_div == 0.0f)
+        snprintf(why, why_len, "grad_div is 0");
+    else if (a->nesterov && (a->momentum <= 0.0f || a->dampening != 0.0f))
+        snprintf(why, why_len, "nesterov needs momentum > 0 and dampening 0 (got %g, %g)",
+                 (double)a->momentum, (double)a->dampening);
+    else if (a->momentum != 0.0f && !has_buffer)
+        snprintf(why, why_len, "momentum %g needs a momentum buffer", (double)a->momentum);
+    else
+        return 0;
+    return -1;
 }

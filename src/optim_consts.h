@@ -1,9 +1,11 @@
-/* The per-call constants of the fused Adam/AdamW update, derived once from
- * zero_adam_args so that every backend's kernel starts from the same fp32
- * numbers (the cpu and cuda backends agree to the bit only if they do).
+/* The per-call constants and argument checks of the fused optimizer updates,
+ * derived once from zero_adam_args / zero_sgd_args so that every backend's
+ * kernel starts from the same fp32 numbers and refuses the same arguments
+ * with the same words (the cpu and cuda backends agree to the bit only if
+ * they do).
  * Pure arithmetic; included by the backends (and CUDA C++), not installed. */
-#ifndef ZERO_ADAM_CONSTS_H
-#define ZERO_ADAM_CONSTS_H
+#ifndef ZERO_OPTIM_CONSTS_H
+#define ZERO_OPTIM_CONSTS_H
 
 #include <stddef.h>
 
@@ -26,6 +28,11 @@ struct zero_adam_consts {
  * 0; steps count from 1", "grad_div is 0"). */
 int zero_adam_prepare(const struct zero_adam_args *a, struct zero_adam_consts *k, char *why,
                       size_t why_len);
+
+/* Checks a: returns 0, or -1 with why ("step is 0; steps count from 1",
+ * "nesterov needs momentum > 0 and dampening 0 (got ...)", "momentum 0.9 needs
+ * a momentum buffer" when has_buffer is 0). */
+int zero_sgd_check(const struct zero_sgd_args *a, int has_buffer, char *why, size_t why_len);
 
 #ifdef __cplusplus
 }
