@@ -15,3 +15,8 @@ bench_collectives_LDADD = libzero.la
 noinst_PROGRAMS += %reldir%/gpt
 bench_gpt_SOURCES = %reldir%/gpt.c
 bench_gpt_LDADD = libzero.la $(BLAS_LIBS) -lm
+
+# the host optimizer (ZeRO-Offload's CPU Adam) per instruction set: bench/host_optim [Melements]
+noinst_PROGRAMS += %reldir%/host_optim
+bench_host_optim_SOURCES = %reldir%/host_optim.c
+bench_host_optim_LDADD = libzero.la

@@ -28,9 +28,23 @@ static void memory_row(FILE *out, const char *name, int64_t current, int64_t pea
         fprintf(out, "\n");
 }
 
-/* The theory for tag, or -1 when the formula says nothing about it. */
-static int64_t tag_theory(const struct zero_theory *t, int tag)
+/* The theory for tag in device (host = 0) or host memory (host = 1), or -1
+ * when the formula says nothing about it. */
+static int64_t tag_theory(const struct zero_theory *t, int tag, int host)
 {
+    if (host)
+        switch (tag) {
+        case ZERO_TAG_PARAMS:
+            return t->host_params_bytes;
+        case ZERO_TAG_GRADS:
+            return t->host_grads_bytes;
+        case ZERO_TAG_MASTER:
+            return t->host_master_bytes;
+        case ZERO_TAG_OPTIM:
+            return t->host_optim_bytes;
+        default:
+            return -1;
+        }
     switch (tag) {
     case ZERO_TAG_PARAMS:
         return t->params_bytes;
@@ -62,7 +76,32 @@ static void print_formula(FILE *out, const struct zero_engine *e, const struct z
     fprintf(out,
             " with Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d:"
             " %" PRId64 " bytes\n",
-            t->psi_padded, t->psi, world, t->model_state_bytes);
+            t->psi_padded, t->psi, world,
+            /* the formula's states wherever they live; the staging shard is extra */
+            t->model_state_bytes + t->host_state_bytes - t->host_grads_bytes);
+    if (t->host_state_bytes > 0)
+        fprintf(out,
+                "offload: %" PRId64 " of them on the device; in host memory the master and "
+                "optimizer state (12Ψ/N)%s, plus a gradient staging shard in the compute dtype\n",
+                t->model_state_bytes, t->host_params_bytes ? " and the parameter shard" : "");
+}
+
+/* ZeRO-Offload's host memory: the model-state tags, next to the theory. */
+static int host_rows(FILE *out, const struct zero_engine *e, const struct zero_theory *t)
+{
+    const struct zero_ledger *h = zero_engine_host_ledger(e);
+    int mismatches = 0;
+    if (h->current_total == 0 && t->host_state_bytes == 0)
+        return 0;
+    fprintf(out, "host memory of offloaded states (ZeRO-Offload, rank 0, MiB)\n");
+    for (int tag = ZERO_TAG_PARAMS; tag <= ZERO_TAG_OPTIM; tag++) {
+        int64_t theory = tag_theory(t, tag, 1);
+        memory_row(out, zero_tag_name(tag), h->current[tag], h->peak[tag], theory, 1, 1);
+        mismatches += theory != h->current[tag];
+    }
+    int64_t states = zero_ledger_model_states(h);
+    memory_row(out, "host states", states, 0, t->host_state_bytes, 0, 1);
+    return mismatches + (states != t->host_state_bytes);
 }
 
 int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm)
@@ -82,7 +121,7 @@ int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm)
     fprintf(out, "\nmemory per rank (ledger of rank 0, MiB)\n");
     fprintf(out, "  %-14s %10s %10s %10s\n", "tag", "current", "peak", "theory");
     for (int tag = 0; tag < ZERO_TAG_COUNT; tag++) {
-        int64_t theory = tag_theory(&t, tag);
+        int64_t theory = tag_theory(&t, tag, 0);
         memory_row(out, zero_tag_name(tag), l->current[tag], l->peak[tag], theory, 1, theory >= 0);
         mismatches += theory >= 0 && theory != l->current[tag];
     }
@@ -94,10 +133,11 @@ int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm)
     print_formula(out, e, &t, world);
     if (mismatches) {
         for (int tag = 0; tag < ZERO_TAG_COUNT; tag++)
-            if (tag_theory(&t, tag) >= 0 && tag_theory(&t, tag) != l->current[tag])
+            if (tag_theory(&t, tag, 0) >= 0 && tag_theory(&t, tag, 0) != l->current[tag])
                 fprintf(out, "MISMATCH %s: measured %" PRId64 " bytes, theory %" PRId64 "\n",
-                        zero_tag_name(tag), l->current[tag], tag_theory(&t, tag));
+                        zero_tag_name(tag), l->current[tag], tag_theory(&t, tag, 0));
     }
+    mismatches += host_rows(out, e, &t);
     fprintf(out, "peak total, max over %d ranks: %.2f MiB\n", world, (double)max_peak / MIB);
     return mismatches;
 }

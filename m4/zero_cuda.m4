@@ -1,4 +1,4 @@
-# zero_cuda.m4 -- CUDA toolkit (nvcc, cudart, cuBLAS) and NCCL.              -*- Autoconf -*-
+# zero_cuda.m4 -- CUDA toolkit (nvcc, cudart, cuBLAS, cuBLASLt) and NCCL.     -*- Autoconf -*-
 
 # ZERO_CHECK_CUDA
 # ---------------
@@ -10,7 +10,7 @@ AC_DEFUN([ZERO_CHECK_CUDA], [
 AC_REQUIRE([AC_PROG_CC])
 AC_ARG_WITH([cuda],
   [AS_HELP_STRING([--with-cuda@<:@=DIR@:>@],
-    [build the CUDA backend (cudart, cuBLAS, .cu kernels); DIR is the toolkit root
+    [build the CUDA backend (cudart, cuBLAS, cuBLASLt, .cu kernels); DIR is the toolkit root
      (default for yes: /usr/local/cuda, else the toolkit of nvcc on PATH) @<:@no@:>@])],
   [], [with_cuda=no])
 AC_ARG_VAR([NVCC], [CUDA compiler driver (default: DIR/bin/nvcc)])
@@ -56,16 +56,19 @@ AS_IF([test "x$with_cuda" != xno], [
   CUDA_CFLAGS="-I$CUDA_HOME/include"
   CUDA_LIBS="-L$CUDA_LIBDIR -lcublas -lcublasLt -lcudart -lstdc++"
 
-  AC_MSG_CHECKING([whether C code links with cudart and cuBLAS])
+  AC_MSG_CHECKING([whether C code links with cudart, cuBLAS and cuBLASLt])
   zero_save_CPPFLAGS=$CPPFLAGS
   zero_save_LIBS=$LIBS
   CPPFLAGS="$CPPFLAGS $CUDA_CFLAGS"
   LIBS="$CUDA_LIBS $LIBS"
   AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cuda_runtime.h>
+#include <cublasLt.h>
 #include <cublas_v2.h>]], [[
-  int n = 0; cublasHandle_t h;
+  int n = 0; cublasHandle_t h; cublasLtHandle_t lt;
   if (cudaGetDeviceCount(&n) == cudaSuccess && cublasCreate(&h) == CUBLAS_STATUS_SUCCESS)
-    cublasDestroy(h);]])],
+    cublasDestroy(h);
+  if (cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS)
+    cublasLtDestroy(lt);]])],
     [AC_MSG_RESULT([yes])],
     [AC_MSG_RESULT([no])
      AC_MSG_ERROR([--with-cuda: cannot link cudart/cublas/cublasLt from $CUDA_LIBDIR (see config.log)])])

@@ -476,7 +476,7 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
         part_of(e, u, &begin, &n);
         /* stage 3 params are the shard itself; stages 0-2 whole buffers */
         void *params = e->stage == 3 ? s->params : engine_at(e, s->params, begin);
-        if (e->mixed &&
+        if (e->separate_master &&
             (rc = e->be->cast(e->bself, params, e->cdt, engine_master(e, u), ZERO_F32, (size_t)n)))
             return engine_backend_error(e, rc, err, "casting the master of unit %s",
                                         e->model->units[u]->name);
@@ -486,8 +486,7 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
             return engine_backend_error(e, rc, err, "all-gather of loaded unit %s",
                                         e->model->units[u]->name);
         if (e->stage == 3 && !s->persistent && s->state == ZERO_UNIT_AVAILABLE &&
-            (rc = e->be->all_gather(e->bself, s->params, s->gathered, e->cdt,
-                                    (size_t)s->layout.shard, NULL)))
+            (rc = stage3_all_gather(e, u, NULL)))
             return engine_backend_error(e, rc, err, "all-gather of loaded unit %s",
                                         e->model->units[u]->name);
     }

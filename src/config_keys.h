@@ -77,8 +77,8 @@ static inline const void *config_key_cfield(const struct config_key *k, const st
  * field-backed ones whose non-default value it cannot honour (config_unsupported.c). */
 struct config_unsupported {
     const char *path;    /* key or section */
-    const char *inert;   /* JSON-only: the value(s) that ask for nothing, as JSON; an object
-                            lists members that must be absent or equal; NULL = field-backed */
+    const char *inert;   /* the value(s) that ask for nothing, as JSON; an object lists
+                            members that must be absent or equal */
     const char *feature; /* "mixed precision is not implemented yet in this build" */
 };
 

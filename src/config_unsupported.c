@@ -1,12 +1,11 @@
-/* What DeepSpeed knows and this build does not implement yet: one table.
+/* What DeepSpeed knows and this build does not implement yet: two tables.
  *
- * A field-backed entry (inert NULL) names a key of the key table whose
- * non-zero value (true, a device other than none) this build cannot honour;
- * zero_config_unsupported() checks them on a struct, so the engine can call it
- * too. A JSON-only entry names a DeepSpeed key or section that has no field
- * here: the loader accepts it only with a value that asks for nothing (inert),
- * so a DeepSpeed config that spells out the defaults still loads.
- * When a feature lands, delete its line. */
+ * A field-backed entry names a key of the key table with values this build
+ * cannot honour (true; NVMe as an offload device); zero_config_unsupported()
+ * checks them on a struct, so the engine can call it too. A JSON-only entry names a DeepSpeed key
+ * or section that has no field here: the loader accepts it only with a value that asks for nothing
+ * (inert), so a DeepSpeed config that spells out the defaults still loads. When a feature lands,
+ * delete its line. */
 #include "config_keys.h"
 
 #include <jansson.h>
@@ -18,23 +17,29 @@
 #include "zero/config_json.h"
 
 #define NYI "is not implemented yet in this build"
-#define NOT_ON_BACKEND "is not implemented on the %s backend"
 #define ANY_BOOL "[false, true]", "expected true or false"
 #define ZO "zero_optimization."
 #define AC "activation_checkpointing."
 #define OFF "{\"enabled\": false}"
 
-static const struct config_unsupported unsupported[] = {
-    /* field-backed: non-zero asks for the feature ("%s" = the backend's name) */
-    {ZO "offload_optimizer.device", NULL, "optimizer offload " NOT_ON_BACKEND},
-    {ZO "offload_param.device", NULL, "parameter offload " NOT_ON_BACKEND},
-    {AC "partition_activations", NULL, "activation partitioning " NYI},
-    {AC "contiguous_memory_optimization", NULL, "contiguous activation memory " NYI},
-    {AC "cpu_checkpointing", NULL, "activation checkpointing to the CPU " NYI},
-    {AC "synchronize_checkpoint_boundary", NULL, "checkpoint boundary synchronization " NYI},
-    {AC "profile", NULL, "activation checkpointing profiling " NYI},
+/* Field-backed: a key of the key table whose value, from `from` up (1: any
+ * non-zero, i.e. true or an enum other than the first), this build cannot
+ * honour ("%s" in feature = the backend's name). */
+static const struct {
+    const char *path, *feature;
+    int from;
+} fields[] = {
+    {ZO "offload_optimizer.device", "NVMe optimizer offload " NYI, ZERO_OFFLOAD_NVME},
+    {ZO "offload_param.device", "NVMe parameter offload " NYI, ZERO_OFFLOAD_NVME},
+    {AC "partition_activations", "activation partitioning " NYI, 1},
+    {AC "contiguous_memory_optimization", "contiguous activation memory " NYI, 1},
+    {AC "cpu_checkpointing", "activation checkpointing to the CPU " NYI, 1},
+    {AC "synchronize_checkpoint_boundary", "checkpoint boundary synchronization " NYI, 1},
+    {AC "profile", "activation checkpointing profiling " NYI, 1},
+};
 
-    /* JSON-only: DeepSpeed's keys with the values that ask for nothing */
+/* JSON-only: DeepSpeed keys and sections with no field here */
+static const struct config_unsupported unsupported[] = {
     {"optimizer.legacy_fusion", "false", "legacy fusion " NYI},
     {"optimizer.params.amsgrad", "false", "AMSGrad " NYI},
     {"optimizer.params.torch_adam", ANY_BOOL},
@@ -102,7 +107,7 @@ static const struct config_unsupported unsupported[] = {
 const struct config_unsupported *config_unsupported_find(const char *path)
 {
     for (size_t i = 0; i < N_UNSUPPORTED; i++)
-        if (unsupported[i].inert && strcmp(unsupported[i].path, path) == 0)
+        if (strcmp(unsupported[i].path, path) == 0)
             return &unsupported[i];
     return NULL;
 }
@@ -163,19 +168,16 @@ int config_unsupported_inert(const struct config_unsupported *u, const void *jso
     return ok;
 }
 
-/* The field-backed entries: a non-zero field asks for the feature. */
 int zero_config_unsupported(const struct zero_config *c, char *why, size_t len)
 {
-    for (size_t i = 0; i < N_UNSUPPORTED; i++) {
-        const struct config_unsupported *u = &unsupported[i];
-        if (u->inert)
-            continue;
-        int k = config_key_find(u->path);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const char *path = fields[i].path;
+        int k = config_key_find(path);
         if (k < 0)
             continue;
         const struct config_key *key = &config_keys[k];
         int value = *(const int *)config_key_cfield(key, c); /* KEY_BOOL and KEY_ENUM are int */
-        if (!value)
+        if (value < fields[i].from)
             continue;
         int nnames = 0;
         while (key->type == KEY_ENUM && key->names[nnames])
@@ -188,8 +190,8 @@ int zero_config_unsupported(const struct zero_config *c, char *why, size_t len)
         else
             snprintf(shown, sizeof shown, "true");
         char feature[160];
-        snprintf(feature, sizeof feature, u->feature, c->libzero.backend);
-        snprintf(why, len, "%s=%s: %s", u->path, shown, feature);
+        snprintf(feature, sizeof feature, fields[i].feature, c->libzero.backend);
+        snprintf(why, len, "%s=%s: %s", path, shown, feature);
         return 1;
     }
     if (why && len)

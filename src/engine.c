@@ -147,10 +147,12 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->cdt = cfg->fp16.enabled ? ZERO_F16 : cfg->bf16.enabled ? ZERO_BF16 : ZERO_F32;
     e->csize = zero_dtype_size(e->cdt);
     e->mixed = e->cdt != ZERO_F32;
+    e->separate_master = e->mixed;
     if (e->cdt == ZERO_F16)
         zero_loss_scaler_init(&e->scaler, &cfg->fp16);
     int rc;
     if ((rc = zero_config_resolve_batch(&e->cfg, e->world, err)) || (rc = check_config(e, err)) ||
+        (rc = offload_configure(e, err)) ||
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
         (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
         (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err))) {
@@ -256,6 +258,11 @@ const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e)
 {
     return &e->last;
 }
+const struct zero_ledger *zero_engine_host_ledger(const struct zero_engine *e)
+{
+    return &e->dev->host_ledger;
+}
+
 const struct zero_ledger *zero_engine_ledger(const struct zero_engine *e)
 {
     return &e->dev->ledger;

@@ -48,6 +48,10 @@ struct unit_states {
     float *reduce_into; /* accumulation: this micro-step's fp32 sum, pushed at its end */
     /* optimizer state: stage 0 whole (padded,), stages 1-3 shard (shard,) */
     float *exp_avg, *exp_avg_sq; /* SGD uses exp_avg as the momentum buffer */
+    /* offload_optimizer (host memory, (shard,) cdt): the reduced gradient comes
+     * in here and the updated parameters go out of it */
+    void *host_stage;
+    void *host_stage_ready; /* event: the gradient has landed in host_stage */
     struct grad_counter counter;
     /* activations of the current micro-step */
     float *out; /* (rows, out_width) */
@@ -66,6 +70,9 @@ struct zero_engine {
     enum zero_dtype cdt;            /* compute dtype: parameters, gradients, wire */
     size_t csize;                   /* its bytes */
     int mixed;                      /* cdt != fp32: separate master, converted compute copies */
+    int offload_opt;                /* master and optimizer state in host memory (offload.c) */
+    int offload_param;              /* stage 3: the parameter shard in host memory */
+    int separate_master;            /* mixed || offload_opt: the master is a buffer of its own */
     struct zero_loss_scaler scaler; /* fp16 only */
     int64_t applied_steps;          /* optimizer updates applied (skipped steps excluded) */
     struct unit_states *us;
@@ -140,6 +147,9 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err);
 int stage3_begin_pass(struct zero_engine *e, struct zero_error *err);
 int stage3_end_step(struct zero_engine *e, struct zero_error *err);
 int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err);
+/* All-gathers unit u's shard into s->gathered (req: NULL blocks). With
+ * offload_param the shard is first streamed in from host memory. */
+int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req);
 /* Elements fetched between trace position pos and the next fetch of unit, or
  * -1 when the recorded order fetches it no more. */
 int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit);
@@ -170,11 +180,29 @@ void counter_destroy(struct zero_engine *e, struct grad_counter *c);
 
 /* optimizer.c: norm, clipping, update, parameter all-gather */
 int optimizer_step(struct zero_engine *e, struct zero_error *err);
+/* The update arguments of this step (optimizer.type picks which one applies). */
+struct zero_adam_args optimizer_adam_args(const struct zero_engine *e, float lr, float grad_div);
+struct zero_sgd_args optimizer_sgd_args(const struct zero_engine *e, float lr, float grad_div);
+/* Where unit u's update writes the compute-dtype parameters (NULL: nowhere,
+ * the master is the parameters) and the elements it updates. */
+void *optimizer_param_copy(struct zero_engine *e, int u);
+size_t optimizer_update_count(const struct zero_engine *e, int u);
+
+/* offload.c: ZeRO-Offload */
+/* Checks the offload keys against the stage and sets e->offload_*. */
+int offload_configure(struct zero_engine *e, struct zero_error *err);
+/* The update of every unit on the host: gradients copied out, the host
+ * optimizer, parameters copied back; overlapped unit by unit. */
+int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_error *err);
 
 /* engine_util.c */
 int engine_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p, const char *what,
                  struct zero_error *err);
 void engine_free(struct zero_engine *e, void *p);
+/* Host memory (backend host_alloc: the host ledger), for offloaded states. */
+int engine_host_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p,
+                      const char *what, struct zero_error *err);
+void engine_host_free(struct zero_engine *e, void *p);
 int engine_backend_error(struct zero_engine *e, int rc, struct zero_error *err, const char *fmt,
                          ...) __attribute__((format(printf, 4, 5)));
 double engine_now(void);

@@ -9,7 +9,12 @@
  * cdt is the compute dtype. In fp32 training there is no separate master:
  * this rank's slice of the fp32 parameters is the master its optimizer shard
  * updates (4 + 4 + 8 bytes per parameter); mixed precision keeps the fp32
- * master apart (2 + 2 + 4 + 8). */
+ * master apart (2 + 2 + 4 + 8).
+ *
+ * ZeRO-Offload (offload.c) moves states to host memory: offload_optimizer the
+ * master (always a buffer of its own then) and the optimizer state, plus a
+ * host staging shard for the gradient; offload_param (stage 3) the parameter
+ * shard. The ledger counts them on the host side. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,22 @@ static int optim_buffers(const struct zero_engine *e)
     if (e->cfg.optimizer.type == ZERO_OPTIM_SGD)
         return e->cfg.optimizer.momentum != 0.0 ? 1 : 0;
     return 2;
+}
+
+/* A model-state buffer in device memory, or in host memory when offloaded. */
+static int state_alloc(struct zero_engine *e, int on_host, size_t bytes, enum zero_tag tag,
+                       void **p, const char *what, struct zero_error *err)
+{
+    return on_host ? engine_host_alloc(e, bytes, tag, p, what, err)
+                   : engine_alloc(e, bytes, tag, p, what, err);
+}
+
+static void state_free(struct zero_engine *e, int on_host, void *p)
+{
+    if (on_host)
+        engine_host_free(e, p);
+    else
+        engine_free(e, p);
 }
 
 static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
@@ -42,18 +63,27 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     size_t obytes = ocount * sizeof(float);
     char what[ZERO_NAME_LEN + 32];
     snprintf(what, sizeof what, "unit %s", unit->name);
-    if ((rc = engine_alloc(e, pcount * e->csize, ZERO_TAG_PARAMS, &s->params, what, err)) ||
+    int host = e->offload_opt;
+    if ((rc = state_alloc(e, e->offload_param, pcount * e->csize, ZERO_TAG_PARAMS, &s->params, what,
+                          err)) ||
         (rc = engine_alloc(e, gcount * e->csize, ZERO_TAG_GRADS, &s->grads, what, err)))
         return rc;
-    if (e->mixed && (rc = engine_alloc(e, obytes, ZERO_TAG_MASTER, (void **)&s->master, what, err)))
+    if (e->separate_master &&
+        (rc = state_alloc(e, host, obytes, ZERO_TAG_MASTER, (void **)&s->master, what, err)))
         return rc;
     int nopt = optim_buffers(e);
     if (nopt >= 1 &&
-        (rc = engine_alloc(e, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg, what, err)))
+        (rc = state_alloc(e, host, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg, what, err)))
         return rc;
     if (nopt >= 2 &&
-        (rc = engine_alloc(e, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg_sq, what, err)))
+        (rc = state_alloc(e, host, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg_sq, what, err)))
         return rc;
+    /* the reduced gradient shard (cdt) comes in; the parameters (cdt) go out */
+    if (host && (rc = engine_host_alloc(e, ocount * e->csize, ZERO_TAG_GRADS, &s->host_stage, what,
+                                        err)))
+        return rc;
+    if (host && (rc = e->be->event_create(e->bself, &s->host_stage_ready)))
+        return engine_backend_error(e, rc, err, "offload event of %s", unit->name);
     if ((rc = e->be->fill(e->bself, s->grads, e->cdt, 0.0, gcount)))
         return engine_backend_error(e, rc, err, "zeroing gradients of %s", unit->name);
     if (s->exp_avg && (rc = e->be->fill(e->bself, s->exp_avg, ZERO_F32, 0.0, ocount)))
@@ -115,15 +145,18 @@ void engine_states_destroy(struct zero_engine *e)
             e->be->wait(e->bself, s->gather_req);
         if (s->reduce_req)
             e->be->wait(e->bself, s->reduce_req);
-        engine_free(e, s->params);
-        engine_free(e, s->master);
+        state_free(e, e->offload_param, s->params);
+        state_free(e, e->offload_opt, s->master);
         engine_free(e, s->gathered);
         engine_free(e, s->grad_work);
         engine_free(e, s->param_work);
         engine_free(e, s->grads);
         engine_free(e, s->local_grad);
-        engine_free(e, s->exp_avg);
-        engine_free(e, s->exp_avg_sq);
+        state_free(e, e->offload_opt, s->exp_avg);
+        state_free(e, e->offload_opt, s->exp_avg_sq);
+        engine_host_free(e, s->host_stage);
+        if (s->host_stage_ready)
+            e->be->event_destroy(e->bself, s->host_stage_ready);
         engine_free(e, s->out);
         engine_free(e, s->saved);
         counter_destroy(e, &s->counter);
@@ -143,7 +176,7 @@ void *engine_param_whole(struct zero_engine *e, int unit)
 float *engine_master(struct zero_engine *e, int unit)
 {
     struct unit_states *s = &e->us[unit];
-    if (e->mixed)
+    if (e->separate_master)
         return s->master;
     /* fp32: the parameters are the master */
     return e->stage == 0 || e->stage == 3 ? s->params : (float *)s->params + s->shard_begin;

@@ -22,6 +22,23 @@ void engine_free(struct zero_engine *e, void *p)
         e->be->free(e->bself, p);
 }
 
+int engine_host_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p,
+                      const char *what, struct zero_error *err)
+{
+    *p = NULL;
+    int rc = e->be->host_alloc(e->bself, bytes > 0 ? bytes : 1, tag, p);
+    if (rc)
+        return zero_fail(err, rc, "rank %d: allocating %zu bytes of host memory for %s (%s): %s",
+                         e->rank, bytes, what, zero_tag_name(tag), e->be->last_error(e->bself));
+    return ZERO_OK;
+}
+
+void engine_host_free(struct zero_engine *e, void *p)
+{
+    if (p)
+        e->be->host_free(e->bself, p);
+}
+
 int engine_backend_error(struct zero_engine *e, int rc, struct zero_error *err, const char *fmt,
                          ...)
 {

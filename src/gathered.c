@@ -57,8 +57,9 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
     struct unit_states *s = &e->us[unit];
     size_t bytes = (size_t)s->layout.numel[param] * sizeof(float);
     int64_t offset = s->layout.offset[param];
-    /* the whole fp32 master is at hand in stage 0, and in fp32 stages 1-2 */
-    if (e->stage == 0 || (!e->mixed && e->stage < 3)) {
+    /* the whole fp32 master is at hand in stage 0, and in fp32 stages 1-2
+     * (where the parameters are the master) */
+    if (e->stage == 0 || (!e->separate_master && e->stage < 3)) {
         const float *whole = e->stage == 0 ? engine_master(e, unit) : (const float *)s->params;
         rc = e->be->to_host(e->bself, host, whole + offset, bytes);
         return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
@@ -102,7 +103,7 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
     if (e->stage > 0) /* this rank's part of the master */
         zero_layout_param_in_shard(l, param, e->rank, &b, &end);
     int64_t master_base = e->stage == 0 ? 0 : s->shard_begin;
-    if (end > b && e->mixed)
+    if (end > b && e->separate_master)
         rc = e->be->from_host(e->bself, engine_master(e, unit) + (b - master_base),
                               host + (b - off), (size_t)(end - b) * sizeof(float));
     if (!rc && e->stage < 3) {
@@ -171,7 +172,8 @@ void *zero_engine_param_ptr(struct zero_engine *e, int unit, int param, enum zer
 }
 
 /* After a scope's broadcast: the whole (cdt) values become this rank's model
- * states: the stage-3 parameter shard and, in mixed precision, the master. */
+ * states: the stage-3 parameter shard and the master when it is a buffer of
+ * its own (mixed precision, offload). */
 static int scatter_back(struct zero_engine *e, int u, const void *whole)
 {
     struct unit_states *s = &e->us[u];
@@ -179,7 +181,7 @@ static int scatter_back(struct zero_engine *e, int u, const void *whole)
     if (e->stage == 3)
         rc = e->be->copy(e->bself, s->params, engine_at(e, whole, s->shard_begin),
                          (size_t)s->layout.shard * e->csize);
-    if (!rc && e->mixed) {
+    if (!rc && e->separate_master) {
         int64_t begin = e->stage == 0 ? 0 : s->shard_begin;
         int64_t n = e->stage == 0 ? s->layout.padded : s->layout.shard;
         rc = e->be->cast(e->bself, s->master, ZERO_F32, engine_at(e, whole, begin), e->cdt,

@@ -77,7 +77,8 @@ static int init_range(struct zero_engine *e, int u, int64_t begin, int64_t end, 
 
 /* Each rank fills the fp32 master of its part (stage 0: the whole buffer;
  * stages 1-3: its shard), then the compute-dtype parameters are cast from it
- * (mixed precision). Stages 1-2 then all-gather the parameters. */
+ * (when the master is a buffer of its own). Stages 1-2 then all-gather the
+ * parameters. */
 int engine_init_params(struct zero_engine *e, struct zero_error *err)
 {
     float *chunk = malloc(INIT_CHUNK * sizeof(float));
@@ -90,7 +91,7 @@ int engine_init_params(struct zero_engine *e, struct zero_error *err)
         int64_t end = e->stage == 0 ? s->layout.padded : begin + s->layout.shard;
         float *master = engine_master(e, u);
         rc = init_range(e, u, begin, end, master, chunk, err);
-        if (!rc && e->mixed) {
+        if (!rc && e->separate_master) {
             void *params =
                 e->stage == 0 || e->stage == 3 ? s->params : engine_at(e, s->params, begin);
             if ((rc = e->be->cast(e->bself, params, e->cdt, master, ZERO_F32,

@@ -61,45 +61,68 @@ static const void *whole_grads(struct zero_engine *e, int u, enum zero_dtype *t)
     return e->us[u].grads;
 }
 
+struct zero_sgd_args optimizer_sgd_args(const struct zero_engine *e, float lr, float grad_div)
+{
+    const struct zero_optimizer_config *o = &e->cfg.optimizer;
+    return (struct zero_sgd_args){
+        .lr = lr,
+        .momentum = (float)o->momentum,
+        .dampening = (float)o->dampening,
+        .weight_decay = (float)o->weight_decay,
+        .nesterov = o->nesterov,
+        .step = e->applied_steps + 1,
+        .grad_div = grad_div,
+    };
+}
+
+struct zero_adam_args optimizer_adam_args(const struct zero_engine *e, float lr, float grad_div)
+{
+    const struct zero_optimizer_config *o = &e->cfg.optimizer;
+    return (struct zero_adam_args){
+        .lr = lr,
+        .beta1 = (float)o->betas[0],
+        .beta2 = (float)o->betas[1],
+        .eps = (float)o->eps,
+        .weight_decay = (float)o->weight_decay,
+        .step = e->applied_steps + 1,
+        .adamw = o->type == ZERO_OPTIM_ADAMW || o->adam_w_mode,
+        .bias_correction = o->bias_correction,
+        .grad_div = grad_div,
+    };
+}
+
+size_t optimizer_update_count(const struct zero_engine *e, int u)
+{
+    /* stage 0 updates the whole buffer on every rank; stages 1-3 this rank's shard */
+    const struct unit_states *s = &e->us[u];
+    return (size_t)(e->stage == 0 ? s->layout.padded : s->layout.shard);
+}
+
+void *optimizer_param_copy(struct zero_engine *e, int u)
+{
+    struct unit_states *s = &e->us[u];
+    if (!e->separate_master)
+        return NULL;
+    return e->stage == 0 || e->stage == 3 ? s->params : engine_at(e, s->params, s->shard_begin);
+}
+
 static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
                        struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
-    const struct zero_optimizer_config *o = &e->cfg.optimizer;
-    /* stage 0 updates the whole buffer on every rank; stages 1-3 this rank's shard */
-    size_t n = (size_t)(e->stage == 0 ? s->layout.padded : s->layout.shard);
+    size_t n = optimizer_update_count(e, u);
     float *master = engine_master(e, u);
     /* mixed precision: the updated master is also written to the compute-dtype params */
-    void *copy = !e->mixed                        ? NULL
-                 : e->stage == 0 || e->stage == 3 ? s->params
-                                                  : engine_at(e, s->params, s->shard_begin);
+    void *copy = optimizer_param_copy(e, u);
     enum zero_dtype gt;
     const void *grad = e->stage == 0 ? whole_grads(e, u, &gt) : reduce_shard_grads(e, u, &gt);
     double t0 = engine_now();
     int rc;
-    if (o->type == ZERO_OPTIM_SGD) {
-        struct zero_sgd_args a = {
-            .lr = lr,
-            .momentum = (float)o->momentum,
-            .dampening = (float)o->dampening,
-            .weight_decay = (float)o->weight_decay,
-            .nesterov = o->nesterov,
-            .step = e->applied_steps + 1,
-            .grad_div = grad_div,
-        };
+    if (e->cfg.optimizer.type == ZERO_OPTIM_SGD) {
+        struct zero_sgd_args a = optimizer_sgd_args(e, lr, grad_div);
         rc = e->be->sgd(e->bself, master, grad, gt, s->exp_avg, n, &a, copy, e->cdt);
     } else {
-        struct zero_adam_args a = {
-            .lr = lr,
-            .beta1 = (float)o->betas[0],
-            .beta2 = (float)o->betas[1],
-            .eps = (float)o->eps,
-            .weight_decay = (float)o->weight_decay,
-            .step = e->applied_steps + 1,
-            .adamw = o->type == ZERO_OPTIM_ADAMW || o->adam_w_mode,
-            .bias_correction = o->bias_correction,
-            .grad_div = grad_div,
-        };
+        struct zero_adam_args a = optimizer_adam_args(e, lr, grad_div);
         rc =
             e->be->adam(e->bself, master, grad, gt, s->exp_avg, s->exp_avg_sq, n, &a, copy, e->cdt);
     }
@@ -201,7 +224,9 @@ int optimizer_step(struct zero_engine *e, struct zero_error *err)
     }
     double lr = zero_lr_at(&e->cfg, e->applied_steps);
     float grad_div = (float)(atoms * scale * clip);
-    for (int u = 0; u < e->nunits && !e->last.skipped && !rc; u++)
+    if (e->offload_opt && !e->last.skipped)
+        rc = offload_update(e, (float)lr, grad_div, err);
+    for (int u = 0; u < e->nunits && !e->offload_opt && !e->last.skipped && !rc; u++)
         rc = update_unit(e, u, (float)lr, grad_div, err);
     reduce_release_accumulation(e);
     if (!rc && !e->last.skipped) {

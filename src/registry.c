@@ -71,10 +71,12 @@ int zero_device_open(struct zero_device **dev, const char *name, void *comm,
     if (d == NULL)
         return zero_fail(err, ZERO_ENOMEM, "backend '%s': out of memory for the device", be->name);
     zero_ledger_reset(&d->ledger);
+    zero_ledger_reset(&d->host_ledger);
     struct zero_backend_options o = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     if (opt != NULL)
         o = *opt;
     o.ledger = &d->ledger;
+    o.host_ledger = &d->host_ledger;
     o.comm_stats = &d->comm_stats;
 
     rc = be->open(&o, comm, &d->self, why, sizeof(why));

@@ -10,7 +10,9 @@
  * stage3_max_live_parameters gathered elements in total. A unit whose next
  * fetch in that order comes within stage3_max_reuse_distance elements of
  * other fetches is kept instead of released (DeepSpeed's rule: the last
- * units of forward stay gathered for their backward). */
+ * units of forward stay gathered for their backward).
+ * With offload_param the shard lives in host memory and each gather streams
+ * it in first, on the comm stream, so a prefetch moves it ahead of use. */
 #include <stdlib.h>
 
 #include "engine_internal.h"
@@ -27,6 +29,18 @@ static void live_add(struct zero_engine *e, int64_t n)
         e->peak_live_elements = e->live_elements;
 }
 
+int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req)
+{
+    struct unit_states *s = &e->us[u];
+    size_t shard = (size_t)s->layout.shard;
+    void *mine = engine_at(e, s->gathered, s->shard_begin);
+    if (!e->offload_param)
+        return e->be->all_gather(e->bself, s->params, s->gathered, e->cdt, shard, req);
+    /* host shard -> its place in the whole buffer, then the all-gather in place */
+    int rc = e->be->copy_async(e->bself, mine, s->params, shard * e->csize, ZERO_STREAM_COMM);
+    return rc ? rc : e->be->all_gather(e->bself, mine, s->gathered, e->cdt, shard, req);
+}
+
 static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
@@ -36,8 +50,7 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
                                            &s->gathered, "stage-3 gathered unit", err)))
         return zero_error_wrap(err, "unit %s: ", uname(e, u));
     live_add(e, s->layout.padded);
-    rc = e->be->all_gather(e->bself, s->params, s->gathered, e->cdt, (size_t)s->layout.shard,
-                           &s->gather_req);
+    rc = stage3_all_gather(e, u, &s->gather_req);
     if (rc)
         return engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u));
     s->state = ZERO_UNIT_INFLIGHT;
@@ -211,8 +224,7 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
         } else {
             /* refresh the whole copy after the optimizer updated the shard */
             double t0 = engine_now();
-            rc = e->be->all_gather(e->bself, s->params, s->gathered, e->cdt,
-                                   (size_t)s->layout.shard, NULL);
+            rc = stage3_all_gather(e, u, NULL);
             if (rc)
                 return engine_backend_error(e, rc, err, "all-gather of persistent unit %s",
                                             uname(e, u));

@@ -4,6 +4,11 @@
  *     stage 0: 16Ψ   stage 1: 4Ψ + 12Ψ/N   stage 2: 2Ψ + 14Ψ/N   stage 3: 16Ψ/N
  *   fp32 (4 + 4 + 8; the fp32 parameter shard is the master, no separate copy):
  *     stage 0: 16Ψ   stage 1: 8Ψ + 8Ψ/N    stage 2: 4Ψ + 12Ψ/N   stage 3: 16Ψ/N
+ * ZeRO-Offload moves the master (always separate then) and the optimizer
+ * state, 12Ψ/N, to host memory, next to a gradient staging shard in the
+ * compute dtype (2Ψ/N in mixed precision: ZeRO-Offload's fp16 gradients on
+ * the CPU); offload_param moves stage 3's parameter shard (2Ψ/N) there too.
+ * Mixed precision, stage 2: device 2Ψ + 2Ψ/N, host 14Ψ/N.
  * Ψ counts padded elements (layout.h); Ψ(N-1)/N elements sent per rank for
  * each reduce-scatter or all-gather of all parameters (in the compute dtype).
  * Stage 3 gathers every unit for forward and again for backward (3Ψ with the
@@ -67,11 +72,20 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->psi_padded = padded;
     t->psi_persistent = persistent;
     int64_t c = (int64_t)e->csize; /* compute dtype: 4 (fp32) or 2 (fp16, bf16) */
-    t->params_bytes = c * (e->stage == 3 ? shard : padded);
+    int64_t params = c * (e->stage == 3 ? shard : padded);
+    int64_t master = e->separate_master ? 4 * (e->stage == 0 ? padded : shard) : 0;
+    int64_t optim_state = 4 * optim * (e->stage == 0 ? padded : shard);
+    t->params_bytes = e->offload_param ? 0 : params;
     t->grads_bytes = c * (e->stage >= 2 ? shard : padded);
-    t->master_bytes = e->mixed ? 4 * (e->stage == 0 ? padded : shard) : 0;
-    t->optim_bytes = 4 * optim * (e->stage == 0 ? padded : shard);
+    t->master_bytes = e->offload_opt ? 0 : master;
+    t->optim_bytes = e->offload_opt ? 0 : optim_state;
     t->model_state_bytes = t->params_bytes + t->grads_bytes + t->master_bytes + t->optim_bytes;
+    t->host_params_bytes = e->offload_param ? params : 0;
+    t->host_grads_bytes = e->offload_opt ? c * shard : 0;
+    t->host_master_bytes = e->offload_opt ? master : 0;
+    t->host_optim_bytes = e->offload_opt ? optim_state : 0;
+    t->host_state_bytes =
+        t->host_params_bytes + t->host_grads_bytes + t->host_master_bytes + t->host_optim_bytes;
     /* Ψr: the gathers reuse saves against two per unit (negative when external
      * parameters cost extra gathers) */
     t->psi_reused = 2 * (padded - persistent) - replayed_gathers(e, padded - persistent);

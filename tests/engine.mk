@@ -31,3 +31,12 @@ check_PROGRAMS += tests/test_layout
 tests_test_layout_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_layout_LDADD = $(TEST_LDADD)
 TESTS += tests/test_layout
+
+# ZeRO-Offload: host optimizer variants, bit-identity with device states, ledgers
+check_PROGRAMS += tests/test_offload
+tests_test_offload_SOURCES = tests/test_offload.c tests/engine_harness.c tests/engine_harness.h \
+	tests/mpi_check.h
+tests_test_offload_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_offload_LDADD = $(TEST_LDADD)
+TESTS += tests/test_offload.np1 tests/test_offload.np2 tests/test_offload.np3 \
+	tests/test_offload.np4

@@ -94,6 +94,7 @@ int harness_train(struct harness_run *r, MPI_Comm comm, struct zero_error *err)
         rc = zero_engine_create(&e, &r->cfg, model, dev, err);
     if (!rc) {
         r->ledger_after_create = dev->ledger;
+        r->host_ledger_after_create = dev->host_ledger;
         rc = train(r, e, dev, err);
     }
     if (!rc) {

@@ -26,6 +26,7 @@ struct harness_run {
     float *weights;                   /* all parameters, whole, in model order */
     int64_t nweights;
     struct zero_ledger ledger_after_create;
+    struct zero_ledger host_ledger_after_create; /* offloaded states */
     struct zero_ledger ledger_end;
     struct zero_comm_stats last_comm;
     struct zero_theory theory;

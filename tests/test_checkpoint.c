@@ -169,9 +169,19 @@ static void path_in(char *out, size_t len, const char *name)
 
 /* ---- resume ---- */
 
+/* ZeRO-Offload on (optimizer, and the parameters in stage 3) or off. */
+static void set_offload(struct run *r, int on)
+{
+    struct zero_optimization_config *z = &r->cfg.zero_optimization;
+    z->offload_optimizer.device = on ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+    z->offload_param.device = on && z->stage == 3 ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+}
+
 /* Trains 6 steps saving at step 3 (saving must not disturb training), then a
- * fresh engine loads step 3 and trains to 6: losses, scales and weights match. */
-static void check_resume(int stage, enum zero_dtype precision, int64_t accum)
+ * fresh engine loads step 3 and trains to 6: losses, scales and weights match.
+ * The writer and the reader may differ in offload (states in host memory). */
+static void check_resume_offload(int stage, enum zero_dtype precision, int64_t accum,
+                                 int offload_writer, int offload_reader)
 {
     char dir[320];
     path_in(dir, sizeof dir, "resume");
@@ -179,6 +189,8 @@ static void check_resume(int stage, enum zero_dtype precision, int64_t accum)
     struct zero_error err = {0};
     run_config(&a, stage, precision, accum);
     run_config(&b, stage, precision, accum);
+    set_offload(&a, offload_writer);
+    set_offload(&b, offload_reader);
     int64_t na = 0, nb = 0;
     float *wa = NULL, *wb = NULL;
     char *user = NULL;
@@ -223,6 +235,20 @@ static void check_resume(int stage, enum zero_dtype precision, int64_t accum)
     run_close(&a);
     run_close(&b);
 }
+
+static void check_resume(int stage, enum zero_dtype precision, int64_t accum)
+{
+    check_resume_offload(stage, precision, accum, 0, 0);
+}
+
+START_TEST(test_checkpoints_move_between_offloaded_and_device_states)
+{
+    for (int stage = 1; stage <= 3; stage++) {
+        check_resume_offload(stage, stage == 2 ? ZERO_BF16 : ZERO_F32, 1, 1, 0);
+        check_resume_offload(stage, stage == 1 ? ZERO_F16 : ZERO_F32, 1, 0, 1);
+    }
+}
+END_TEST
 
 START_TEST(test_resume_is_bit_identical_in_every_stage_fp32)
 {
@@ -849,6 +875,7 @@ static Suite *make_suite(void)
     tcase_add_checked_fixture(t, setup, drop_scratch);
     tcase_add_test(t, test_resume_is_bit_identical_in_every_stage_fp32);
     tcase_add_test(t, test_resume_is_bit_identical_in_every_stage_fp16_with_changing_scale);
+    tcase_add_test(t, test_checkpoints_move_between_offloaded_and_device_states);
     tcase_add_test(t, test_checkpoint_of_4_ranks_continues_on_2_as_if_uninterrupted);
     tcase_add_test(t, test_checkpoint_of_2_ranks_loads_on_3_with_the_same_state);
     tcase_add_test(t, test_export_equals_live_gathered_weights_bit_for_bit);

@@ -199,6 +199,167 @@ START_TEST(test_cuda_fill_writes_the_cpu_bits_for_every_dtype)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- host memory (offload) */
+
+static void *host_new(size_t bytes, enum zero_tag tag)
+{
+    void *h = NULL;
+    int rc = gpu->be->host_alloc(gpu->self, bytes, tag, &h);
+    ck_assert_msg(rc == ZERO_OK, "host_alloc: %s", gpu->be->last_error(gpu->self));
+    ck_assert_ptr_nonnull(h);
+    return h;
+}
+
+static void host_release(void *h)
+{
+    ck_assert_int_eq(gpu->be->host_free(gpu->self, h), ZERO_OK);
+}
+
+/* queued on s, then waited for through an event, as the engine does */
+static void copy_async_and_wait(void *dst, const void *src, size_t bytes, enum zero_stream s)
+{
+    void *ev = NULL;
+    ck_assert_int_eq(gpu->be->event_create(gpu->self, &ev), ZERO_OK);
+    int rc = gpu->be->copy_async(gpu->self, dst, src, bytes, s);
+    ck_assert_msg(rc == ZERO_OK, "copy_async: %s", gpu->be->last_error(gpu->self));
+    ck_assert_int_eq(gpu->be->event_record(gpu->self, ev, s), ZERO_OK);
+    ck_assert_int_eq(gpu->be->event_synchronize(gpu->self, ev), ZERO_OK);
+    ck_assert_int_eq(gpu->be->event_destroy(gpu->self, ev), ZERO_OK);
+}
+
+START_TEST(test_cuda_host_alloc_counts_on_the_host_ledger_and_round_trips)
+{
+    enum { N = 100003 };
+    const size_t bytes = N * sizeof(float);
+    float *x = vals(N, 60, 1.0f);
+    int64_t dev_before = gpu->ledger.current_total;
+    int64_t host_before = gpu->host_ledger.current[ZERO_TAG_OPTIM];
+    float *h = host_new(bytes, ZERO_TAG_OPTIM);
+    ck_assert_int_eq(gpu->host_ledger.current[ZERO_TAG_OPTIM], host_before + (int64_t)bytes);
+    ck_assert_int_eq(gpu->ledger.current_total, dev_before); /* not device memory */
+
+    /* device -> host on the comm stream, host -> device on the compute stream */
+    void *d1 = upload(gpu, x, bytes), *d2 = NULL;
+    ck_assert_int_eq(gpu->be->alloc(gpu->self, bytes, ZERO_TAG_WORKSPACE, &d2), ZERO_OK);
+    copy_async_and_wait(h, d1, bytes, ZERO_STREAM_COMM);
+    ck_assert_mem_eq(h, x, bytes); /* the host reads the block directly */
+    h[7] = 42.0f;
+    x[7] = 42.0f;
+    copy_async_and_wait(d2, h, bytes, ZERO_STREAM_COMPUTE);
+    assert_same_bits(gpu, d2, x, bytes, "device -> host -> device");
+    /* the synchronous entries take host_alloc memory on either side too */
+    float *back = host_new(bytes, ZERO_TAG_WORKSPACE);
+    ck_assert_int_eq(gpu->be->copy(gpu->self, back, d2, bytes), ZERO_OK);
+    ck_assert_int_eq(gpu->be->synchronize(gpu->self), ZERO_OK);
+    ck_assert_mem_eq(back, x, bytes);
+    memset(back, 0, bytes);
+    ck_assert_int_eq(gpu->be->to_host(gpu->self, back, h, bytes), ZERO_OK);
+    ck_assert_mem_eq(back, x, bytes);
+    ck_assert_int_eq(gpu->be->from_host(gpu->self, d1, back, bytes), ZERO_OK);
+    assert_same_bits(gpu, d1, x, bytes, "from_host out of host_alloc memory");
+
+    /* wrong frees name the other entry; a bad stream is refused */
+    ck_assert_int_eq(gpu->be->free(gpu->self, h), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "host memory (host_free"));
+    ck_assert_int_eq(gpu->be->host_free(gpu->self, d1), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "device memory (free"));
+    ck_assert_int_eq(gpu->be->copy_async(gpu->self, d1, h, bytes, (enum zero_stream)3),
+                     ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "copy_async: unknown stream 3"));
+
+    host_release(back);
+    host_release(h);
+    ck_assert_int_eq(gpu->host_ledger.current[ZERO_TAG_OPTIM], host_before);
+    ck_assert_int_eq(gpu->be->host_free(gpu->self, h), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "not a live block"));
+    ck_assert_int_eq(gpu->be->host_free(gpu->self, NULL), ZERO_OK);
+    release(gpu, d1);
+    release(gpu, d2);
+    free(x);
+}
+END_TEST
+
+/* The same kernels on host_alloc memory and on device memory give the same bits:
+ * fill, cast, Adam with a bf16 copy, and a gemm (its host operands staged). */
+START_TEST(test_cuda_kernels_on_host_alloc_memory_match_device_memory_bits)
+{
+    enum { N = 4099, M = 37, K = 53, NC = 29 };
+    float *x = vals(N, 61, 1.0f), *g = vals(N, 62, 0.5f);
+    const size_t fb = N * sizeof(float), hb = N * sizeof(uint16_t);
+    /* device copies */
+    float *dp = upload(gpu, x, fb), *dm = upload(gpu, g, fb), *dv = upload(gpu, g, fb);
+    float *dg = upload(gpu, g, fb);
+    void *dc = upload(gpu, x, hb);
+    /* host_alloc copies of the same values */
+    float *hp = host_new(fb, ZERO_TAG_MASTER), *hm = host_new(fb, ZERO_TAG_OPTIM);
+    float *hv = host_new(fb, ZERO_TAG_OPTIM), *hg = host_new(fb, ZERO_TAG_GRADS);
+    void *hc = host_new(hb, ZERO_TAG_PARAMS);
+    memcpy(hp, x, fb);
+    memcpy(hm, g, fb);
+    memcpy(hv, g, fb);
+    memcpy(hg, g, fb);
+    memcpy(hc, x, hb);
+    for (size_t i = 0; i < N; i++) /* exp_avg_sq must not be negative */
+        hv[i] = hv[i] * hv[i];
+    ck_assert_int_eq(gpu->be->from_host(gpu->self, dv, hv, fb), ZERO_OK);
+
+    ck_assert_int_eq(gpu->be->fill(gpu->self, dm, ZERO_F32, 0.25, 100), ZERO_OK);
+    ck_assert_int_eq(gpu->be->fill(gpu->self, hm, ZERO_F32, 0.25, 100), ZERO_OK);
+    ck_assert_int_eq(gpu->be->cast(gpu->self, dc, ZERO_BF16, dg, ZERO_F32, N), ZERO_OK);
+    ck_assert_int_eq(gpu->be->cast(gpu->self, hc, ZERO_BF16, hg, ZERO_F32, N), ZERO_OK);
+    for (int step = 1; step <= 3; step++) {
+        struct zero_adam_args a = {.lr = 1e-3f,
+                                   .beta1 = 0.9f,
+                                   .beta2 = 0.999f,
+                                   .eps = 1e-8f,
+                                   .weight_decay = 0.01f,
+                                   .step = step,
+                                   .adamw = 1,
+                                   .bias_correction = 1,
+                                   .grad_div = 2.0f};
+        ck_assert_int_eq(gpu->be->adam(gpu->self, dp, dg, ZERO_F32, dm, dv, N, &a, dc, ZERO_BF16),
+                         ZERO_OK);
+        ck_assert_int_eq(gpu->be->adam(gpu->self, hp, hg, ZERO_F32, hm, hv, N, &a, hc, ZERO_BF16),
+                         ZERO_OK);
+    }
+    ck_assert_int_eq(gpu->be->synchronize(gpu->self), ZERO_OK);
+    assert_same_bits(gpu, dp, hp, fb, "adam on host memory: param");
+    assert_same_bits(gpu, dm, hm, fb, "adam on host memory: exp_avg");
+    assert_same_bits(gpu, dv, hv, fb, "adam on host memory: exp_avg_sq");
+    assert_same_bits(gpu, dc, hc, hb, "adam on host memory: bf16 copy");
+
+    /* C (M, NC) = 0.5 A (M, K) @ B^T (K, NC) + 0.25 C: host A and C, device B */
+    const size_t ab = (size_t)M * K * sizeof(float), bb = (size_t)NC * K * sizeof(float);
+    const size_t cb = (size_t)M * NC * sizeof(float);
+    float *a32 = vals((size_t)M * K, 63, 1.0f), *b32 = vals((size_t)NC * K, 64, 1.0f);
+    float *c32 = vals((size_t)M * NC, 65, 1.0f);
+    float *da = upload(gpu, a32, ab), *db = upload(gpu, b32, bb), *dcc = upload(gpu, c32, cb);
+    float *ha = host_new(ab, ZERO_TAG_PARAMS), *hcc = host_new(cb, ZERO_TAG_ACTIVATIONS);
+    memcpy(ha, a32, ab);
+    memcpy(hcc, c32, cb);
+    ck_assert_int_eq(gpu->be->gemm(gpu->self, 0, 1, M, NC, K, 0.5f, da, ZERO_F32, K, db, ZERO_F32,
+                                   K, 0.25f, dcc, ZERO_F32, NC),
+                     ZERO_OK);
+    int rc = gpu->be->gemm(gpu->self, 0, 1, M, NC, K, 0.5f, ha, ZERO_F32, K, db, ZERO_F32, K, 0.25f,
+                           hcc, ZERO_F32, NC);
+    ck_assert_msg(rc == ZERO_OK, "gemm on host memory: %s", gpu->be->last_error(gpu->self));
+    ck_assert_int_eq(gpu->be->synchronize(gpu->self), ZERO_OK);
+    assert_same_bits(gpu, dcc, hcc, cb, "gemm with host operands");
+
+    void *dev_ptrs[] = {dp, dm, dv, dg, dc, da, db, dcc};
+    for (size_t i = 0; i < sizeof(dev_ptrs) / sizeof(dev_ptrs[0]); i++)
+        release(gpu, dev_ptrs[i]);
+    void *host_ptrs[] = {hp, hm, hv, hg, hc, ha, hcc};
+    for (size_t i = 0; i < sizeof(host_ptrs) / sizeof(host_ptrs[0]); i++)
+        host_release(host_ptrs[i]);
+    free(x);
+    free(g);
+    free(a32);
+    free(b32);
+    free(c32);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- casts, elementwise */
 
 START_TEST(test_cuda_cast_from_every_fp16_and_bf16_pattern_matches_cpu)
@@ -894,6 +1055,8 @@ static Suite *cuda_suite(void)
     tcase_add_test(mem, test_cuda_copy_of_overlapping_ranges_moves_like_memmove);
     tcase_add_test(mem, test_cuda_fill_writes_the_cpu_bits_for_every_dtype);
     tcase_add_test(mem, test_cuda_event_orders_comm_stream_after_compute);
+    tcase_add_test(mem, test_cuda_host_alloc_counts_on_the_host_ledger_and_round_trips);
+    tcase_add_test(mem, test_cuda_kernels_on_host_alloc_memory_match_device_memory_bits);
     suite_add_tcase(s, mem);
 
     TCase *elem = tcase_create("elementwise");
@@ -961,15 +1124,18 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return EXIT_FAILURE;
     }
+    /* what the backend holds from open on: the cuBLASLt workspace */
+    int64_t own = gpu->ledger.current_total - gpu->ledger.current[ZERO_TAG_COMM];
     int status = mpi_check_run(cuda_suite);
     /* every test freed what it allocated; the backend's own comm buffers may stay */
-    int64_t live = gpu->ledger.current_total - gpu->ledger.current[ZERO_TAG_COMM];
+    int64_t live = gpu->ledger.current_total - gpu->ledger.current[ZERO_TAG_COMM] - own;
+    int64_t host_live = gpu->host_ledger.current_total;
     zero_device_close(gpu);
     zero_device_close(cpu);
     MPI_Finalize();
-    if (live != 0) {
-        fprintf(stderr, "rank %d: %lld device bytes still live at the end\n", rank_,
-                (long long)live);
+    if (live != 0 || host_live != 0) {
+        fprintf(stderr, "rank %d: %lld device and %lld host_alloc bytes still live at the end\n",
+                rank_, (long long)live, (long long)host_live);
         return EXIT_FAILURE;
     }
     return status;

@@ -76,9 +76,10 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
                     size_t why_len)
 {
     *self = NULL;
-    if (opt == NULL || opt->ledger == NULL || opt->comm_stats == NULL || comm == NULL) {
+    if (opt == NULL || opt->ledger == NULL || opt->host_ledger == NULL || opt->comm_stats == NULL ||
+        comm == NULL) {
         snprintf(why, why_len,
-                 "cpu backend: open needs options with a ledger, comm stats "
+                 "cpu backend: open needs options with ledgers, comm stats "
                  "and an MPI_Comm *");
         return ZERO_EINVAL;
     }
@@ -101,6 +102,7 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
     s->node_comm = MPI_COMM_NULL;
     s->mode = opt->coll_mode;
     s->ledger = opt->ledger;
+    s->host_ledger = opt->host_ledger;
     s->stats = opt->comm_stats;
 
     /* Our own communicator: our messages never match the user's, and errors
@@ -183,6 +185,9 @@ const struct zero_backend zero_backend_cpu = {
     .to_host = cpu_to_host,
     .from_host = cpu_from_host,
     .fill = cpu_fill,
+    .host_alloc = cpu_host_alloc,
+    .host_free = cpu_host_free,
+    .copy_async = cpu_copy_async,
 
     .event_create = cpu_event_create,
     .event_destroy = cpu_event_destroy,

@@ -18,6 +18,7 @@ struct cpu_state {
     int single_node; /* every rank of comm is in node_comm: shared-memory path usable */
     enum zero_coll_mode mode;
     struct zero_ledger *ledger;
+    struct zero_ledger *host_ledger; /* host_alloc blocks */
     struct zero_comm_stats *stats;
     char err[ZERO_ERRMSG_LEN];
     struct cpu_shm *shm;

@@ -1,12 +1,14 @@
 /* Elementwise kernels, the fused optimizers and the reductions of the cpu backend.
  * Plain loops over restrict pointers that gcc -O2 vectorizes where the types allow;
- * fp16/bf16 elements go through the scalar conversions of src/dtype.c. */
+ * fp16/bf16 elements go through the scalar conversions of src/dtype.c. The
+ * optimizers are src/host_optim.c's. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
-#include "optim_consts.h"
 #include "cpu_ops.h"
+#include "host_optim.h"
+#include "optim_consts.h"
 
 static int is_float_type(enum zero_dtype t)
 {
@@ -121,38 +123,8 @@ static int check_optimizer_types(struct cpu_state *s, const char *what, enum zer
     return ZERO_OK;
 }
 
-/* Per-step constants of Adam, computed once in the order the formula below uses. */
-/* One element of Adam/AdamW in fp32, in exactly this order (DeepSpeed's FusedAdam
- * math; AdamW's decay applied to the parameter first, as torch.optim.AdamW does):
- *
- *   g     = grad / grad_div
- *   Adam:   g = g + wd * p                       (L2, only when wd != 0)
- *   AdamW:  p = p - (lr * wd) * p                (decoupled, only when wd != 0)
- *   m     = beta1 * m + (1 - beta1) * g
- *   v     = beta2 * v + ((1 - beta2) * g) * g
- *   m_hat = m / bc1,  bc1 = (float)(1 - beta1^t) in double   (1 without bias correction)
- *   v_hat = v / bc2,  bc2 = (float)(1 - beta2^t) in double
- *   p     = p - lr * (m_hat / (sqrtf(v_hat) + eps))
- *
- * torch computes the same quantities grouped differently (step_size = lr / bc1,
- * denom = sqrt(v) / sqrt(bc2) + eps), so agreement with it is to rounding, not bits. */
-static inline float adam_element(const struct zero_adam_consts *k, float p, float g, float *m,
-                                 float *v)
-{
-    g = g / k->grad_div;
-    if (k->l2 != 0.0f)
-        g = g + k->l2 * p;
-    if (k->decay != 0.0f)
-        p = p - k->decay * p;
-    float mt = k->beta1 * *m + k->one_minus_beta1 * g;
-    float vt = k->beta2 * *v + k->one_minus_beta2 * g * g;
-    *m = mt;
-    *v = vt;
-    float m_hat = mt / k->bias_correction1;
-    float v_hat = vt / k->bias_correction2;
-    return p - k->lr * (m_hat / (sqrtf(v_hat) + k->eps));
-}
-
+/* The updates themselves are src/host_optim.c's, shared with the engine's
+ * offloaded optimizer: the formulas and their order are written there. */
 int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
              float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
              enum zero_dtype copy_type)
@@ -165,34 +137,11 @@ int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_ty
     char why[128];
     if (zero_adam_prepare(args, &k, why, sizeof why))
         return cpu_fail(s, ZERO_EINVAL, "adam: %s", why);
-
-    /* One pass over memory: each element's p, g, m, v are read once and written once. */
-    if (grad_type == ZERO_F32 && param_copy == NULL) {
-        float *restrict p = param, *restrict m = exp_avg, *restrict v = exp_avg_sq;
-        const float *restrict g = grad;
-        for (size_t i = 0; i < n; i++)
-            p[i] = adam_element(&k, p[i], g[i], &m[i], &v[i]);
-        return ZERO_OK;
-    }
-    for (size_t i = 0; i < n; i++) {
-        float p =
-            adam_element(&k, param[i], load_f32(grad, grad_type, i), &exp_avg[i], &exp_avg_sq[i]);
-        param[i] = p;
-        if (param_copy != NULL)
-            store_f32(param_copy, copy_type, i, p);
-    }
+    zero_host_adam(zero_host_isa_best(), &k, param, grad, grad_type, exp_avg, exp_avg_sq, n,
+                   param_copy, copy_type);
     return ZERO_OK;
 }
 
-/* torch.optim.SGD, one element in fp32:
- *
- *   g = grad / grad_div
- *   g = g + wd * p                                   (when wd != 0)
- *   with momentum mu != 0:
- *     buf = g                                        (first step)
- *     buf = mu * buf + (1 - dampening) * g           (later steps)
- *     g   = nesterov ? g + mu * buf : buf
- *   p = p - lr * g */
 int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
             size_t n, const struct zero_sgd_args *args, void *param_copy, enum zero_dtype copy_type)
 {
@@ -203,25 +152,8 @@ int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_typ
     char why[160];
     if (zero_sgd_check(args, momentum != NULL, why, sizeof why))
         return cpu_fail(s, ZERO_EINVAL, "sgd: %s", why);
-    const float mu = args->momentum, wd = args->weight_decay, lr = args->lr;
-    const float undamped = 1.0f - args->dampening, div = args->grad_div;
-    const int first = args->step == 1;
-
-    for (size_t i = 0; i < n; i++) {
-        float p = param[i];
-        float g = load_f32(grad, grad_type, i) / div;
-        if (wd != 0.0f)
-            g = g + wd * p;
-        if (mu != 0.0f) {
-            float buf = first ? g : mu * momentum[i] + undamped * g;
-            momentum[i] = buf;
-            g = args->nesterov ? g + mu * buf : buf;
-        }
-        p = p - lr * g;
-        param[i] = p;
-        if (param_copy != NULL)
-            store_f32(param_copy, copy_type, i, p);
-    }
+    zero_host_sgd(zero_host_isa_best(), args, param, grad, grad_type, momentum, n, param_copy,
+                  copy_type);
     return ZERO_OK;
 }
 

@@ -16,7 +16,8 @@
 #include "cpu_ops.h"
 
 #define CPU_ALIGN 64
-#define CPU_MAGIC 0x5a45524fu /* "ZERO": a live block */
+#define CPU_MAGIC 0x5a45524fu      /* "ZERO": a live block */
+#define CPU_MAGIC_HOST 0x5a455248u /* "ZERH": a live host_alloc block */
 
 struct cpu_block_header {
     size_t bytes;
@@ -103,46 +104,85 @@ static size_t padded_size(size_t bytes)
     return (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
 }
 
-int cpu_alloc(void *self, size_t bytes, enum zero_tag tag, void **dev)
+/* A block of `bytes` for the ledger l, marked with magic: from the cache for
+ * device blocks, fresh for host blocks (offloaded states live for the run). */
+static int block_alloc(struct cpu_state *s, const char *what, size_t bytes, enum zero_tag tag,
+                       uint32_t magic, void **out)
 {
-    struct cpu_state *s = self;
-    *dev = NULL;
+    *out = NULL;
     if ((int)tag < 0 || tag >= ZERO_TAG_COUNT)
-        return cpu_fail(s, ZERO_EINVAL, "alloc: unknown tag %d", (int)tag);
+        return cpu_fail(s, ZERO_EINVAL, "%s: unknown tag %d", what, (int)tag);
     if (bytes > SIZE_MAX - 2 * CPU_ALIGN)
-        return cpu_fail(s, ZERO_ENOMEM, "alloc: %zu bytes (%s) is too large", bytes,
+        return cpu_fail(s, ZERO_ENOMEM, "%s: %zu bytes (%s) is too large", what, bytes,
                         zero_tag_name(tag));
     size_t padded = padded_size(bytes);
-    struct cpu_block_header *h = cache_take(s, padded);
+    struct cpu_block_header *h = magic == CPU_MAGIC ? cache_take(s, padded) : NULL;
     if (h == NULL)
         h = aligned_alloc(CPU_ALIGN, CPU_ALIGN + padded);
     if (h == NULL)
-        return cpu_fail(s, ZERO_ENOMEM, "alloc: out of memory for %zu bytes (%s)", bytes,
+        return cpu_fail(s, ZERO_ENOMEM, "%s: out of memory for %zu bytes (%s)", what, bytes,
                         zero_tag_name(tag));
     h->bytes = bytes;
     h->tag = (int)tag;
-    h->magic = CPU_MAGIC;
-    zero_ledger_add(s->ledger, tag, (int64_t)bytes);
-    *dev = (unsigned char *)h + CPU_ALIGN;
+    h->magic = magic;
+    zero_ledger_add(magic == CPU_MAGIC ? s->ledger : s->host_ledger, tag, (int64_t)bytes);
+    *out = (unsigned char *)h + CPU_ALIGN;
     return ZERO_OK;
+}
+
+/* Takes p's bytes off its ledger; 0, or an error if p is not a live block of
+ * the kind `magic` says (foreign pointers, double frees while the memory has
+ * not been reused: best effort). */
+static int block_release(struct cpu_state *s, const char *what, void *p, uint32_t magic,
+                         struct cpu_block_header **out)
+{
+    struct cpu_block_header *h = header_of(p);
+    if (h->magic == CPU_MAGIC_HOST && magic == CPU_MAGIC)
+        return cpu_fail(s, ZERO_EINVAL, "%s: %p is host memory (host_free frees it)", what, p);
+    if (h->magic == CPU_MAGIC && magic == CPU_MAGIC_HOST)
+        return cpu_fail(s, ZERO_EINVAL, "%s: %p is device memory (free frees it)", what, p);
+    if (h->magic != magic)
+        return cpu_fail(s, ZERO_EINVAL, "%s: %p is not a live block of this backend (freed twice?)",
+                        what, p);
+    zero_ledger_add(magic == CPU_MAGIC ? s->ledger : s->host_ledger, (enum zero_tag)h->tag,
+                    -(int64_t)h->bytes);
+    h->magic = 0;
+    *out = h;
+    return ZERO_OK;
+}
+
+int cpu_alloc(void *self, size_t bytes, enum zero_tag tag, void **dev)
+{
+    return block_alloc(self, "alloc", bytes, tag, CPU_MAGIC, dev);
 }
 
 int cpu_free(void *self, void *dev)
 {
     struct cpu_state *s = self;
+    struct cpu_block_header *h = NULL;
     if (dev == NULL)
         return ZERO_OK;
-    struct cpu_block_header *h = header_of(dev);
-    /* Best effort: catches foreign pointers, and double frees while the memory
-     * has not been reused. */
-    if (h->magic != CPU_MAGIC)
-        return cpu_fail(s, ZERO_EINVAL,
-                        "free: %p is not a live block of this backend (freed twice?)", dev);
-    zero_ledger_add(s->ledger, (enum zero_tag)h->tag, -(int64_t)h->bytes);
-    h->magic = 0;
-    if (!cache_put(s, h, padded_size(h->bytes)))
+    int rc = block_release(s, "free", dev, CPU_MAGIC, &h);
+    if (rc == ZERO_OK && !cache_put(s, h, padded_size(h->bytes)))
         free(h);
-    return ZERO_OK;
+    return rc;
+}
+
+/* Host memory is the same memory here; it differs only in the ledger it counts on. */
+int cpu_host_alloc(void *self, size_t bytes, enum zero_tag tag, void **host)
+{
+    return block_alloc(self, "host_alloc", bytes, tag, CPU_MAGIC_HOST, host);
+}
+
+int cpu_host_free(void *self, void *host)
+{
+    struct cpu_block_header *h = NULL;
+    if (host == NULL)
+        return ZERO_OK;
+    int rc = block_release(self, "host_free", host, CPU_MAGIC_HOST, &h);
+    if (rc == ZERO_OK)
+        free(h);
+    return rc;
 }
 
 int cpu_copy(void *self, void *dst, const void *src, size_t bytes)
@@ -151,6 +191,15 @@ int cpu_copy(void *self, void *dst, const void *src, size_t bytes)
     if (bytes > 0)
         memmove(dst, src, bytes);
     return ZERO_OK;
+}
+
+static int check_stream(struct cpu_state *s, const char *what, enum zero_stream st);
+
+/* Completes before it returns, like every call here. */
+int cpu_copy_async(void *self, void *dst, const void *src, size_t bytes, enum zero_stream st)
+{
+    int rc = check_stream(self, "copy_async", st);
+    return rc ? rc : cpu_copy(self, dst, src, bytes);
 }
 
 int cpu_to_host(void *self, void *host, const void *dev, size_t bytes)

@@ -10,7 +10,10 @@
  *                        a test mode, so several ranks can share one GPU. The default
  *                        when the library was built without NCCL.
  *   ZERO_CUDA_COMM=auto  nccl when every rank has a GPU of its own, else mpi.
- * NCCL refuses two ranks on one GPU; then open fails and says to use the mpi mode. */
+ * NCCL refuses two ranks on one GPU; then open fails and says to use the mpi mode.
+ *
+ * GEMMs go through cuBLASLt (cuda_blaslt.c) with cublasGemmEx as the fallback;
+ * ZERO_CUDA_GEMM=cublas sends every GEMM to cublasGemmEx (to compare the two). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +166,7 @@ static void cuda_release(struct cuda_state *s)
     if (s->nccl != NULL)
         ncclCommDestroy(s->nccl);
 #endif
+    cuda_lt_close(s);
     if (s->blas != NULL)
         cublasDestroy(s->blas);
     if (s->flag_host != NULL)
@@ -170,6 +174,7 @@ static void cuda_release(struct cuda_state *s)
     if (s->flag_dev != NULL)
         cudaFree(s->flag_dev);
     cuda_memory_fini(s);
+    cuda_hosts_fini(s);
     if (s->compute_ready != NULL)
         cudaEventDestroy(s->compute_ready);
     if (s->comm_stream != NULL)
@@ -222,16 +227,17 @@ static int open_device(struct cuda_state *s, const struct zero_backend_options *
                  cublasGetStatusString(st));
         return ZERO_EBACKEND;
     }
-    return ZERO_OK;
+    return cuda_lt_open(s, why, why_len);
 }
 
 static int cuda_open(const struct zero_backend_options *opt, void *comm, void **self, char *why,
                      size_t why_len)
 {
     *self = NULL;
-    if (opt == NULL || opt->ledger == NULL || opt->comm_stats == NULL || comm == NULL) {
+    if (opt == NULL || opt->ledger == NULL || opt->host_ledger == NULL || opt->comm_stats == NULL ||
+        comm == NULL) {
         snprintf(why, why_len,
-                 "cuda backend: open needs options with a ledger, comm stats "
+                 "cuda backend: open needs options with ledgers, comm stats "
                  "and an MPI_Comm *");
         return ZERO_EINVAL;
     }
@@ -248,6 +254,7 @@ static int cuda_open(const struct zero_backend_options *opt, void *comm, void **
     s->node_comm = MPI_COMM_NULL;
     s->mode = opt->coll_mode;
     s->ledger = opt->ledger;
+    s->host_ledger = opt->host_ledger;
     s->stats = opt->comm_stats;
     if (MPI_Comm_dup(*(MPI_Comm *)comm, &s->comm) != MPI_SUCCESS) {
         snprintf(why, why_len, "cuda backend: MPI_Comm_dup failed");
@@ -352,6 +359,10 @@ const struct zero_backend zero_backend_cuda = {
     .to_host = cuda_to_host,
     .from_host = cuda_from_host,
     .fill = cuda_fill,
+
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .copy_async = cuda_copy_async,
 
     .event_create = cuda_event_create,
     .event_destroy = cuda_event_destroy,

@@ -1,4 +1,5 @@
-/* gemm on the GPU: cublasGemmEx with fp32 accumulation (CUBLAS_COMPUTE_32F).
+/* gemm on the GPU: cuBLASLt (cuda_blaslt.c) with fp32 accumulation (CUBLAS_COMPUTE_32F),
+ * cublasGemmEx where cuBLASLt has no algorithm for a case or ZERO_CUDA_GEMM=cublas.
  *
  * Row-major through the usual operand swap: a row-major (r, c) matrix is the
  * column-major (c, r) matrix with the same leading dimension, so C = op(A) op(B)
@@ -9,7 +10,13 @@
  * writing C in the input type or fp32. Other mixes (an fp32 activation times a bf16
  * weight) are done as the cpu backend does them: the odd operands are converted to
  * fp32 workspace first (exact), and a non-fp32 C that cuBLAS cannot write directly is
- * produced in fp32 and rounded once. */
+ * produced in fp32 and rounded once.
+ *
+ * Operands in host_alloc memory are copied to device workspace in their own type first
+ * (and C copied back): a GEMM reads each element of A once per column block of B, which
+ * over the bus costs many times one copy, and cuBLAS promises nothing for host memory.
+ * The copies keep the types, so the bits are those of the same operands in device
+ * memory. */
 #include <limits.h>
 
 #include "cuda_launch.h"
@@ -66,6 +73,29 @@ static int operand_f32(struct cuda_state *s, struct operand *o, const void *x, e
                       "gemm: operand conversion to fp32");
 }
 
+/* o's matrix (rows, cols; o->ld) copied to device workspace in its type (packed, ld =
+ * cols); load = 0 only reserves */
+static int operand_staged(struct cuda_state *s, struct operand *o, int64_t rows, int64_t cols,
+                          int load)
+{
+    size_t esize = zero_dtype_size(o->t);
+    int64_t ld = cols > 1 ? cols : 1;
+    void *dev = NULL;
+    int rc = cuda_alloc(s, (size_t)(rows * ld) * esize, ZERO_TAG_WORKSPACE, &dev);
+    if (rc != ZERO_OK)
+        return rc;
+    if (load && rows > 0 && cols > 0)
+        rc = cuda_check(s,
+                        cudaMemcpy2DAsync(dev, (size_t)ld * esize, o->p, (size_t)o->ld * esize,
+                                          (size_t)cols * esize, (size_t)rows, cudaMemcpyDefault,
+                                          s->compute),
+                        "gemm: staging a host operand");
+    o->owned = dev;
+    o->p = dev;
+    o->ld = ld;
+    return rc;
+}
+
 static struct operand as_is(const void *x, enum zero_dtype t, int64_t ld)
 {
     return (struct operand){.p = (void *)x, .t = t, .ld = ld, .owned = NULL};
@@ -105,7 +135,17 @@ int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_
      * of C is only loaded when beta != 0 */
     if (rc == ZERO_OK && !c_ok)
         rc = operand_f32(s, &oc, c, c_type, m, n, ldc, beta != 0.0f);
-    if (rc == ZERO_OK) {
+    /* host_alloc operands not already converted into workspace above */
+    if (rc == ZERO_OK && oa.owned == NULL && cuda_is_host_memory(s, a))
+        rc = operand_staged(s, &oa, a_rows, a_cols, 1);
+    if (rc == ZERO_OK && ob.owned == NULL && cuda_is_host_memory(s, b))
+        rc = operand_staged(s, &ob, b_rows, b_cols, 1);
+    if (rc == ZERO_OK && oc.owned == NULL && cuda_is_host_memory(s, c))
+        rc = operand_staged(s, &oc, m, n, beta != 0.0f);
+    if (rc == ZERO_OK)
+        rc = cuda_lt_gemm(s, trans_a, trans_b, m, n, k, alpha, oa.p, oa.ld, ob.p, ob.ld,
+                          cuda_type(oa.t), beta, oc.p, oc.ld, cuda_type(oc.t));
+    if (rc == ZERO_ENOTSUP) { /* no cuBLASLt (ZERO_CUDA_GEMM=cublas) or no algorithm */
         cublasStatus_t st = cublasGemmEx(s->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                          trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
                                          (int)k, &alpha, ob.p, cuda_type(ob.t), (int)ob.ld, oa.p,
@@ -113,7 +153,14 @@ int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_
                                          (int)oc.ld, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         rc = cuda_blas_check(s, st, "gemm: cublasGemmEx");
     }
-    if (rc == ZERO_OK && oc.owned != NULL)
+    if (rc == ZERO_OK && oc.owned != NULL && oc.t == c_type) /* staged C back to the host */
+        rc = cuda_check(s,
+                        cudaMemcpy2DAsync(c, (size_t)ldc * zero_dtype_size(c_type), oc.p,
+                                          (size_t)oc.ld * zero_dtype_size(c_type),
+                                          (size_t)n * zero_dtype_size(c_type), (size_t)m,
+                                          cudaMemcpyDefault, s->compute),
+                        "gemm: C back to host memory");
+    else if (rc == ZERO_OK && oc.owned != NULL)
         rc = cuda_check(s,
                         cuda_launch_cast(s->compute, c, c_type, oc.p, ZERO_F32, (size_t)m,
                                          (size_t)n, (size_t)ldc, (size_t)oc.ld),

@@ -63,9 +63,9 @@ extern "C" cudaError_t cuda_launch_embedding_backward(cudaStream_t st, float *dt
                                                       int64_t rows, int64_t cols, int64_t vocab,
                                                       float beta)
 {
-    if (beta == 0.0f) {
+    if (beta == 0.0f) { // a kernel, not cudaMemsetAsync: dtable may be host_alloc memory
         cudaError_t e =
-            cudaMemsetAsync(dtable, 0, (size_t)vocab * (size_t)cols * sizeof(float), st);
+            cuda_launch_fill(st, dtable, sizeof(float), 0, (size_t)vocab * (size_t)cols);
         if (e != cudaSuccess)
             return e;
     }

@@ -2,9 +2,11 @@
  *
  * Files:
  *   cuda_backend.c    the table, probe, open/close (device choice, streams, cuBLAS, NCCL)
- *   cuda_memory.c     caching allocator (ledger), copies, fill, pinned host memory,
- *                     streams and events
- *   cuda_blas.c       gemm through cublasGemmEx (row-major by operand swap)
+ *   cuda_memory.c     caching allocator (ledger), copies (copy_async too), fill, pinned
+ *                     staging memory, streams and events
+ *   cuda_host.c       host_alloc/host_free: mapped pinned memory for offload (host ledger)
+ *   cuda_blas.c       gemm: checks, operand conversion and staging, cublasGemmEx fallback
+ *   cuda_blaslt.c     gemm through cublasLtMatmul: workspace, per-shape plan cache
  *   cuda_ops.c        elementwise, optimizers, reductions: checks, then launchers
  *   cuda_layer_ops.c  layer and GPT kernels: checks, label/id range checks, attention GEMMs
  *   cuda_coll.c       collectives: requests, comm stats, NCCL native and exact modes
@@ -15,6 +17,7 @@
 
 #include <mpi.h>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #ifdef ZERO_HAVE_NCCL
@@ -28,9 +31,11 @@
  * through an inner cpu backend (a test mode: several ranks may share one GPU). */
 enum cuda_comm_kind { CUDA_COMM_NCCL = 0, CUDA_COMM_MPI = 1 };
 
-struct cuda_cache;  /* cuda_memory.c */
-struct cuda_staged; /* cuda_staged.c */
-struct cuda_timing; /* cuda_coll.c: collectives whose time is not read yet */
+struct cuda_cache;    /* cuda_memory.c */
+struct cuda_hosts;    /* cuda_host.c */
+struct cuda_lt_cache; /* cuda_blaslt.c */
+struct cuda_staged;   /* cuda_staged.c */
+struct cuda_timing;   /* cuda_coll.c: collectives whose time is not read yet */
 
 struct cuda_state {
     MPI_Comm comm; /* our duplicate of the user's communicator */
@@ -40,14 +45,20 @@ struct cuda_state {
     int device;
     enum zero_coll_mode mode;
     enum cuda_comm_kind comm_kind;
-    struct zero_ledger *ledger;
+    struct zero_ledger *ledger;      /* device memory */
+    struct zero_ledger *host_ledger; /* host_alloc blocks */
     struct zero_comm_stats *stats;
     char err[ZERO_ERRMSG_LEN];
 
     cudaStream_t compute, comm_stream;
     cudaEvent_t compute_ready; /* recorded on compute before each collective */
     cublasHandle_t blas;
+    cublasLtHandle_t lt; /* NULL: every gemm through cublasGemmEx (ZERO_CUDA_GEMM=cublas) */
+    void *lt_ws;         /* (lt_ws_bytes) cuBLASLt workspace, on the ledger as workspace */
+    size_t lt_ws_bytes;
+    struct cuda_lt_cache *plans; /* cuda_blaslt.c: one plan per gemm shape */
     struct cuda_cache *cache;
+    struct cuda_hosts *hosts;      /* cuda_host.c: the live host_alloc blocks */
     unsigned long long *flag_dev;  /* (1) device scratch of the range and inf/NaN checks */
     unsigned long long *flag_host; /* (1) pinned mirror */
 
@@ -76,13 +87,33 @@ void cuda_memory_fini(struct cuda_state *s);
 int cuda_buffer_grow(struct cuda_state *s, void **buf, size_t *have, size_t need, enum zero_tag tag,
                      const char *what);
 void cuda_buffer_free(struct cuda_state *s, void **buf, size_t *have, enum zero_tag tag);
-/* Pinned (page-locked) host memory on the ledger under tag: staging and offload. */
-int cuda_host_alloc(struct cuda_state *s, size_t bytes, enum zero_tag tag, void **host);
-void cuda_host_free(struct cuda_state *s, void *host, size_t bytes, enum zero_tag tag);
+/* 1 if p is a live block of alloc (its start). */
+int cuda_is_device_block(struct cuda_state *s, const void *p);
+/* Pinned (page-locked) host memory the backend keeps for itself (staging), on the DEVICE
+ * ledger under tag; host_alloc (cuda_host.c) is the table entry with the host ledger. */
+int cuda_pinned_alloc(struct cuda_state *s, size_t bytes, enum zero_tag tag, void **host);
+void cuda_pinned_free(struct cuda_state *s, void *host, size_t bytes, enum zero_tag tag);
 /* Waits for the compute stream; then *out = the device flag word. */
 int cuda_read_flag(struct cuda_state *s, const char *what, unsigned long long *out);
 /* Makes the comm stream wait for everything issued on compute so far. */
 int cuda_comm_after_compute(struct cuda_state *s, const char *what);
+
+/* ---- cuda_host.c ---- */
+/* 1 if p lies inside a live host_alloc block (kernels use it in place; library calls
+ * that read memory in tiles, as GEMMs do, stage it first). */
+int cuda_is_host_memory(struct cuda_state *s, const void *p);
+void cuda_hosts_fini(struct cuda_state *s); /* frees the blocks never host_free'd */
+
+/* ---- cuda_blaslt.c ---- */
+/* cuBLASLt handle and workspace unless ZERO_CUDA_GEMM=cublas (then s->lt stays NULL). */
+int cuda_lt_open(struct cuda_state *s, char *why, size_t why_len);
+void cuda_lt_close(struct cuda_state *s);
+/* C (m, n) = alpha op(A) op(B) + beta C, row-major, A and B of type ab, C of type c (ab
+ * or fp32), fp32 accumulation; arguments checked by cuda_gemm. ZERO_ENOTSUP, with no
+ * message, when cuBLASLt has no algorithm for the case: the caller uses cublasGemmEx. */
+int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                 float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                 cudaDataType_t ab, float beta, void *c, int64_t ldc, cudaDataType_t ct);
 
 /* ---- cuda_coll.c / cuda_staged.c: set up / tear down in open/close ---- */
 int cuda_coll_init(struct cuda_state *s);

@@ -1,5 +1,5 @@
 /* Device memory of the cuda backend: a caching allocator in front of cudaMalloc,
- * copies, fill, pinned host memory, streams and events.
+ * copies, fill, pinned staging memory, streams and events.
  *
  * The engine frees and reallocates the same activation, gradient and gathered-unit
  * buffers every step; cudaMalloc and cudaFree are slow and cudaFree synchronizes the
@@ -12,7 +12,11 @@
  *
  * The ledger counts live blocks at their requested size, as the cpu backend does;
  * cached blocks are not in use. ZERO_CUDA_CACHE_MB bounds the cache (default: no
- * bound; when cudaMalloc fails the cache is emptied and the call retried). */
+ * bound; when cudaMalloc fails the cache is emptied and the call retried).
+ *
+ * Every copy says cudaMemcpyDefault: unified addressing tells device memory from
+ * host_alloc memory (cuda_host.c) and ordinary host memory by the pointer, so copy,
+ * to_host, from_host and copy_async accept any of them on either side. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,10 +102,10 @@ static int live_insert(struct cuda_cache *c, struct cuda_block b)
     return 0;
 }
 
-/* Removes p from the live table into *out; -1 if p is not live. */
-static int live_remove(struct cuda_cache *c, uintptr_t p, struct cuda_block *out)
+/* p's slot in the live table; -1 if p is not live. */
+static long live_find(const struct cuda_cache *c, uintptr_t p)
 {
-    if (c->live_cap == 0)
+    if (c == NULL || c->live_cap == 0 || p == 0)
         return -1;
     size_t i = slot_of(p, c->live_cap);
     while (c->live[i].ptr != p) {
@@ -109,6 +113,16 @@ static int live_remove(struct cuda_cache *c, uintptr_t p, struct cuda_block *out
             return -1;
         i = (i + 1) & (c->live_cap - 1);
     }
+    return (long)i;
+}
+
+/* Removes p from the live table into *out; -1 if p is not live. */
+static int live_remove(struct cuda_cache *c, uintptr_t p, struct cuda_block *out)
+{
+    long found = live_find(c, p);
+    if (found < 0)
+        return -1;
+    size_t i = (size_t)found;
     *out = c->live[i];
     c->live[i].ptr = 0;
     c->live_n--;
@@ -232,9 +246,12 @@ int cuda_free(void *self, void *dev)
     if (dev == NULL)
         return ZERO_OK;
     struct cuda_block b;
-    if (s->cache == NULL || live_remove(s->cache, (uintptr_t)dev, &b) != 0)
+    if (s->cache == NULL || live_remove(s->cache, (uintptr_t)dev, &b) != 0) {
+        if (cuda_is_host_memory(s, dev))
+            return cuda_fail(s, ZERO_EINVAL, "free: %p is host memory (host_free frees it)", dev);
         return cuda_fail(s, ZERO_EINVAL,
                          "free: %p is not a live block of this backend (freed twice?)", dev);
+    }
     zero_ledger_add(s->ledger, (enum zero_tag)b.tag, -(int64_t)b.bytes);
     if (!cache_put(s->cache, b.ptr, b.klass)) {
         cudaError_t e = cudaFree(dev); /* synchronizes the device: the block is idle */
@@ -242,6 +259,11 @@ int cuda_free(void *self, void *dev)
             return cuda_check(s, e, "free: cudaFree");
     }
     return ZERO_OK;
+}
+
+int cuda_is_device_block(struct cuda_state *s, const void *p)
+{
+    return live_find(s->cache, (uintptr_t)p) >= 0;
 }
 
 int cuda_buffer_grow(struct cuda_state *s, void **buf, size_t *have, size_t need, enum zero_tag tag,
@@ -272,7 +294,7 @@ void cuda_buffer_free(struct cuda_state *s, void **buf, size_t *have, enum zero_
     *have = 0;
 }
 
-int cuda_host_alloc(struct cuda_state *s, size_t bytes, enum zero_tag tag, void **host)
+int cuda_pinned_alloc(struct cuda_state *s, size_t bytes, enum zero_tag tag, void **host)
 {
     cudaError_t e = cudaMallocHost(host, bytes > 0 ? bytes : 1);
     if (e != cudaSuccess) {
@@ -285,7 +307,7 @@ int cuda_host_alloc(struct cuda_state *s, size_t bytes, enum zero_tag tag, void 
     return ZERO_OK;
 }
 
-void cuda_host_free(struct cuda_state *s, void *host, size_t bytes, enum zero_tag tag)
+void cuda_pinned_free(struct cuda_state *s, void *host, size_t bytes, enum zero_tag tag)
 {
     if (host == NULL)
         return;
@@ -315,28 +337,41 @@ int cuda_comm_after_compute(struct cuda_state *s, const char *what)
 
 /* ---- copies ---- */
 
+static cudaStream_t stream_of(struct cuda_state *s, enum zero_stream st)
+{
+    return st == ZERO_STREAM_COMM ? s->comm_stream : s->compute;
+}
+
+static int check_stream(struct cuda_state *s, const char *what, enum zero_stream st)
+{
+    if (st != ZERO_STREAM_COMPUTE && st != ZERO_STREAM_COMM)
+        return cuda_fail(s, ZERO_EINVAL, "%s: unknown stream %d", what, (int)st);
+    return ZERO_OK;
+}
+
 static int overlap(const void *a, const void *b, size_t bytes)
 {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
     return bytes > 0 && x < y + bytes && y < x + bytes;
 }
 
-/* device to device, memmove semantics (overlapping copies go through a temporary) */
+/* device or host_alloc memory on either side, memmove semantics (overlapping copies go
+ * through a device temporary) */
 int cuda_copy(void *self, void *dst, const void *src, size_t bytes)
 {
     struct cuda_state *s = self;
     if (bytes == 0 || dst == src)
         return ZERO_OK;
     if (!overlap(dst, src, bytes))
-        return cuda_check(s, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s->compute),
+        return cuda_check(s, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s->compute),
                           "copy: cudaMemcpyAsync");
     void *tmp = NULL;
     int rc = cuda_alloc(s, bytes, ZERO_TAG_WORKSPACE, &tmp);
     if (rc == ZERO_OK)
-        rc = cuda_check(s, cudaMemcpyAsync(tmp, src, bytes, cudaMemcpyDeviceToDevice, s->compute),
+        rc = cuda_check(s, cudaMemcpyAsync(tmp, src, bytes, cudaMemcpyDefault, s->compute),
                         "copy: cudaMemcpyAsync (to temporary)");
     if (rc == ZERO_OK)
-        rc = cuda_check(s, cudaMemcpyAsync(dst, tmp, bytes, cudaMemcpyDeviceToDevice, s->compute),
+        rc = cuda_check(s, cudaMemcpyAsync(dst, tmp, bytes, cudaMemcpyDefault, s->compute),
                         "copy: cudaMemcpyAsync (from temporary)");
     int rc2 = cuda_free(s, tmp);
     return rc != ZERO_OK ? rc : rc2;
@@ -347,7 +382,7 @@ int cuda_to_host(void *self, void *host, const void *dev, size_t bytes)
     struct cuda_state *s = self;
     if (bytes == 0)
         return ZERO_OK;
-    cudaError_t e = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s->compute);
+    cudaError_t e = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDefault, s->compute);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s->compute);
     return cuda_check(s, e, "to_host");
@@ -358,10 +393,29 @@ int cuda_from_host(void *self, void *dev, const void *host, size_t bytes)
     struct cuda_state *s = self;
     if (bytes == 0)
         return ZERO_OK;
-    cudaError_t e = cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s->compute);
+    cudaError_t e = cudaMemcpyAsync(dev, host, bytes, cudaMemcpyDefault, s->compute);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s->compute);
     return cuda_check(s, e, "from_host");
+}
+
+/* Queued on stream st behind the work already there; the caller's event_record on st
+ * marks its completion. Between host_alloc and device memory this is a DMA that
+ * overlaps kernels on the other stream. In the host-staged comm mode the comm stream
+ * carries no collectives (they run on compute and complete before they return, after
+ * waiting for the comm stream: cuda_staged.c), so the order is the same. */
+int cuda_copy_async(void *self, void *dst, const void *src, size_t bytes, enum zero_stream st)
+{
+    struct cuda_state *s = self;
+    int rc = check_stream(s, "copy_async", st);
+    if (rc != ZERO_OK || bytes == 0 || dst == src)
+        return rc;
+    /* memmove would need a temporary whose reuse is ordered on the compute stream only */
+    if (overlap(dst, src, bytes))
+        return cuda_fail(s, ZERO_EINVAL, "copy_async: dst %p and src %p overlap (%zu bytes)", dst,
+                         src, bytes);
+    return cuda_check(s, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_of(s, st)),
+                      "copy_async: cudaMemcpyAsync");
 }
 
 int cuda_fill(void *self, void *x, enum zero_dtype t, double value, size_t n)
@@ -399,18 +453,6 @@ int cuda_fill(void *self, void *x, enum zero_dtype t, double value, size_t n)
 }
 
 /* ---- streams and events ---- */
-
-static cudaStream_t stream_of(struct cuda_state *s, enum zero_stream st)
-{
-    return st == ZERO_STREAM_COMM ? s->comm_stream : s->compute;
-}
-
-static int check_stream(struct cuda_state *s, const char *what, enum zero_stream st)
-{
-    if (st != ZERO_STREAM_COMPUTE && st != ZERO_STREAM_COMM)
-        return cuda_fail(s, ZERO_EINVAL, "%s: unknown stream %d", what, (int)st);
-    return ZERO_OK;
-}
 
 int cuda_event_create(void *self, void **ev)
 {

@@ -12,12 +12,17 @@ int cuda_copy(void *self, void *dst, const void *src, size_t bytes);
 int cuda_to_host(void *self, void *host, const void *dev, size_t bytes);
 int cuda_from_host(void *self, void *dev, const void *host, size_t bytes);
 int cuda_fill(void *self, void *x, enum zero_dtype t, double value, size_t n);
+int cuda_copy_async(void *self, void *dst, const void *src, size_t bytes, enum zero_stream s);
 int cuda_event_create(void *self, void **ev);
 int cuda_event_destroy(void *self, void *ev);
 int cuda_event_record(void *self, void *ev, enum zero_stream s);
 int cuda_stream_wait_event(void *self, enum zero_stream s, void *ev);
 int cuda_event_synchronize(void *self, void *ev);
 int cuda_synchronize(void *self);
+
+/* cuda_host.c: mapped pinned memory for offload, on the host ledger */
+int cuda_host_alloc(void *self, size_t bytes, enum zero_tag tag, void **host);
+int cuda_host_free(void *self, void *host);
 
 /* cuda_blas.c */
 int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,

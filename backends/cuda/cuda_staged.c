@@ -36,6 +36,7 @@ int cuda_staged_open(struct cuda_state *s, void *comm, char *why, size_t why_len
         .coll_mode = s->mode,
         .device = -1,
         .ledger = s->ledger,
+        .host_ledger = s->host_ledger,
         .comm_stats = s->stats,
     };
     char inner_why[ZERO_ERRMSG_LEN] = "";
@@ -55,7 +56,7 @@ void cuda_staged_close(struct cuda_state *s)
     struct cuda_staged *st = s->staged;
     if (st == NULL)
         return;
-    cuda_host_free(s, st->host, st->host_bytes, ZERO_TAG_COMM);
+    cuda_pinned_free(s, st->host, st->host_bytes, ZERO_TAG_COMM);
     st->cpu->close(st->inner);
     free(st);
     s->staged = NULL;
@@ -74,16 +75,24 @@ static int staging(struct cuda_state *s, size_t bytes, char **host)
 {
     struct cuda_staged *st = s->staged;
     if (bytes > st->host_bytes) {
-        cuda_host_free(s, st->host, st->host_bytes, ZERO_TAG_COMM);
+        cuda_pinned_free(s, st->host, st->host_bytes, ZERO_TAG_COMM);
         st->host = NULL;
         st->host_bytes = 0;
-        int rc = cuda_host_alloc(s, bytes, ZERO_TAG_COMM, &st->host);
+        int rc = cuda_pinned_alloc(s, bytes, ZERO_TAG_COMM, &st->host);
         if (rc != ZERO_OK)
             return rc;
         st->host_bytes = bytes;
     }
     *host = st->host;
     return ZERO_OK;
+}
+
+/* The comm stream idle: a copy_async queued there (a shard moving to or from host_alloc
+ * memory) lands before the collective reads or writes its buffers, as it would ahead of
+ * an NCCL call on that stream. */
+static int after_comm_stream(struct cuda_state *s)
+{
+    return cuda_check(s, cudaStreamSynchronize(s->comm_stream), "host-staged: comm stream");
 }
 
 /* The inner backend's message, prefixed so that the path is visible. */
@@ -101,7 +110,9 @@ int cuda_staged_reduce_scatter(struct cuda_state *s, const void *send, enum zero
     int in_place =
         recv == (const char *)send + (size_t)s->rank * count * wsize && recv_type == wire_type;
     char *h;
-    int rc = staging(s, in_bytes + (in_place ? 0 : out_bytes), &h);
+    int rc = after_comm_stream(s);
+    if (rc == ZERO_OK)
+        rc = staging(s, in_bytes + (in_place ? 0 : out_bytes), &h);
     if (rc == ZERO_OK)
         rc = cuda_to_host(s, h, send, in_bytes);
     if (rc != ZERO_OK)
@@ -118,11 +129,14 @@ int cuda_staged_all_gather(struct cuda_state *s, const void *send, void *recv, e
                            size_t count)
 {
     size_t n = (size_t)s->size, bytes = count * zero_dtype_size(t);
-    char *h;
-    int rc = staging(s, n * bytes, &h);
-    char *mine = h + (size_t)s->rank * bytes;
+    char *h = NULL;
+    int rc = after_comm_stream(s);
     if (rc == ZERO_OK)
-        rc = cuda_to_host(s, mine, send, bytes);
+        rc = staging(s, n * bytes, &h);
+    if (rc != ZERO_OK)
+        return rc;
+    char *mine = h + (size_t)s->rank * bytes;
+    rc = cuda_to_host(s, mine, send, bytes);
     if (rc != ZERO_OK)
         return rc;
     rc = s->staged->cpu->all_gather(s->staged->inner, mine, h, t, count, NULL);
@@ -136,7 +150,9 @@ int cuda_staged_all_reduce(struct cuda_state *s, const void *send, void *recv, e
 {
     size_t bytes = count * zero_dtype_size(t);
     char *h;
-    int rc = staging(s, bytes, &h);
+    int rc = after_comm_stream(s);
+    if (rc == ZERO_OK)
+        rc = staging(s, bytes, &h);
     if (rc == ZERO_OK)
         rc = cuda_to_host(s, h, send, bytes);
     if (rc != ZERO_OK)
@@ -152,7 +168,9 @@ int cuda_staged_broadcast(struct cuda_state *s, void *buf, enum zero_dtype t, si
 {
     size_t bytes = count * zero_dtype_size(t);
     char *h;
-    int rc = staging(s, bytes, &h);
+    int rc = after_comm_stream(s);
+    if (rc == ZERO_OK)
+        rc = staging(s, bytes, &h);
     if (rc == ZERO_OK && s->rank == root)
         rc = cuda_to_host(s, h, buf, bytes);
     if (rc != ZERO_OK)

@@ -1,4 +1,4 @@
-# backends/cuda/local.mk -- CUDA runtime + cuBLAS + NCCL backend (included by the
+# backends/cuda/local.mk -- CUDA runtime + cuBLAS/cuBLASLt + NCCL backend (included by the
 # top-level Makefile.am).  Built only with ./configure --with-cuda [--with-nccl].
 # .cu files are compiled by nvcc through libtool (rule `.cu.lo' in Makefile.am)
 # and linked into libzero; C files here are compiled by mpicc as usual.  Inside
@@ -12,7 +12,9 @@ if HAVE_CUDA
 libzero_la_SOURCES += \
 	%reldir%/cuda_backend.c \
 	%reldir%/cuda_memory.c \
+	%reldir%/cuda_host.c \
 	%reldir%/cuda_blas.c \
+	%reldir%/cuda_blaslt.c \
 	%reldir%/cuda_ops.c \
 	%reldir%/cuda_layer_ops.c \
 	%reldir%/cuda_coll.c \

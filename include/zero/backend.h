@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define ZERO_BACKEND_ABI 1
+#define ZERO_BACKEND_ABI 2 /* 2: host memory for offload (host_alloc, host_free, copy_async) */
 
 enum zero_coll_mode {
     ZERO_COLL_EXACT = 0, /* owner combines pieces in canonical tree order: bit-reproducible */
@@ -46,6 +46,7 @@ struct zero_backend_options {
     int blas_threads;                   /* 0: backend default (cpu exact mode: 1) */
     int device;                         /* -1: choose from the node-local rank */
     struct zero_ledger *ledger;         /* required: every allocation is recorded here */
+    struct zero_ledger *host_ledger;    /* required: every host_alloc is recorded here */
     struct zero_comm_stats *comm_stats; /* required: every collective is counted here */
 };
 
@@ -93,6 +94,18 @@ struct zero_backend {
     int (*to_host)(void *self, void *host, const void *dev, size_t bytes);   /* synchronous */
     int (*from_host)(void *self, void *dev, const void *host, size_t bytes); /* synchronous */
     int (*fill)(void *self, void *x, enum zero_dtype t, double value, size_t n);
+
+    /* ---- host memory for ZeRO-Offload ----
+     * Host memory that copy_async moves asynchronously and that every entry of this
+     * table accepts wherever it accepts device memory (cuda: page-locked, mapped
+     * into the device's address space by unified addressing; cpu: ordinary memory),
+     * so rare paths (initialization, checkpoints) need no special case. Each byte
+     * is recorded in the host ledger under tag, not in the device ledger. */
+    int (*host_alloc)(void *self, size_t bytes, enum zero_tag tag, void **host);
+    int (*host_free)(void *self, void *host); /* NULL is a no-op */
+    /* dst (bytes) = src, each of them device or host_alloc memory, queued on stream
+     * s behind the work already there; event_record on s marks its completion. */
+    int (*copy_async)(void *self, void *dst, const void *src, size_t bytes, enum zero_stream s);
 
     /* ---- streams and events (trivial on the cpu) ---- */
     int (*event_create)(void *self, void **ev);
@@ -236,14 +249,15 @@ struct zero_device {
     const struct zero_backend *be;
     void *self;
     int rank, size;
-    struct zero_ledger ledger;
+    struct zero_ledger ledger;      /* device memory */
+    struct zero_ledger host_ledger; /* host_alloc memory (offloaded states) */
     struct zero_comm_stats comm_stats;
 };
 
 struct zero_error;
 /* Finds, probes and opens backend `name` over communicator comm (MPI_Comm * for
- * cpu and cuda). opt->ledger and opt->comm_stats are ignored: the device's own
- * are used. */
+ * cpu and cuda). opt->ledger, opt->host_ledger and opt->comm_stats are ignored:
+ * the device's own are used. */
 int zero_device_open(struct zero_device **dev, const char *name, void *comm,
                      const struct zero_backend_options *opt, struct zero_error *err);
 void zero_device_close(struct zero_device *dev);

@@ -78,6 +78,8 @@ enum zero_dtype zero_engine_compute_dtype(const struct zero_engine *e);
 int64_t zero_engine_micro_steps(const struct zero_engine *e);
 const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e);
 const struct zero_ledger *zero_engine_ledger(const struct zero_engine *e);
+/* Host memory of offloaded states (ZeRO-Offload); all zero without offload. */
+const struct zero_ledger *zero_engine_host_ledger(const struct zero_engine *e);
 const struct zero_comm_stats *zero_engine_comm_stats(const struct zero_engine *e);
 
 /* ---- whole parameters, by (unit, param) index; collective calls ---- */
@@ -119,8 +121,14 @@ struct zero_theory {
      * units stay gathered for a reuse within stage3_max_reuse_distance (known
      * after the first step; negative when external parameters add gathers) */
     int64_t psi_reused;
-    int64_t model_state_bytes; /* per rank, from the stage formula on padded sizes */
+    /* per rank in device memory (the ledger), from the stage formula on padded sizes */
+    int64_t model_state_bytes;
     int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;
+    /* per rank in host memory (the host ledger): ZeRO-Offload's master and
+     * optimizer state, the gradient staging shard (compute dtype, counted as
+     * grads) and, with offload_param, the parameter shard */
+    int64_t host_state_bytes;
+    int64_t host_params_bytes, host_grads_bytes, host_master_bytes, host_optim_bytes;
     /* per rank, no accumulation: 2Ψ(N-1)/N; stage 3: (3Ψ - Ψp - Ψr)(N-1)/N */
     int64_t sent_elements_per_step;
 };

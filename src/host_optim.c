@@ -1,0 +1,244 @@
+/* See host_optim.h. Each update walks the arrays in chunks: a chunk of a 16-bit
+ * gradient is widened to fp32 on the stack, the fp32 loop updates the chunk in
+ * one pass (p, g, m, v read once, written once), and the chunk's new values are
+ * narrowed into the 16-bit copy. The fp32 loop and the bf16 conversions
+ * vectorize; fp16's conversions (subnormal loop) stay scalar. */
+#include "host_optim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype_convert.h"
+
+#define CHUNK 2048 /* elements: 8 KiB of fp32 per stream, well inside L1 + L2 */
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE void widen(float *restrict out, const void *x, enum zero_dtype t, size_t n)
+{
+    const uint16_t *restrict h = x;
+    if (t == ZERO_BF16)
+        for (size_t i = 0; i < n; i++)
+            out[i] = dtype_bf16_to_f32(h[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            out[i] = dtype_f16_to_f32(h[i]);
+}
+
+ALWAYS_INLINE void narrow(void *x, enum zero_dtype t, const float *restrict v, size_t n)
+{
+    uint16_t *restrict h = x;
+    if (t == ZERO_F32)
+        memcpy(x, v, n * sizeof(float));
+    else if (t == ZERO_BF16)
+        for (size_t i = 0; i < n; i++)
+            h[i] = dtype_f32_to_bf16(v[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            h[i] = dtype_f32_to_f16(v[i]);
+}
+
+/* One element of Adam/AdamW in fp32, in exactly this order (DeepSpeed's FusedAdam
+ * math; AdamW's decay applied to the parameter first, as torch.optim.AdamW does):
+ *
+ *   g     = grad / grad_div
+ *   Adam:   g = g + wd * p                       (L2, only when wd != 0)
+ *   AdamW:  p = p - (lr * wd) * p                (decoupled, only when wd != 0)
+ *   m     = beta1 * m + (1 - beta1) * g
+ *   v     = beta2 * v + ((1 - beta2) * g) * g
+ *   m_hat = m / bc1,  bc1 = (float)(1 - beta1^t) in double   (1 without bias correction)
+ *   v_hat = v / bc2,  bc2 = (float)(1 - beta2^t) in double
+ *   p     = p - lr * (m_hat / (sqrtf(v_hat) + eps))
+ *
+ * torch computes the same quantities grouped differently (step_size = lr / bc1,
+ * denom = sqrt(v) / sqrt(bc2) + eps), so agreement with it is to rounding, not
+ * bits. The cuda backend's kernel (backends/cuda/cuda_kernels.cu) spells the
+ * same order. */
+ALWAYS_INLINE void adam_f32(const struct zero_adam_consts *k, float *restrict p,
+                            const float *restrict g, float *restrict m, float *restrict v, size_t n)
+{
+    const float lr = k->lr, b1 = k->beta1, b2 = k->beta2, eps = k->eps;
+    const float c1 = k->one_minus_beta1, c2 = k->one_minus_beta2;
+    const float bc1 = k->bias_correction1, bc2 = k->bias_correction2;
+    const float l2 = k->l2, decay = k->decay, div = k->grad_div;
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] / div, pi = p[i];
+        if (l2 != 0.0f)
+            gi = gi + l2 * pi;
+        if (decay != 0.0f)
+            pi = pi - decay * pi;
+        float mt = b1 * m[i] + c1 * gi;
+        float vt = b2 * v[i] + c2 * gi * gi;
+        m[i] = mt;
+        v[i] = vt;
+        p[i] = pi - lr * ((mt / bc1) / (sqrtf(vt / bc2) + eps));
+    }
+}
+
+ALWAYS_INLINE void adam_body(const struct zero_adam_consts *k, float *param, const void *grad,
+                             enum zero_dtype gt, float *m, float *v, size_t n, void *copy,
+                             enum zero_dtype ct)
+{
+    float gbuf[CHUNK];
+    size_t gsize = zero_dtype_size(gt), csize = zero_dtype_size(ct);
+    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t len = n - i0 < CHUNK ? n - i0 : CHUNK;
+        const void *gsrc = (const char *)grad + i0 * gsize;
+        const float *g = gsrc;
+        if (gt != ZERO_F32) {
+            widen(gbuf, gsrc, gt, len);
+            g = gbuf;
+        }
+        adam_f32(k, param + i0, g, m + i0, v + i0, len);
+        if (copy != NULL)
+            narrow((char *)copy + i0 * csize, ct, param + i0, len);
+    }
+}
+
+/* torch.optim.SGD, one element in fp32:
+ *
+ *   g = grad / grad_div
+ *   g = g + wd * p                                   (when wd != 0)
+ *   with momentum mu != 0:
+ *     buf = g                                        (first step)
+ *     buf = mu * buf + (1 - dampening) * g           (later steps)
+ *     g   = nesterov ? g + mu * buf : buf
+ *   p = p - lr * g */
+ALWAYS_INLINE void sgd_f32(const struct zero_sgd_args *a, float *restrict p,
+                           const float *restrict g, float *restrict buf, size_t n)
+{
+    const float mu = a->momentum, wd = a->weight_decay, lr = a->lr;
+    const float undamped = 1.0f - a->dampening, div = a->grad_div;
+    const int first = a->step == 1, nesterov = a->nesterov;
+    for (size_t i = 0; i < n; i++) {
+        float pi = p[i], gi = g[i] / div;
+        if (wd != 0.0f)
+            gi = gi + wd * pi;
+        if (mu != 0.0f) {
+            float b = first ? gi : mu * buf[i] + undamped * gi;
+            buf[i] = b;
+            gi = nesterov ? gi + mu * b : b;
+        }
+        p[i] = pi - lr * gi;
+    }
+}
+
+ALWAYS_INLINE void sgd_body(const struct zero_sgd_args *a, float *param, const void *grad,
+                            enum zero_dtype gt, float *momentum, size_t n, void *copy,
+                            enum zero_dtype ct)
+{
+    float gbuf[CHUNK];
+    size_t gsize = zero_dtype_size(gt), csize = zero_dtype_size(ct);
+    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t len = n - i0 < CHUNK ? n - i0 : CHUNK;
+        const void *gsrc = (const char *)grad + i0 * gsize;
+        const float *g = gsrc;
+        if (gt != ZERO_F32) {
+            widen(gbuf, gsrc, gt, len);
+            g = gbuf;
+        }
+        sgd_f32(a, param + i0, g, momentum ? momentum + i0 : NULL, len);
+        if (copy != NULL)
+            narrow((char *)copy + i0 * csize, ct, param + i0, len);
+    }
+}
+
+/* ---- the variants: the same bodies compiled for each instruction set ---- */
+
+#define ADAM_ARGS                                                                                  \
+    const struct zero_adam_consts *k, float *param, const void *grad, enum zero_dtype gt,          \
+        float *m, float *v, size_t n, void *copy, enum zero_dtype ct
+#define SGD_ARGS                                                                                   \
+    const struct zero_sgd_args *a, float *param, const void *grad, enum zero_dtype gt,             \
+        float *momentum, size_t n, void *copy, enum zero_dtype ct
+#define VARIANT(attr, suffix)                                                                      \
+    attr static void adam_##suffix(ADAM_ARGS)                                                      \
+    {                                                                                              \
+        adam_body(k, param, grad, gt, m, v, n, copy, ct);                                          \
+    }                                                                                              \
+    attr static void sgd_##suffix(SGD_ARGS)                                                        \
+    {                                                                                              \
+        sgd_body(a, param, grad, gt, momentum, n, copy, ct);                                       \
+    }
+
+VARIANT(, base)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_X86_VARIANTS 1
+VARIANT(__attribute__((target("avx2"))), avx2)
+#ifdef __clang__
+VARIANT(__attribute__((target("avx512f"))), avx512)
+#else /* gcc keeps 256-bit vectors for AVX-512 targets unless told otherwise */
+VARIANT(__attribute__((target("avx512f,prefer-vector-width=512"))), avx512)
+#endif
+#endif
+
+typedef void (*adam_fn)(ADAM_ARGS);
+typedef void (*sgd_fn)(SGD_ARGS);
+
+static const struct {
+    const char *name;
+    adam_fn adam;
+    sgd_fn sgd;
+} variants[ZERO_ISA_COUNT] = {
+    [ZERO_ISA_BASE] = {"base", adam_base, sgd_base},
+#ifdef HAVE_X86_VARIANTS
+    [ZERO_ISA_AVX2] = {"avx2", adam_avx2, sgd_avx2},
+    [ZERO_ISA_AVX512] = {"avx512", adam_avx512, sgd_avx512},
+#else
+    [ZERO_ISA_AVX2] = {"avx2", NULL, NULL},
+    [ZERO_ISA_AVX512] = {"avx512", NULL, NULL},
+#endif
+};
+
+const char *zero_host_isa_name(enum zero_host_isa isa)
+{
+    return (unsigned)isa < ZERO_ISA_COUNT ? variants[isa].name : "unknown";
+}
+
+int zero_host_isa_supported(enum zero_host_isa isa)
+{
+    if ((unsigned)isa >= ZERO_ISA_COUNT || variants[isa].adam == NULL)
+        return 0;
+#ifdef HAVE_X86_VARIANTS
+    __builtin_cpu_init();
+    if (isa == ZERO_ISA_AVX2)
+        return __builtin_cpu_supports("avx2");
+    if (isa == ZERO_ISA_AVX512)
+        return __builtin_cpu_supports("avx512f");
+#endif
+    return 1;
+}
+
+enum zero_host_isa zero_host_isa_best(void)
+{
+    const char *want = getenv("ZERO_HOST_ISA");
+    for (int i = ZERO_ISA_COUNT - 1; i >= 0; i--)
+        if (want != NULL && strcmp(want, variants[i].name) == 0 && zero_host_isa_supported(i))
+            return (enum zero_host_isa)i;
+    for (int i = ZERO_ISA_COUNT - 1; i > 0; i--)
+        if (zero_host_isa_supported(i))
+            return (enum zero_host_isa)i;
+    return ZERO_ISA_BASE;
+}
+
+/* An unsupported isa falls back to the baseline: same bits, narrower vectors. */
+static enum zero_host_isa usable(enum zero_host_isa isa)
+{
+    return zero_host_isa_supported(isa) ? isa : ZERO_ISA_BASE;
+}
+
+void zero_host_adam(enum zero_host_isa isa, const struct zero_adam_consts *k, float *param,
+                    const void *grad, enum zero_dtype grad_type, float *exp_avg, float *exp_avg_sq,
+                    size_t n, void *param_copy, enum zero_dtype copy_type)
+{
+    variants[usable(isa)].adam(k, param, grad, grad_type, exp_avg, exp_avg_sq, n, param_copy,
+                               copy_type);
+}
+
+void zero_host_sgd(enum zero_host_isa isa, const struct zero_sgd_args *args, float *param,
+                   const void *grad, enum zero_dtype grad_type, float *momentum, size_t n,
+                   void *param_copy, enum zero_dtype copy_type)
+{
+    variants[usable(isa)].sgd(args, param, grad, grad_type, momentum, n, param_copy, copy_type);
+}

@@ -1,0 +1,136 @@
+/* ZeRO-Offload (Ren et al., 2021): the fp32 master and the optimizer state of
+ * this rank's shard live in host memory, where a vectorized host optimizer
+ * (host_optim.c) updates them; with offload_param (stage 3) the parameter
+ * shard lives there too, and every gather streams it in (stage3.c).
+ *
+ * The update is a pipeline over units. Every unit's reduced gradient shard is
+ * queued at once for copying out on the comm stream; the host updates unit u
+ * as soon as its copy has landed, while the copies of later units proceed,
+ * and queues u's new compute-dtype parameters back behind them, out of the
+ * same staging buffer the gradient came in through (host_optim.h allows the
+ * copy to overwrite the gradient; both are in the compute dtype). With offload_param the host optimizer
+ * writes the host parameter shard directly and nothing goes back.
+ *
+ * Exactness: the host optimizer is the loop the cpu backend's adam and sgd
+ * entries run, so on the cpu backend an offloaded step gives the same bits as
+ * one that is not (tests/test_offload.c). */
+#include "engine_internal.h"
+#include "host_optim.h"
+
+int offload_configure(struct zero_engine *e, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &e->cfg.zero_optimization;
+    /* nvme is refused with the other unimplemented features (config_unsupported.c) */
+    e->offload_opt = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
+    e->offload_param = z->offload_param.device == ZERO_OFFLOAD_CPU;
+    if (e->offload_opt && e->stage == 0)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3 "
+                         "(stage is 0): the offloaded optimizer updates this rank's shard");
+    if (e->offload_param && e->stage != 3)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_param.device = cpu needs stage 3 (stage is "
+                         "%d): only stage 3 partitions the parameters",
+                         e->stage);
+    if (e->offload_param && !e->offload_opt)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_param.device = cpu needs "
+                         "offload_optimizer.device = cpu as well: the host optimizer writes the "
+                         "host parameter shard in place");
+    e->separate_master |= e->offload_opt; /* fp32 too: the parameters stay on the device */
+    return ZERO_OK;
+}
+
+/* Queues unit u's reduced gradient shard (n elements of t) into its host
+ * staging buffer behind the compute stream's work, and marks its landing. */
+static int copy_out(struct zero_engine *e, int u, const void *grad, enum zero_dtype t, size_t n)
+{
+    struct unit_states *s = &e->us[u];
+    void *ev = s->host_stage_ready;
+    int rc;
+    if ((rc = e->be->event_record(e->bself, ev, ZERO_STREAM_COMPUTE)) ||
+        (rc = e->be->stream_wait_event(e->bself, ZERO_STREAM_COMM, ev)) ||
+        (rc = e->be->copy_async(e->bself, s->host_stage, grad, n * zero_dtype_size(t),
+                                ZERO_STREAM_COMM)))
+        return rc;
+    return e->be->event_record(e->bself, ev, ZERO_STREAM_COMM);
+}
+
+struct host_update {
+    enum zero_host_isa isa;
+    int sgd;
+    struct zero_adam_consts adam;
+    struct zero_sgd_args sgd_args;
+};
+
+static int prepare(struct zero_engine *e, float lr, float grad_div, struct host_update *h,
+                   struct zero_error *err)
+{
+    char why[160];
+    h->isa = zero_host_isa_best();
+    h->sgd = e->cfg.optimizer.type == ZERO_OPTIM_SGD;
+    h->sgd_args = optimizer_sgd_args(e, lr, grad_div);
+    struct zero_adam_args a = optimizer_adam_args(e, lr, grad_div);
+    int bad = h->sgd
+                  ? zero_sgd_check(&h->sgd_args, e->cfg.optimizer.momentum != 0.0, why, sizeof why)
+                  : zero_adam_prepare(&a, &h->adam, why, sizeof why);
+    return bad ? zero_fail(err, ZERO_EINVAL, "rank %d: host optimizer: %s", e->rank, why) : ZERO_OK;
+}
+
+/* The host optimizer on unit u once its gradient (t) has landed; then its
+ * parameters go back to the device unless they live on the host. */
+static int update_on_host(struct zero_engine *e, int u, const struct host_update *h,
+                          enum zero_dtype t, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    size_t n = optimizer_update_count(e, u);
+    int rc = e->be->event_synchronize(e->bself, s->host_stage_ready);
+    if (rc)
+        return engine_backend_error(e, rc, err, "copying out the gradient of %s",
+                                    e->model->units[u]->name);
+    double t0 = engine_now();
+    void *out = e->offload_param ? s->params : s->host_stage; /* (cdt, n) */
+    if (h->sgd)
+        zero_host_sgd(h->isa, &h->sgd_args, s->master, s->host_stage, t, s->exp_avg, n, out,
+                      e->cdt);
+    else
+        zero_host_adam(h->isa, &h->adam, s->master, s->host_stage, t, s->exp_avg, s->exp_avg_sq, n,
+                       out, e->cdt);
+    engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)n, t0);
+    if (!e->offload_param && (rc = e->be->copy_async(e->bself, optimizer_param_copy(e, u), out,
+                                                     n * e->csize, ZERO_STREAM_COMM)))
+        return engine_backend_error(e, rc, err, "copying back the parameters of %s",
+                                    e->model->units[u]->name);
+    return ZERO_OK;
+}
+
+int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_error *err)
+{
+    struct host_update h;
+    int rc = prepare(e, lr, grad_div, &h, err), last = -1;
+    for (int u = 0; u < e->nunits && !rc; u++) {
+        enum zero_dtype t;
+        const void *grad = reduce_shard_grads(e, u, &t);
+        if (e->us[u].layout.shard == 0)
+            continue;
+        if ((rc = copy_out(e, u, grad, t, optimizer_update_count(e, u))))
+            rc = engine_backend_error(e, rc, err, "copying out the gradient of %s",
+                                      e->model->units[u]->name);
+    }
+    for (int u = 0; u < e->nunits && !rc; u++) {
+        if (e->us[u].layout.shard == 0)
+            continue;
+        enum zero_dtype t;
+        reduce_shard_grads(e, u, &t);
+        rc = update_on_host(e, u, &h, t, err);
+        last = u;
+    }
+    /* the compute stream's next work reads the parameters copied back */
+    if (!rc && last >= 0) {
+        void *ev = e->us[last].host_stage_ready;
+        if ((rc = e->be->event_record(e->bself, ev, ZERO_STREAM_COMM)) ||
+            (rc = e->be->stream_wait_event(e->bself, ZERO_STREAM_COMPUTE, ev)))
+            rc = engine_backend_error(e, rc, err, "ordering the copied-back parameters");
+    }
+    return rc;
+}

@@ -1,0 +1,305 @@
+/* ZeRO-Offload: the fp32 master and the optimizer state in host memory, updated
+ * by the host optimizer; with offload_param the stage-3 parameter shard too.
+ *
+ *   - every instruction-set variant of the host optimizer gives the baseline's
+ *     bits (Adam, AdamW, SGD; fp32/fp16/bf16 gradients and copies), also when
+ *     the copy overwrites the gradient, as the offload path does;
+ *   - offloaded training gives the same bits as training without offload, in
+ *     stages 1-3, fp32 and mixed precision, with accumulation and clipping;
+ *   - the device ledger loses exactly the offloaded states and the host ledger
+ *     holds them, as the theory says (14Ψ/N on the host in mixed precision);
+ *   - configurations offload cannot honour fail with the key's name. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_harness.h"
+#include "host_optim.h"
+#include "mpi_check.h"
+#include "zero/dtype.h"
+
+/* ---- the host optimizer's variants ---- */
+
+static float val(uint32_t i, uint32_t seed)
+{
+    uint32_t x = i * 2654435761u + seed * 40503u + 12345u;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    return (float)(x & 0xffffff) / (float)0x800000 - 1.0f;
+}
+
+/* n values of type t (scaled), in fresh memory */
+static void *filled(size_t n, enum zero_dtype t, uint32_t seed, float scale)
+{
+    void *x = malloc(n * 4 + 4);
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < n; i++) {
+        float v = scale * val((uint32_t)i, seed);
+        if (t == ZERO_F32)
+            ((float *)x)[i] = v;
+        else
+            ((uint16_t *)x)[i] = t == ZERO_F16 ? zero_f32_to_f16(v) : zero_f32_to_bf16(v);
+    }
+    return x;
+}
+
+struct state {
+    float *p, *m, *v;
+    void *g, *copy;
+};
+
+static void state_init(struct state *s, size_t n, enum zero_dtype gt)
+{
+    s->p = filled(n, ZERO_F32, 1, 1.0f);
+    s->m = filled(n, ZERO_F32, 2, 0.01f);
+    s->v = filled(n, ZERO_F32, 3, 0.01f);
+    for (size_t i = 0; i < n; i++)
+        s->v[i] = fabsf(s->v[i]);
+    s->g = filled(n, gt, 4, 3.0f);
+    s->copy = calloc(n, 4);
+}
+
+static void state_free(struct state *s)
+{
+    free(s->p);
+    free(s->m);
+    free(s->v);
+    free(s->g);
+    free(s->copy);
+}
+
+static int same(const void *a, const void *b, size_t bytes)
+{
+    return memcmp(a, b, bytes) == 0;
+}
+
+/* One update of a fresh state by isa (in_place: the copy overwrites g). */
+static void update(struct state *s, enum zero_host_isa isa, int sgd, int adamw, size_t n,
+                   enum zero_dtype gt, enum zero_dtype ct, int in_place)
+{
+    void *copy = in_place ? s->g : s->copy;
+    if (sgd) {
+        struct zero_sgd_args a = {.lr = 0.1f,
+                                  .momentum = 0.9f,
+                                  .dampening = 0.0f,
+                                  .weight_decay = 0.01f,
+                                  .nesterov = 1,
+                                  .step = 2,
+                                  .grad_div = 3.0f};
+        zero_host_sgd(isa, &a, s->p, s->g, gt, s->m, n, copy, ct);
+    } else {
+        struct zero_adam_args a = {.lr = 1e-3f,
+                                   .beta1 = 0.9f,
+                                   .beta2 = 0.999f,
+                                   .eps = 1e-8f,
+                                   .weight_decay = 0.01f,
+                                   .step = 3,
+                                   .adamw = adamw,
+                                   .bias_correction = 1,
+                                   .grad_div = 3.0f};
+        struct zero_adam_consts k;
+        char why[128];
+        ck_assert_int_eq(zero_adam_prepare(&a, &k, why, sizeof why), 0);
+        zero_host_adam(isa, &k, s->p, s->g, gt, s->m, s->v, n, copy, ct);
+    }
+}
+
+START_TEST(test_every_isa_variant_gives_the_baseline_bits)
+{
+    const enum zero_dtype types[3] = {ZERO_F32, ZERO_F16, ZERO_BF16};
+    const size_t n = 5000; /* two whole chunks and a ragged one */
+    int compared = 0;
+    for (int isa = ZERO_ISA_BASE; isa < ZERO_ISA_COUNT; isa++) {
+        if (!zero_host_isa_supported(isa))
+            continue;
+        for (int algo = 0; algo < 3; algo++)
+            for (int gi = 0; gi < 3; gi++)
+                for (int ci = 0; ci < 3; ci++) {
+                    enum zero_dtype gt = types[gi], ct = types[ci];
+                    if (zero_dtype_size(ct) > zero_dtype_size(gt))
+                        continue; /* a copy is never wider than the gradient in place */
+                    struct state ref, got, inpl;
+                    state_init(&ref, n, gt);
+                    state_init(&got, n, gt);
+                    state_init(&inpl, n, gt);
+                    update(&ref, ZERO_ISA_BASE, algo == 2, algo == 1, n, gt, ct, 0);
+                    update(&got, isa, algo == 2, algo == 1, n, gt, ct, 0);
+                    update(&inpl, isa, algo == 2, algo == 1, n, gt, ct, 1);
+                    size_t cb = n * zero_dtype_size(ct);
+                    ck_assert_msg(same(ref.p, got.p, n * 4) && same(ref.m, got.m, n * 4) &&
+                                      same(ref.v, got.v, n * 4) && same(ref.copy, got.copy, cb),
+                                  "%s differs from base (algo %d, grad %s, copy %s)",
+                                  zero_host_isa_name(isa), algo, zero_dtype_name(gt),
+                                  zero_dtype_name(ct));
+                    ck_assert_msg(same(ref.p, inpl.p, n * 4) && same(ref.copy, inpl.g, cb),
+                                  "%s in place differs (algo %d, grad %s, copy %s)",
+                                  zero_host_isa_name(isa), algo, zero_dtype_name(gt),
+                                  zero_dtype_name(ct));
+                    state_free(&ref);
+                    state_free(&got);
+                    state_free(&inpl);
+                    compared++;
+                }
+    }
+    ck_assert_int_gt(compared, 0);
+}
+END_TEST
+
+/* ---- training ---- */
+
+static int run_ok(struct harness_run *r)
+{
+    struct zero_error err = {0};
+    int rc = harness_train(r, MPI_COMM_WORLD, &err);
+    if (rc)
+        fprintf(stderr, "rank %d: %s\n", mpi_check_rank(), err.msg);
+    return mpi_check_all(rc == 0);
+}
+
+static void offload(struct harness_run *r, int param)
+{
+    r->cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    r->cfg.zero_optimization.offload_param.device = param ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+}
+
+static void check_same_bits(enum zero_dtype precision, int accum, double clip, int sgd)
+{
+    for (int stage = 1; stage <= 3; stage++)
+        for (int param = 0; param <= (stage == 3); param++) {
+            struct harness_run base, off;
+            for (int i = 0; i < 2; i++) {
+                struct harness_run *x = i ? &off : &base;
+                harness_defaults(x, stage);
+                x->precision = precision;
+                x->steps = 4;
+                x->cfg.gradient_accumulation_steps = accum;
+                x->cfg.gradient_clipping = clip;
+                if (sgd) {
+                    x->cfg.optimizer.type = ZERO_OPTIM_SGD;
+                    x->cfg.optimizer.momentum = 0.9;
+                }
+                x->cfg.zero_optimization.stage3_param_persistence_threshold = 100;
+                if (i)
+                    offload(x, param);
+                ck_assert(run_ok(x));
+            }
+            ck_assert_msg(mpi_check_all(harness_same_bits(&base, &off)),
+                          "%s stage %d offload_param %d: offloaded training differs "
+                          "(accum %d, clip %g, %s)",
+                          zero_dtype_name(precision), stage, param, accum, clip,
+                          sgd ? "sgd" : "adamw");
+            ck_assert(base.losses[0] != base.losses[3]); /* it trained */
+            free(base.weights);
+            free(off.weights);
+        }
+}
+
+START_TEST(test_offloaded_training_is_bit_identical_fp32)
+{
+    check_same_bits(ZERO_F32, 1, 0.0, 0);
+    check_same_bits(ZERO_F32, 2, 0.05, 1);
+}
+END_TEST
+
+START_TEST(test_offloaded_training_is_bit_identical_mixed_precision)
+{
+    check_same_bits(ZERO_BF16, 3, 0.05, 0);
+    check_same_bits(ZERO_F16, 1, 0.0, 0);
+}
+END_TEST
+
+START_TEST(test_ledgers_hold_the_offloaded_states_where_the_theory_puts_them)
+{
+    for (int p = 0; p < 2; p++)
+        for (int stage = 1; stage <= 3; stage++)
+            for (int param = 0; param <= (stage == 3); param++) {
+                struct harness_run r;
+                harness_defaults(&r, stage);
+                r.precision = p ? ZERO_BF16 : ZERO_F32;
+                r.steps = 1;
+                offload(&r, param);
+                ck_assert(run_ok(&r));
+                const struct zero_ledger *d = &r.ledger_after_create;
+                const struct zero_ledger *h = &r.host_ledger_after_create;
+                int64_t n = mpi_check_size(), P = r.theory.psi_padded, shard = P / n;
+                int64_t c = p ? 2 : 4;
+                /* device: the compute-dtype parameters and gradients only */
+                ck_assert_int_eq(d->current[ZERO_TAG_MASTER], 0);
+                ck_assert_int_eq(d->current[ZERO_TAG_OPTIM], 0);
+                ck_assert_int_eq(d->current[ZERO_TAG_PARAMS],
+                                 param ? 0 : c * (stage == 3 ? shard : P));
+                ck_assert_int_eq(d->current[ZERO_TAG_GRADS], c * (stage >= 2 ? shard : P));
+                /* host: 4 + 8 + c bytes per element of the shard, + the parameter shard */
+                ck_assert_int_eq(h->current[ZERO_TAG_MASTER], 4 * shard);
+                ck_assert_int_eq(h->current[ZERO_TAG_OPTIM], 8 * shard);
+                ck_assert_int_eq(h->current[ZERO_TAG_GRADS], c * shard);
+                ck_assert_int_eq(h->current[ZERO_TAG_PARAMS], param ? c * shard : 0);
+                ck_assert_int_eq(zero_ledger_model_states(d), r.theory.model_state_bytes);
+                ck_assert_int_eq(zero_ledger_model_states(h), r.theory.host_state_bytes);
+                ck_assert_int_eq(r.theory.host_state_bytes, (12 + c + (param ? c : 0)) * shard);
+                free(r.weights);
+            }
+}
+END_TEST
+
+/* zero_engine_create's message for cfg, or "" */
+static void create_error(const struct zero_config *cfg, char *msg, size_t len)
+{
+    struct zero_error err = {0};
+    struct zero_device *dev = NULL;
+    struct zero_model *model = NULL;
+    struct zero_engine *e = NULL;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    ck_assert_int_eq(zero_device_open(&dev, "cpu", &comm, &opt, &err), 0);
+    ck_assert_int_eq(zero_nn_build_mlp(&model, 8, 1, 3, &err), 0);
+    int rc = zero_engine_create(&e, cfg, model, dev, &err);
+    snprintf(msg, len, "%s", rc ? err.msg : "");
+    zero_engine_destroy(e);
+    zero_model_destroy(model);
+    zero_device_close(dev);
+}
+
+START_TEST(test_offload_the_stage_cannot_honour_names_the_key)
+{
+    static const struct {
+        int stage, opt, param;
+        const char *says;
+    } cases[] = {
+        {0, 1, 0, "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3"},
+        {2, 1, 1, "zero_optimization.offload_param.device = cpu needs stage 3 (stage is 2)"},
+        {3, 0, 1, "needs offload_optimizer.device = cpu as well"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct zero_config cfg;
+        zero_config_defaults(&cfg);
+        cfg.train_micro_batch_size_per_gpu = 1;
+        cfg.zero_optimization.stage = cases[i].stage;
+        cfg.zero_optimization.offload_optimizer.device = cases[i].opt;
+        cfg.zero_optimization.offload_param.device = cases[i].param;
+        char msg[1024];
+        create_error(&cfg, msg, sizeof msg);
+        ck_assert_msg(strstr(msg, cases[i].says) != NULL, "case %zu: got '%s'", i, msg);
+    }
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("offload");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_every_isa_variant_gives_the_baseline_bits);
+    tcase_add_test(tc, test_offloaded_training_is_bit_identical_fp32);
+    tcase_add_test(tc, test_offloaded_training_is_bit_identical_mixed_precision);
+    tcase_add_test(tc, test_ledgers_hold_the_offloaded_states_where_the_theory_puts_them);
+    tcase_add_test(tc, test_offload_the_stage_cannot_honour_names_the_key);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    return mpi_check_main(&argc, &argv, make_suite);
+}
