@@ -16,6 +16,12 @@ noinst_PROGRAMS += %reldir%/gpt
 bench_gpt_SOURCES = %reldir%/gpt.c
 bench_gpt_LDADD = libzero.la $(BLAS_LIBS) -lm
 
+# tokens/s and MFU of GPT-2 124M per stage on a GPU (tests/gpu/run.sh):
+# mpirun -np 1 bench/gpt_mfu --backend cuda --dtype bf16 --peak-tflops 989
+noinst_PROGRAMS += %reldir%/gpt_mfu
+bench_gpt_mfu_SOURCES = %reldir%/gpt_mfu.c
+bench_gpt_mfu_LDADD = libzero.la $(BLAS_LIBS) -lm
+
 # the host optimizer (ZeRO-Offload's CPU Adam) per instruction set: bench/host_optim [Melements]
 noinst_PROGRAMS += %reldir%/host_optim
 bench_host_optim_SOURCES = %reldir%/host_optim.c

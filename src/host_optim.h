@@ -39,7 +39,7 @@ void zero_host_adam(enum zero_host_isa isa, const struct zero_adam_consts *k, fl
                     const void *grad, enum zero_dtype grad_type, float *exp_avg, float *exp_avg_sq,
                     size_t n, void *param_copy, enum zero_dtype copy_type);
 
-/* One SGD update (torch.optim.SGD's formula; see cpu_kernels.c); momentum may be
+/* One SGD update (torch.optim.SGD's formula, written out in host_optim.c); momentum may be
  * NULL when args->momentum == 0; param_copy may be grad, as for Adam.
  * Arguments are the caller's to check. */
 void zero_host_sgd(enum zero_host_isa isa, const struct zero_sgd_args *args, float *param,

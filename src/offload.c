@@ -8,8 +8,8 @@
  * as soon as its copy has landed, while the copies of later units proceed,
  * and queues u's new compute-dtype parameters back behind them, out of the
  * same staging buffer the gradient came in through (host_optim.h allows the
- * copy to overwrite the gradient; both are in the compute dtype). With offload_param the host optimizer
- * writes the host parameter shard directly and nothing goes back.
+ * copy to overwrite the gradient; both are in the compute dtype). With offload_param the host
+ * optimizer writes the host parameter shard directly and nothing goes back.
  *
  * Exactness: the host optimizer is the loop the cpu backend's adam and sgd
  * entries run, so on the cpu backend an offloaded step gives the same bits as

@@ -8,7 +8,14 @@ tests_test_cuda_backend_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_cuda_backend_LDADD = $(TEST_LDADD)
 TESTS += tests/test_cuda_backend.np1 tests/test_cuda_backend.np2
 
-# GEMM rate of the cuda backend, run by tests/gpu/device_checks.sh (not a test)
+# the toy MLP and a tiny GPT trained on cuda and on cpu, stages 0-3: final weights compared
+check_PROGRAMS += tests/test_cuda_training
+tests_test_cuda_training_SOURCES = tests/test_cuda_training.c tests/mpi_check.h
+tests_test_cuda_training_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_cuda_training_LDADD = $(TEST_LDADD)
+TESTS += tests/test_cuda_training.np1 tests/test_cuda_training.np2
+
+# GEMM rate of the cuda backend, run by tests/gpu/run.sh (not a test)
 noinst_PROGRAMS += tests/gpu/gemm_bench
 tests_gpu_gemm_bench_SOURCES = tests/gpu/gemm_bench.c
 tests_gpu_gemm_bench_LDADD = libzero.la $(BLAS_LIBS) $(JANSSON_LIBS) -lm

@@ -35,7 +35,7 @@ cudaError_t cuda_launch_axpy(cudaStream_t st, float a, const float *x, float *y,
 cudaError_t cuda_launch_scale(cudaStream_t st, float a, float *x, size_t n);
 cudaError_t cuda_launch_add(cudaStream_t st, float *out, const float *a, const float *b, size_t n);
 
-/* The per-step constants of backends/cpu/cpu_kernels.c's adam_element, computed on
+/* The per-step constants of src/host_optim.c's adam_f32, computed on
  * the host in the same way. */
 cudaError_t cuda_launch_adam(cudaStream_t st, float *param, const void *grad,
                              enum zero_dtype grad_type, float *exp_avg, float *exp_avg_sq, size_t n,

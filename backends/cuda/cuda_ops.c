@@ -1,7 +1,7 @@
 /* Elementwise kernels, the fused optimizers and the reductions of the cuda backend:
  * the cpu backend's argument checks and messages, then a launch on the compute stream
- * (cuda_kernels.cu). The optimizers' per-step constants are computed here on the host
- * exactly as backends/cpu/cpu_kernels.c computes them, so the updates match its bits. */
+ * (cuda_kernels.cu). The optimizers' per-step constants come from src/optim_consts.c,
+ * as the cpu backend's do, so the updates match its bits. */
 #include <math.h>
 
 #include "cuda_launch.h"

@@ -34,6 +34,6 @@ noinst_HEADERS += \
 	%reldir%/cuda_ops.h \
 	%reldir%/cuda_launch.h \
 	%reldir%/cuda_device.cuh
-# the GPU check script for a machine with a GPU (tests/gpu/device_checks.sh), distributed
+# the GPU check script for a machine with a GPU (tests/gpu/run.sh), distributed
 # whatever the configuration
-EXTRA_DIST += tests/gpu/device_checks.sh tests/gpu/make_bundle.sh tests/gpu/gemm_bench.c
+EXTRA_DIST += tests/gpu/run.sh tests/gpu/make_bundle.sh tests/gpu/gemm_bench.c

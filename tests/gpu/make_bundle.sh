@@ -1,5 +1,5 @@
 #!/bin/sh
-# make_bundle.sh -- prepare, on a machine WITHOUT a GPU, what tests/gpu/device_checks.sh
+# make_bundle.sh -- prepare, on a machine WITHOUT a GPU, what tests/gpu/run.sh
 # needs on a GPU machine that has the CUDA driver and toolkit but no MPI, OpenBLAS,
 # jansson or Check (the lent H200's image: nvcc and PyTorch, nothing of ours).
 #
@@ -10,7 +10,7 @@
 # wrapper or build path is needed), copies the programs the checks run into
 # .gpu-bundle/bin, and the Debian packages of every shared library they (and Open MPI's
 # mpirun) load, from the apt cache, into .gpu-bundle/debs. CUDA's own libraries
-# (cudart, cuBLAS, NCCL) are not bundled: device_checks.sh finds them there.
+# (cudart, cuBLAS, NCCL) are not bundled: run.sh finds them there.
 # .gpu-bundle/ is added to .git/info/exclude, so it travels only when `carry' names it.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +26,8 @@ mkdir -p "$build_dir"
 if [ ! -f "$build_dir/Makefile" ] || ! grep -q 'disable-shared' "$build_dir/config.status"; then
     (cd "$build_dir" && ../configure --with-cuda --with-nccl --disable-shared >configure.out)
 fi
-progs="tests/test_cuda_backend tests/test_kernels tests/gpu/gemm_bench examples/train_mlp"
+# the programs run.sh runs (its list `progs' too)
+progs="tests/test_cuda_backend tests/test_cuda_training tests/gpu/gemm_bench bench/gpt_mfu"
 # shellcheck disable=SC2086 # $progs: one word per program
 make -C "$build_dir" -j"$(nproc)" $progs >"$build_dir/bundle-make.out"
 
@@ -66,4 +67,4 @@ if [ -n "$missing" ]; then # not in the apt cache: fetch those few with apt's ow
         echo "make_bundle: could not download:$missing" >&2
 fi
 du -sh "$bundle"
-echo "make_bundle: ready; carry .gpu-bundle with the device run (see tests/gpu/device_checks.sh)"
+echo "make_bundle: ready; carry .gpu-bundle with the device run (see tests/gpu/run.sh)"
