@@ -47,6 +47,7 @@ static const char *const warmup_names[] = {"log", "linear", NULL};
 static const char *const device_names[] = {"none", "cpu", "nvme", NULL};
 static const char *const backend_names[] = {"cpu", "cuda", NULL};
 static const char *const coll_names[] = {"exact", "native", NULL};
+static const char *const matmul_names[] = {"auto", "fp32", "compute", NULL};
 
 #define ADAMS WHEN_ADAMS
 #define SGD WHEN_OPTIM(ZERO_OPTIM_SGD)
@@ -184,6 +185,7 @@ const struct config_key config_keys[] = {
     SECTION("libzero"),
     KEY(KEY_STRING, "libzero.backend", libzero.backend, 0, 0, .names = backend_names),
     ENUM("libzero.collectives", libzero.coll_mode, coll_names),
+    ENUM("libzero.matmul", libzero.matmul, matmul_names),
     KEY(KEY_I64, "libzero.align", libzero.align, 1, 1073741824.0),
     KEY(KEY_U64, "libzero.seed", libzero.seed, 0, 18446744073709551615.0),
     SECTION("libzero.trace"),

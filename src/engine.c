@@ -128,6 +128,21 @@ static int check_config(struct zero_engine *e, struct zero_error *err)
     return ZERO_OK;
 }
 
+/* libzero.matmul: low-precision GEMM operands where asked for, or ("auto")
+ * where the backend runs them much faster; fp32 training always multiplies fp32. */
+static enum zero_dtype matmul_type(const struct zero_config *cfg, const struct zero_backend *be,
+                                   enum zero_dtype cdt)
+{
+    switch (cfg->libzero.matmul) {
+    case ZERO_MATMUL_COMPUTE:
+        return cdt;
+    case ZERO_MATMUL_AUTO:
+        return be->caps & ZERO_CAP_FAST_LOWP_GEMM ? cdt : ZERO_F32;
+    default:
+        return ZERO_F32;
+    }
+}
+
 int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
                        struct zero_model *model, struct zero_device *dev, struct zero_error *err)
 {
@@ -148,6 +163,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->csize = zero_dtype_size(e->cdt);
     e->mixed = e->cdt != ZERO_F32;
     e->separate_master = e->mixed;
+    e->matmul_type = matmul_type(cfg, dev->be, e->cdt);
     if (e->cdt == ZERO_F16)
         zero_loss_scaler_init(&e->scaler, &cfg->fp16);
     int rc;

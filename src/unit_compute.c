@@ -52,19 +52,32 @@ static int param_fp32(struct zero_engine *e, int o, float **out, struct zero_err
     return ZERO_OK;
 }
 
+/* Slot i of ctx: parameter p of unit o, as fp32 and (low-precision GEMMs) in the
+ * compute dtype, straight from the whole compute-dtype buffer. */
+static int fill_slot(struct zero_engine *e, struct zero_unit_ctx *ctx, int i, int o, int p,
+                     struct zero_error *err)
+{
+    float *whole;
+    int rc = param_fp32(e, o, &whole, err);
+    if (rc)
+        return rc;
+    int64_t offset = e->us[o].layout.offset[p];
+    ctx->param[i] = whole + offset;
+    if (ctx->matmul_type != ZERO_F32)
+        ctx->param_lowp[i] = engine_at(e, engine_param_whole(e, o), offset);
+    return ZERO_OK;
+}
+
 int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
                         struct zero_error *err)
 {
     const struct zero_unit *unit = e->model->units[u];
-    float *whole;
-    int rc = param_fp32(e, u, &whole, err);
+    int rc = ZERO_OK;
     for (int p = 0; p < unit->nparams && !rc; p++)
-        ctx->param[p] = whole + e->us[u].layout.offset[p];
-    for (int x = 0; x < unit->nexternal && !rc; x++) {
-        int o = unit->external[x].unit, p = unit->external[x].param;
-        if (!(rc = param_fp32(e, o, &whole, err)))
-            ctx->param[unit->nparams + x] = whole + e->us[o].layout.offset[p];
-    }
+        rc = fill_slot(e, ctx, p, u, p, err);
+    for (int x = 0; x < unit->nexternal && !rc; x++)
+        rc = fill_slot(e, ctx, unit->nparams + x, unit->external[x].unit, unit->external[x].param,
+                       err);
     return rc;
 }
 
@@ -87,6 +100,7 @@ void compute_init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *ms
     ctx->be = e->be;
     ctx->bself = e->bself;
     ctx->rows = e->rows;
+    ctx->matmul_type = e->matmul_type;
     ctx->tokens = e->tokens;
     ctx->labels = e->labels;
     /* fp16: the loss is scaled before backward (DeepSpeed's loss scaling) */

@@ -13,11 +13,12 @@
  *   on the cpu backend (noise of 1e-7 and 1e-6 relative on the initial weights, then the
  *   10 steps below, 1 rank) both models ended less than 1e-6 apart.
  *
- *   bf16: rel <= 2e-3. Activations and gradients are bf16 (8 significant bits): where
- *   the two backends' fp32 GEMM results straddle a rounding boundary their bf16 values
- *   differ by one ulp (2^-8 to 2^-7 relative), and the updates carry such flips into
- *   the fp32 master. Each backend's bf16 run is a rounding of the same fp32 run, which the two
- *   fp32 runs agree on to 1e-6, so cuda and cpu in bf16 differ by at most about twice
+ *   bf16: rel <= 2e-3. Parameters and gradients are bf16 and so are the GEMM operands
+ *   (libzero.matmul = compute on both backends: what "auto" picks on cuda), 8
+ *   significant bits: where the two backends' fp32 results straddle a rounding boundary
+ *   their bf16 values differ by one ulp (2^-8 to 2^-7 relative), and the updates carry
+ *   such flips into the fp32 master. Each backend's bf16 run is a rounding of the same fp32 run,
+ * which the two fp32 runs agree on to 1e-6, so cuda and cpu in bf16 differ by at most about twice
  *   the distance from bf16 to fp32 training. On the cpu backend that distance is 9e-4
  *   (MLP) and 5e-4 (GPT) after these 10 steps: 2e-3 is twice the larger, rounded up.
  *   (The simulation above, in bf16, ended 5e-4 apart at most.)
@@ -89,6 +90,7 @@ static void configure(struct zero_config *c, const struct run *r, const struct z
     c->train_micro_batch_size_per_gpu = MICRO;
     c->gradient_accumulation_steps = 1;
     c->bf16.enabled = r->bf16;
+    c->libzero.matmul = ZERO_MATMUL_COMPUTE; /* both backends alike; fp32 training ignores it */
     c->libzero.align = 64; /* small blocks: tiny units still split over the ranks */
 }
 

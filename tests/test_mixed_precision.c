@@ -17,7 +17,8 @@ static int run_ok(struct harness_run *r)
     return mpi_check_all(rc == 0);
 }
 
-static void check_stages_match(enum zero_dtype precision, int accum, double clip)
+static void check_stages_match_matmul(enum zero_dtype precision, int accum, double clip,
+                                      enum zero_matmul matmul)
 {
     struct harness_run base, r;
     for (int stage = 0; stage <= 3; stage++) {
@@ -27,6 +28,7 @@ static void check_stages_match(enum zero_dtype precision, int accum, double clip
         x->steps = 4;
         x->cfg.gradient_accumulation_steps = accum;
         x->cfg.gradient_clipping = clip;
+        x->cfg.libzero.matmul = matmul;
         ck_assert(run_ok(x));
         if (stage > 0) {
             ck_assert_msg(mpi_check_all(harness_same_bits(&base, &r)),
@@ -42,6 +44,45 @@ static void check_stages_match(enum zero_dtype precision, int accum, double clip
     ck_assert_int_gt(applied, 0);
     free(base.weights);
 }
+
+static void check_stages_match(enum zero_dtype precision, int accum, double clip)
+{
+    check_stages_match_matmul(precision, accum, clip, ZERO_MATMUL_AUTO);
+}
+
+/* libzero.matmul = compute: GEMM operands in the compute dtype (what "auto"
+ * picks on the cuda backend). Stages still agree to the bit; the result is a
+ * different rounding of the same training, close to the fp32-operand one. */
+START_TEST(test_low_precision_matmul_keeps_stages_bit_identical)
+{
+    check_stages_match_matmul(ZERO_BF16, 2, 0.05, ZERO_MATMUL_COMPUTE);
+    check_stages_match_matmul(ZERO_F16, 1, 0.0, ZERO_MATMUL_COMPUTE);
+    struct harness_run f32ops, lowops;
+    for (int i = 0; i < 2; i++) {
+        struct harness_run *x = i ? &lowops : &f32ops;
+        harness_defaults(x, 2);
+        x->precision = ZERO_BF16;
+        x->steps = 4;
+        x->cfg.libzero.matmul = i ? ZERO_MATMUL_COMPUTE : ZERO_MATMUL_FP32;
+        ck_assert(run_ok(x));
+    }
+    double diff = 0.0, norm = 0.0; /* squared 2-norms */
+    for (int64_t i = 0; i < f32ops.nweights; i++) {
+        double d = (double)lowops.weights[i] - (double)f32ops.weights[i];
+        diff += d * d;
+        norm += (double)f32ops.weights[i] * f32ops.weights[i];
+    }
+    /* the activations' rounding changed the result (the option did something),
+     * by little: Adam turns a gradient's flipped sign into a step of lr, so the
+     * difference is measured in norm, not element by element */
+    ck_assert_msg(diff > 0.0, "matmul compute gave the fp32-operand bits");
+    ck_assert_msg(sqrt(diff / norm) < 1e-2, "matmul compute is %g (relative 2-norm) away",
+                  sqrt(diff / norm));
+    ck_assert(fabs(lowops.losses[3] - f32ops.losses[3]) < 1e-2 * fabs(f32ops.losses[3]));
+    free(f32ops.weights);
+    free(lowops.weights);
+}
+END_TEST
 
 START_TEST(test_fp16_stages_bit_identical_with_accumulation_and_clipping)
 {
@@ -232,6 +273,7 @@ Suite *make_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_fp16_stages_bit_identical_with_accumulation_and_clipping);
     tcase_add_test(tc, test_bf16_stages_bit_identical_with_accumulation_and_clipping);
+    tcase_add_test(tc, test_low_precision_matmul_keeps_stages_bit_identical);
     tcase_add_test(tc, test_mixed_precision_ledger_equals_the_paper);
     tcase_add_test(tc, test_inf_on_one_rank_skips_the_step_everywhere_and_lowers_the_scale);
     tcase_add_test(tc, test_world_sizes_1_2_4_bit_identical_in_mixed_precision);

@@ -344,6 +344,7 @@ static int cuda_set_coll_mode(void *self, enum zero_coll_mode mode)
 const struct zero_backend zero_backend_cuda = {
     .abi_version = ZERO_BACKEND_ABI,
     .name = "cuda",
+    .caps = ZERO_CAP_FAST_LOWP_GEMM,
 
     .probe = cuda_probe,
     .open = cuda_open,

@@ -71,9 +71,15 @@ struct zero_sgd_args {
 
 struct zero_request; /* opaque completion handle of a non-blocking collective */
 
+/* zero_backend.caps */
+#define ZERO_CAP_FAST_LOWP_GEMM                                                                    \
+    1u /* fp16/bf16 GEMMs run far faster than fp32 ones (tensor                                    \
+          cores): libzero.matmul "auto" picks them */
+
 struct zero_backend {
     int abi_version; /* ZERO_BACKEND_ABI */
     const char *name;
+    unsigned caps; /* ZERO_CAP_* */
 
     /* ---- lifetime ---- */
     /* 0 if this backend can run here (devices present, ...); else fills why. */

@@ -112,9 +112,18 @@ struct zero_activation_checkpointing_config {
 };
 
 /* libzero's own section ("libzero": {...} in JSON) so a DeepSpeed file stays valid. */
+/* libzero.matmul: the precision of the GEMM operands in mixed precision. */
+enum zero_matmul {
+    ZERO_MATMUL_AUTO = 0, /* the compute dtype where the backend's low-precision GEMMs are
+                             fast (tensor cores: cuda), fp32 elsewhere (cpu) */
+    ZERO_MATMUL_FP32,     /* fp32 operands: the layers compute in fp32 throughout */
+    ZERO_MATMUL_COMPUTE   /* operands in the compute dtype (fp16/bf16), fp32 accumulation */
+};
+
 struct zero_libzero_config {
     char backend[16];              /* "cpu" */
     enum zero_coll_mode coll_mode; /* exact */
+    enum zero_matmul matmul;       /* auto */
     int64_t align;                 /* elements: unit shards are multiples of this; also the
                                       norm block size (2048) */
     uint64_t seed;                 /* parameter initialization (1234) */

@@ -63,6 +63,12 @@ struct zero_unit_ctx {
      * in declaration order. grad_accumulate[i] = 1 means grad[i] already holds
      * another unit's contribution for this micro-step: add to it; 0: overwrite. */
     float *param[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
+    /* The GEMM operand dtype (libzero.matmul): ZERO_F32, or the compute dtype
+     * (fp16/bf16). In the latter case param_lowp[i] is parameter i in that dtype
+     * (the engine's own buffer, not a copy) and the layers round activations to
+     * it before each product (nn_gemm); sums and results stay fp32. */
+    enum zero_dtype matmul_type;
+    const void *param_lowp[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     float *grad[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     int grad_accumulate[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     void *saved;           /* saved_bytes(rows) kept from forward to backward */

@@ -25,10 +25,10 @@ int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *
 {
     const struct zero_backend *be = ctx->be;
     /* y (rows, out) = x (rows, in) @ w (in, out) */
-    int rc = be->gemm(ctx->bself, 0, 0, ctx->rows, out, in, 1.0f, x, ZERO_F32, in, ctx->param[p],
-                      ZERO_F32, out, 0.0f, y, ZERO_F32, out);
+    int rc = nn_gemm(ctx, "gemm y = x w", 0, 0, ctx->rows, out, in, nn_act(x), in, nn_param(ctx, p),
+                     out, 0.0f, y, out);
     if (rc != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "gemm y = x w");
+        return rc;
     /* y (rows, out) += b (out) */
     rc = be->bias_add(ctx->bself, y, ctx->param[p + 1], ctx->rows, out);
     return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "bias_add") : ZERO_OK;
@@ -40,10 +40,10 @@ int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const 
     const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
     /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh */
-    int rc = be->gemm(ctx->bself, 1, 0, in, out, rows, 1.0f, x, ZERO_F32, in, dy, ZERO_F32, out,
-                      ctx->grad_accumulate[p] ? 1.0f : 0.0f, ctx->grad[p], ZERO_F32, out);
+    int rc = nn_gemm(ctx, "gemm dw = x^T dy", 1, 0, in, out, rows, nn_act(x), in, nn_act(dy), out,
+                     ctx->grad_accumulate[p] ? 1.0f : 0.0f, ctx->grad[p], out);
     if (rc != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "gemm dw = x^T dy");
+        return rc;
     /* db (out) = sum over rows of dy (rows, out) */
     rc = be->bias_grad(ctx->bself, ctx->grad[p + 1], dy, rows, out,
                        ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
@@ -52,7 +52,6 @@ int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const 
     if (dx == NULL)
         return ZERO_OK;
     /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx */
-    rc = be->gemm(ctx->bself, 0, 1, rows, in, out, 1.0f, dy, ZERO_F32, out, ctx->param[p], ZERO_F32,
-                  out, dx_beta, dx, ZERO_F32, in);
-    return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "gemm dx = dy w^T") : ZERO_OK;
+    return nn_gemm(ctx, "gemm dx = dy w^T", 0, 1, rows, in, out, nn_act(dy), out, nn_param(ctx, p),
+                   out, dx_beta, dx, in);
 }

@@ -45,7 +45,7 @@ static int head_logits(const struct gpt_dims *d, struct zero_unit_ctx *ctx, cons
 {
     int rc = gpt_layernorm_forward(ctx, LNF, x, s->h, s->mean, s->rstd, d->C);
     if (rc == ZERO_OK)
-        rc = nn_affine_forward(ctx, s->h, ctx->param[WTE], NULL, logits, d->C, d->V);
+        rc = nn_affine_forward(ctx, s->h, WTE, NULL, logits, d->C, d->V);
     return rc;
 }
 
@@ -82,7 +82,7 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
                                     ctx->dloss);
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "xent_backward");
-    rc = nn_affine_backward(ctx, s.h, ctx->param[WTE], dlogits, dh, 0.0f, ctx->grad[WTE],
+    rc = nn_affine_backward(ctx, s.h, WTE, dlogits, dh, 0.0f, ctx->grad[WTE],
                             ctx->grad_accumulate[WTE], NULL, 0, d->C, d->V);
     if (rc == ZERO_OK)
         rc = gpt_layernorm_backward(ctx, LNF, x, dh, s.mean, s.rstd, dx != NULL ? dx : unused_dx,

@@ -24,16 +24,16 @@ int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, in
     return ZERO_OK;
 }
 
-int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, const float *w, const float *b,
-                      float *y, int64_t in, int64_t out)
+int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const float *b, float *y,
+                      int64_t in, int64_t out)
 {
     const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
     /* y (rows, out) = x (rows, in) @ w^T (in, out) */
-    int rc = be->gemm(ctx->bself, 0, 1, rows, out, in, 1.0f, x, ZERO_F32, in, w, ZERO_F32, in, 0.0f,
-                      y, ZERO_F32, out);
+    int rc = nn_gemm(ctx, "gemm y = x w^T", 0, 1, rows, out, in, nn_act(x), in, nn_param(ctx, w),
+                     in, 0.0f, y, out);
     if (rc != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "gemm y = x w^T");
+        return rc;
     if (b == NULL)
         return ZERO_OK;
     /* y (rows, out) += b (out) */
@@ -43,18 +43,18 @@ int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, const float *w,
     return ZERO_OK;
 }
 
-int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, const float *w, const float *dy,
-                       float *dx, float dx_beta, float *dw, int acc_w, float *db, int acc_b,
-                       int64_t in, int64_t out)
+int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,
+                       float dx_beta, float *dw, int acc_w, float *db, int acc_b, int64_t in,
+                       int64_t out)
 {
     const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
     /* dw (out, in) = dy^T (out, rows) @ x (rows, in); beta 0 writes a micro-step's
      * gradient fresh, which the exactness contract relies on. */
-    int rc = be->gemm(ctx->bself, 1, 0, out, in, rows, 1.0f, dy, ZERO_F32, out, x, ZERO_F32, in,
-                      acc_w ? 1.0f : 0.0f, dw, ZERO_F32, in);
+    int rc = nn_gemm(ctx, "gemm dw = dy^T x", 1, 0, out, in, rows, nn_act(dy), out, nn_act(x), in,
+                     acc_w ? 1.0f : 0.0f, dw, in);
     if (rc != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "gemm dw = dy^T x");
+        return rc;
     if (db != NULL) {
         /* db (out) = sum over rows of dy (rows, out) */
         rc = be->bias_grad(ctx->bself, db, dy, rows, out, acc_b ? 1.0f : 0.0f);
@@ -63,10 +63,10 @@ int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, const float *w
     }
     if (dx != NULL) {
         /* dx (rows, in) = dy (rows, out) @ w (out, in) + dx_beta * dx */
-        rc = be->gemm(ctx->bself, 0, 0, rows, in, out, 1.0f, dy, ZERO_F32, out, w, ZERO_F32, in,
-                      dx_beta, dx, ZERO_F32, in);
+        rc = nn_gemm(ctx, "gemm dx = dy w", 0, 0, rows, in, out, nn_act(dy), out, nn_param(ctx, w),
+                     in, dx_beta, dx, in);
         if (rc != ZERO_OK)
-            return nn_backend_fail(ctx, rc, "gemm dx = dy w");
+            return rc;
     }
     return ZERO_OK;
 }
@@ -93,8 +93,8 @@ static size_t linear_scratch_bytes(const struct zero_unit *u, int64_t rows)
 static int linear_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
                           float *y)
 {
-    return nn_affine_forward(ctx, x, ctx->param[0], has_bias(u) ? ctx->param[1] : NULL, y,
-                             u->in_width, u->out_width);
+    return nn_affine_forward(ctx, x, 0, has_bias(u) ? ctx->param[1] : NULL, y, u->in_width,
+                             u->out_width);
 }
 
 /* dx (rows, in) = dy @ weight; dweight (out, in) = dy^T @ x; dbias (out) = sum_rows dy */
@@ -102,9 +102,9 @@ static int linear_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
                            const float *dy, float *dx)
 {
     const int bias = has_bias(u);
-    return nn_affine_backward(ctx, x, ctx->param[0], dy, dx, 0.0f, ctx->grad[0],
-                              ctx->grad_accumulate[0], bias ? ctx->grad[1] : NULL,
-                              bias ? ctx->grad_accumulate[1] : 0, u->in_width, u->out_width);
+    return nn_affine_backward(ctx, x, 0, dy, dx, 0.0f, ctx->grad[0], ctx->grad_accumulate[0],
+                              bias ? ctx->grad[1] : NULL, bias ? ctx->grad_accumulate[1] : 0,
+                              u->in_width, u->out_width);
 }
 
 static const struct zero_unit_ops linear_ops = {

@@ -2,6 +2,7 @@
 libzero_la_SOURCES += \
 	src/model.c \
 	%reldir%/nn_error.c \
+	%reldir%/matmul.c \
 	%reldir%/linear.c \
 	%reldir%/gelu.c \
 	%reldir%/mlp_block.c \

@@ -15,16 +15,34 @@ int nn_backend_fail(struct zero_unit_ctx *ctx, int rc, const char *what);
 int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out, int bias,
                          struct zero_error *err);
 
-/* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out); b may be NULL. */
-int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, const float *w, const float *b,
-                      float *y, int64_t in, int64_t out);
+/* A GEMM operand (matmul.c): an fp32 activation, or parameter slot `param` of
+ * ctx, which has a compute-dtype view when the GEMMs run in that dtype.
+ * Operands are packed: ld is the stored width. */
+struct nn_operand {
+    const float *x;
+    int param; /* -1: an activation */
+};
+struct nn_operand nn_act(const float *x);
+struct nn_operand nn_param(const struct zero_unit_ctx *ctx, int i);
+
+/* c (m, n; ldc, fp32) = op(a) (m, k) @ op(b) (k, n) + beta * c, with the operands
+ * in ctx->matmul_type (activations rounded to it in a workspace); fp32 sums.
+ * what names the product in an error ("gemm y = x w^T"). */
+int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+            int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+            float beta, float *c, int64_t ldc);
+
+/* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out), w = parameter slot w of
+ * ctx, (out, in); b may be NULL. */
+int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const float *b, float *y,
+                      int64_t in, int64_t out);
 
 /* The gradients of nn_affine_forward from dy (rows, out):
  *   dx (rows, in) = dy @ w (out, in) + dx_beta * dx   (skipped when dx is NULL)
  *   dw (out, in)  = dy^T @ x (rows, in) + (acc_w ? dw : 0)
  *   db (out)      = sum over rows of dy + (acc_b ? db : 0)   (skipped when db is NULL) */
-int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, const float *w, const float *dy,
-                       float *dx, float dx_beta, float *dw, int acc_w, float *db, int acc_b,
-                       int64_t in, int64_t out);
+int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,
+                       float dx_beta, float *dw, int acc_w, float *db, int acc_b, int64_t in,
+                       int64_t out);
 
 #endif

@@ -1,0 +1,64 @@
+/* nn_gemm: every GEMM of the built-in layers, in the precision the engine
+ * chose (ctx->matmul_type, from libzero.matmul).
+ *
+ * fp32: the operands as they are. Compute dtype (mixed precision with
+ * low-precision GEMMs, as AMP's autocast does for matmuls): parameters through
+ * their compute-dtype view (ctx->param_lowp: the engine's own buffer, no
+ * conversion), activations rounded into a workspace first; the backend sums in
+ * fp32 and writes fp32. The rounding is the same on every rank and stage, so the
+ * exactness contract holds in both precisions; they differ from each other by
+ * the rounding of the activations. */
+#include "nn_internal.h"
+
+struct nn_operand nn_act(const float *x)
+{
+    return (struct nn_operand){.x = x, .param = -1};
+}
+
+struct nn_operand nn_param(const struct zero_unit_ctx *ctx, int i)
+{
+    return (struct nn_operand){.x = ctx->param[i], .param = i};
+}
+
+/* o as the GEMM reads it: (stored rows * ld) elements; *tmp receives a
+ * workspace block to free when o had to be rounded. */
+static int lowered(struct zero_unit_ctx *ctx, struct nn_operand o, size_t n, const void **out,
+                   enum zero_dtype *t, void **tmp)
+{
+    const struct zero_backend *be = ctx->be;
+    *tmp = NULL;
+    *out = o.x;
+    *t = ZERO_F32;
+    if (ctx->matmul_type == ZERO_F32)
+        return ZERO_OK;
+    *t = ctx->matmul_type;
+    if (o.param >= 0 && ctx->param_lowp[o.param] != NULL) {
+        *out = ctx->param_lowp[o.param];
+        return ZERO_OK;
+    }
+    int rc = be->alloc(ctx->bself, n * zero_dtype_size(*t), ZERO_TAG_WORKSPACE, tmp);
+    if (rc == ZERO_OK)
+        rc = be->cast(ctx->bself, *tmp, *t, o.x, ZERO_F32, n);
+    *out = *tmp;
+    return rc;
+}
+
+int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+            int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+            float beta, float *c, int64_t ldc)
+{
+    const struct zero_backend *be = ctx->be;
+    const void *pa, *pb;
+    enum zero_dtype tpa, tpb;
+    void *tmp_a = NULL, *tmp_b = NULL;
+    /* stored shapes: A is (m, k), or (k, m) when transposed; B likewise */
+    int rc = lowered(ctx, a, (size_t)((ta ? k : m) * lda), &pa, &tpa, &tmp_a);
+    if (rc == ZERO_OK)
+        rc = lowered(ctx, b, (size_t)((tb ? n : k) * ldb), &pb, &tpb, &tmp_b);
+    if (rc == ZERO_OK)
+        rc = be->gemm(ctx->bself, ta, tb, m, n, k, 1.0f, pa, tpa, lda, pb, tpb, ldb, beta, c,
+                      ZERO_F32, ldc);
+    be->free(ctx->bself, tmp_a);
+    be->free(ctx->bself, tmp_b);
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}
