@@ -68,20 +68,20 @@ static int timed_gemm(void *self, int ta, int tb, int64_t m, int64_t n, int64_t 
 }
 
 static int timed_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B,
-                                   int64_t T, int64_t C, int64_t NH)
+                                   int64_t T, int64_t C, int64_t NH, enum zero_dtype mt)
 {
     double t0 = MPI_Wtime();
-    int rc = real_be->attention_forward(self, y, att, qkv, B, T, C, NH);
+    int rc = real_be->attention_forward(self, y, att, qkv, B, T, C, NH, mt);
     timing.attention += MPI_Wtime() - t0;
     return rc;
 }
 
 static int timed_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
                                     const float *qkv, const float *att, int64_t B, int64_t T,
-                                    int64_t C, int64_t NH)
+                                    int64_t C, int64_t NH, enum zero_dtype mt)
 {
     double t0 = MPI_Wtime();
-    int rc = real_be->attention_backward(self, dqkv, scratch, dy, qkv, att, B, T, C, NH);
+    int rc = real_be->attention_backward(self, dqkv, scratch, dy, qkv, att, B, T, C, NH, mt);
     timing.attention += MPI_Wtime() - t0;
     return rc;
 }

@@ -3,7 +3,12 @@
  *
  *   mpirun -np 2 bench/stages [--hidden 1024] [--layers 12] [--batch 32]
  *                             [--steps 5] [--mode exact|native] [--rounds 2]
- *                             [--reuse-distance N]
+ *                             [--reuse-distance N] [--offload]
+ *
+ * --offload adds stages 1-3 with ZeRO-Offload (optimizer state in host memory;
+ * stage 3 also its parameter shards): on the cpu backend host and device memory
+ * are the same, so those rows show the cost of the offload pipeline itself
+ * (the copies out and back), not of a PCIe link.
  *
  * --reuse-distance 0 makes stage 3 gather every unit again for its backward
  * (the paper's 3Ψ); DeepSpeed's default 1e9 keeps this model's units gathered
@@ -27,6 +32,12 @@ struct opts {
     int layers, steps, rounds;
     enum zero_coll_mode mode;
     int64_t reuse_distance; /* stage3_max_reuse_distance (DeepSpeed's 1e9 by default) */
+    int offload;            /* also time stages 1-3 with ZeRO-Offload */
+};
+
+/* What one row of the table runs. */
+struct variant {
+    int stage, offload;
 };
 
 struct sample {
@@ -47,12 +58,17 @@ static double comm_seconds(const struct zero_comm_stats *c)
     return s;
 }
 
-static int run_stage(const struct opts *o, int stage, struct zero_device *dev, struct sample *out,
-                     struct zero_error *err)
+static int run_variant(const struct opts *o, struct variant v, struct zero_device *dev,
+                       struct sample *out, struct zero_error *err)
 {
     struct zero_config cfg;
     zero_config_defaults(&cfg);
-    cfg.zero_optimization.stage = stage;
+    cfg.zero_optimization.stage = v.stage;
+    if (v.offload) {
+        cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+        if (v.stage == 3)
+            cfg.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+    }
     cfg.optimizer.type = ZERO_OPTIM_ADAMW;
     cfg.optimizer.lr = 1e-4;
     cfg.optimizer.weight_decay = 0.01;
@@ -94,7 +110,8 @@ static int run_stage(const struct opts *o, int stage, struct zero_device *dev, s
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mpirun -np N stages [--hidden H] [--layers L] [--batch B] [--steps K]\n"
-               "                       [--rounds R] [--mode exact|native] [--reuse-distance N]\n");
+               "                       [--rounds R] [--mode exact|native] [--reuse-distance N]\n"
+               "                       [--offload]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -107,6 +124,7 @@ static int parse(int argc, char **argv, struct opts *o)
         {"rounds", required_argument, 0, 'r'},
         {"mode", required_argument, 0, 'm'},
         {"reuse-distance", required_argument, 0, 'd'},
+        {"offload", no_argument, 0, 'o'},
         {"help", no_argument, 0, '?'},
         {0, 0, 0, 0},
     };
@@ -136,6 +154,9 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'd':
             o->reuse_distance = atoll(optarg);
+            break;
+        case 'o':
+            o->offload = 1;
             break;
         case 'm':
             if (strcmp(optarg, "exact") && strcmp(optarg, "native"))
@@ -169,11 +190,13 @@ int main(int argc, char **argv)
     struct zero_device *dev = NULL;
     MPI_Comm comm = MPI_COMM_WORLD;
     struct zero_backend_options bo = {.coll_mode = o.mode, .device = -1};
+    struct variant rows[7] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {1, 1}, {2, 1}, {3, 1}};
+    int nrows = o.offload ? 7 : 4;
     int n = o.steps * o.rounds, rc = zero_device_open(&dev, "cpu", &comm, &bo, &err);
-    struct sample *s = calloc((size_t)(4 * n), sizeof *s);
+    struct sample *s = calloc((size_t)(nrows * n), sizeof *s);
     for (int round = 0; round < o.rounds && !rc; round++)
-        for (int stage = 0; stage <= 3 && !rc; stage++)
-            rc = run_stage(&o, stage, dev, s + stage * n + round * o.steps, &err);
+        for (int r = 0; r < nrows && !rc; r++)
+            rc = run_variant(&o, rows[r], dev, s + r * n + round * o.steps, &err);
     if (rc) {
         fprintf(stderr, "rank %d: %s\n", rank, err.msg);
     } else if (rank == 0) {
@@ -184,18 +207,21 @@ int main(int argc, char **argv)
         printf("%-6s %12s %10s %12s %12s\n", "stage", "step (ms)", "vs stage 0", "comm (ms)",
                "other (ms)");
         double base = 0.0;
-        for (int stage = 0; stage <= 3; stage++) {
+        for (int r = 0; r < nrows; r++) {
+            int stage = rows[r].stage;
             double step[n], comm[n];
             for (int i = 0; i < n; i++) {
-                step[i] = s[stage * n + i].step;
-                comm[i] = s[stage * n + i].comm;
+                step[i] = s[r * n + i].step;
+                comm[i] = s[r * n + i].comm;
             }
             qsort(step, (size_t)n, sizeof(double), cmp_double);
             qsort(comm, (size_t)n, sizeof(double), cmp_double);
             double med = step[n / 2], cmed = comm[n / 2];
-            if (stage == 0)
+            if (r == 0)
                 base = med;
-            printf("%-6d %12.1f %10.3f %12.1f %12.1f\n", stage, 1e3 * med, med / base, 1e3 * cmed,
+            char name[16];
+            snprintf(name, sizeof name, "%d%s", stage, rows[r].offload ? " off" : "");
+            printf("%-6s %12.1f %10.3f %12.1f %12.1f\n", name, 1e3 * med, med / base, 1e3 * cmed,
                    1e3 * (med - cmed));
         }
     }

@@ -841,8 +841,8 @@ START_TEST(test_cuda_attention_matches_cpu_within_fp32_rounding)
     struct pair att = both_vals(B * NH * T * T, 44, 1.0f), dy = both_vals(B * T * C, 45, 1.0f);
     struct pair dqkv = both_vals(B * T * 3 * C, 46, 1.0f),
                 scratch = both_vals(B * NH * T * T, 47, 1.0f);
-    ON_BOTH(cpu->be->attention_forward(cpu->self, y.c, att.c, qkv.c, B, T, C, NH),
-            gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH));
+    ON_BOTH(cpu->be->attention_forward(cpu->self, y.c, att.c, qkv.c, B, T, C, NH, ZERO_F32),
+            gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH, ZERO_F32));
     pair_close(y, 1e-5, 1e-2, "attention y");
     pair_close(att, 1e-5, 1e-2, "attention weights");
     float *a = download(gpu, att.g, att.bytes);
@@ -851,9 +851,10 @@ START_TEST(test_cuda_attention_matches_cpu_within_fp32_rounding)
             for (int j = i + 1; j < T; j++)
                 ck_assert_msg(a[(h * T + i) * T + j] == 0.0f, "att above the diagonal");
     free(a);
-    ON_BOTH(
-        cpu->be->attention_backward(cpu->self, dqkv.c, scratch.c, dy.c, qkv.c, att.c, B, T, C, NH),
-        gpu->be->attention_backward(gpu->self, dqkv.g, scratch.g, dy.g, qkv.g, att.g, B, T, C, NH));
+    ON_BOTH(cpu->be->attention_backward(cpu->self, dqkv.c, scratch.c, dy.c, qkv.c, att.c, B, T, C,
+                                        NH, ZERO_F32),
+            gpu->be->attention_backward(gpu->self, dqkv.g, scratch.g, dy.g, qkv.g, att.g, B, T, C,
+                                        NH, ZERO_F32));
     pair_close(dqkv, 1e-4, 1e-2, "attention dqkv");
     pair_free(qkv);
     pair_free(y);
@@ -861,6 +862,148 @@ START_TEST(test_cuda_attention_matches_cpu_within_fp32_rounding)
     pair_free(dy);
     pair_free(dqkv);
     pair_free(scratch);
+}
+END_TEST
+
+/* every element of got within bound[i] + rel * (|want| + 1e-2) of want; and on average got
+ * is within a tenth of the distance between want and the fp32 result f32 */
+static void assert_lowp_close(const float *got, const float *want, const float *f32,
+                              const double *bound, size_t n, double rel, const char *what)
+{
+    double dist = 0.0, lowp_vs_f32 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]);
+        ck_assert_msg(d <= bound[i] + rel * (fabs((double)want[i]) + 1e-2),
+                      "%s: element %zu: cuda %.9g, cpu %.9g, bound %.3g", what, i, (double)got[i],
+                      (double)want[i], bound[i]);
+        dist += d;
+        lowp_vs_f32 += fabs((double)want[i] - (double)f32[i]);
+    }
+    ck_assert_msg(dist <= 0.1 * lowp_vs_f32,
+                  "%s: cuda is %.3g from the cpu on average, the cpu's fp32 result %.3g", what,
+                  dist / (double)n, lowp_vs_f32 / (double)n);
+}
+
+/* bf16 attention products (matmul_type bf16). Both backends round the same fp32 values to
+ * the same bf16 values (the cast kernel gives the cpu's bits) and a bf16 product is exact
+ * in fp32, so products of operands both round alike differ only by the order and rounding
+ * of their fp32 sums: at most k 2^-23 sum |terms| for k <= 32 terms, below 2^-16 S with
+ * S = |alpha| sum_p |A_ip| |B_pj| of the element, plus the fp32 test's tolerance for what
+ * the inputs already differ by. att (q, k alike) and dv (the cpu's att given to both
+ * backwards) get just that. The exception: an operand each backend computes in fp32 itself
+ * (att for y, ds for dq and dk) can lie so close to a bf16 rounding boundary that the two
+ * round it to neighbouring bf16 values, one bf16 ulp (at most 2^-7 of the value) apart;
+ * the element then moves by at most 2^-7 S, added to the bound of those three products,
+ * with S from the cpu's att and a double ds. Such near-ties are rare (fp32 differences of
+ * ~1e-6 relative against a bf16 ulp of ~4e-3), so on average the cuda results must also
+ * lie far closer to the cpu's bf16 results than those lie to the fp32 ones: a cuda path
+ * that ignored matmul_type fails that. */
+START_TEST(test_cuda_bf16_attention_matches_cpu_within_one_bf16_rounding_of_att_and_ds)
+{
+    enum { B = 2, T = 24, C = 32, NH = 4, HS = C / NH, C3 = 3 * C };
+    enum { NQ = B * T * C3, NY = B * T * C, NA = B * NH * T * T };
+    _Static_assert(NA >= NQ && NA >= NY, "a (NA) seeds the fp32 runs' buffers below");
+    const double sums = 1.0 / 65536, flip = 1.0 / 128 + sums; /* 2^-16, 2^-7 + 2^-16 */
+    const float scale = 1.0f / sqrtf((float)HS);
+    struct pair qkv = both_vals(NQ, 42, 1.0f), y = both_vals(NY, 43, 1.0f);
+    struct pair att = both_vals(NA, 44, 1.0f), dy = both_vals(NY, 45, 1.0f);
+    struct pair dqkv = both_vals(NQ, 46, 1.0f), scratch = both_vals(NA, 47, 1.0f);
+    ON_BOTH(cpu->be->attention_forward(cpu->self, y.c, att.c, qkv.c, B, T, C, NH, ZERO_BF16),
+            gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH, ZERO_BF16));
+    pair_close(att, 1e-5, 1e-2, "bf16 attention weights");
+    float *a = download(cpu, att.c, att.bytes); /* (B, NH, T, T) */
+    ck_assert_int_eq(gpu->be->from_host(gpu->self, att.g, a, att.bytes), ZERO_OK);
+    ON_BOTH(cpu->be->attention_backward(cpu->self, dqkv.c, scratch.c, dy.c, qkv.c, att.c, B, T, C,
+                                        NH, ZERO_BF16),
+            gpu->be->attention_backward(gpu->self, dqkv.g, scratch.g, dy.g, qkv.g, att.g, B, T, C,
+                                        NH, ZERO_BF16));
+
+    /* the cpu's fp32 results on the same inputs */
+    float *y32 = upload(cpu, a, y.bytes), *att32 = upload(cpu, a, att.bytes);
+    float *d32 = upload(cpu, a, dqkv.bytes), *s32 = upload(cpu, a, att.bytes);
+    ck_assert_int_eq(
+        cpu->be->attention_forward(cpu->self, y32, att32, qkv.c, B, T, C, NH, ZERO_F32), ZERO_OK);
+    ck_assert_int_eq(
+        cpu->be->attention_backward(cpu->self, d32, s32, dy.c, qkv.c, att.c, B, T, C, NH, ZERO_F32),
+        ZERO_OK);
+
+    /* the bounds, from the rounded operands x = qkv (B*T, 3C), g = dy (B*T, C) */
+    float *x = vals(NQ, 42, 1.0f), *g = vals(NY, 45, 1.0f);
+    for (int i = 0; i < NQ; i++)
+        x[i] = zero_bf16_to_f32(zero_f32_to_bf16(x[i]));
+    for (int i = 0; i < NY; i++)
+        g[i] = zero_bf16_to_f32(zero_f32_to_bf16(g[i]));
+    double *by = calloc(NY, sizeof(double)), *bd = calloc(NQ, sizeof(double));
+    ck_assert(by != NULL && bd != NULL);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < T; i++) {
+                const float *ar = a + ((b * NH + h) * T + i) * T; /* att row i */
+                const float *qi = x + (b * T + i) * C3 + h * HS,
+                            *dyi = g + (b * T + i) * C + h * HS;
+                double ds[T] = {0}, dot = 0.0;
+                for (int j = 0; j <= i; j++) { /* datt[i, j] = dy_i . v_j, then ds */
+                    const float *vj = x + (b * T + j) * C3 + 2 * C + h * HS;
+                    for (int c = 0; c < HS; c++)
+                        ds[j] += (double)dyi[c] * vj[c];
+                    dot += ar[j] * ds[j];
+                }
+                for (int j = 0; j <= i; j++)
+                    ds[j] = ar[j] * (ds[j] - dot);
+                for (int c = 0; c < HS; c++)
+                    for (int j = 0; j <= i; j++) {
+                        const float *kj = x + (b * T + j) * C3 + C + h * HS, *vj = kj + C;
+                        double *dk = bd + (b * T + j) * C3 + C + h * HS, *dv = dk + C;
+                        by[(b * T + i) * C + h * HS + c] += flip * ar[j] * fabs(vj[c]);
+                        bd[(b * T + i) * C3 + h * HS + c] += flip * scale * fabs(ds[j] * kj[c]);
+                        dk[c] += flip * scale * fabs(ds[j] * qi[c]);
+                        dv[c] += sums * ar[j] * fabs(dyi[c]);
+                    }
+            }
+    float *yc = download(cpu, y.c, y.bytes), *yg = download(gpu, y.g, y.bytes);
+    float *dc = download(cpu, dqkv.c, dqkv.bytes), *dg = download(gpu, dqkv.g, dqkv.bytes);
+    float *yf = download(cpu, y32, y.bytes), *df = download(cpu, d32, dqkv.bytes);
+    assert_lowp_close(yg, yc, yf, by, NY, 1e-5, "bf16 attention y");
+    assert_lowp_close(dg, dc, df, bd, NQ, 1e-4, "bf16 attention dqkv");
+    free(x);
+    free(g);
+    free(by);
+    free(bd);
+    free(a);
+    free(yc);
+    free(yg);
+    free(dc);
+    free(dg);
+    free(yf);
+    free(df);
+    release(cpu, y32);
+    release(cpu, att32);
+    release(cpu, d32);
+    release(cpu, s32);
+    pair_free(qkv);
+    pair_free(y);
+    pair_free(att);
+    pair_free(dy);
+    pair_free(dqkv);
+    pair_free(scratch);
+}
+END_TEST
+
+START_TEST(test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message)
+{
+    enum { B = 1, T = 2, C = 4, NH = 2 };
+    struct pair qkv = both_vals(B * T * 3 * C, 48, 1.0f), y = both_vals(B * T * C, 49, 1.0f);
+    struct pair att = both_vals(B * NH * T * T, 50, 1.0f);
+    ck_assert_int_eq(
+        cpu->be->attention_forward(cpu->self, y.c, att.c, qkv.c, B, T, C, NH, ZERO_I32),
+        ZERO_ENOTSUP);
+    ck_assert_int_eq(
+        gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH, ZERO_I32),
+        ZERO_ENOTSUP);
+    ck_assert_str_eq(gpu->be->last_error(gpu->self), cpu->be->last_error(cpu->self));
+    pair_free(qkv);
+    pair_free(y);
+    pair_free(att);
 }
 END_TEST
 
@@ -1083,6 +1226,10 @@ static Suite *cuda_suite(void)
     tcase_add_test(layers, test_cuda_embedding_forward_and_backward_match_cpu_bits);
     tcase_add_test(layers, test_cuda_layernorm_forward_and_backward_match_cpu_bits);
     tcase_add_test(layers, test_cuda_attention_matches_cpu_within_fp32_rounding);
+    tcase_add_test(layers,
+                   test_cuda_bf16_attention_matches_cpu_within_one_bf16_rounding_of_att_and_ds);
+    tcase_add_test(layers,
+                   test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message);
     suite_add_tcase(s, layers);
 
     TCase *coll = tcase_create("collectives");

@@ -1,6 +1,7 @@
 /* The cpu backend's compute kernels against straightforward references: gemm,
  * casts, elementwise ops, Adam/AdamW/SGD, norms, non-finite checks, bias, GELU,
- * softmax cross-entropy. One rank (open() dups a communicator, so MPI is up). */
+ * softmax cross-entropy, attention's low-precision products. One rank (open() dups a communicator,
+ * so MPI is up). */
 #include <check.h>
 #include <float.h>
 #include <math.h>
@@ -601,6 +602,117 @@ START_TEST(test_xent_rejects_out_of_range_label_naming_row_and_label)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- attention */
+
+/* dst (n) = src rounded to t (fp16 or bf16), as fp32 values; dst may be src */
+static void round_vals(float *dst, const float *src, size_t n, enum zero_dtype t)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = t == ZERO_BF16 ? zero_bf16_to_f32(zero_f32_to_bf16(src[i]))
+                                : zero_f16_to_f32(zero_f32_to_f16(src[i]));
+}
+
+/* ds (T, T) in place of datt: att * (datt - rowsum(att * datt)), zeros above the
+ * diagonal; the backend's float operations in its order (the build compiles with
+ * -ffp-contract=off, so both give the same bits) */
+static void softmax_backward_ref(float *d, const float *a, int T)
+{
+    for (int i = 0; i < T; i++) {
+        float dot = 0.0f;
+        for (int j = 0; j <= i; j++)
+            dot += a[i * T + j] * d[i * T + j];
+        for (int j = 0; j < T; j++)
+            d[i * T + j] = j <= i ? a[i * T + j] * (d[i * T + j] - dot) : 0.0f;
+    }
+}
+
+/* fp16/bf16 attention = the fp32 arithmetic on operands rounded first: the fp32 entry on
+ * rounded q, k gives the same att; y, dv, dq and dk equal fp32 gemm calls (the same
+ * sgemm, so bit for bit) on rounded att, v, dy, ds, k, q, with ds formed from the fp32
+ * datt and att. The operand copies are workspace and given back. */
+START_TEST(test_attention_in_bf16_and_fp16_equals_fp32_products_of_rounded_operands)
+{
+    enum { B = 2, T = 9, C = 24, NH = 3, HS = C / NH, C3 = 3 * C, NQ = B * T * C3 };
+    enum { NY = B * T * C, NA = B * NH * T * T };
+    float qkv[NQ], qkv_r[NQ], dy[NY], dy_r[NY], y[NY], y_ref[NY], y32[NY];
+    float att[NA], att_ref[NA], scratch[NA], dqkv[NQ], dqkv_ref[NQ], a_r[T * T], ds[T * T];
+    const float scale = 1.0f / sqrtf((float)HS);
+    const enum zero_dtype types[2] = {ZERO_BF16, ZERO_F16};
+    fill_vals(qkv, NQ, 90);
+    fill_vals(dy, NY, 91);
+    ck_assert_int_eq(be->attention_forward(self, y32, att_ref, qkv, B, T, C, NH, ZERO_F32),
+                     ZERO_OK);
+    for (int ti = 0; ti < 2; ti++) {
+        const enum zero_dtype t = types[ti];
+        const char *tn = zero_dtype_name(t);
+        round_vals(qkv_r, qkv, NQ, t);
+        round_vals(dy_r, dy, NY, t);
+        const int64_t ws_before = dev->ledger.current[ZERO_TAG_WORKSPACE];
+
+        ck_assert_int_eq(be->attention_forward(self, y, att, qkv, B, T, C, NH, t), ZERO_OK);
+        ck_assert_int_eq(be->attention_forward(self, y_ref, att_ref, qkv_r, B, T, C, NH, ZERO_F32),
+                         ZERO_OK);
+        ck_assert_msg(same_bits(att, att_ref, NA), "%s: att differs from fp32 on rounded q, k", tn);
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < NH; h++) {
+                round_vals(a_r, att + (b * NH + h) * T * T, T * T, t);
+                /* y_h (T, hs) = att_r (T, T) v_r (T, hs) */
+                ck_assert_int_eq(be->gemm(self, 0, 0, T, HS, T, 1.0f, a_r, ZERO_F32, T,
+                                          qkv_r + b * T * C3 + 2 * C + h * HS, ZERO_F32, C3, 0.0f,
+                                          y_ref + b * T * C + h * HS, ZERO_F32, C),
+                                 ZERO_OK);
+            }
+        ck_assert_msg(same_bits(y, y_ref, NY), "%s: y", tn);
+        ck_assert_msg(!same_bits(y, y32, NY), "%s: y equals the fp32 attention's", tn);
+
+        ck_assert_int_eq(be->attention_backward(self, dqkv, scratch, dy, qkv, att, B, T, C, NH, t),
+                         ZERO_OK);
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < NH; h++) {
+                const float *q = qkv_r + b * T * C3 + h * HS, *k = q + C, *v = q + 2 * C;
+                const float *dyh = dy_r + b * T * C + h * HS, *a = att + (b * NH + h) * T * T;
+                float *dq = dqkv_ref + b * T * C3 + h * HS, *dk = dq + C, *dv = dq + 2 * C;
+                round_vals(a_r, a, T * T, t);
+                /* datt = dy_h v^T; dv = att^T dy_h; ds; dq = ds k * scale; dk = ds^T q * scale */
+                ck_assert_int_eq(be->gemm(self, 0, 1, T, T, HS, 1.0f, dyh, ZERO_F32, C, v, ZERO_F32,
+                                          C3, 0.0f, ds, ZERO_F32, T),
+                                 ZERO_OK);
+                ck_assert_int_eq(be->gemm(self, 1, 0, T, HS, T, 1.0f, a_r, ZERO_F32, T, dyh,
+                                          ZERO_F32, C, 0.0f, dv, ZERO_F32, C3),
+                                 ZERO_OK);
+                softmax_backward_ref(ds, a, T);
+                round_vals(ds, ds, T * T, t);
+                ck_assert_int_eq(be->gemm(self, 0, 0, T, HS, T, scale, ds, ZERO_F32, T, k, ZERO_F32,
+                                          C3, 0.0f, dq, ZERO_F32, C3),
+                                 ZERO_OK);
+                ck_assert_int_eq(be->gemm(self, 1, 0, T, HS, T, scale, ds, ZERO_F32, T, q, ZERO_F32,
+                                          C3, 0.0f, dk, ZERO_F32, C3),
+                                 ZERO_OK);
+            }
+        for (int i = 0; i < NQ; i++)
+            ck_assert_msg(same_bits(&dqkv[i], &dqkv_ref[i], 1), "%s: dqkv[%d] = %.9g, want %.9g",
+                          tn, i, (double)dqkv[i], (double)dqkv_ref[i]);
+        ck_assert_int_eq(dev->ledger.current[ZERO_TAG_WORKSPACE], ws_before);
+    }
+}
+END_TEST
+
+START_TEST(test_attention_rejects_an_unsupported_matmul_type_naming_the_entry)
+{
+    enum { B = 1, T = 2, C = 4, NH = 2 };
+    float qkv[B * T * 3 * C] = {0}, y[B * T * C], att[B * NH * T * T], dy[B * T * C] = {0};
+    float dqkv[B * T * 3 * C], scratch[B * NH * T * T];
+    ck_assert_int_eq(be->attention_forward(self, y, att, qkv, B, T, C, NH, ZERO_I32), ZERO_ENOTSUP);
+    const char *msg = be->last_error(self);
+    ck_assert_msg(strstr(msg, "attention_forward") && strstr(msg, "int32"), "message: %s", msg);
+    ck_assert_int_eq(
+        be->attention_backward(self, dqkv, scratch, dy, qkv, att, B, T, C, NH, ZERO_F64),
+        ZERO_ENOTSUP);
+    msg = be->last_error(self);
+    ck_assert_msg(strstr(msg, "attention_backward") && strstr(msg, "fp64"), "message: %s", msg);
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
     Suite *s = suite_create("cpu kernels");
@@ -634,6 +746,9 @@ static Suite *kernels_suite(void)
                    test_gelu_forward_matches_formula_and_backward_matches_central_difference);
     tcase_add_test(layers, test_xent_matches_double_reference_and_is_stable_for_large_logits);
     tcase_add_test(layers, test_xent_rejects_out_of_range_label_naming_row_and_label);
+    tcase_add_test(layers,
+                   test_attention_in_bf16_and_fp16_equals_fp32_products_of_rounded_operands);
+    tcase_add_test(layers, test_attention_rejects_an_unsupported_matmul_type_naming_the_entry);
     suite_add_tcase(s, layers);
     return s;
 }

@@ -1,12 +1,14 @@
-/* GPT kernels of the cpu backend, fp32: token embedding, LayerNorm, causal
- * self-attention (OpenBLAS for the per-head products). Forward and backward
- * side by side; the semantics are documented in include/zero/backend.h. */
+/* GPT kernels of the cpu backend, fp32 activations: token embedding, LayerNorm,
+ * causal self-attention (OpenBLAS for the per-head products, optionally on
+ * fp16/bf16-rounded operands). Forward and backward side by side; the semantics
+ * are documented in include/zero/backend.h. */
 #include <math.h>
 #include <string.h>
 
 #include <cblas.h>
 
 #include "cpu_ops.h"
+#include "dtype_convert.h"
 
 /* ---- token embedding ---- */
 
@@ -130,12 +132,44 @@ int cpu_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, 
 
 /* ---- causal self-attention ---- */
 
-static int check_heads(struct cpu_state *s, const char *what, int64_t C, int64_t NH)
+static int check_attention(struct cpu_state *s, const char *what, int64_t C, int64_t NH,
+                           enum zero_dtype matmul_type)
 {
     if (NH < 1 || C % NH != 0)
         return cpu_fail(s, ZERO_EINVAL, "%s: %lld channels do not split into %lld heads", what,
                         (long long)C, (long long)NH);
+    if (matmul_type != ZERO_F32 && matmul_type != ZERO_F16 && matmul_type != ZERO_BF16)
+        return cpu_fail(s, ZERO_ENOTSUP, "%s: matmul_type %s; fp32, fp16 or bf16 expected", what,
+                        zero_dtype_name(matmul_type));
     return ZERO_OK;
+}
+
+/* dst (n) = src rounded to t's precision, kept as fp32 values. A product of two
+ * fp16 or two bf16 values is exact in fp32 (11 + 11 or 8 + 8 significand bits
+ * <= 24), so sgemm on these copies is "fp16/bf16 operands, fp32 sums". dst may
+ * equal src. */
+static void round_to(float *dst, const float *src, int64_t n, enum zero_dtype t)
+{
+    if (t == ZERO_BF16)
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_bf16_to_f32(dtype_f32_to_bf16(src[i]));
+    else
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_f16_to_f32(dtype_f32_to_f16(src[i]));
+}
+
+/* The low-precision path's workspace (NULL for fp32): n floats for the rounded
+ * copies of one sequence's operands; freed by the caller with cpu_free. */
+static int lowp_workspace(struct cpu_state *s, enum zero_dtype matmul_type, int64_t n, float **ws)
+{
+    *ws = NULL;
+    if (matmul_type == ZERO_F32)
+        return ZERO_OK;
+    void *block;
+    int rc = cpu_alloc(s, (size_t)n * sizeof(float), ZERO_TAG_WORKSPACE, &block);
+    if (rc == ZERO_OK)
+        *ws = block;
+    return rc;
 }
 
 /* att (T, T) row i: softmax of its first i + 1 entries in place, zeros after */
@@ -160,28 +194,45 @@ static void causal_softmax_rows(float *att, int64_t T)
 }
 
 int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
-                          int64_t C, int64_t NH)
+                          int64_t C, int64_t NH, enum zero_dtype matmul_type)
 {
-    int rc = check_heads(self, "attention_forward", C, NH);
+    int rc = check_attention(self, "attention_forward", C, NH, matmul_type);
     if (rc != ZERO_OK)
         return rc;
     const int64_t hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
-    for (int64_t b = 0; b < B; b++)
+    /* fp16/bf16: seq_r (T, 3C) one sequence's qkv rounded, then att_r (T, T) one head's att */
+    float *ws;
+    if ((rc = lowp_workspace(self, matmul_type, T * C3 + T * T, &ws)) != ZERO_OK)
+        return rc;
+    for (int64_t b = 0; b < B; b++) {
+        const float *seq = qkv + b * T * C3; /* (T, 3C) */
+        if (ws != NULL) {
+            round_to(ws, seq, T * C3, matmul_type);
+            seq = ws;
+        }
         for (int64_t h = 0; h < NH; h++) {
-            const float *q = qkv + b * T * C3 + h * hs; /* (T, hs), ld 3C */
-            const float *k = q + C;                     /* (T, hs), ld 3C */
-            const float *v = q + 2 * C;                 /* (T, hs), ld 3C */
-            float *a = att + (b * NH + h) * T * T;      /* (T, T) */
-            float *yh = y + b * T * C + h * hs;         /* (T, hs), ld C */
+            const float *q = seq + h * hs;         /* (T, hs), ld 3C */
+            const float *k = q + C;                /* (T, hs), ld 3C */
+            const float *v = q + 2 * C;            /* (T, hs), ld 3C */
+            float *a = att + (b * NH + h) * T * T; /* (T, T) */
+            float *yh = y + b * T * C + h * hs;    /* (T, hs), ld C */
             /* s (T, T) = q k^T / sqrt(hs) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, scale, q,
                         (int)C3, k, (int)C3, 0.0f, a, (int)T);
             causal_softmax_rows(a, T);
+            /* the saved att stays fp32; the product reads a rounded copy */
+            const float *ar = a;
+            if (ws != NULL) {
+                round_to(ws + T * C3, a, T * T, matmul_type);
+                ar = ws + T * C3;
+            }
             /* y (T, hs) = att (T, T) v (T, hs) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f, a,
-                        (int)T, v, (int)C3, 0.0f, yh, (int)C);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f,
+                        ar, (int)T, v, (int)C3, 0.0f, yh, (int)C);
         }
+    }
+    cpu_free(self, ws);
     return ZERO_OK;
 }
 
@@ -203,27 +254,48 @@ static void softmax_backward_rows(float *datt, const float *att, int64_t T)
 
 int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
-                           int64_t NH)
+                           int64_t NH, enum zero_dtype matmul_type)
 {
-    int rc = check_heads(self, "attention_backward", C, NH);
+    int rc = check_attention(self, "attention_backward", C, NH, matmul_type);
     if (rc != ZERO_OK)
         return rc;
     const int64_t hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
     float *ds = scratch; /* (T, T): datt, then ds in place; one head at a time */
-    for (int64_t b = 0; b < B; b++)
+    /* fp16/bf16: seq_r (T, 3C) qkv and dy_r (T, C) of one sequence rounded, then att_r
+     * (T, T) of one head; ds is formed in fp32 (from the fp32 datt and att), then
+     * rounded in place */
+    float *ws;
+    if ((rc = lowp_workspace(self, matmul_type, T * C3 + T * C + T * T, &ws)) != ZERO_OK)
+        return rc;
+    for (int64_t b = 0; b < B; b++) {
+        const float *seq = qkv + b * T * C3; /* (T, 3C) */
+        const float *dys = dy + b * T * C;   /* (T, C) */
+        if (ws != NULL) {
+            round_to(ws, seq, T * C3, matmul_type);
+            round_to(ws + T * C3, dys, T * C, matmul_type);
+            seq = ws;
+            dys = ws + T * C3;
+        }
         for (int64_t h = 0; h < NH; h++) {
-            const float *q = qkv + b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
+            const float *q = seq + h * hs, *k = q + C, *v = q + 2 * C;
             float *dq = dqkv + b * T * C3 + h * hs, *dk = dq + C, *dv = dq + 2 * C;
             const float *a = att + (b * NH + h) * T * T; /* (T, T) */
-            const float *dyh = dy + b * T * C + h * hs;  /* (T, hs), ld C */
+            const float *dyh = dys + h * hs;             /* (T, hs), ld C */
+            const float *ar = a;
+            if (ws != NULL) {
+                round_to(ws + T * C3 + T * C, a, T * T, matmul_type);
+                ar = ws + T * C3 + T * C;
+            }
             /* datt (T, T) = dy_h (T, hs) v^T (hs, T) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, 1.0f, dyh,
                         (int)C, v, (int)C3, 0.0f, ds, (int)T);
             /* dv (T, hs) = att^T (T, T) dy_h (T, hs) */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f, a,
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f, ar,
                         (int)T, dyh, (int)C, 0.0f, dv, (int)C3);
             softmax_backward_rows(ds, a, T);
+            if (ws != NULL)
+                round_to(ds, ds, T * T, matmul_type);
             /* dq (T, hs) = ds (T, T) k (T, hs) / sqrt(hs) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale,
                         ds, (int)T, k, (int)C3, 0.0f, dq, (int)C3);
@@ -231,5 +303,7 @@ int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float 
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale, ds,
                         (int)T, q, (int)C3, 0.0f, dk, (int)C3);
         }
+    }
+    cpu_free(self, ws);
     return ZERO_OK;
 }

@@ -55,7 +55,7 @@ int cpu_xent_forward(void *self, float *losses, float *probs, const float *logit
 int cpu_xent_backward(void *self, float *dlogits, const float *probs, const int32_t *labels,
                       int64_t rows, int64_t classes, float dloss);
 
-/* cpu_gpt_kernels.c: fp32 GPT kernels (token embedding, LayerNorm, attention) */
+/* cpu_gpt_kernels.c: GPT kernels on fp32 activations (token embedding, LayerNorm, attention) */
 int cpu_embedding_forward(void *self, float *y, const int32_t *ids, const float *table,
                           int64_t rows, int64_t cols, int64_t vocab);
 int cpu_embedding_backward(void *self, float *dtable, const int32_t *ids, const float *dy,
@@ -68,9 +68,9 @@ int cpu_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, 
                            const float *rstd, int64_t rows, int64_t cols, float dx_beta,
                            float w_beta, float b_beta);
 int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
-                          int64_t C, int64_t NH);
+                          int64_t C, int64_t NH, enum zero_dtype matmul_type);
 int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
-                           int64_t NH);
+                           int64_t NH, enum zero_dtype matmul_type);
 
 #endif

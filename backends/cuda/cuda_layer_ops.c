@@ -1,7 +1,8 @@
 /* Layer and GPT kernels of the cuda backend (fp32 activations): the cpu backend's
  * checks and messages, then launches on the compute stream (cuda_layers.cu,
  * cuda_gpt_kernels.cu). Attention's products are strided-batched cuBLAS GEMMs, one
- * call per sequence covering all its heads.
+ * call per sequence covering all its heads, fp32 or (matmul_type fp16/bf16) on
+ * operand copies cast to that dtype in workspace, with fp32 sums and results.
  *
  * Label and token-id range checks run on the device first and are read back before
  * any output is written, so a bad batch leaves the buffers alone and the error names
@@ -158,95 +159,182 @@ int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias,
 
 /* ---- causal self-attention ---- */
 
-static int check_heads(struct cuda_state *s, const char *what, int64_t T, int64_t C, int64_t NH)
+static int check_attention(struct cuda_state *s, const char *what, int64_t T, int64_t C, int64_t NH,
+                           enum zero_dtype matmul_type)
 {
     if (NH < 1 || C % NH != 0)
         return cuda_fail(s, ZERO_EINVAL, "%s: %lld channels do not split into %lld heads", what,
                          (long long)C, (long long)NH);
+    if (matmul_type != ZERO_F32 && matmul_type != ZERO_F16 && matmul_type != ZERO_BF16)
+        return cuda_fail(s, ZERO_ENOTSUP, "%s: matmul_type %s; fp32, fp16 or bf16 expected", what,
+                         zero_dtype_name(matmul_type));
     if (T > INT_MAX || 3 * C > INT_MAX || NH > INT_MAX)
         return cuda_fail(s, ZERO_ENOTSUP, "%s: T = %lld, C = %lld exceed cuBLAS's int sizes", what,
                          (long long)T, (long long)C);
     return ZERO_OK;
 }
 
+/* The operands of the attention products: the caller's fp32 buffers, or their copies
+ * in the matmul dtype (workspace). Offsets count elements of that type. */
+struct att_operands {
+    enum zero_dtype t;
+    cudaDataType_t ct;
+    size_t esize;
+};
+
+static struct att_operands att_operands(enum zero_dtype t)
+{
+    return (struct att_operands){.t = t,
+                                 .ct = t == ZERO_F16    ? CUDA_R_16F
+                                       : t == ZERO_BF16 ? CUDA_R_16BF
+                                                        : CUDA_R_32F,
+                                 .esize = zero_dtype_size(t)};
+}
+
+/* element i of base (const dropped, as strchr does: the workspace is written through it) */
+static void *at(const struct att_operands *o, const void *base, int64_t i)
+{
+    return (char *)base + (size_t)i * o->esize;
+}
+
+/* dst (n) = src (n fp32) in the operands' dtype, on the compute stream */
+static int cast_operand(struct cuda_state *s, const struct att_operands *o, void *dst,
+                        const float *src, int64_t n, const char *what)
+{
+    return cuda_check(
+        s,
+        cuda_launch_cast(s->compute, dst, o->t, src, ZERO_F32, 1, (size_t)n, (size_t)n, (size_t)n),
+        what);
+}
+
 /* batch row-major products C_i (m, n) = alpha op(A_i) op(B_i), i < batch, the operands
- * of item i at element offset i * stride: the operand swap of cuda_blas.c, per item */
+ * of item i at element offset i * stride: the operand swap of cuda_blas.c, per item.
+ * A and B of type ab (fp32, or fp16/bf16 with fp32 sums), C fp32. */
 static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, int64_t m,
-                        int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int64_t sa,
-                        const float *b, int64_t ldb, int64_t sb, float *c, int64_t ldc, int64_t sc,
-                        int64_t batch)
+                        int64_t n, int64_t k, float alpha, const void *a, int64_t lda, int64_t sa,
+                        const void *b, int64_t ldb, int64_t sb, cudaDataType_t ab, float *c,
+                        int64_t ldc, int64_t sc, int64_t batch)
 {
     const float beta = 0.0f;
     cublasStatus_t st = cublasGemmStridedBatchedEx(
         s->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
-        (int)k, &alpha, b, CUDA_R_32F, (int)ldb, (long long)sb, a, CUDA_R_32F, (int)lda,
-        (long long)sa, &beta, c, CUDA_R_32F, (int)ldc, (long long)sc, (int)batch,
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        (int)k, &alpha, b, ab, (int)ldb, (long long)sb, a, ab, (int)lda, (long long)sa, &beta, c,
+        CUDA_R_32F, (int)ldc, (long long)sc, (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     return cuda_blas_check(s, st, what);
 }
 
 int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
-                           int64_t C, int64_t NH)
+                           int64_t C, int64_t NH, enum zero_dtype matmul_type)
 {
     struct cuda_state *s = self;
-    int rc = check_heads(s, "attention_forward", T, C, NH);
+    int rc = check_attention(s, "attention_forward", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
     const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
     const float scale = 1.0f / sqrtf((float)hs);
+    const struct att_operands o = att_operands(matmul_type);
+    /* fp16/bf16: qkv_m (B*T, 3C) all of qkv, att_m (NH, T, T) one sequence's att, in the
+     * matmul dtype; the stream order lets every sequence reuse att_m */
+    const void *qkv_m = qkv;
+    void *ws = NULL, *att_m = NULL;
+    if (matmul_type != ZERO_F32) {
+        rc = cuda_alloc(s, (size_t)(B * T * C3 + NH * TT) * o.esize, ZERO_TAG_WORKSPACE, &ws);
+        if (rc != ZERO_OK)
+            return rc;
+        qkv_m = ws;
+        att_m = at(&o, ws, B * T * C3);
+        rc = cast_operand(s, &o, ws, qkv, B * T * C3, "attention_forward: casting qkv");
+    }
     /* s (T, T) = q k^T / sqrt(hs) for every head of sequence b */
     for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
-        const float *q = qkv + b * T * C3;
-        rc = gemm_batched(s, "attention_forward: q k^T", 0, 1, T, T, hs, scale, q, C3, hs, q + C,
-                          C3, hs, att + b * NH * TT, T, TT, NH);
+        const void *q = at(&o, qkv_m, b * T * C3);
+        rc = gemm_batched(s, "attention_forward: q k^T", 0, 1, T, T, hs, scale, q, C3, hs,
+                          at(&o, q, C), C3, hs, o.ct, att + b * NH * TT, T, TT, NH);
     }
     if (rc == ZERO_OK)
         rc = cuda_check(s, cuda_launch_causal_softmax(s->compute, att, B * NH * T, T),
                         "attention_forward: softmax");
-    /* y_h (T, hs) = att (T, T) v (T, hs) */
+    /* y_h (T, hs) = att (T, T) v (T, hs); the saved att stays fp32 */
     for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
-        const float *v = qkv + b * T * C3 + 2 * C;
-        rc = gemm_batched(s, "attention_forward: att v", 0, 0, T, hs, T, 1.0f, att + b * NH * TT, T,
-                          TT, v, C3, hs, y + b * T * C, C, hs, NH);
+        const void *a = att + b * NH * TT;
+        if (att_m != NULL) {
+            rc = cast_operand(s, &o, att_m, a, NH * TT, "attention_forward: casting att");
+            a = att_m;
+        }
+        if (rc == ZERO_OK)
+            rc = gemm_batched(s, "attention_forward: att v", 0, 0, T, hs, T, 1.0f, a, T, TT,
+                              at(&o, qkv_m, b * T * C3 + 2 * C), C3, hs, o.ct, y + b * T * C, C, hs,
+                              NH);
     }
+    cuda_free(s, ws); /* back to the cache; the stream order keeps it alive for the GEMMs */
     return rc;
 }
 
 int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
                             const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
-                            int64_t NH)
+                            int64_t NH, enum zero_dtype matmul_type)
 {
     struct cuda_state *s = self;
-    int rc = check_heads(s, "attention_backward", T, C, NH);
+    int rc = check_attention(s, "attention_backward", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
     const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
     const float scale = 1.0f / sqrtf((float)hs);
+    const struct att_operands o = att_operands(matmul_type);
+    /* fp16/bf16: qkv_m (B*T, 3C) and dy_m (B*T, C) whole, then tt_m (NH, T, T) one
+     * sequence's att (first loop) or ds (second loop), in the matmul dtype */
+    const void *qkv_m = qkv, *dy_m = dy;
+    void *ws = NULL, *tt_m = NULL;
+    if (matmul_type != ZERO_F32) {
+        rc = cuda_alloc(s, (size_t)(B * T * C3 + B * T * C + NH * TT) * o.esize, ZERO_TAG_WORKSPACE,
+                        &ws);
+        if (rc != ZERO_OK)
+            return rc;
+        void *dy_w = at(&o, ws, B * T * C3);
+        tt_m = at(&o, dy_w, B * T * C);
+        rc = cast_operand(s, &o, ws, qkv, B * T * C3, "attention_backward: casting qkv");
+        if (rc == ZERO_OK)
+            rc = cast_operand(s, &o, dy_w, dy, B * T * C, "attention_backward: casting dy");
+        qkv_m = ws;
+        dy_m = dy_w;
+    }
     for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
-        const float *v = qkv + b * T * C3 + 2 * C, *dyh = dy + b * T * C;
-        const float *a = att + b * NH * TT;
+        const void *v = at(&o, qkv_m, b * T * C3 + 2 * C), *dyh = at(&o, dy_m, b * T * C);
+        const void *a = att + b * NH * TT;
         float *ds = scratch + b * NH * TT, *dv = dqkv + b * T * C3 + 2 * C;
         /* datt (T, T) = dy_h (T, hs) v^T */
         rc = gemm_batched(s, "attention_backward: dy v^T", 0, 1, T, T, hs, 1.0f, dyh, C, hs, v, C3,
-                          hs, ds, T, TT, NH);
+                          hs, o.ct, ds, T, TT, NH);
+        if (rc == ZERO_OK && tt_m != NULL) {
+            rc = cast_operand(s, &o, tt_m, a, NH * TT, "attention_backward: casting att");
+            a = tt_m;
+        }
         /* dv (T, hs) = att^T (T, T) dy_h (T, hs) */
         if (rc == ZERO_OK)
             rc = gemm_batched(s, "attention_backward: att^T dy", 1, 0, T, hs, T, 1.0f, a, T, TT,
-                              dyh, C, hs, dv, C3, hs, NH);
+                              dyh, C, hs, o.ct, dv, C3, hs, NH);
     }
+    /* ds from the fp32 datt and att */
     if (rc == ZERO_OK)
         rc = cuda_check(
             s, cuda_launch_causal_softmax_backward(s->compute, scratch, att, B * NH * T, T),
             "attention_backward: softmax");
     for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
-        const float *q = qkv + b * T * C3, *k = q + C, *ds = scratch + b * NH * TT;
+        const void *q = at(&o, qkv_m, b * T * C3), *k = at(&o, q, C);
+        const void *ds = scratch + b * NH * TT;
         float *dq = dqkv + b * T * C3, *dk = dq + C;
+        if (tt_m != NULL) {
+            rc = cast_operand(s, &o, tt_m, ds, NH * TT, "attention_backward: casting ds");
+            ds = tt_m;
+        }
         /* dq (T, hs) = ds k / sqrt(hs);  dk (T, hs) = ds^T q / sqrt(hs) */
-        rc = gemm_batched(s, "attention_backward: ds k", 0, 0, T, hs, T, scale, ds, T, TT, k, C3,
-                          hs, dq, C3, hs, NH);
+        if (rc == ZERO_OK)
+            rc = gemm_batched(s, "attention_backward: ds k", 0, 0, T, hs, T, scale, ds, T, TT, k,
+                              C3, hs, o.ct, dq, C3, hs, NH);
         if (rc == ZERO_OK)
             rc = gemm_batched(s, "attention_backward: ds^T q", 1, 0, T, hs, T, scale, ds, T, TT, q,
-                              C3, hs, dk, C3, hs, NH);
+                              C3, hs, o.ct, dk, C3, hs, NH);
     }
+    cuda_free(s, ws); /* back to the cache; the stream order keeps it alive for the GEMMs */
     return rc;
 }

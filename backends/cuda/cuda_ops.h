@@ -46,7 +46,7 @@ int cuda_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, si
                       double *out);
 int cuda_nonfinite(void *self, const void *x, enum zero_dtype t, size_t n, int *host_flag);
 
-/* cuda_layer_ops.c: fp32 layer and GPT kernels */
+/* cuda_layer_ops.c: layer and GPT kernels on fp32 activations */
 int cuda_bias_add(void *self, float *y, const float *b, int64_t rows, int64_t cols);
 int cuda_bias_grad(void *self, float *db, const float *dy, int64_t rows, int64_t cols, float beta);
 int cuda_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_gelu kind);
@@ -68,10 +68,10 @@ int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias,
                             const float *rstd, int64_t rows, int64_t cols, float dx_beta,
                             float w_beta, float b_beta);
 int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
-                           int64_t C, int64_t NH);
+                           int64_t C, int64_t NH, enum zero_dtype matmul_type);
 int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
                             const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
-                            int64_t NH);
+                            int64_t NH, enum zero_dtype matmul_type);
 
 /* cuda_coll.c */
 int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,

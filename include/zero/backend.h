@@ -208,17 +208,27 @@ struct zero_backend {
      *   s (T, T)   = q k^T / sqrt(hs)
      *   att (T, T) = softmax over j <= i of s[i, j], and exactly 0 for j > i
      *   y (T, hs)  = att v, written to columns h*hs .. of y (B*T, C)
-     * att (B, NH, T, T) is saved for the backward. */
+     * att (B, NH, T, T) is saved for the backward.
+     *
+     * matmul_type is the operand dtype of the products (libzero.matmul, as for the
+     * layers' GEMMs). ZERO_F32: the fp32 values as they are. ZERO_F16 / ZERO_BF16:
+     * both operands of each product are rounded to that dtype first (q and k for s;
+     * att and v for y; backward: dy_h and v for datt, att and dy_h for dv, ds and k
+     * for dq, ds and q for dk); the sums and every result stay fp32 (s, the saved
+     * att, y and dqkv are fp32 buffers; softmax and its backward read fp32), and
+     * 1 / sqrt(hs) is applied in fp32 as the product's alpha. Any other dtype:
+     * ZERO_ENOTSUP naming the entry. */
     int (*attention_forward)(void *self, float *y, float *att, const float *qkv, int64_t B,
-                             int64_t T, int64_t C, int64_t NH);
+                             int64_t T, int64_t C, int64_t NH, enum zero_dtype matmul_type);
     /* dqkv (B*T, 3C) written (not accumulated) from dy (B*T, C), qkv and att:
      *   datt = dy_h v^T;  dv = att^T dy_h;
      *   ds[i, j] = att[i, j] * (datt[i, j] - sum_k att[i, k] datt[i, k]);
      *   dq = ds k / sqrt(hs);  dk = ds^T q / sqrt(hs).
+     * matmul_type as in attention_forward.
      * scratch holds B * NH * T * T floats, contents undefined on entry and exit. */
     int (*attention_backward)(void *self, float *dqkv, float *scratch, const float *dy,
                               const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
-                              int64_t NH);
+                              int64_t NH, enum zero_dtype matmul_type);
 
     /* ---- collectives (over all ranks of the communicator) ---- */
     /* Rank r receives element-wise sum over ranks of send[r*count .. (r+1)*count).

@@ -56,8 +56,10 @@ int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
         rc = gpt_conv1d_forward(ctx, p + C_ATTN_W, x, s->qkv, C, 3 * C);
     if (rc != ZERO_OK)
         return rc;
-    /* atty (rows, C) = per head softmax(q k^T / sqrt(hs), causal) v; att (B, NH, T, T) */
-    rc = ctx->be->attention_forward(ctx->bself, s->atty, s->att, s->qkv, B, d->T, C, d->NH);
+    /* atty (rows, C) = per head softmax(q k^T / sqrt(hs), causal) v; att (B, NH, T, T).
+     * The head products take their operands in the layers' GEMM dtype too. */
+    rc = ctx->be->attention_forward(ctx->bself, s->atty, s->att, s->qkv, B, d->T, C, d->NH,
+                                    ctx->matmul_type);
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "attention_forward");
     /* y (rows, C) = atty @ c_proj.weight (C, C) + c_proj.bias */
@@ -81,7 +83,7 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
         return rc;
     /* dqkv (rows, 3C) from datty through the attention */
     rc = ctx->be->attention_backward(ctx->bself, dqkv, katt, datty, s->qkv, s->att, B, d->T, C,
-                                     d->NH);
+                                     d->NH, ctx->matmul_type);
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "attention_backward");
     /* dc_attn from x and dqkv; dx (rows, C) = dqkv @ c_attn.weight^T + dx_beta * dx */
