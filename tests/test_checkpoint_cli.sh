@@ -8,79 +8,41 @@
 #     --init-weights/--save-weights they are byte-identical to --save-weights);
 #   - zero ckpt inspect verifies; a flipped byte makes it exit 1 naming the file,
 #     section and tensor; usage errors exit 2.
-set -u
-
-top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
-train=$top/examples/train_mlp
-zero=$top/src/cli/zero
-for prog in "$train" "$zero"; do
-    if [ ! -x "$prog" ]; then
-        echo "test_checkpoint_cli: $prog is not built" >&2
-        exit 99
-    fi
-done
-mpirun=${ZERO_MPIRUN:-${MPIRUN:-mpirun}}
-default_flags="--allow-run-as-root --oversubscribe --bind-to none"
-default_flags="$default_flags --mca pml ob1 --mca btl self,vader"
-flags=${ZERO_MPIRUN_FLAGS-$default_flags}
-OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
-OPENBLAS_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_checkpoint_cli.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-# run NAME NP PROG ARGS...: NP 0 runs PROG directly; output in $tmp/NAME.out/.err, status $rc
-run() {
-    name=$1
-    np=$2
-    shift 2
-    if [ "$np" -eq 0 ]; then
-        "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    else
-        # shellcheck disable=SC2086 # $flags is a list of words
-        "$mpirun" $flags -np "$np" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    fi
-    rc=$?
-}
-must() { # NAME: the last run succeeded
-    [ "$rc" -eq 0 ] || { cat "$tmp/$1.err"; fail "$1: exit status $rc"; }
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+train=$top_builddir/examples/train_mlp
+zero=$top_builddir/src/cli/zero
+require_built "$train" "$zero"
 
 args="--hidden 16 --layers 2 --batch 8 --micro-batch 2 --lr 1e-2 --quiet"
 ck=$tmp/ck
 run straight 2 "$train" $args --stage 1 --steps 6 --save-weights "$tmp/straight.st"
-must straight
+expect_ok straight
 run first 4 "$train" $args --stage 3 --steps 3 --save-checkpoint "$ck" --checkpoint-every 1 \
     --keep-last 2
-must first
+expect_ok first
 [ "$(cat "$ck/latest")" = step_000003 ] || fail "latest is '$(cat "$ck/latest")'"
 [ ! -d "$ck/step_000001" ] && [ -d "$ck/step_000002" ] || fail "--keep-last 2 did not prune"
 run resumed 2 "$train" $args --stage 0 --steps 6 --resume "$ck" --save-weights "$tmp/resumed.st" \
     --save-checkpoint "$ck"
-must resumed
+expect_ok resumed
 cmp -s "$tmp/straight.st" "$tmp/resumed.st" ||
     fail "4 ranks stage 3 -> resume on 2 ranks stage 0 differs from 6 steps on 2 ranks"
 
 run inspect 0 "$zero" ckpt inspect "$ck"
-must inspect
+expect_ok inspect
 grep -q "step 6 .* world size 2 | stage 0" "$tmp/inspect.out" || fail "inspect: no step line"
 grep -q '"next_step":6' "$tmp/inspect.out" || fail "inspect: no data position"
 grep -q "verify: all 2 rank files ok" "$tmp/inspect.out" || fail "inspect: not verified"
 
 run export 0 "$zero" ckpt export "$ck" -o "$tmp/export.st"
-must export
+expect_ok export
 run roundtrip 0 "$train" $args --steps 0 --init-weights "$tmp/export.st" \
     --save-weights "$tmp/roundtrip.st"
-must roundtrip
+expect_ok roundtrip
 cmp -s "$tmp/roundtrip.st" "$tmp/resumed.st" || fail "exported weights differ from the trained ones"
 run export16 0 "$zero" ckpt export "$ck" -o "$tmp/export16.st" --dtype bf16
-must export16
+expect_ok export16
 [ "$(wc -c <"$tmp/export16.st")" -lt "$(wc -c <"$tmp/export.st")" ] ||
     fail "bf16 export not smaller"
 
@@ -105,9 +67,4 @@ run missing 0 "$zero" ckpt inspect "$tmp/nothing"
 run flags 0 "$train" $args --keep-last 2
 [ "$rc" -eq 2 ] || fail "--keep-last without --save-checkpoint: exit $rc, expected 2"
 
-if [ "$failures" -ne 0 ]; then
-    echo "test_checkpoint_cli: $failures failure(s)"
-    exit 1
-fi
-echo "test_checkpoint_cli: ok"
-exit 0
+finish "test_checkpoint_cli: ok"

@@ -7,42 +7,17 @@
 # name step 2 (or step 4 once the pointer moved), `zero ckpt inspect` must
 # verify every checksum, no step directory may be partial, and a run resumed
 # from it must end with the same loss bits as a run that never stopped.
-set -u
-
-top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
-writer=$top/tests/ckpt_crash_writer
-zero=$top/src/cli/zero
-for prog in "$writer" "$zero"; do
-    if [ ! -x "$prog" ]; then
-        echo "test_checkpoint_crash: $prog is not built" >&2
-        exit 99
-    fi
-done
-
-mpirun=${ZERO_MPIRUN:-${MPIRUN:-mpirun}}
-default_flags="--allow-run-as-root --oversubscribe --bind-to none"
-default_flags="$default_flags --mca pml ob1 --mca btl self,vader"
-flags=${ZERO_MPIRUN_FLAGS-$default_flags}
-OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
-OPENBLAS_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_checkpoint_crash.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+writer=$top_builddir/tests/ckpt_crash_writer
+zero=$top_builddir/src/cli/zero
+require_built "$writer" "$zero"
 
 # mpi NAME ARGS...: the writer on 2 ranks, output in $tmp/NAME.out/.err, status in $rc
 mpi() {
     name=$1
     shift
-    # shellcheck disable=SC2086 # $flags is a list of words
-    "$mpirun" $flags -np 2 "$writer" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    rc=$?
+    run "$name" 2 "$writer" "$@"
 }
 
 mpi straight "$tmp/unused" straight
@@ -88,9 +63,4 @@ latest 0 0 step_000002 no
 prune 0 0 step_000004 yes
 POINTS
 
-if [ "$failures" -ne 0 ]; then
-    echo "test_checkpoint_crash: $failures failure(s)"
-    exit 1
-fi
-echo "test_checkpoint_crash: all kill points leave a loadable checkpoint"
-exit 0
+finish "test_checkpoint_crash: all kill points leave a loadable checkpoint"

@@ -8,69 +8,17 @@
 #   - train_mlp --config takes the file, and flags override it wherever they stand.
 # Run by `make check' (tests/mpirun-wrapper); by hand: sh tests/test_config_cli.sh
 # from the top build directory.
-set -u
-
-top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
-src=$(cd "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/.." && pwd)
-zero=$top/src/cli/zero
-train=$top/examples/train_mlp
-configs=$src/examples/configs
-bad=$src/tests/configs
-for prog in "$zero" "$train"; do
-    if [ ! -x "$prog" ]; then
-        echo "test_config_cli: $prog is not built" >&2
-        exit 99
-    fi
-done
-OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
-OPENBLAS_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_config_cli.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# run NAME PROG ARGS...: output in $tmp/NAME.out and .err, status in $rc
-run() {
-    name=$1
-    shift
-    "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    rc=$?
-}
-
-# expect_rc NAME RC
-expect_rc() {
-    if [ "$rc" -ne "$2" ]; then
-        fail "$1 exited $rc, expected $2"
-        echo "---- stdout"; cat "$tmp/$1.out"; echo "---- stderr"; cat "$tmp/$1.err"
-    fi
-}
-
-# expect_line NAME FILE-SUFFIX TEXT: a line of $tmp/NAME.SUFFIX, spaces squeezed, equals TEXT
-expect_line() {
-    if ! tr -s ' ' <"$tmp/$1.$2" | grep -qxF -- "$3"; then
-        fail "$1: no line '$3' in its $2"
-        cat "$tmp/$1.$2"
-    fi
-}
-
-# expect_text NAME FILE-SUFFIX TEXT: $tmp/NAME.SUFFIX contains TEXT
-expect_text() {
-    if ! grep -qF -- "$3" "$tmp/$1.$2"; then
-        fail "$1: no '$3' in its $2"
-        cat "$tmp/$1.$2"
-    fi
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+zero=$top_builddir/src/cli/zero
+train=$top_builddir/examples/train_mlp
+configs=$top_srcdir/examples/configs
+bad=$top_srcdir/tests/configs
+require_built "$zero" "$train"
 
 # ---- zero config on the example configs
 for stage in 0 1 2 3; do
-    run "stage$stage" "$zero" config "$configs/stage$stage.json" --world 2
+    run "stage$stage" 0 "$zero" config "$configs/stage$stage.json" --world 2
     expect_rc "stage$stage" 0
     expect_line "stage$stage" out "zero_optimization.stage = $stage (file)"
     expect_line "stage$stage" out "gradient_accumulation_steps = 2 (derived)"
@@ -83,11 +31,11 @@ expect_line stage3 out "zero_optimization.reduce_scatter = true (default)"
 expect_line stage0 out "zero_optimization.overlap_comm = false (derived)"
 expect_line stage0 out 'libzero.collectives = "exact" (file)'
 
-run noworld "$zero" config "$configs/stage1.json"
+run noworld 0 "$zero" config "$configs/stage1.json"
 expect_rc noworld 0
 expect_line noworld out "gradient_accumulation_steps = null (default)"
 
-run auto "$zero" config "$bad/hf_auto.json" --world 4
+run auto 0 "$zero" config "$bad/hf_auto.json" --world 4
 expect_rc auto 0
 expect_line auto out "train_batch_size = 8 (auto)"
 expect_line auto out "optimizer.params.lr = 0.001 (auto)"
@@ -95,47 +43,47 @@ expect_line auto out "zero_optimization.stage3_prefetch_bucket_size = 50000000 (
 
 # fp16, bf16, offload: valid DeepSpeed configs
 for f in fp16 bf16 offload; do
-    run "$f" "$zero" config "$configs/$f.json" --world 2
+    run "$f" 0 "$zero" config "$configs/$f.json" --world 2
     expect_rc "$f" 0
 done
 expect_line offload out "zero_optimization.offload_optimizer.device = \"cpu\" (file)"
 expect_line offload out "zero_optimization.offload_param.device = \"cpu\" (file)"
 
 # ---- bad configs: exit 1, the key named
-run misspelled "$zero" config "$bad/misspelled.json"
+run misspelled 0 "$zero" config "$bad/misspelled.json"
 expect_rc misspelled 1
 expect_line misspelled err "zero config: $bad/misspelled.json: zero_optimization.stage3_prefetch_bucket_sise: unknown key; did you mean zero_optimization.stage3_prefetch_bucket_size?"
 
-run duplicate "$zero" config "$bad/duplicate.json"
+run duplicate 0 "$zero" config "$bad/duplicate.json"
 expect_rc duplicate 1
 expect_line duplicate err "zero config: $bad/duplicate.json:6:11: invalid JSON: duplicate object key near '\"stage\"'"
 
-run syntax "$zero" config "$bad/bad_syntax.json"
+run syntax 0 "$zero" config "$bad/bad_syntax.json"
 expect_rc syntax 1
 expect_line syntax err "zero config: $bad/bad_syntax.json:5:11: invalid JSON: '}' expected near '\"stage\"'"
 
-run arithmetic "$zero" config "$configs/stage0.json" --world 3
+run arithmetic 0 "$zero" config "$configs/stage0.json" --world 3
 expect_rc arithmetic 1
 expect_line arithmetic err "zero config: $configs/stage0.json: train_batch_size 16 is not divisible by train_micro_batch_size_per_gpu 4 * world size 3 = 12"
 
-run missing "$zero" config "$tmp/none.json"
+run missing 0 "$zero" config "$tmp/none.json"
 expect_rc missing 1
 expect_text missing err "zero config: $tmp/none.json: "
 
 # ---- usage
-run usage_world "$zero" config "$configs/stage0.json" --world zero
+run usage_world 0 "$zero" config "$configs/stage0.json" --world zero
 expect_rc usage_world 2
 expect_text usage_world err "--world: expected a rank count >= 1"
-run usage_none "$zero" config
+run usage_none 0 "$zero" config
 expect_rc usage_none 2
-run usage_help "$zero" config --help
+run usage_help 0 "$zero" config --help
 expect_rc usage_help 0
 expect_text usage_help out "usage: zero config FILE [--world N]"
 
 # ---- train_mlp --config, flags over the file (one rank, no step: the header shows all)
 small="--hidden 16 --layers 1 --classes 4 --steps 0"
 # shellcheck disable=SC2086 # $small is a list of words
-run mlp_file "$train" --config "$configs/stage3.json" $small
+run mlp_file 0 "$train" --config "$configs/stage3.json" $small
 expect_rc mlp_file 0
 expect_text mlp_file out "| stage 3 | mode exact"
 expect_text mlp_file out "batch: 16 = micro-batch 4 x accumulation 4 x world 1"
@@ -143,7 +91,7 @@ expect_text mlp_file out "optimizer: AdamW lr 1.00e-03 betas (0.9, 0.999) eps 1e
 
 # the flags win wherever they stand, before or after --config
 # shellcheck disable=SC2086
-run mlp_flags "$train" --stage 1 --lr 5e-4 --config "$configs/stage3.json" --batch 8 --mode native $small
+run mlp_flags 0 "$train" --stage 1 --lr 5e-4 --config "$configs/stage3.json" --batch 8 --mode native $small
 expect_rc mlp_flags 0
 expect_text mlp_flags out "| stage 1 | mode native"
 expect_text mlp_flags out "batch: 8 = micro-batch 4 x accumulation 2 x world 1"
@@ -151,7 +99,7 @@ expect_text mlp_flags out "optimizer: AdamW lr 5.00e-04"
 
 # without --config: train_mlp's own defaults
 # shellcheck disable=SC2086
-run mlp_plain "$train" $small
+run mlp_plain 0 "$train" $small
 expect_rc mlp_plain 0
 expect_text mlp_plain out "| stage 0 | mode exact"
 expect_text mlp_plain out "batch: 32 = micro-batch 32 x accumulation 1 x world 1"
@@ -159,14 +107,14 @@ expect_text mlp_plain out "optimizer: AdamW lr 1.00e-04"
 
 # a bad file is a usage error naming the file and key
 # shellcheck disable=SC2086
-run mlp_bad "$train" --config "$bad/misspelled.json" $small
+run mlp_bad 0 "$train" --config "$bad/misspelled.json" $small
 expect_rc mlp_bad 2
 expect_line mlp_bad err "train_mlp: --config: $bad/misspelled.json: zero_optimization.stage3_prefetch_bucket_sise: unknown key; did you mean zero_optimization.stage3_prefetch_bucket_size?"
 
 # the libzero.trace section writes the trace as --trace does
 printf '{"train_micro_batch_size_per_gpu": 2, "libzero": {"trace": {"path": "%s", "steps": "2"}}}\n' \
     "$tmp/trace.json" >"$tmp/trace_cfg.json"
-run mlp_trace "$train" --config "$tmp/trace_cfg.json" --hidden 16 --layers 1 --steps 3
+run mlp_trace 0 "$train" --config "$tmp/trace_cfg.json" --hidden 16 --layers 1 --steps 3
 expect_rc mlp_trace 0
 if [ -s "$tmp/trace.json" ]; then
     grep -q '"traceEvents"' "$tmp/trace.json" || fail "mlp_trace: no trace events in the file"
@@ -174,13 +122,8 @@ else
     fail "mlp_trace: libzero.trace.path wrote no trace"
 fi
 
-run mlp_help "$train" --help
+run mlp_help 0 "$train" --help
 expect_rc mlp_help 0
 expect_text mlp_help out "Precedence: the defaults below < FILE < the flags given here,"
 
-if [ "$failures" -ne 0 ]; then
-    echo "test_config_cli: $failures failure(s)"
-    exit 1
-fi
-echo "test_config_cli: all passed"
-exit 0
+finish "test_config_cli: all passed"

@@ -11,40 +11,24 @@
 # `mpirun` given the test suite's flags. A command whose program is missing here
 # (python3 for docs/tools) is skipped with a note.
 # Run by `make check' from the build directory; by hand: sh tests/test_docs_commands.sh.
-set -u
+# shellcheck source=SCRIPTDIR/lib.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+require_built "$top_builddir/src/cli/zero" "$top_builddir/examples/train_mlp" \
+    "$top_builddir/examples/train_gpt"
 
-top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
-srcdir=$(cd "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/.." && pwd)
-for prog in "$top/src/cli/zero" "$top/examples/train_mlp" "$top/examples/train_gpt"; do
-    if [ ! -x "$prog" ]; then
-        echo "test_docs_commands: $prog is not built" >&2
-        exit 99
-    fi
-done
-real_mpirun=${ZERO_MPIRUN:-${MPIRUN:-mpirun}}
-default_flags="--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader"
-mpirun_flags=${ZERO_MPIRUN_FLAGS-$default_flags}
-OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
-OPENBLAS_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_docs.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/bin"
-ln -s "$top/src/cli/zero" "$tmp/bin/zero"
-ln -s "$top/examples/train_mlp" "$tmp/bin/train_mlp"
-ln -s "$top/examples/train_gpt" "$tmp/bin/train_gpt"
+ln -s "$top_builddir/src/cli/zero" "$tmp/bin/zero"
+ln -s "$top_builddir/examples/train_mlp" "$tmp/bin/train_mlp"
+ln -s "$top_builddir/examples/train_gpt" "$tmp/bin/train_gpt"
 PATH=$tmp/bin:$PATH
-DOCS=$srcdir/docs
+DOCS=$top_srcdir/docs
 export PATH DOCS
 
+# the pages' `mpirun -np N ...' gets the suite's flags
 mpirun() {
-    # shellcheck disable=SC2086 # the flags are a list of words
-    command "$real_mpirun" $mpirun_flags "$@"
+    mpirun_with_flags "$@"
 }
 
-failures=0
 commands=0
 skipped=0
 
@@ -106,17 +90,14 @@ for page in "$DOCS"/*.md; do
         (cd "$work" && eval "$cmd") >"$tmp/got" 2>&1
         rc=$?
         if [ "$rc" -ne 0 ] && ! grep -q '^\[exit [0-9]*\]$' "$tmp/want.$i"; then
-            echo "FAIL: $(basename "$page"): '$cmd' exited $rc"
+            fail "$(basename "$page"): '$cmd' exited $rc"
             cat "$tmp/got"
-            failures=$((failures + 1))
         elif [ "$rc" -ne 0 ] && ! grep -q "^\[exit $rc\]\$" "$tmp/want.$i"; then
-            echo "FAIL: $(basename "$page"): '$cmd' exited $rc, the page says otherwise"
-            failures=$((failures + 1))
+            fail "$(basename "$page"): '$cmd' exited $rc, the page says otherwise"
         elif ! why=$(matches "$tmp/want.$i" "$tmp/got"); then
-            echo "FAIL: $(basename "$page"): '$cmd': $why"
+            fail "$(basename "$page"): '$cmd': $why"
             echo "---- got:"
             cat "$tmp/got"
-            failures=$((failures + 1))
         fi
         i=$((i + 1))
     done

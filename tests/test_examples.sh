@@ -10,67 +10,11 @@
 #   - custom_unit trains its own unit at stage 3.
 # Run by `make check' from the build directory (tests/mpirun-wrapper); by
 # hand: sh tests/test_examples.sh from the top build directory.
-set -u
-
-top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
-train=$top/examples/train_mlp
-custom=$top/examples/custom_unit
-for prog in "$train" "$custom"; do
-    if [ ! -x "$prog" ]; then
-        echo "test_examples: $prog is not built" >&2
-        exit 99
-    fi
-done
-
-mpirun=${ZERO_MPIRUN:-${MPIRUN:-mpirun}}
-default_flags="--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader"
-flags=${ZERO_MPIRUN_FLAGS-$default_flags}
-OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
-OPENBLAS_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_examples.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# run NAME NP PROG ARGS...: output in $tmp/NAME.out and .err, status in $rc.
-# NP 0 runs PROG directly, a one-rank MPI singleton: mpirun takes seconds to
-# wind down a job that failed, so the error checks mostly run this way.
-run() {
-    name=$1
-    np=$2
-    shift 2
-    if [ "$np" -eq 0 ]; then
-        "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    else
-        # shellcheck disable=SC2086 # $flags is a list of words
-        "$mpirun" $flags -np "$np" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    fi
-    rc=$?
-}
-
-show() {
-    echo "---- $1: stdout"
-    cat "$tmp/$1.out"
-    echo "---- $1: stderr"
-    cat "$tmp/$1.err"
-}
-
-# expect_ok NAME: the run exited 0
-expect_ok() {
-    if [ "$rc" -ne 0 ]; then
-        fail "$1 exited $rc, expected 0"
-        show "$1"
-        return 1
-    fi
-    return 0
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+train=$top_builddir/examples/train_mlp
+custom=$top_builddir/examples/custom_unit
+require_built "$train" "$custom"
 
 # losses NAME: step, loss, lr and grad norm of every progress line, and the final line
 losses() {
@@ -180,16 +124,6 @@ expect_ok fromfile && { [ "$(losses fromfile)" = "$(losses stage3)" ] ||
     fail "training from the written data file differs from synthetic training"; }
 
 # ---- bad input: exit status and a message naming the culprit
-# expect_error NAME STATUS PATTERN: the run exited STATUS and stderr matches PATTERN
-expect_error() {
-    if [ "$rc" -ne "$2" ]; then
-        fail "$1 exited $rc, expected $2"
-        show "$1"
-    elif ! grep -q -- "$3" "$tmp/$1.err"; then
-        fail "$1: stderr does not mention '$3'"
-        show "$1"
-    fi
-}
 run stage5 0 "$train" --stage 5
 expect_error stage5 2 '--stage'
 run hidden 0 "$train" --hidden -1
@@ -219,9 +153,4 @@ if expect_ok custom; then
         { fail "custom_unit did not train 8 steps to a finite loss"; show custom; }
 fi
 
-if [ "$failures" -ne 0 ]; then
-    echo "test_examples: $failures failure(s)"
-    exit 1
-fi
-echo "test_examples: all passed"
-exit 0
+finish "test_examples: all passed"

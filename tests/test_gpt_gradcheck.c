@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gradcheck.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
 
@@ -51,8 +52,6 @@ struct ref_args {
     const int32_t *tokens; /* (rows) or NULL */
     const int32_t *labels; /* (rows) or NULL */
 };
-
-typedef void (*ref_forward_fn)(const struct ref_args *a, double *y);
 
 /* y (rows, out) = x (rows, in) @ w (in, out) + b (out): GPT-2's Conv1D */
 static void ref_conv1d(const double *x, const double *w, const double *b, double *y, int64_t rows,
@@ -379,17 +378,6 @@ static double *to_double(const float *x, size_t n)
     return d;
 }
 
-static double ref_objective(ref_forward_fn fn, const struct ref_args *a, const double *r, double *y,
-                            size_t ny)
-{
-    fn(a, y);
-    double L = 0.0;
-    for (size_t i = 0; i < ny; i++)
-        L += y[i] * r[i];
-    return L;
-}
-
-static const double fd_step = 1e-6, fd_rtol = 1e-3, fd_floor = 1e-3;
 /* a block is LayerNorm, attention and MLP in a row: fp32 rounding measures ~1e-6 */
 static const double fwd_rtol = 1e-5;
 
@@ -440,22 +428,12 @@ static void check_unit(struct zero_unit *u, ref_forward_fn ref, struct shape sh,
     rig_backward(&g, 0, g.in > 0);
     struct grads got;
     grads_download(&g, &got, g.in > 0);
+    const struct gradcheck fd = {
+        .forward = ref, .args = &a, .r = rd, .y = yref, .ny = ny, .unit = u->name};
     for (int p = 0; p < got.n; p++) {
         const int is_dx = p == g.nslots;
-        double *v = is_dx ? xd : a.p[p];
         const char *what = is_dx ? "x" : p < g.np ? u->params[p].name : "external";
-        for (size_t j = 0; j < got.len[p]; j++) {
-            const double keep = v[j];
-            v[j] = keep + fd_step;
-            const double lp = ref_objective(ref, &a, rd, yref, ny);
-            v[j] = keep - fd_step;
-            const double lm = ref_objective(ref, &a, rd, yref, ny);
-            v[j] = keep;
-            const double num = (lp - lm) / (2 * fd_step), ana = got.g[p][j];
-            ck_assert_msg(fabs(ana - num) <= fd_rtol * fmax(fabs(num), fd_floor),
-                          "%s: d%s[%zu] = %.9g, finite difference %.9g", u->name, what, j, ana,
-                          num);
-        }
+        gradcheck_tensor(&fd, what, is_dx ? xd : a.p[p], got.g[p], got.len[p]);
     }
 
     /* (3) grad_accumulate = 1 adds: a second backward doubles every parameter

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gradcheck.h"
 #include "zero/nn.h"
 #include "nn/nn_internal.h" /* zero_unit_destroy */
 
@@ -76,8 +77,6 @@ struct ref_args {
     int64_t rows;
 };
 
-typedef void (*ref_forward_fn)(const struct ref_args *a, double *y);
-
 static void ref_linear(const struct ref_args *a, double *y)
 {
     ref_affine(a->x, a->p[0], a->u->nparams == 2 ? a->p[1] : NULL, y, a->rows, a->u->in_width,
@@ -126,16 +125,6 @@ static void ref_classifier(const struct ref_args *a, double *y)
         y[i] = max + log(sum) - l[a->labels[i]];
     }
     free(logits);
-}
-
-/* L = sum(y * r) of the reference forward */
-static double ref_objective(ref_forward_fn fn, const struct ref_args *a, const double *r, double *y)
-{
-    fn(a, y);
-    double L = 0.0;
-    for (int64_t i = 0; i < a->rows * a->u->out_width; i++)
-        L += y[i] * r[i];
-    return L;
 }
 
 /* ---- the unit on the backend ---- */
@@ -307,7 +296,6 @@ static double *to_double(const float *x, size_t n)
     return d;
 }
 
-static const double fd_step = 1e-6, fd_rtol = 1e-3, fd_floor = 1e-3;
 /* fp32 rounding of these forwards measures below 1e-7 */
 static const double fwd_rtol = 2e-6;
 
@@ -341,22 +329,12 @@ static void check_unit(struct zero_unit *u, ref_forward_fn ref, int64_t rows, do
     rig_backward(&g, 0, g.in > 0);
     struct grads got;
     grads_download(&g, &got, g.in > 0);
+    const struct gradcheck fd = {
+        .forward = ref, .args = &a, .r = rd, .y = yref, .ny = ny, .unit = u->name};
     for (int p = 0; p < got.n; p++) {
         const int is_dx = p == g.np;
-        double *v = is_dx ? xd : a.p[p];
         const char *what = is_dx ? "dx" : u->params[p].name;
-        for (size_t j = 0; j < got.len[p]; j++) {
-            const double keep = v[j];
-            v[j] = keep + fd_step;
-            const double lp = ref_objective(ref, &a, rd, yref);
-            v[j] = keep - fd_step;
-            const double lm = ref_objective(ref, &a, rd, yref);
-            v[j] = keep;
-            const double num = (lp - lm) / (2 * fd_step), ana = got.g[p][j];
-            ck_assert_msg(fabs(ana - num) <= fd_rtol * fmax(fabs(num), fd_floor),
-                          "%s: d%s[%zu] = %.9g, finite difference %.9g", u->name, what, j, ana,
-                          num);
-        }
+        gradcheck_tensor(&fd, what, is_dx ? xd : a.p[p], got.g[p], got.len[p]);
     }
 
     /* (3) grad_accumulate = 1 adds: a second backward doubles every parameter

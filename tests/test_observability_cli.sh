@@ -9,51 +9,10 @@
 #     perturbation is found at the right step, tensor and element;
 #   - bad flags exit 2 naming the flag.
 # Run by `make check' from the build directory; by hand: sh tests/test_observability_cli.sh.
-set -u
-
-top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
-zero=$top/src/cli/zero
-if [ ! -x "$zero" ]; then
-    echo "test_observability_cli: $zero is not built" >&2
-    exit 99
-fi
-mpirun=${ZERO_MPIRUN:-${MPIRUN:-mpirun}}
-default_flags="--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader"
-flags=${ZERO_MPIRUN_FLAGS-$default_flags}
-OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
-OPENBLAS_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_obs_cli.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# run NAME NP ARGS...: zero ARGS under mpirun -np NP (0: directly); output in
-# $tmp/NAME.out and .err, exit status in $rc.
-run() {
-    name=$1
-    np=$2
-    shift 2
-    if [ "$np" -eq 0 ]; then
-        "$zero" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    else
-        # shellcheck disable=SC2086 # $flags is a list of words
-        "$mpirun" $flags -np "$np" "$zero" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    fi
-    rc=$?
-}
-
-show() {
-    echo "---- $1: stdout"
-    cat "$tmp/$1.out"
-    echo "---- $1: stderr"
-    cat "$tmp/$1.err"
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+zero=$top_builddir/src/cli/zero
+require_built "$zero"
 
 # has NAME REGEX: the output of NAME has a line matching the extended regex
 has() {
@@ -61,26 +20,27 @@ has() {
 }
 
 # ---- estimate ----
-run fig1 0 estimate --params 7.5e9 --ranks 64 --svg "$tmp/fig1.svg"
+run fig1 0 "$zero" estimate --params 7.5e9 --ranks 64 --svg "$tmp/fig1.svg"
 [ "$rc" -eq 0 ] || fail "estimate exited $rc"
 has fig1 '^0 +DP +16Ψ +120,000,000,000 +120 +111\.76$'
 has fig1 '^1 +Pos +4Ψ \+ 12Ψ/N +31,406,250,000 +31\.4 '
 has fig1 '^2 +Pos\+g +2Ψ \+ 14Ψ/N +16,640,625,000 +16\.6 '
 has fig1 '^3 +Pos\+g\+p +16Ψ/N +1,875,000,000 +1\.9 '
 grep -q '</svg>' "$tmp/fig1.svg" 2>/dev/null || fail "estimate --svg wrote no SVG"
-run table1 0 estimate --params 1e12 --ranks 1,4,16,64,256,1024
+run table1 0 "$zero" estimate --params 1e12 --ranks 1,4,16,64,256,1024
 has table1 '^ +64 +4187 +2218 +250$'
 has table1 '^ +1024 +4011 +2013 +15\.6$'
-run seven 0 estimate --params 7e9 --ranks 4
+run seven 0 "$zero" estimate --params 7e9 --ranks 4
 has seven ' 112 +104\.31$'
 has seven ' 38\.5 +35\.86$'
-run ds 0 estimate --params 2851e6 --nodes 1 --gpus-per-node 8 --largest-layer 32e6 --deepspeed
+run ds 0 "$zero" estimate --params 2851e6 --nodes 1 --gpus-per-node 8 --largest-layer 32e6 \
+    --deepspeed
 has ds '^ +127\.45GB \| +5\.31GB \| offload_optimizer=cpu$'
 has ds '^ +71\.69GB \| +0\.12GB \| offload_param=cpu , offload_optimizer=cpu , zero_init=1$'
 has ds '^ +1\.43GB \| +6\.09GB \| offload_param=none, offload_optimizer=none, zero_init=1$'
-run gpt 0 estimate --n-layer 12 --n-head 12 --n-embd 768 --ranks 8
+run gpt 0 "$zero" estimate --n-layer 12 --n-head 12 --n-embd 768 --ranks 8
 has gpt '^Ψ = 124,439,808 parameters, N = 8 ranks$'
-run badflag 0 estimate --params lots
+run badflag 0 "$zero" estimate --params lots
 [ "$rc" -eq 2 ] || fail "estimate --params lots exited $rc, expected 2"
 grep -q -- '--params' "$tmp/badflag.err" || fail "estimate: the error does not name --params"
 
@@ -90,7 +50,7 @@ for np in 2 3; do
     for stage in 0 1 2 3; do
         name=schedule_np${np}_s$stage
         # shellcheck disable=SC2086 # $tiny is a list of words
-        run "$name" "$np" schedule --stage "$stage" --persistence 0 $tiny
+        run "$name" "$np" "$zero" schedule --stage "$stage" --persistence 0 $tiny
         if [ "$rc" -ne 0 ] || grep -q MISMATCH "$tmp/$name.out"; then
             fail "$name: exit $rc or MISMATCH"
             show "$name"
@@ -106,29 +66,24 @@ for np in 2 3; do
         esac
     done
 done
-run schedule_rank1 2 schedule --stage 2 --rank 1 $tiny
+run schedule_rank1 2 "$zero" schedule --stage 2 --rank 1 $tiny
 has schedule_rank1 'Adam on shard 1: \[[0-9,]+, [0-9,]+\) of '
 
 # ---- memory ----
-run memory 3 memory $tiny --svg "$tmp/memory.svg"
+run memory 3 "$zero" memory $tiny --svg "$tmp/memory.svg"
 [ "$rc" -eq 0 ] || { fail "memory exited $rc"; show memory; }
 has memory '^  check +ok +ok +ok +ok$'
 grep -q 'theory' "$tmp/memory.svg" 2>/dev/null || fail "memory --svg wrote no chart"
 
 # ---- verify ----
-run verify_same 3 verify $tiny --steps 2 --worlds 3,1
+run verify_same 3 "$zero" verify $tiny --steps 2 --worlds 3,1
 [ "$rc" -eq 0 ] || { fail "verify exited $rc"; show verify_same; }
 has verify_same '^all 8 configurations bit-identical after every one of 2 steps$'
-run verify_perturbed 2 verify $tiny --steps 4 --perturb 2:3:layers.1.2.weight:17
+run verify_perturbed 2 "$zero" verify $tiny --steps 4 --perturb 2:3:layers.1.2.weight:17
 [ "$rc" -eq 1 ] || fail "verify --perturb exited $rc, expected 1"
 has verify_perturbed '^stage 2, N = 2 differs from stage 0, N = 2: first at step 3, unit layers\.1, tensor layers\.1\.2\.weight, element 17 \[0, 17\]: '
 has verify_perturbed '^1 of 3 configurations differ$'
-run verify_bad 2 verify --perturb 2
+run verify_bad 2 "$zero" verify --perturb 2
 [ "$rc" -eq 2 ] || fail "verify --perturb 2 exited $rc, expected 2"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)"
-    exit 1
-fi
-echo "all observability command checks passed"
-exit 0
+finish "all observability command checks passed"

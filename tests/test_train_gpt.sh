@@ -11,70 +11,10 @@
 #     the file or flag (exit 1 and 2).
 # Run by `make check' from the build directory; by hand: sh tests/test_train_gpt.sh
 # from the top build directory.
-set -u
-
-top=$(cd "${ZERO_TEST_BUILDDIR:-tests}/.." && pwd)
-train=$top/examples/train_gpt
-if [ ! -x "$train" ]; then
-    echo "test_train_gpt: $train is not built" >&2
-    exit 99
-fi
-
-mpirun=${ZERO_MPIRUN:-${MPIRUN:-mpirun}}
-default_flags="--allow-run-as-root --oversubscribe --bind-to none"
-default_flags="$default_flags --mca pml ob1 --mca btl self,vader"
-flags=${ZERO_MPIRUN_FLAGS-$default_flags}
-OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
-OPENBLAS_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OPENBLAS_NUM_THREADS
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_train_gpt.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# run NAME NP ARGS...: train_gpt's output in $tmp/NAME.out and .err, status in
-# $rc. NP 0 runs it directly, a one-rank MPI singleton.
-run() {
-    name=$1
-    np=$2
-    shift 2
-    if [ "$np" -eq 0 ]; then
-        "$train" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    else
-        # shellcheck disable=SC2086 # $flags is a list of words
-        "$mpirun" $flags -np "$np" "$train" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-    fi
-    rc=$?
-}
-
-show() {
-    echo "---- $1: stdout"
-    cat "$tmp/$1.out"
-    echo "---- $1: stderr"
-    cat "$tmp/$1.err"
-}
-
-# expect_ok NAME: exit 0
-expect_ok() {
-    if [ "$rc" -ne 0 ]; then
-        fail "$1: exit $rc"
-        show "$1"
-    fi
-}
-
-# expect_error NAME STATUS TEXT: that exit status and TEXT on stderr
-expect_error() {
-    if [ "$rc" -ne "$2" ] || ! grep -qF -- "$3" "$tmp/$1.err"; then
-        fail "$1: wanted exit $2 and \"$3\" on stderr, got exit $rc"
-        show "$1"
-    fi
-}
+# shellcheck source=SCRIPTDIR/lib.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+train=$top_builddir/examples/train_gpt
+require_built "$train"
 
 # final NAME: the "final:" line
 final() {
@@ -88,7 +28,7 @@ field() {
 
 # -- the default task learns: 250 steps reach a loss well under what
 #    unigram statistics give (about 1.0); measured 0.86 at 250 steps
-run learn 2 --stage 3 --steps 250 --val-every 100 --sample 12 --eval-problems 32 \
+run learn 2 "$train" --stage 3 --steps 250 --val-every 100 --sample 12 --eval-problems 32 \
     --save-weights "$tmp/w.safetensors" --memory-table
 expect_ok learn
 loss=$(field learn loss)
@@ -108,7 +48,7 @@ fi
 # -- stage 3 with the head tied to wte: the replayed gather volume matches the
 #    measured one with and without reuse (wte is fetched for the head too)
 for reuse in 0 1000000000; do
-    run "tied$reuse" 2 --stage 3 --persistence 0 --reuse-distance "$reuse" --steps 3 \
+    run "tied$reuse" 2 "$train" --stage 3 --persistence 0 --reuse-distance "$reuse" --steps 3 \
         --sample 0 --eval-problems 0
     expect_ok "tied$reuse" &&
         { grep -aEq '^sent elements per rank: measured ([0-9]+), theory \1 = .*  ok$' \
@@ -118,9 +58,9 @@ done
 #    1 rank at stage 1 (same micro-batch, accumulation 2) ends as the 2-rank run
 ck="--steps 60 --sample 0 --eval-problems 0 --micro-batch 16"
 # shellcheck disable=SC2086
-run ckfull 2 --stage 3 $ck --save-checkpoint "$tmp/ck" --checkpoint-every 30
+run ckfull 2 "$train" --stage 3 $ck --save-checkpoint "$tmp/ck" --checkpoint-every 30
 # shellcheck disable=SC2086
-run ckresume 0 --stage 1 $ck --resume "$tmp/ck/step_000030"
+run ckresume 0 "$train" --stage 1 $ck --resume "$tmp/ck/step_000030"
 if expect_ok ckfull && expect_ok ckresume; then
     [ -f "$tmp/ck/latest" ] && [ -d "$tmp/ck/step_000030" ] ||
         fail "checkpoints: no latest or step_000030 in the checkpoint directory"
@@ -128,16 +68,15 @@ if expect_ok ckfull && expect_ok ckresume; then
         fail "checkpoints: resumed run ends '$(final ckresume)', uninterrupted '$(final ckfull)'"
 fi
 # -- --config: a DeepSpeed file under the flags (bf16, batch 16 = 4 x 2 x 2, WarmupLR)
-srcdir="${ZERO_TEST_SRCDIR:-$(dirname "$0")}"
-configs="$srcdir/../examples/configs"
-run cfg 2 --config "$configs/bf16.json" --stage 1 --steps 3 --sample 0 --eval-problems 0
+configs=$top_srcdir/examples/configs
+run cfg 2 "$train" --config "$configs/bf16.json" --stage 1 --steps 3 --sample 0 --eval-problems 0
 if expect_ok cfg; then
     for want in '| stage 1 | bf16 |' 'batch: 16 sequences of 12 tokens = micro-batch 4 x accumulation 2' \
         'WarmupLR from --config (warmup 5)' "config: $configs/bf16.json"; do
         grep -aqF "$want" "$tmp/cfg.out" || fail "cfg: no '$want' in the header"
     done
 fi
-run cfgbad 0 --config "$srcdir/configs/misspelled.json"
+run cfgbad 0 "$train" --config "$top_srcdir/tests/configs/misspelled.json"
 [ "$rc" -eq 2 ] && grep -q 'stage3_prefetch_bucket_sise' "$tmp/cfgbad.err" ||
     fail "cfgbad: a misspelled key did not fail naming it (exit $rc)"
 # --memory-table: one row per stage, each measured equal to its formula
@@ -155,7 +94,7 @@ for want in '"wte.weight":{"dtype":"F32","shape":[256,64]' '"wpe.weight"' \
 done
 
 # -- weights round trip: load, no step, save the same bytes
-run reload 2 --stage 1 --steps 0 --sample 0 --eval-problems 0 \
+run reload 2 "$train" --stage 1 --steps 0 --sample 0 --eval-problems 0 \
     --init-weights "$tmp/w.safetensors" --save-weights "$tmp/w2.safetensors"
 expect_ok reload
 cmp -s "$tmp/w.safetensors" "$tmp/w2.safetensors" ||
@@ -191,7 +130,7 @@ text = json.dumps(out, separators=(',', ':')).encode()
 text += b' ' * (-len(text) % 8)
 open(dst, 'wb').write(struct.pack('<Q', len(text)) + text + b''.join(blobs))
 PY
-    run hf 2 --stage 3 --steps 0 --sample 0 --eval-problems 0 \
+    run hf 2 "$train" --stage 3 --steps 0 --sample 0 --eval-problems 0 \
         --init-weights "$tmp/hf.safetensors" --save-weights "$tmp/w3.safetensors"
     expect_ok hf && { cmp -s "$tmp/w.safetensors" "$tmp/w3.safetensors" ||
         fail "hf: a GPT2LMHeadModel-style file did not load the same weights"; }
@@ -200,10 +139,10 @@ fi
 # -- 1 rank accumulating 2 micro-batches at stage 0 = 2 ranks at stage 3
 common="--steps 15 --sample 0 --eval-problems 0 --val-every 0 --batch 8 --micro-batch 4"
 # shellcheck disable=SC2086 # $common is a list of words
-run one 0 --stage 0 $common
+run one 0 "$train" --stage 0 $common
 expect_ok one
 # shellcheck disable=SC2086
-run two 2 --stage 3 $common
+run two 2 "$train" --stage 3 $common
 expect_ok two
 if [ -z "$(final one)" ] || [ "$(final one)" != "$(final two)" ]; then
     fail "1 rank (stage 0, accumulation 2) and 2 ranks (stage 3) differ:" \
@@ -217,7 +156,7 @@ while [ $i -lt 40 ]; do
     echo "the quick brown fox jumps over the lazy dog, line $i." >>"$tmp/book.txt"
     i=$((i + 1))
 done
-run text 0 --data "$tmp/book.txt" --block-size 16 --steps 30 --batch 8 --sample 20 \
+run text 0 "$train" --data "$tmp/book.txt" --block-size 16 --steps 30 --batch 8 --sample 20 \
     --prompt "the " --val-every 0
 expect_ok text
 first=$(sed -n 's/^step    1\/30 | loss \([0-9.]*\).*/\1/p' "$tmp/text.out")
@@ -243,25 +182,20 @@ shard() { # shard FILE MAGIC_BYTES: 600 tokens 0..59 repeating
     } >"$1"
 }
 shard "$tmp/tokens.bin" '\210\330\064\001'
-run shard 0 --data "$tmp/tokens.bin" --vocab-size 64 --block-size 8 --steps 5 --batch 4 \
+run shard 0 "$train" --data "$tmp/tokens.bin" --vocab-size 64 --block-size 8 --steps 5 --batch 4 \
     --sample 5 --val-every 0
 expect_ok shard
 grep -q '^final: step 5, loss' "$tmp/shard.out" || fail "shard: no final line"
 shard "$tmp/bad.bin" '\211\330\064\001'
-run badmagic 0 --data "$tmp/bad.bin" --vocab-size 64
-expect_error badmagic 1 "bad.bin: not an llm.c token shard: magic 20240521"
-run range 0 --data "$tmp/tokens.bin" --vocab-size 50
-expect_error range 1 "tokens.bin: token 50 is 50, outside the vocabulary of 50"
+run badmagic 0 "$train" --data "$tmp/bad.bin" --vocab-size 64
+expect_error badmagic 1 "bad\.bin: not an llm\.c token shard: magic 20240521"
+run range 0 "$train" --data "$tmp/tokens.bin" --vocab-size 50
+expect_error range 1 "tokens\.bin: token 50 is 50, outside the vocabulary of 50"
 
 # -- bad flags
-run heads 0 --n-embd 64 --n-head 5
+run heads 0 "$train" --n-embd 64 --n-head 5
 expect_error heads 2 "--n-head must divide --n-embd"
-run stage 0 --stage 4
-expect_error stage 2 "--stage: '4' is not an integer in [0, 3]"
+run stage 0 "$train" --stage 4
+expect_error stage 2 "--stage: '4' is not an integer in \[0, 3\]"
 
-if [ "$failures" -ne 0 ]; then
-    echo "test_train_gpt: $failures failure(s)"
-    exit 1
-fi
-echo "test_train_gpt: all checks passed"
-exit 0
+finish "test_train_gpt: all checks passed"
