@@ -1,6 +1,7 @@
 /* Throughput of the host optimizer (src/host_optim.c), the loop ZeRO-Offload
  * runs on the CPU, per instruction-set variant, next to a memcpy of the same
- * bytes. One process, one thread.
+ * bytes. One process: each variant on one thread, then the widest on every
+ * processor (host_parallel_for, as the offloaded optimizer runs it).
  *
  *     bench/host_optim [millions of elements]      (default 16)
  *
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include "host_optim.h"
+#include "host_parallel.h"
 #include "zero/dtype.h"
 
 static double now(void)
@@ -31,9 +33,27 @@ static int by_value(const void *a, const void *b)
 
 #define REPS 7
 
-/* Median seconds of one Adam update of n elements (gt gradient, ct copy or none). */
-static double time_adam(enum zero_host_isa isa, size_t n, float *p, void *g, enum zero_dtype gt,
-                        float *m, float *v, void *copy, enum zero_dtype ct)
+struct job {
+    enum zero_host_isa isa;
+    const struct zero_adam_consts *k;
+    float *p, *m, *v;
+    const void *g;
+    void *copy;
+    enum zero_dtype gt, ct;
+};
+
+static void adam_range(void *arg, size_t b, size_t e)
+{
+    const struct job *j = arg;
+    size_t gs = zero_dtype_size(j->gt), cs = zero_dtype_size(j->ct);
+    zero_host_adam(j->isa, j->k, j->p + b, (const char *)j->g + b * gs, j->gt, j->m + b, j->v + b,
+                   e - b, j->copy ? (char *)j->copy + b * cs : NULL, j->ct);
+}
+
+/* Median seconds of one Adam update of n elements (gt gradient, ct copy or none)
+ * on `threads` threads. */
+static double time_adam(enum zero_host_isa isa, int threads, size_t n, float *p, void *g,
+                        enum zero_dtype gt, float *m, float *v, void *copy, enum zero_dtype ct)
 {
     struct zero_adam_args a = {.lr = 1e-4f,
                                .beta1 = 0.9f,
@@ -50,8 +70,9 @@ static double time_adam(enum zero_host_isa isa, size_t n, float *p, void *g, enu
         char why[128];
         a.step = r + 1;
         zero_adam_prepare(&a, &k, why, sizeof why);
+        struct job j = {isa, &k, p, m, v, g, copy, gt, ct};
         double t0 = now();
-        zero_host_adam(isa, &k, p, g, gt, m, v, n, copy, ct);
+        host_parallel_for(n, (size_t)1 << 14, threads, adam_range, &j);
         t[r] = now() - t0;
     }
     qsort(t, REPS, sizeof t[0], by_value);
@@ -82,26 +103,34 @@ int main(int argc, char **argv)
         tm[r] = now() - t0;
     }
     qsort(tm, REPS, sizeof tm[0], by_value);
-    printf("host optimizer, %zu elements, one thread (median of %d)\n", n, REPS);
+    printf("host optimizer, %zu elements (median of %d)\n", n, REPS);
     printf("memcpy of 14 B/element: %.2f GB/s moved\n\n", 28.0 * (double)n / tm[REPS / 2] / 1e9);
     printf("%-8s %22s %22s\n", "isa", "adam fp32 grad", "adam bf16 grad + copy");
     printf("%-8s %11s %10s %11s %10s\n", "", "Melem/s", "GB/s", "Melem/s", "GB/s");
     double base[2] = {0, 0};
-    for (int isa = ZERO_ISA_BASE; isa < ZERO_ISA_COUNT; isa++) {
+    int procs = host_processors();
+    for (int row = ZERO_ISA_BASE; row <= ZERO_ISA_COUNT; row++) {
+        /* the last row: the selected variant on every processor */
+        enum zero_host_isa isa =
+            row < ZERO_ISA_COUNT ? (enum zero_host_isa)row : zero_host_isa_best();
+        int threads = row < ZERO_ISA_COUNT ? 1 : procs;
+        char name[32];
+        snprintf(name, sizeof name, "%s%s", zero_host_isa_name(isa), threads > 1 ? " xT" : "");
         if (!zero_host_isa_supported(isa)) {
-            printf("%-8s (not supported here)\n", zero_host_isa_name(isa));
+            printf("%-10s (not supported here)\n", name);
             continue;
         }
-        double t32 = time_adam(isa, n, p, g, ZERO_F32, m, v, NULL, ZERO_F32);
-        double t16 = time_adam(isa, n, p, g16, ZERO_BF16, m, v, copy, ZERO_BF16);
-        if (isa == ZERO_ISA_BASE) {
+        double t32 = time_adam(isa, threads, n, p, g, ZERO_F32, m, v, NULL, ZERO_F32);
+        double t16 = time_adam(isa, threads, n, p, g16, ZERO_BF16, m, v, copy, ZERO_BF16);
+        if (row == ZERO_ISA_BASE) {
             base[0] = t32;
             base[1] = t16;
         }
-        printf("%-8s %11.0f %10.2f %11.0f %10.2f   (x%.2f, x%.2f of base)\n",
-               zero_host_isa_name(isa), (double)n / t32 / 1e6, 28.0 * (double)n / t32 / 1e9,
-               (double)n / t16 / 1e6, 28.0 * (double)n / t16 / 1e9, base[0] / t32, base[1] / t16);
+        printf("%-10s %9.0f %10.2f %11.0f %10.2f   (x%.2f, x%.2f of base)\n", name,
+               (double)n / t32 / 1e6, 28.0 * (double)n / t32 / 1e9, (double)n / t16 / 1e6,
+               28.0 * (double)n / t16 / 1e9, base[0] / t32, base[1] / t16);
     }
+    printf("xT: %d threads, one per processor\n", procs);
     printf("\nselected: %s (ZERO_HOST_ISA=base|avx2|avx512 picks another)\n",
            zero_host_isa_name(zero_host_isa_best()));
     free(p);

@@ -186,6 +186,7 @@ const struct config_key config_keys[] = {
     KEY(KEY_STRING, "libzero.backend", libzero.backend, 0, 0, .names = backend_names),
     ENUM("libzero.collectives", libzero.coll_mode, coll_names),
     ENUM("libzero.matmul", libzero.matmul, matmul_names),
+    KEY(KEY_I64, "libzero.offload_threads", libzero.offload_threads, 0, 4096),
     KEY(KEY_I64, "libzero.align", libzero.align, 1, 1073741824.0),
     KEY(KEY_U64, "libzero.seed", libzero.seed, 0, 18446744073709551615.0),
     SECTION("libzero.trace"),

@@ -72,6 +72,7 @@ struct zero_engine {
     int mixed;                      /* cdt != fp32: separate master, converted compute copies */
     int offload_opt;                /* master and optimizer state in host memory (offload.c) */
     int offload_param;              /* stage 3: the parameter shard in host memory */
+    int offload_threads;            /* host threads of the offloaded optimizer */
     int separate_master;            /* mixed || offload_opt: the master is a buffer of its own */
     enum zero_dtype matmul_type;    /* GEMM operands: fp32 or cdt (libzero.matmul) */
     struct zero_loss_scaler scaler; /* fp16 only */

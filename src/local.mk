@@ -38,8 +38,10 @@ libzero_la_SOURCES += \
 	%reldir%/loss_scaler.c \
 	%reldir%/optim_consts.c \
 	%reldir%/host_optim.c \
+	%reldir%/host_parallel.c \
 	%reldir%/offload.c
 noinst_HEADERS += %reldir%/engine_internal.h %reldir%/optim_consts.h %reldir%/host_optim.h \
+	%reldir%/host_parallel.h \
 	%reldir%/dtype_convert.h
 zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h \
 	include/zero/events.h include/zero/loss_scaler.h

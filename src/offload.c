@@ -8,14 +8,39 @@
  * as soon as its copy has landed, while the copies of later units proceed,
  * and queues u's new compute-dtype parameters back behind them, out of the
  * same staging buffer the gradient came in through (host_optim.h allows the
- * copy to overwrite the gradient; both are in the compute dtype). With offload_param the host
- * optimizer writes the host parameter shard directly and nothing goes back.
+ * copy to overwrite the gradient; both are in the compute dtype). With
+ * offload_param the host optimizer writes the host parameter shard directly
+ * and nothing goes back. Each unit's update is split over
+ * libzero.offload_threads host threads (by default the node's processors
+ * shared among the node's ranks); the update is element-wise, so the split
+ * does not change a bit.
  *
  * Exactness: the host optimizer is the loop the cpu backend's adam and sgd
  * entries run, so on the cpu backend an offloaded step gives the same bits as
  * one that is not (tests/test_offload.c). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "engine_internal.h"
 #include "host_optim.h"
+#include "host_parallel.h"
+
+/* Ranks of this engine on this host, from every rank's host name: the host's
+ * processors are shared among them. 1 if the names cannot be exchanged. */
+static int ranks_on_this_host(struct zero_engine *e)
+{
+    enum { NAME = 256 };
+    char mine[NAME] = "";
+    char *all = calloc((size_t)e->world, NAME);
+    int n = 0;
+    gethostname(mine, NAME - 1);
+    if (all && e->be->host_all_gather(e->bself, mine, all, NAME) == 0)
+        for (int r = 0; r < e->world; r++)
+            n += strncmp(all + (size_t)r * NAME, mine, NAME) == 0;
+    free(all);
+    return n > 0 ? n : 1;
+}
 
 int offload_configure(struct zero_engine *e, struct zero_error *err)
 {
@@ -38,6 +63,12 @@ int offload_configure(struct zero_engine *e, struct zero_error *err)
                          "offload_optimizer.device = cpu as well: the host optimizer writes the "
                          "host parameter shard in place");
     e->separate_master |= e->offload_opt; /* fp32 too: the parameters stay on the device */
+    if (e->offload_opt) {                 /* collective, as engine creation is */
+        int64_t t = e->cfg.libzero.offload_threads;
+        e->offload_threads = t > 0 ? (int)t : host_processors() / ranks_on_this_host(e);
+        if (e->offload_threads < 1)
+            e->offload_threads = 1;
+    }
     return ZERO_OK;
 }
 
@@ -77,6 +108,29 @@ static int prepare(struct zero_engine *e, float lr, float grad_div, struct host_
     return bad ? zero_fail(err, ZERO_EINVAL, "rank %d: host optimizer: %s", e->rank, why) : ZERO_OK;
 }
 
+/* One unit's host update, handed to host_parallel_for range by range. */
+struct unit_job {
+    const struct host_update *h;
+    const struct unit_states *s;
+    enum zero_dtype grad_type, copy_type;
+    void *out; /* (copy_type, n) */
+};
+
+static void update_range(void *arg, size_t b, size_t end)
+{
+    const struct unit_job *j = arg;
+    const struct unit_states *s = j->s;
+    const void *g = (const char *)s->host_stage + b * zero_dtype_size(j->grad_type);
+    void *out = (char *)j->out + b * zero_dtype_size(j->copy_type);
+    float *m = s->exp_avg ? s->exp_avg + b : NULL;
+    if (j->h->sgd)
+        zero_host_sgd(j->h->isa, &j->h->sgd_args, s->master + b, g, j->grad_type, m, end - b, out,
+                      j->copy_type);
+    else
+        zero_host_adam(j->h->isa, &j->h->adam, s->master + b, g, j->grad_type, m, s->exp_avg_sq + b,
+                       end - b, out, j->copy_type);
+}
+
 /* The host optimizer on unit u once its gradient (t) has landed; then its
  * parameters go back to the device unless they live on the host. */
 static int update_on_host(struct zero_engine *e, int u, const struct host_update *h,
@@ -90,12 +144,9 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
                                     e->model->units[u]->name);
     double t0 = engine_now();
     void *out = e->offload_param ? s->params : s->host_stage; /* (cdt, n) */
-    if (h->sgd)
-        zero_host_sgd(h->isa, &h->sgd_args, s->master, s->host_stage, t, s->exp_avg, n, out,
-                      e->cdt);
-    else
-        zero_host_adam(h->isa, &h->adam, s->master, s->host_stage, t, s->exp_avg, s->exp_avg_sq, n,
-                       out, e->cdt);
+    struct unit_job job = {.h = h, .s = s, .grad_type = t, .copy_type = e->cdt, .out = out};
+    /* a grain of 16 Ki elements (tens of microseconds): enough work to pay for a thread */
+    host_parallel_for(n, (size_t)1 << 14, e->offload_threads, update_range, &job);
     engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)n, t0);
     if (!e->offload_param && (rc = e->be->copy_async(e->bself, optimizer_param_copy(e, u), out,
                                                      n * e->csize, ZERO_STREAM_COMM)))

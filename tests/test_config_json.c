@@ -557,7 +557,7 @@ START_TEST(test_printer_writes_each_key_once_in_order)
         lines += *p == '\n';
     /* 3 batch + type + 6 Adam params + type + 7 fp16 + 1 bf16 + clipping + 14 zero
      * + 8 + 6 offload + 6 activation checkpointing + 2 logging + 6 libzero */
-    ck_assert_int_eq(lines, 62);
+    ck_assert_int_eq(lines, 63);
     free(text);
 }
 END_TEST

@@ -15,6 +15,7 @@
 
 #include "engine_harness.h"
 #include "host_optim.h"
+#include "host_parallel.h"
 #include "mpi_check.h"
 #include "zero/dtype.h"
 
@@ -146,6 +147,41 @@ START_TEST(test_every_isa_variant_gives_the_baseline_bits)
 }
 END_TEST
 
+/* ---- the host threads ---- */
+
+struct coverage {
+    int *hits;
+    size_t grain;
+    int bad_start;
+};
+
+static void mark(void *arg, size_t begin, size_t end)
+{
+    struct coverage *c = arg;
+    c->bad_start |= begin % c->grain != 0;
+    for (size_t i = begin; i < end; i++)
+        __atomic_add_fetch(&c->hits[i], 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(test_parallel_for_covers_the_range_once_in_grain_aligned_ranges)
+{
+    const size_t sizes[] = {0, 1, 7, 100, 4096, 4097, 100003};
+    const int threads[] = {1, 2, 3, 8, 300};
+    for (size_t a = 0; a < sizeof sizes / sizeof sizes[0]; a++)
+        for (size_t b = 0; b < sizeof threads / sizeof threads[0]; b++) {
+            size_t n = sizes[a];
+            struct coverage c = {.hits = calloc(n + 1, sizeof(int)), .grain = 64};
+            host_parallel_for(n, c.grain, threads[b], mark, &c);
+            for (size_t i = 0; i < n; i++)
+                ck_assert_msg(c.hits[i] == 1, "n %zu, %d threads: element %zu done %d times", n,
+                              threads[b], i, c.hits[i]);
+            ck_assert(!c.bad_start);
+            free(c.hits);
+        }
+    ck_assert_int_ge(host_processors(), 1);
+}
+END_TEST
+
 /* ---- training ---- */
 
 static int run_ok(struct harness_run *r)
@@ -206,6 +242,29 @@ START_TEST(test_offloaded_training_is_bit_identical_mixed_precision)
 {
     check_same_bits(ZERO_BF16, 3, 0.05, 0);
     check_same_bits(ZERO_F16, 1, 0.0, 0);
+}
+END_TEST
+
+/* Units big enough to split over host threads: the split changes no bit. */
+START_TEST(test_threaded_host_update_is_bit_identical)
+{
+    struct harness_run base, off;
+    for (int i = 0; i < 2; i++) {
+        struct harness_run *x = i ? &off : &base;
+        harness_defaults(x, 2);
+        x->hidden = 160; /* ~2e5 parameters per block: several 16 Ki grains per shard */
+        x->layers = 2;
+        x->precision = ZERO_BF16;
+        if (i) {
+            offload(x, 0);
+            x->cfg.libzero.offload_threads = 3;
+        }
+        ck_assert(run_ok(x));
+    }
+    ck_assert_msg(mpi_check_all(harness_same_bits(&base, &off)),
+                  "3 host threads: offloaded training differs");
+    free(base.weights);
+    free(off.weights);
 }
 END_TEST
 
@@ -291,6 +350,8 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_every_isa_variant_gives_the_baseline_bits);
+    tcase_add_test(tc, test_parallel_for_covers_the_range_once_in_grain_aligned_ranges);
+    tcase_add_test(tc, test_threaded_host_update_is_bit_identical);
     tcase_add_test(tc, test_offloaded_training_is_bit_identical_fp32);
     tcase_add_test(tc, test_offloaded_training_is_bit_identical_mixed_precision);
     tcase_add_test(tc, test_ledgers_hold_the_offloaded_states_where_the_theory_puts_them);

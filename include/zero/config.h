@@ -124,6 +124,8 @@ struct zero_libzero_config {
     char backend[16];              /* "cpu" */
     enum zero_coll_mode coll_mode; /* exact */
     enum zero_matmul matmul;       /* auto */
+    int64_t offload_threads;       /* host threads of the offloaded optimizer per rank; 0:
+                                      the node's processors / the ranks on the node */
     int64_t align;                 /* elements: unit shards are multiples of this; also the
                                       norm block size (2048) */
     uint64_t seed;                 /* parameter initialization (1234) */
