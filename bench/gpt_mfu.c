@@ -62,6 +62,7 @@ struct result {
     double step_s;      /* mean time of a timed step, slowest rank */
     double loss;        /* the last step's */
     int64_t peak_bytes; /* ledger peak, this rank */
+    int64_t host_bytes; /* host ledger: offloaded states, this rank */
 };
 
 /* token g of a fixed pseudo-random stream over the vocabulary */
@@ -171,6 +172,7 @@ static void run_stage(const struct opts *o, int stage, struct zero_device *dev, 
         r->step_s = max_over_ranks(MPI_Wtime() - t0) / o->steps;
         r->loss = zero_engine_last_step(e)->loss;
         r->peak_bytes = zero_engine_ledger(e)->peak_total;
+        r->host_bytes = zero_engine_host_ledger(e)->peak_total;
     }
     r->rc = rc;
     if (rc)
@@ -202,8 +204,9 @@ static void print_row(const struct opts *o, int stage, const struct result *r, d
     if (o->peak_tflops > 0)
         snprintf(mfu, sizeof mfu, "%.1f",
                  100.0 * tokens_s * flops / (ranks * o->peak_tflops * 1e12));
-    printf("%5d | %-9s | %9.1f | %10.0f | %5s | %9.0f | %.4f\n", stage, offload, r->step_s * 1e3,
-           tokens_s, mfu, (double)r->peak_bytes / (1 << 20), r->loss);
+    printf("%5d | %-9s | %9.1f | %10.0f | %5s | %9.0f | %9.0f | %.4f\n", stage, offload,
+           r->step_s * 1e3, tokens_s, mfu, (double)r->peak_bytes / (1 << 20),
+           (double)r->host_bytes / (1 << 20), r->loss);
 }
 
 static void usage(void)
@@ -371,7 +374,8 @@ int main(int argc, char **argv)
                (long long)o.model.block_size, (long long)o.model.vocab_size, (double)numel / 1e6,
                flops, zero_dtype_name(o.dtype), o.backend, dev->size, dev->size > 1 ? "s" : "",
                (long long)o.batch, (long long)o.model.block_size, o.warmup, o.steps, peak);
-        printf("stage | offload   |   step ms |   tokens/s | MFU %% |  peak MiB | loss\n");
+        printf("stage | offload   |   step ms |   tokens/s | MFU %% |  peak MiB |  host MiB | "
+               "loss\n");
         fflush(stdout);
     }
     int failed = 0;
