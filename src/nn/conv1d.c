@@ -39,19 +39,21 @@ int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const 
 {
     const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
+    struct nn_operand g = nn_act(dy); /* rounded once for both products */
+    void *tmp;
+    int rc = nn_lower(ctx, &g, (size_t)(rows * out), &tmp);
     /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh */
-    int rc = nn_gemm(ctx, "gemm dw = x^T dy", 1, 0, in, out, rows, nn_act(x), in, nn_act(dy), out,
+    if (rc == ZERO_OK)
+        rc = nn_gemm(ctx, "gemm dw = x^T dy", 1, 0, in, out, rows, nn_act(x), in, g, out,
                      ctx->grad_accumulate[p] ? 1.0f : 0.0f, ctx->grad[p], out);
-    if (rc != ZERO_OK)
-        return rc;
     /* db (out) = sum over rows of dy (rows, out) */
-    rc = be->bias_grad(ctx->bself, ctx->grad[p + 1], dy, rows, out,
-                       ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
-    if (rc != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "bias_grad db");
-    if (dx == NULL)
-        return ZERO_OK;
+    if (rc == ZERO_OK && (rc = be->bias_grad(ctx->bself, ctx->grad[p + 1], dy, rows, out,
+                                             ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f)))
+        rc = nn_backend_fail(ctx, rc, "bias_grad db");
     /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx */
-    return nn_gemm(ctx, "gemm dx = dy w^T", 0, 1, rows, in, out, nn_act(dy), out, nn_param(ctx, p),
-                   out, dx_beta, dx, in);
+    if (rc == ZERO_OK && dx != NULL)
+        rc = nn_gemm(ctx, "gemm dx = dy w^T", 0, 1, rows, in, out, g, out, nn_param(ctx, p), out,
+                     dx_beta, dx, in);
+    nn_release(ctx, tmp);
+    return rc;
 }

@@ -49,26 +49,24 @@ int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const f
 {
     const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
+    struct nn_operand g = nn_act(dy); /* rounded once for both products */
+    void *tmp;
+    int rc = nn_lower(ctx, &g, (size_t)(rows * out), &tmp);
     /* dw (out, in) = dy^T (out, rows) @ x (rows, in); beta 0 writes a micro-step's
      * gradient fresh, which the exactness contract relies on. */
-    int rc = nn_gemm(ctx, "gemm dw = dy^T x", 1, 0, out, in, rows, nn_act(dy), out, nn_act(x), in,
+    if (rc == ZERO_OK)
+        rc = nn_gemm(ctx, "gemm dw = dy^T x", 1, 0, out, in, rows, g, out, nn_act(x), in,
                      acc_w ? 1.0f : 0.0f, dw, in);
-    if (rc != ZERO_OK)
-        return rc;
-    if (db != NULL) {
-        /* db (out) = sum over rows of dy (rows, out) */
-        rc = be->bias_grad(ctx->bself, db, dy, rows, out, acc_b ? 1.0f : 0.0f);
-        if (rc != ZERO_OK)
-            return nn_backend_fail(ctx, rc, "bias_grad db");
-    }
-    if (dx != NULL) {
-        /* dx (rows, in) = dy (rows, out) @ w (out, in) + dx_beta * dx */
-        rc = nn_gemm(ctx, "gemm dx = dy w", 0, 0, rows, in, out, nn_act(dy), out, nn_param(ctx, w),
-                     in, dx_beta, dx, in);
-        if (rc != ZERO_OK)
-            return rc;
-    }
-    return ZERO_OK;
+    /* db (out) = sum over rows of dy (rows, out) */
+    if (rc == ZERO_OK && db != NULL &&
+        (rc = be->bias_grad(ctx->bself, db, dy, rows, out, acc_b ? 1.0f : 0.0f)) != ZERO_OK)
+        rc = nn_backend_fail(ctx, rc, "bias_grad db");
+    /* dx (rows, in) = dy (rows, out) @ w (out, in) + dx_beta * dx */
+    if (rc == ZERO_OK && dx != NULL)
+        rc = nn_gemm(ctx, "gemm dx = dy w", 0, 0, rows, in, out, g, out, nn_param(ctx, w), in,
+                     dx_beta, dx, in);
+    nn_release(ctx, tmp);
+    return rc;
 }
 
 /* Parameters: 0 weight (out, in), 1 bias (out) when present. */

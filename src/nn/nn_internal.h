@@ -20,10 +20,16 @@ int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, in
  * Operands are packed: ld is the stored width. */
 struct nn_operand {
     const float *x;
-    int param; /* -1: an activation */
+    int param;        /* -1: an activation */
+    const void *lowp; /* the activation already in ctx->matmul_type (nn_lower), or NULL */
 };
 struct nn_operand nn_act(const float *x);
 struct nn_operand nn_param(const struct zero_unit_ctx *ctx, int i);
+/* Rounds activation o (n elements) into a workspace once, for several products
+ * (backward's dy feeds two GEMMs); a no-op with fp32 GEMMs. Free *tmp with
+ * nn_release after the last product. */
+int nn_lower(struct zero_unit_ctx *ctx, struct nn_operand *o, size_t n, void **tmp);
+void nn_release(struct zero_unit_ctx *ctx, void *tmp);
 
 /* c (m, n; ldc, fp32) = op(a) (m, k) @ op(b) (k, n) + beta * c, with the operands
  * in ctx->matmul_type (activations rounded to it in a workspace); fp32 sums.
