@@ -11,6 +11,7 @@ static const char *const formula_mixed[4] = {"16Ψ", "4Ψ + 12Ψ/N", "2Ψ + 14Ψ
 
 struct stage_row {
     struct zero_ledger created; /* right after creation: the model states */
+    struct zero_ledger host;    /* host memory after creation: offloaded states */
     struct zero_ledger stepped; /* after one step: peaks of the transient tags */
     struct zero_theory theory;
 };
@@ -24,11 +25,17 @@ static int one_stage(const struct zero_config *base, int stage, struct zero_mode
     cfg.train_micro_batch_size_per_gpu = base->train_micro_batch_size_per_gpu;
     cfg.gradient_accumulation_steps = 1;
     cfg.train_batch_size = 0; /* derived: micro-batch x world */
+    /* offload what this stage can: the optimizer from stage 1, the parameters at 3 */
+    if (stage == 0)
+        cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_NONE;
+    if (stage < 3)
+        cfg.zero_optimization.offload_param.device = ZERO_OFFLOAD_NONE;
     struct zero_engine *e = NULL;
     zero_ledger_reset_peaks(&dev->ledger);
     int rc = example_agree(zero_engine_create(&e, &cfg, model, dev, err), err, comm);
     if (!rc) {
         row->created = dev->ledger;
+        row->host = dev->host_ledger;
         rc = zero_engine_forward(e, batch, NULL, err);
         if (!rc)
             rc = zero_engine_backward(e, err);
@@ -57,14 +64,18 @@ int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_mod
         int rc = one_stage(cfg, stage, model, dev, batch, &rows[stage], comm, err);
         if (rc)
             return rc;
-        int bad =
-            zero_ledger_model_states(&rows[stage].created) != rows[stage].theory.model_state_bytes;
+        const struct stage_row *r = &rows[stage];
+        int bad = zero_ledger_model_states(&r->created) != r->theory.model_state_bytes ||
+                  zero_ledger_model_states(&r->host) != r->theory.host_state_bytes;
         int any = 0;
         MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
         mismatches += any;
     }
+    if (mismatches)
+        zero_fail(err, ZERO_EMISMATCH, "%d stage(s) differ from the theory", mismatches);
     if (rank != 0)
-        return mismatches;
+        return mismatches ? ZERO_EMISMATCH : ZERO_OK;
+    int offload = cfg->zero_optimization.offload_optimizer.device != ZERO_OFFLOAD_NONE;
     int mixed = cfg->fp16.enabled || cfg->bf16.enabled;
     const char *const *formula = mixed ? formula_mixed : formula_fp32;
     fprintf(out,
@@ -72,22 +83,31 @@ int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_mod
             "ZeRO paper, %s with Adam; one step each)\n",
             mixed ? "mixed precision: 2 + 2 + 4 + 8 bytes per parameter"
                   : "fp32: 4 + 4 + 8 bytes per parameter");
-    fprintf(out, "  stage %8s %8s %8s %8s %9s %9s %-11s %8s %8s %8s\n", "params", "grads", "master",
-            "optim", "measured", "theory", "formula", "gather", "buckets", "activ.");
+    if (offload)
+        fprintf(out, "  (ZeRO-Offload: device columns; \"host\" is the offloaded states, measured "
+                     "and checked against the theory)\n");
+    fprintf(out, "  stage %8s %8s %8s %8s %9s %9s %-11s %8s %8s %8s%s\n", "params", "grads",
+            "master", "optim", "measured", "theory", "formula", "gather", "buckets", "activ.",
+            offload ? "     host" : "");
     for (int stage = 0; stage < 4; stage++) {
         const struct zero_ledger *c = &rows[stage].created, *s = &rows[stage].stepped;
         int64_t measured = zero_ledger_model_states(c);
         int64_t theory = rows[stage].theory.model_state_bytes;
-        fprintf(out, "  %5d %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f %-11s %8.2f %8.2f %8.2f  %s\n",
+        int64_t host = zero_ledger_model_states(&rows[stage].host);
+        int ok = measured == theory && host == rows[stage].theory.host_state_bytes;
+        char host_col[32] = "";
+        if (offload)
+            snprintf(host_col, sizeof host_col, " %8.2f", host / MIB);
+        fprintf(out, "  %5d %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f %-11s %8.2f %8.2f %8.2f%s  %s\n",
                 stage, c->current[ZERO_TAG_PARAMS] / MIB, c->current[ZERO_TAG_GRADS] / MIB,
                 c->current[ZERO_TAG_MASTER] / MIB, c->current[ZERO_TAG_OPTIM] / MIB, measured / MIB,
                 theory / MIB, formula[stage], s->peak[ZERO_TAG_GATHER] / MIB,
-                s->peak[ZERO_TAG_BUCKETS] / MIB, s->peak[ZERO_TAG_ACTIVATIONS] / MIB,
-                measured == theory ? "ok" : "MISMATCH");
+                s->peak[ZERO_TAG_BUCKETS] / MIB, s->peak[ZERO_TAG_ACTIVATIONS] / MIB, host_col,
+                ok ? "ok" : "MISMATCH");
     }
     fprintf(out,
             "  Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d; gather, "
             "buckets, activ. are peaks during the step\n",
             rows[0].theory.psi_padded, rows[0].theory.psi, world);
-    return mismatches;
+    return mismatches ? ZERO_EMISMATCH : ZERO_OK;
 }

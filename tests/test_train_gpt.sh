@@ -85,6 +85,19 @@ for row in '0 .* 16Ψ .* ok$' '1 .* 8Ψ \+ 8Ψ/N .* ok$' '2 .* 4Ψ \+ 12Ψ/N .* 
     grep -Eq "^ +$row" "$tmp/learn.out" || fail "learn: memory table has no row '$row'"
 done
 
+# ZeRO-Offload: each stage offloads what it can; device and host states both equal
+# the theory (the host column: 0 at stage 0, 12Ψ/N + 2Ψ/N from stage 1, + 2Ψ/N at 3)
+printf '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"}}}' >"$tmp/offload.json"
+run offload 2 "$train" --config "$tmp/offload.json" --bf16 --steps 2 --sample 0 \
+    --eval-problems 0 --memory-table
+expect_ok offload
+for row in '0 .* 16Ψ .* 0\.00  ok$' '1 .* 4Ψ \+ 12Ψ/N .* 0\.88  ok$' \
+    '2 .* 2Ψ \+ 14Ψ/N .* 0\.88  ok$' '3 .* 16Ψ/N .* 1\.00  ok$'; do
+    grep -Eq "^ +$row" "$tmp/offload.out" || fail "offload: memory table has no row '$row'"
+done
+grep -q '^host memory of offloaded states' "$tmp/offload.out" ||
+    fail "offload: the run's memory table has no host block"
+
 # -- the file has Hugging Face GPT2Model's names, Conv1D weights stored [in, out]
 header=$(head -c 8000 "$tmp/w.safetensors" | tr -d '\000')
 for want in '"wte.weight":{"dtype":"F32","shape":[256,64]' '"wpe.weight"' \
