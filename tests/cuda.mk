@@ -3,14 +3,16 @@
 # where no CUDA device is found.  At 2 ranks on one GPU the backend uses its
 # host-staged test mode (ZERO_CUDA_COMM=auto).
 check_PROGRAMS += tests/test_cuda_backend
-tests_test_cuda_backend_SOURCES = tests/test_cuda_backend.c tests/mpi_check.h
+tests_test_cuda_backend_SOURCES = tests/test_cuda_backend.c tests/cuda_pair.c tests/cuda_pair.h \
+	tests/mpi_check.h
 tests_test_cuda_backend_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_cuda_backend_LDADD = $(TEST_LDADD)
 TESTS += tests/test_cuda_backend.np1 tests/test_cuda_backend.np2
 
 # the toy MLP and a tiny GPT trained on cuda and on cpu, stages 0-3: final weights compared
 check_PROGRAMS += tests/test_cuda_training
-tests_test_cuda_training_SOURCES = tests/test_cuda_training.c tests/mpi_check.h
+tests_test_cuda_training_SOURCES = tests/test_cuda_training.c tests/cuda_pair.c \
+	tests/cuda_pair.h tests/mpi_check.h
 tests_test_cuda_training_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_cuda_training_LDADD = $(TEST_LDADD)
 TESTS += tests/test_cuda_training.np1 tests/test_cuda_training.np2

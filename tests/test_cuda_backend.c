@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_pair.h"
 #include "mpi_check.h"
 #include "zero/backend.h"
 #include "zero/error.h"
@@ -1248,28 +1249,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    const struct zero_backend *be = zero_backend_find("cuda");
-    char why[ZERO_ERRMSG_LEN] = "cuda backend not built in";
-    int usable = be != NULL && be->probe(why, sizeof(why)) == ZERO_OK;
-    if (!mpi_check_all(usable)) {
-        if (rank_ == 0)
-            printf("SKIP: test_cuda_backend: %s\n", why);
+    int opened = cuda_pair_open("test_cuda_backend", &cpu, &gpu);
+    if (opened != 0) {
         MPI_Finalize();
-        return 77;
-    }
-    /* several ranks on one GPU: the host-staged test mode */
-    setenv("ZERO_CUDA_COMM", "auto", 0);
-    struct zero_error err = {0};
-    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
-    MPI_Comm world = MPI_COMM_WORLD;
-    int ok = zero_device_open(&cpu, "cpu", &world, &opt, &err) == ZERO_OK;
-    if (ok && zero_device_open(&gpu, "cuda", &world, &opt, &err) != ZERO_OK)
-        ok = 0;
-    if (!ok) {
-        fprintf(stderr, "rank %d: test_cuda_backend: %s\n", rank_, err.msg);
-        zero_device_close(cpu);
-        MPI_Finalize();
-        return EXIT_FAILURE;
+        return opened;
     }
     /* what the backend holds from open on: the cuBLASLt workspace */
     int64_t own = gpu->ledger.current_total - gpu->ledger.current[ZERO_TAG_COMM];
