@@ -1,6 +1,6 @@
 // cuda_device.cuh -- device helpers shared by the .cu files of the cuda backend:
-// the fp16/bf16 conversions of src/dtype.c, bit for bit, and the launch shape of
-// a grid-stride loop.
+// the fp16/bf16 conversions of src/dtype.c, bit for bit, the launch shape of a
+// grid-stride loop, and the tile shape of the column sums.
 //
 // CUDA's own __float2half_rn and __float2bfloat16_rn round the same way for
 // numbers, but NaNs come out canonical; these keep sign and payload exactly as
@@ -120,6 +120,27 @@ constexpr int kThreads = 256;
 inline unsigned grid_for(size_t n)
 {
     size_t blocks = (n + kThreads - 1) / kThreads;
+    const size_t cap = 65536;
+    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+}
+
+// Column sums (bias and LayerNorm parameter gradients) run one chain per column,
+// rows added in ascending order: the cpu backend's order, so the bits match. What
+// a fast kernel may change is only how the rows reach that chain. A block owns
+// kSumCols columns, one 32-byte sector of each row, so its loads stay coalesced
+// while cols = 768 still spreads over 96 blocks; its kThreads threads stage tiles
+// of kSumRows rows into shared memory, the next tile's loads in flight while
+// kSumCols threads add this tile's rows.
+constexpr int kSumCols = 8;
+constexpr int kSumRows = 256;
+constexpr int kSumRowStep = kThreads / kSumCols;  // rows between one thread's loads
+constexpr int kSumLoads = kSumRows / kSumRowStep; // loads per thread per tile
+static_assert(kThreads % kSumCols == 0 && kSumRows % kSumRowStep == 0, "sum tile shape");
+
+// Blocks for a loop over the column groups of a (rows, cols) column sum.
+inline unsigned grid_for_cols(size_t cols)
+{
+    size_t blocks = (cols + kSumCols - 1) / kSumCols;
     const size_t cap = 65536;
     return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
 }

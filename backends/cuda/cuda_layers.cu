@@ -30,16 +30,49 @@ extern "C" cudaError_t cuda_launch_bias_add(cudaStream_t st, float *y, const flo
     return cudaGetLastError();
 }
 
-// One thread per column, rows summed in ascending order (no atomics): the same
-// sum the cpu backend forms, then combined with beta * db as there.
-__global__ void bias_grad_kernel(float *db, const float *dy, size_t rows, size_t cols, float beta)
+// db (cols) = beta * db + the column sums of dy (rows, cols): one thread per
+// column adds its rows in ascending order (no atomics), the sum the cpu backend
+// forms, then combined with beta * db as there. The rows arrive through shared
+// memory in tiles (see kSumCols in cuda_device.cuh). Two buffers, so one barrier
+// per tile: a buffer is refilled only after the barrier that follows its last read.
+__global__ void __launch_bounds__(kThreads)
+    bias_grad_kernel(float *db, const float *dy, size_t rows, size_t cols, float beta)
 {
-    ZERO_CUDA_FOR(c, cols)
-    {
+    __shared__ float tile[2][kSumRows][kSumCols]; // 16 KiB
+    const unsigned lc = threadIdx.x % kSumCols, lr = threadIdx.x / kSumCols;
+    const size_t tiles = (rows + kSumRows - 1) / kSumRows;
+    for (size_t c0 = (size_t)blockIdx.x * kSumCols; c0 < cols; c0 += (size_t)gridDim.x * kSumCols) {
+        const size_t col = c0 + lc; // this thread loads column col; threads lr == 0 sum it
+        float v[kSumLoads];         // this thread's rows lr + k * kSumRowStep of a tile
+#pragma unroll
+        for (int k = 0; k < kSumLoads; k++) {
+            size_t r = lr + (size_t)k * kSumRowStep;
+            v[k] = r < rows && col < cols ? dy[r * cols + col] : 0.0f;
+        }
         float sum = 0.0f;
-        for (size_t r = 0; r < rows; r++)
-            sum = __fadd_rn(sum, dy[r * cols + c]);
-        db[c] = beta == 0.0f ? sum : __fadd_rn(__fmul_rn(beta, db[c]), sum);
+        for (size_t t = 0; t < tiles; t++) {
+            float(*buf)[kSumCols] = tile[t & 1];
+#pragma unroll
+            for (int k = 0; k < kSumLoads; k++)
+                buf[lr + k * kSumRowStep][lc] = v[k];
+            __syncthreads();
+            // the next tile's loads go out before this tile's chain starts
+            const size_t next = (t + 1) * kSumRows;
+#pragma unroll
+            for (int k = 0; k < kSumLoads; k++) {
+                size_t r = next + lr + (size_t)k * kSumRowStep;
+                v[k] = r < rows && col < cols ? dy[r * cols + col] : 0.0f;
+            }
+            if (lr == 0) {
+                const size_t n = rows - t * kSumRows < kSumRows ? rows - t * kSumRows : kSumRows;
+#pragma unroll 8
+                for (size_t r = 0; r < n; r++)
+                    sum = __fadd_rn(sum, buf[r][lc]);
+            }
+        }
+        if (lr == 0 && col < cols)
+            db[col] = beta == 0.0f ? sum : __fadd_rn(__fmul_rn(beta, db[col]), sum);
+        __syncthreads(); // the next column group refills a buffer this one may still read
     }
 }
 
@@ -48,8 +81,8 @@ extern "C" cudaError_t cuda_launch_bias_grad(cudaStream_t st, float *db, const f
 {
     if (cols <= 0)
         return cudaSuccess;
-    bias_grad_kernel<<<grid_for((size_t)cols), kThreads, 0, st>>>(db, dy, (size_t)rows,
-                                                                  (size_t)cols, beta);
+    bias_grad_kernel<<<grid_for_cols((size_t)cols), kThreads, 0, st>>>(
+        db, dy, (size_t)(rows > 0 ? rows : 0), (size_t)cols, beta);
     return cudaGetLastError();
 }
 
