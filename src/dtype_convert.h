@@ -1,22 +1,30 @@
 /* The fp16/bf16 <-> fp32 conversions by bit manipulation, inline: src/dtype.c
  * exports them (zero_f32_to_f16, ...) and loops over arrays include this header
  * so the compiler can vectorize them. Portable C (no _Float16, no F16C), so every
- * caller sees the same bits. Narrowing rounds to nearest, ties to even; NaNs come
- * out quiet with their sign and the top payload bits kept. Not installed. */
+ * caller, the cuda backend's kernels included, sees the same bits. Narrowing rounds to nearest,
+ * ties to even; NaNs come out quiet with their sign and the top payload bits kept. Not installed.
+ */
 #ifndef ZERO_DTYPE_CONVERT_H
 #define ZERO_DTYPE_CONVERT_H
 
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t dtype_f32_bits(float f)
+/* The cuda backend's kernels include this header too (cuda_device.cuh). */
+#ifdef __CUDACC__
+#define DTYPE_FN static inline __host__ __device__
+#else
+#define DTYPE_FN static inline
+#endif
+
+DTYPE_FN uint32_t dtype_f32_bits(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof(x));
     return x;
 }
 
-static inline float dtype_f32_from_bits(uint32_t x)
+DTYPE_FN float dtype_f32_from_bits(uint32_t x)
 {
     float f;
     memcpy(&f, &x, sizeof(f));
@@ -25,7 +33,7 @@ static inline float dtype_f32_from_bits(uint32_t x)
 
 /* Drops the low `shift` bits of v, rounding to nearest with ties to even. The
  * result may carry into the next bit (the next binade, or inf): that is wanted. */
-static inline uint32_t dtype_round_shift_rne(uint32_t v, unsigned shift)
+DTYPE_FN uint32_t dtype_round_shift_rne(uint32_t v, unsigned shift)
 {
     uint32_t kept = v >> shift;
     uint32_t rest = v & ((1u << shift) - 1);
@@ -36,7 +44,7 @@ static inline uint32_t dtype_round_shift_rne(uint32_t v, unsigned shift)
 }
 
 /* fp16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. */
-static inline uint16_t dtype_f32_to_f16(float f)
+DTYPE_FN uint16_t dtype_f32_to_f16(float f)
 {
     uint32_t x = dtype_f32_bits(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
@@ -63,7 +71,7 @@ static inline uint16_t dtype_f32_to_f16(float f)
     return sign | (uint16_t)dtype_round_shift_rne(mant, 126 - e);
 }
 
-static inline float dtype_f16_to_f32(uint16_t h)
+DTYPE_FN float dtype_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
     uint32_t e = (h >> 10) & 0x1f;
@@ -87,7 +95,7 @@ static inline float dtype_f16_to_f32(uint16_t h)
 }
 
 /* bf16 is the top half of an fp32: same exponent range, 7 mantissa bits. */
-static inline uint16_t dtype_f32_to_bf16(float f)
+DTYPE_FN uint16_t dtype_f32_to_bf16(float f)
 {
     uint32_t x = dtype_f32_bits(f);
     if ((x & 0x7fffffff) > 0x7f800000) /* NaN: never let rounding carry it into inf */
@@ -95,7 +103,7 @@ static inline uint16_t dtype_f32_to_bf16(float f)
     return (uint16_t)(dtype_round_shift_rne(x, 16));
 }
 
-static inline float dtype_bf16_to_f32(uint16_t b)
+DTYPE_FN float dtype_bf16_to_f32(uint16_t b)
 {
     uint32_t x = (uint32_t)b << 16;
     if ((x & 0x7fffffff) > 0x7f800000)

@@ -1,97 +1,31 @@
 // cuda_device.cuh -- device helpers shared by the .cu files of the cuda backend:
-// the fp16/bf16 conversions of src/dtype.c, bit for bit, the launch shape of a
-// grid-stride loop, and the tile shape of the column sums.
+// element loads and stores through the fp16/bf16 conversions of src/dtype_convert.h
+// (the very functions the cpu backend runs, compiled for the device), the launch
+// shape of a grid-stride loop, and the tile shape of the column sums.
 //
 // CUDA's own __float2half_rn and __float2bfloat16_rn round the same way for
 // numbers, but NaNs come out canonical; these keep sign and payload exactly as
-// src/dtype.c does, so a cast on the GPU equals the cpu backend's in every bit
+// the cpu does, so a cast on the GPU equals the cpu backend's in every bit
 // (tests/test_cuda_backend.c compares all 65536 fp16 and bf16 patterns).
 #ifndef ZERO_CUDA_DEVICE_CUH
 #define ZERO_CUDA_DEVICE_CUH
 
 #include <stdint.h>
 
+#include "dtype_convert.h"
 #include "zero/dtype.h"
 
 namespace zero_cuda
 {
-
-// Drops the low `shift` bits of v, rounding to nearest with ties to even.
-__device__ __forceinline__ uint32_t round_shift_rne(uint32_t v, unsigned shift)
-{
-    uint32_t kept = v >> shift;
-    uint32_t rest = v & ((1u << shift) - 1);
-    uint32_t half = 1u << (shift - 1);
-    if (rest > half || (rest == half && (kept & 1)))
-        kept++;
-    return kept;
-}
-
-__device__ __forceinline__ uint16_t f32_to_f16(float f)
-{
-    uint32_t x = __float_as_uint(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    uint32_t mag = x & 0x7fffffff;
-    if (mag >= 0x7f800000) {
-        if (mag == 0x7f800000)
-            return sign | 0x7c00;
-        return sign | 0x7e00 | (uint16_t)((mag >> 13) & 0x3ff);
-    }
-    if (mag >= 0x477ff000)
-        return sign | 0x7c00;
-    if (mag >= 0x38800000)
-        return sign | (uint16_t)round_shift_rne(mag - (112u << 23), 13);
-    if (mag < 0x33000000)
-        return sign;
-    uint32_t e = mag >> 23;
-    uint32_t mant = (mag & 0x7fffff) | 0x800000;
-    return sign | (uint16_t)round_shift_rne(mant, 126 - e);
-}
-
-__device__ __forceinline__ float f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t e = (h >> 10) & 0x1f;
-    uint32_t m = h & 0x3ff;
-    if (e == 0x1f)
-        return __uint_as_float(sign | 0x7f800000 | (m << 13) | (m ? 0x400000u : 0));
-    if (e == 0) {
-        if (m == 0)
-            return __uint_as_float(sign);
-        uint32_t exp = 113;
-        while (!(m & 0x400)) {
-            m <<= 1;
-            exp--;
-        }
-        return __uint_as_float(sign | (exp << 23) | ((m & 0x3ff) << 13));
-    }
-    return __uint_as_float(sign | ((e + 112) << 23) | (m << 13));
-}
-
-__device__ __forceinline__ uint16_t f32_to_bf16(float f)
-{
-    uint32_t x = __float_as_uint(f);
-    if ((x & 0x7fffffff) > 0x7f800000)
-        return (uint16_t)((x >> 16) | 0x0040);
-    return (uint16_t)round_shift_rne(x, 16);
-}
-
-__device__ __forceinline__ float bf16_to_f32(uint16_t b)
-{
-    uint32_t x = (uint32_t)b << 16;
-    if ((x & 0x7fffffff) > 0x7f800000)
-        x |= 0x400000;
-    return __uint_as_float(x);
-}
 
 // Element i of an fp32/fp16/bf16 array as fp32 (exact).
 __device__ __forceinline__ float load_f32(const void *x, zero_dtype t, size_t i)
 {
     switch (t) {
     case ZERO_F16:
-        return f16_to_f32(((const uint16_t *)x)[i]);
+        return dtype_f16_to_f32(((const uint16_t *)x)[i]);
     case ZERO_BF16:
-        return bf16_to_f32(((const uint16_t *)x)[i]);
+        return dtype_bf16_to_f32(((const uint16_t *)x)[i]);
     default:
         return ((const float *)x)[i];
     }
@@ -102,10 +36,10 @@ __device__ __forceinline__ void store_f32(void *x, zero_dtype t, size_t i, float
 {
     switch (t) {
     case ZERO_F16:
-        ((uint16_t *)x)[i] = f32_to_f16(v);
+        ((uint16_t *)x)[i] = dtype_f32_to_f16(v);
         break;
     case ZERO_BF16:
-        ((uint16_t *)x)[i] = f32_to_bf16(v);
+        ((uint16_t *)x)[i] = dtype_f32_to_bf16(v);
         break;
     default:
         ((float *)x)[i] = v;
