@@ -73,18 +73,20 @@ int offload_configure(struct zero_engine *e, struct zero_error *err)
 }
 
 /* Queues unit u's reduced gradient shard (n elements of t) into its host
- * staging buffer behind the compute stream's work, and marks its landing. */
+ * staging buffer on the comm stream, and marks its landing. */
 static int copy_out(struct zero_engine *e, int u, const void *grad, enum zero_dtype t, size_t n)
 {
     struct unit_states *s = &e->us[u];
-    void *ev = s->host_stage_ready;
-    int rc;
-    if ((rc = e->be->event_record(e->bself, ev, ZERO_STREAM_COMPUTE)) ||
-        (rc = e->be->stream_wait_event(e->bself, ZERO_STREAM_COMM, ev)) ||
-        (rc = e->be->copy_async(e->bself, s->host_stage, grad, n * zero_dtype_size(t),
-                                ZERO_STREAM_COMM)))
-        return rc;
-    return e->be->event_record(e->bself, ev, ZERO_STREAM_COMM);
+    int rc =
+        e->be->copy_async(e->bself, s->host_stage, grad, n * zero_dtype_size(t), ZERO_STREAM_COMM);
+    return rc ? rc : e->be->event_record(e->bself, s->host_stage_ready, ZERO_STREAM_COMM);
+}
+
+/* Makes stream `waits` wait for the work queued on stream `done` so far. */
+static int fence(struct zero_engine *e, void *ev, enum zero_stream done, enum zero_stream waits)
+{
+    int rc = e->be->event_record(e->bself, ev, done);
+    return rc ? rc : e->be->stream_wait_event(e->bself, waits, ev);
 }
 
 struct host_update {
@@ -158,30 +160,28 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
 int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_error *err)
 {
     struct host_update h;
-    int rc = prepare(e, lr, grad_div, &h, err), last = -1;
-    for (int u = 0; u < e->nunits && !rc; u++) {
-        enum zero_dtype t;
-        const void *grad = reduce_shard_grads(e, u, &t);
-        if (e->us[u].layout.shard == 0)
-            continue;
-        if ((rc = copy_out(e, u, grad, t, optimizer_update_count(e, u))))
+    int rc = prepare(e, lr, grad_div, &h, err), first = -1, last = -1;
+    for (int u = 0; u < e->nunits; u++)
+        if (e->us[u].layout.shard > 0) {
+            first = first < 0 ? u : first;
+            last = u;
+        }
+    if (rc || first < 0)
+        return rc;
+    /* the copies out start once the compute stream has finished the gradients */
+    if ((rc = fence(e, e->us[first].host_stage_ready, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM)))
+        return engine_backend_error(e, rc, err, "ordering the gradient copies");
+    enum zero_dtype t = e->cdt; /* the reduced gradient (reduce_shard_grads) */
+    for (int u = first; u <= last && !rc; u++)
+        if (e->us[u].layout.shard > 0 &&
+            (rc = copy_out(e, u, reduce_shard_grads(e, u, &t), t, optimizer_update_count(e, u))))
             rc = engine_backend_error(e, rc, err, "copying out the gradient of %s",
                                       e->model->units[u]->name);
-    }
-    for (int u = 0; u < e->nunits && !rc; u++) {
-        if (e->us[u].layout.shard == 0)
-            continue;
-        enum zero_dtype t;
-        reduce_shard_grads(e, u, &t);
-        rc = update_on_host(e, u, &h, t, err);
-        last = u;
-    }
+    for (int u = first; u <= last && !rc; u++)
+        if (e->us[u].layout.shard > 0)
+            rc = update_on_host(e, u, &h, t, err);
     /* the compute stream's next work reads the parameters copied back */
-    if (!rc && last >= 0) {
-        void *ev = e->us[last].host_stage_ready;
-        if ((rc = e->be->event_record(e->bself, ev, ZERO_STREAM_COMM)) ||
-            (rc = e->be->stream_wait_event(e->bself, ZERO_STREAM_COMPUTE, ev)))
-            rc = engine_backend_error(e, rc, err, "ordering the copied-back parameters");
-    }
+    if (!rc && (rc = fence(e, e->us[last].host_stage_ready, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE)))
+        rc = engine_backend_error(e, rc, err, "ordering the copied-back parameters");
     return rc;
 }
