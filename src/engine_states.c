@@ -1,4 +1,4 @@
-/* Model states per stage (DESIGN.md's table):
+/* Model states per stage (docs/design.md's table):
  *
  *   stage | params (cdt)    | grads (cdt)     | fp32 master     | optimizer state (fp32)
  *   0     | whole (padded,) | whole (padded,) | whole           | whole  (2 x padded,)

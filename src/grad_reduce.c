@@ -1,6 +1,6 @@
 /* Per-micro-step gradient reduction, bucketed in backward order.
  *
- * Exact mode reduces every micro-step in every stage (DESIGN.md): a unit's
+ * Exact mode reduces every micro-step in every stage (docs/design.md): a unit's
  * gradient is final once its backward ran (later units, the external users of
  * its parameters, ran their backward before it). Units are grouped in backward
  * order into buckets of at most reduce_bucket_size elements; when a bucket's

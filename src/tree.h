@@ -1,4 +1,4 @@
-/* The canonical summation tree (DESIGN.md, "Exactness contract").
+/* The canonical summation tree (docs/design.md, "Exactness contract").
  *
  *   tree(lo, n) = n == 1 ? leaf(lo) : tree(lo, p) + tree(lo + p, n - p)
  *

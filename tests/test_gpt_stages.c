@@ -2,7 +2,7 @@
  * 2, 3): the losses and the final weights must be the same bits in every
  * stage, with and without activation checkpointing, and the same as one rank
  * doing all N micro-batches by gradient accumulation (the exactness contract of
- * DESIGN.md). The tied LM head under stage 3 is the interesting case: wte is
+ * docs/design.md). The tied LM head under stage 3 is the interesting case: wte is
  * gathered for the head, receives the head's gradient first and the
  * embedding's scatter second. Checkpointing must also lower the peak of saved
  * activations in the ledger. */

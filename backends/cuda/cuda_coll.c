@@ -9,7 +9,7 @@
  *
  * Modes (NCCL):
  *   native  ncclReduceScatter / ncclAllReduce: NCCL's own order of additions.
- *   exact   the owner combine of DESIGN.md: grouped ncclSend/ncclRecv hand each owner the
+ *   exact   the owner combine of docs/design.md: grouped ncclSend/ncclRecv hand each owner the
  *           peers' pieces of its shard (each rank sends (N-1)/N of the buffer once, the
  *           bytes of a ring reduce-scatter), then a kernel sums the N pieces along the
  *           canonical tree in fp32 and rounds once: the cpu backend's exact bits.

@@ -17,7 +17,7 @@ extern "C" {
 void zero_synthetic_samples(uint64_t seed, int64_t width, int64_t classes, int64_t first, int64_t n,
                             float *inputs, int32_t *labels);
 
-/* The first global sample of one rank's micro-batch (an "atom", DESIGN.md):
+/* The first global sample of one rank's micro-batch (an "atom", docs/design.md):
  * atom a = micro_step * world + rank covers samples [a*m, (a+1)*m) of the
  * global batch `step` of size world * accum * m. */
 int64_t zero_atom_first_sample(int64_t step, int64_t micro_step, int rank, int world, int64_t accum,

@@ -1,6 +1,6 @@
 /* What zero schedule, zero memory and zero verify share: the toy residual MLP of
  * examples/train_mlp (zero_nn_build_mlp) on synthetic data, its engine flags, and
- * one training step with the data of DESIGN.md's atoms, so every stage and world
+ * one training step with the data of docs/design.md's atoms, so every stage and world
  * size sees the same samples. */
 #ifndef ZERO_CLI_RUN_H
 #define ZERO_CLI_RUN_H
