@@ -112,7 +112,8 @@ void program_fields_config(struct program_startup *s, const struct zero_config *
 
 static const char *file_kind(mode_t mode)
 {
-    return S_ISDIR(mode)    ? "a directory"
+    return S_ISREG(mode)    ? "a regular file"
+           : S_ISDIR(mode)  ? "a directory"
            : S_ISFIFO(mode) ? "a FIFO"
            : S_ISCHR(mode)  ? "a character device"
            : S_ISBLK(mode)  ? "a block device"
@@ -236,7 +237,7 @@ int program_output_dir(struct program_startup *s, const char *flag, const char *
             return program_fail(s, 1, "%s: cannot write into %s: %s", flag, dir, strerror(why));
         return 0;
     }
-    if (errno != ENOENT)
+    if (errno != ENOENT && errno != ENOTDIR)
         return program_fail(s, 1, "%s: %s: %s", flag, dir, strerror(errno));
     /* absent: the save creates it (one level), so its parent must take it */
     char parent[PATH_MAX];

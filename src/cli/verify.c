@@ -162,10 +162,16 @@ static int parse(struct verify_args *a, int argc, char **argv, struct program_st
     program_field(su, "--steps", "%d", a->steps);
     program_field(su, "--perturb", "%d stage %d step %d %s[%lld]", a->perturb.on, a->perturb.stage,
                   a->perturb.step, a->perturb.tensor, (long long)a->perturb.index);
+    char list[MAX_LIST * 12] = "";
     for (int k = 0; k < a->nstages; k++)
-        program_field(su, "--stages", "%d", a->stages[k]);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "",
+                 a->stages[k]);
+    program_field(su, "--stages", "%s", list);
+    list[0] = '\0';
     for (int k = 0; k < a->nworlds; k++)
-        program_field(su, "--worlds", "%d", a->worlds[k]);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "",
+                 a->worlds[k]);
+    program_field(su, "--worlds", "%s", list[0] ? list : "(the job's size)");
     return 0;
 }
 
