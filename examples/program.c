@@ -440,6 +440,23 @@ int program_startup_agree(struct program_startup *s, MPI_Comm comm)
     return status;
 }
 
+int program_begin(const char *prog, int argc, char **argv, program_startup_fn startup,
+                  void (*usage)(FILE *out), void *ctx)
+{
+    struct program_startup su;
+    program_startup_init(&su, prog);
+    int help = 0, rank;
+    startup(ctx, argc, argv, &su, &help);
+    int status = program_startup_agree(&su, MPI_COMM_WORLD);
+    program_startup_free(&su);
+    if (status)
+        return status;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (help && rank == 0)
+        usage(stdout);
+    return help ? 0 : -1;
+}
+
 /* ---- the run loop ---- */
 
 int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world, int64_t accum,
@@ -491,6 +508,17 @@ int program_train(struct program *p)
             p->after_step(p->ctx, step + 1);
     }
     return 0;
+}
+
+int program_resume(struct program *p)
+{
+    struct zero_error err = {0};
+    if (!p->ck.resume_dir)
+        return 0;
+    if (example_resume(p->engine, &p->ck, &p->first_step, &err) == 0)
+        return 0;
+    program_error(p, "", &err);
+    return 1;
 }
 
 void program_error(const struct program *p, const char *what, const struct zero_error *err)

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <mpi.h>
 
@@ -77,6 +78,17 @@ int program_output_dir(struct program_startup *s, const char *flag, const char *
  * the same non-zero exit status. */
 int program_startup_agree(struct program_startup *s, MPI_Comm comm);
 
+/* Fills su with this rank's view of its arguments; *help = 1 for --help. */
+typedef void (*program_startup_fn)(void *ctx, int argc, char **argv, struct program_startup *su,
+                                   int *help);
+
+/* The start-up of a program: startup() records this rank's status and fields,
+ * the ranks agree (program_startup_agree). Returns -1 to go on, else the exit
+ * status every rank returns: 0 after --help (rank 0 printed usage), or the
+ * agreement's. */
+int program_begin(const char *prog, int argc, char **argv, program_startup_fn startup,
+                  void (*usage)(FILE *out), void *ctx);
+
 /* ---- the run loop ---- */
 
 /* Fills the micro-batch whose first global sample is `first` (rows samples). */
@@ -108,6 +120,11 @@ _Noreturn void program_die(const char *prog, int rank, const struct zero_error *
 /* The training loop. Returns 0, or 1 on every rank after rank 0 printed that a
  * step's loss (the global mean, the same on every rank) is not finite. */
 int program_train(struct program *p);
+
+/* --resume (p->ck.resume_dir; nothing without it): loads the checkpoint into
+ * p->engine and sets p->first_step from its data position. Collective. Returns
+ * 0, or 1 on every rank after rank 0 printed why. */
+int program_resume(struct program *p);
 
 /* Rank 0 prints "prog: <what><err->msg>" to stderr. */
 void program_error(const struct program *p, const char *what, const struct zero_error *err);

@@ -249,21 +249,6 @@ static double validate(struct trainer *t)
     return sum / (double)atoms;
 }
 
-static struct example_checkpointing checkpointing(const struct trainer *t)
-{
-    const struct gpt_args *a = &t->a;
-    return (struct example_checkpointing){
-        .save_dir = a->save_checkpoint,
-        .resume_dir = a->resume,
-        .every = a->checkpoint_every,
-        .keep_last = a->keep_last,
-        .total_steps = a->steps,
-        .batch = t->cfg.train_batch_size,
-        .quiet = a->quiet,
-        .rank = t->rank,
-    };
-}
-
 /* tokens (rows, T), labels (rows, T) of training sequences first .. first + rows - 1 */
 static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
 {
@@ -289,9 +274,9 @@ static void after_step(void *ctx, int64_t done)
     }
 }
 
-static int train(struct trainer *t)
+static struct program program_for(struct trainer *t)
 {
-    struct program p = {
+    return (struct program){
         .prog = "train_gpt",
         .rank = t->rank,
         .world = t->world,
@@ -301,13 +286,22 @@ static int train(struct trainer *t)
         .accum = t->accum,
         .micro = t->m,
         .quiet = t->a.quiet,
-        .ck = checkpointing(t),
+        .ck =
+            {
+                .save_dir = t->a.save_checkpoint,
+                .resume_dir = t->a.resume,
+                .every = t->a.checkpoint_every,
+                .keep_last = t->a.keep_last,
+                .total_steps = t->a.steps,
+                .batch = t->cfg.train_batch_size,
+                .quiet = t->a.quiet,
+                .rank = t->rank,
+            },
         .fill = fill,
         .print_step = print_step_hook,
         .after_step = after_step,
         .ctx = t,
     };
-    return program_train(&p);
 }
 
 /* ---- after training ---- */
@@ -427,8 +421,9 @@ static int memory_table(struct trainer *t, struct zero_error *err)
 
 /* Flags, config and input files, this rank's view: its status and the fields
  * every rank must agree on (program.h). */
-static void startup(struct trainer *t, int argc, char **argv, struct program_startup *su, int *help)
+static void startup(void *ctx, int argc, char **argv, struct program_startup *su, int *help)
 {
+    struct trainer *t = ctx;
     char msg[1024 + 256];
     switch (gpt_args_parse(&t->a, argc, argv, msg, sizeof msg)) {
     case GPT_ARGS_HELP:
@@ -457,40 +452,31 @@ static void startup(struct trainer *t, int argc, char **argv, struct program_sta
         program_output_dir(su, "--save-checkpoint", t->a.save_checkpoint);
 }
 
+static void usage(FILE *out)
+{
+    gpt_args_usage(out);
+}
+
 static int run(int argc, char **argv, int rank, int world)
 {
     struct trainer t = {.rank = rank, .world = world};
-    struct program_startup su;
-    program_startup_init(&su, "train_gpt");
-    int help = 0;
-    startup(&t, argc, argv, &su, &help);
-    int agreed = program_startup_agree(&su, MPI_COMM_WORLD);
-    program_startup_free(&su);
-    if (agreed)
-        return agreed;
-    if (help) {
-        if (rank == 0)
-            gpt_args_usage(stdout);
-        return 0;
-    }
+    int begun = program_begin("train_gpt", argc, argv, startup, usage, &t);
+    if (begun >= 0)
+        return begun;
     struct zero_error err = {0};
     int status = 0;
     if (setup(&t, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_gpt: %s\n", err.msg);
+        program_error(&(struct program){.prog = "train_gpt", .rank = rank}, "", &err);
         status = 1;
         goto out;
     }
     if (rank == 0 && !t.a.quiet)
         print_header(&t);
-    struct example_checkpointing ck = checkpointing(&t);
-    if (t.a.resume && example_resume(t.engine, &ck, &t.first_step, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_gpt: %s\n", err.msg);
-        status = 1;
+    struct program p = program_for(&t);
+    if ((status = program_resume(&p)))
         goto out;
-    }
-    if ((status = train(&t)))
+    t.first_step = p.first_step;
+    if ((status = program_train(&p)))
         goto out;
     if (t.a.sample_tokens > 0)
         sample(&t);

@@ -164,21 +164,6 @@ static void print_step(const struct trainer *t)
 
 /* ---- training ---- */
 
-static struct example_checkpointing checkpointing(const struct trainer *t)
-{
-    const struct mlp_args *a = &t->a;
-    return (struct example_checkpointing){
-        .save_dir = a->save_checkpoint,
-        .resume_dir = a->resume,
-        .every = a->checkpoint_every,
-        .keep_last = a->keep_last,
-        .total_steps = a->steps,
-        .batch = t->cfg.train_batch_size,
-        .quiet = a->quiet,
-        .rank = t->rank,
-    };
-}
-
 /* inputs (rows, hidden), labels (rows) of samples first .. first + rows - 1 */
 static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
 {
@@ -192,9 +177,9 @@ static void print_step_hook(void *ctx)
     print_step(ctx);
 }
 
-static int train(struct trainer *t)
+static struct program program_for(struct trainer *t)
 {
-    struct program p = {
+    return (struct program){
         .prog = "train_mlp",
         .rank = t->rank,
         .world = t->world,
@@ -204,12 +189,21 @@ static int train(struct trainer *t)
         .accum = t->cfg.gradient_accumulation_steps,
         .micro = t->cfg.train_micro_batch_size_per_gpu,
         .quiet = t->a.quiet,
-        .ck = checkpointing(t),
+        .ck =
+            {
+                .save_dir = t->a.save_checkpoint,
+                .resume_dir = t->a.resume,
+                .every = t->a.checkpoint_every,
+                .keep_last = t->a.keep_last,
+                .total_steps = t->a.steps,
+                .batch = t->cfg.train_batch_size,
+                .quiet = t->a.quiet,
+                .rank = t->rank,
+            },
         .fill = fill,
         .print_step = print_step_hook,
         .ctx = t,
     };
-    return program_train(&p);
 }
 
 /* --trace: record the chosen steps' engine events; zero_trace_write saves them. */
@@ -248,8 +242,9 @@ static int write_data(const struct mlp_args *a, int rank)
 
 /* Flags, config and input files, this rank's view: its status and the fields
  * every rank must agree on (program.h). */
-static void startup(struct trainer *t, int argc, char **argv, struct program_startup *su, int *help)
+static void startup(void *ctx, int argc, char **argv, struct program_startup *su, int *help)
 {
+    struct trainer *t = ctx;
     char msg[1024 + 256];
     switch (mlp_args_parse(&t->a, argc, argv, msg, sizeof msg)) {
     case MLP_ARGS_HELP:
@@ -278,49 +273,40 @@ static void startup(struct trainer *t, int argc, char **argv, struct program_sta
         program_output_dir(su, "--save-checkpoint", t->a.save_checkpoint);
 }
 
+static void usage(FILE *out)
+{
+    fputs(mlp_args_usage(), out);
+}
+
 static int run(int argc, char **argv, int rank, int world)
 {
     struct trainer t = {.rank = rank, .world = world};
-    struct program_startup su;
-    program_startup_init(&su, "train_mlp");
-    int help = 0;
-    startup(&t, argc, argv, &su, &help);
-    int agreed = program_startup_agree(&su, MPI_COMM_WORLD);
-    program_startup_free(&su);
-    if (agreed)
-        return agreed;
-    if (help) {
-        if (rank == 0)
-            fputs(mlp_args_usage(), stdout);
-        return 0;
-    }
+    int begun = program_begin("train_mlp", argc, argv, startup, usage, &t);
+    if (begun >= 0)
+        return begun;
     if (t.a.write_data)
         return write_data(&t.a, rank);
 
     struct zero_error err = {0};
     int status = 0;
     if (setup(&t, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_mlp: %s\n", err.msg);
+        program_error(&(struct program){.prog = "train_mlp", .rank = rank}, "", &err);
         status = 1;
         goto out;
     }
     if (rank == 0 && !t.a.quiet)
         print_header(&t);
-    struct example_checkpointing ck = checkpointing(&t);
-    if (t.a.resume && example_resume(t.engine, &ck, &t.first_step, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_mlp: %s\n", err.msg);
-        status = 1;
+    struct program p = program_for(&t);
+    if ((status = program_resume(&p)))
         goto out;
-    }
+    t.first_step = p.first_step;
     if ((t.a.trace || t.a.trace_steps) && (!t.a.trace || start_trace(&t, &err))) {
         if (rank == 0)
             fprintf(stderr, "train_mlp: %s\n", t.a.trace ? err.msg : "--trace-steps needs --trace");
         status = 2;
         goto out;
     }
-    if ((status = train(&t)))
+    if ((status = program_train(&p)))
         goto out;
     if (t.a.trace &&
         example_agree(zero_trace_write(t.trace, t.dev, t.a.trace, &err), &err, MPI_COMM_WORLD)) {
