@@ -74,7 +74,14 @@ expect_error mlp_batch_7 2 "train_mlp: rank 1: --batch 7"
 mpmd mlp_unknown_key "$m --config $tmp/good.json" "$m --config $tmp/unknown_key.json"
 expect_error mlp_unknown_key 2 "train_mlp: rank 1: --config: .*no_such_key"
 
-# ---- train_mlp: flags that shape the run differ ----
+# ---- train_mlp: flags or config keys that shape the run differ ----
+cat >"$tmp/stage2.json" <<'EOF'
+{"train_batch_size": 4, "zero_optimization": {"stage": 2}}
+EOF
+mpmd mlp_config_key "$m --config $tmp/good.json" "$m --config $tmp/stage2.json"
+expect_error mlp_config_key 2 \
+    "rank 1: zero_optimization.stage = 2, rank 0: zero_optimization.stage = 0"
+
 mpmd mlp_steps "$m --steps 1" "$m --steps 2"
 expect_error mlp_steps 2 "rank 1: --steps = 2, rank 0: --steps = 1"
 no_training mlp_steps
