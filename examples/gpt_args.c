@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpt_args.h"
+#include "program.h"
 #include "zero/config_json.h"
 
 enum opt_kind { K_INT, K_I64, K_U64, K_REAL, K_STR, K_FLAG, K_CHOICE };
@@ -438,4 +439,43 @@ enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, c
     a->cfg.libzero.coll_mode = a->mode == 0 ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
     a->cfg.bf16.enabled = a->bf16;
     return check(a, msg, msg_len) ? GPT_ARGS_USAGE : GPT_ARGS_OK;
+}
+
+void gpt_args_fields(struct gpt_args *a, struct program_startup *s)
+{
+    struct opt o[NOPTS];
+    int n = table(a, o);
+    char name[80];
+    for (int i = 0; i < n; i++) {
+        if (!o[i].name || strcmp(o[i].name, "config") == 0)
+            continue; /* the config's keys come with the resolved config */
+        snprintf(name, sizeof name, "--%s", o[i].name);
+        switch (o[i].kind) {
+        case K_INT:
+        case K_FLAG:
+            program_field(s, name, "%d", *(int *)o[i].dst);
+            break;
+        case K_I64:
+            program_field(s, name, "%lld", (long long)*(int64_t *)o[i].dst);
+            break;
+        case K_U64:
+            program_field(s, name, "%llu", (unsigned long long)*(uint64_t *)o[i].dst);
+            break;
+        case K_REAL:
+            program_field(s, name, "%.17g", *(double *)o[i].dst);
+            break;
+        case K_STR: {
+            const char *v = *(const char **)o[i].dst;
+            program_field(s, name, "%s", v ? v : "(not given)");
+            break;
+        }
+        case K_CHOICE: {
+            int c = *(int *)o[i].dst, nc = 0;
+            while (o[i].choices[nc])
+                nc++;
+            program_field(s, name, "%s", c >= 0 && c < nc ? o[i].choices[c] : "(from --config)");
+            break;
+        }
+        }
+    }
 }

@@ -56,6 +56,10 @@ enum gpt_args_result { GPT_ARGS_OK = 0, GPT_ARGS_HELP, GPT_ARGS_USAGE };
 /* Parses argv into a; on a bad value writes "train_gpt: --flag: why" to msg. */
 enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, char *msg,
                                     size_t msg_len);
+struct program_startup;
+/* Every flag's value as a start-up field (program.h), named by its flag. */
+void gpt_args_fields(struct gpt_args *a, struct program_startup *s);
+
 /* Prints the --help text, generated from the table with the defaults. */
 void gpt_args_usage(FILE *out);
 

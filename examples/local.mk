@@ -2,12 +2,14 @@
 # Append only, e.g.:  noinst_PROGRAMS += %reldir%/train_mlp   examples_train_mlp_LDADD = libzero.la
 
 # Pieces the example trainers share: end-of-run tables, weights in
-# .safetensors, MPI status agreement.
+# .safetensors, MPI status agreement, the program driver (start-up agreement,
+# run loop).
 EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
 	%reldir%/weights_io.c %reldir%/weights_io.h \
 	%reldir%/example_mpi.c %reldir%/example_mpi.h \
 	%reldir%/stage_memory.c %reldir%/stage_memory.h \
-	%reldir%/checkpointing.c %reldir%/checkpointing.h
+	%reldir%/checkpointing.c %reldir%/checkpointing.h \
+	%reldir%/program.c %reldir%/program.h
 
 noinst_PROGRAMS += %reldir%/train_mlp
 examples_train_mlp_SOURCES = %reldir%/train_mlp.c \

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mlp_args.h"
+#include "program.h"
 #include "zero/config_json.h"
 
 static const char usage_text[] =
@@ -532,4 +533,35 @@ enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, c
         return MLP_ARGS_USAGE;
     }
     return MLP_ARGS_OK;
+}
+
+static const char *given(const char *path)
+{
+    return path ? path : "(not given)";
+}
+
+void mlp_args_fields(const struct mlp_args *a, struct program_startup *s)
+{
+    /* the config's keys (stage, lr, seed, knobs) come with the resolved config */
+    program_field(s, "--hidden", "%lld", (long long)a->hidden);
+    program_field(s, "--layers", "%d", a->layers);
+    program_field(s, "--classes", "%lld", (long long)a->classes);
+    program_field(s, "--batch", "%lld", (long long)a->batch);
+    program_field(s, "--micro-batch", "%lld", (long long)a->micro_batch);
+    program_field(s, "--steps", "%lld", (long long)a->steps);
+    program_field(s, "--data-seed", "%llu", (unsigned long long)a->data_seed);
+    program_field(s, "--init-weights", "%s", given(a->init_weights));
+    program_field(s, "--save-weights", "%s", given(a->save_weights));
+    program_field(s, "--save-dtype", "%s", zero_dtype_name(a->save_dtype));
+    program_field(s, "--data", "%s", given(a->data));
+    program_field(s, "--write-synthetic-data", "%s", given(a->write_data));
+    program_field(s, "--samples", "%lld", (long long)a->samples);
+    program_field(s, "--quiet", "%d", a->quiet);
+    program_field(s, "--verbose", "%d", a->verbose);
+    program_field(s, "--trace", "%s", given(a->trace));
+    program_field(s, "--trace-steps", "%s", given(a->trace_steps));
+    program_field(s, "--save-checkpoint", "%s", given(a->save_checkpoint));
+    program_field(s, "--checkpoint-every", "%lld", (long long)a->checkpoint_every);
+    program_field(s, "--keep-last", "%lld", (long long)a->keep_last);
+    program_field(s, "--resume", "%s", given(a->resume));
 }

@@ -39,6 +39,10 @@ enum mlp_args_result { MLP_ARGS_OK = 0, MLP_ARGS_HELP, MLP_ARGS_USAGE };
 enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, char *msg,
                                     size_t msg_len);
 
+struct program_startup;
+/* Every flag's value as a start-up field (program.h), named by its flag. */
+void mlp_args_fields(const struct mlp_args *a, struct program_startup *s);
+
 /* The --help text. */
 const char *mlp_args_usage(void);
 

@@ -23,6 +23,7 @@
 #include "gpt_args.h"
 #include "gpt_generate.h"
 #include "gpt_source.h"
+#include "program.h"
 #include "report.h"
 #include "stage_memory.h"
 #include "weights_io.h"
@@ -212,15 +213,9 @@ static void print_step(const struct trainer *t)
 
 /* ---- training ---- */
 
-/* A failure inside the loop may leave other ranks waiting in a collective:
- * report it with this rank's number and take the whole job down. */
-static void die(const struct trainer *t, const struct zero_error *err)
+static _Noreturn void die(const struct trainer *t, const struct zero_error *err)
 {
-    if (strncmp(err->msg, "rank ", 5) == 0)
-        fprintf(stderr, "train_gpt: %s\n", err->msg);
-    else
-        fprintf(stderr, "train_gpt: rank %d: %s\n", t->rank, err->msg);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    program_die("train_gpt", t->rank, err);
 }
 
 /* The mean loss over --val-batches global batches of validation sequences,
@@ -254,46 +249,59 @@ static double validate(struct trainer *t)
     return sum / (double)atoms;
 }
 
-static struct example_checkpointing checkpointing(const struct trainer *t)
+/* tokens (rows, T), labels (rows, T) of training sequences first .. first + rows - 1 */
+static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
 {
-    const struct gpt_args *a = &t->a;
-    return (struct example_checkpointing){
-        .save_dir = a->save_checkpoint,
-        .resume_dir = a->resume,
-        .every = a->checkpoint_every,
-        .keep_last = a->keep_last,
-        .total_steps = a->steps,
-        .batch = t->cfg.train_batch_size,
-        .quiet = a->quiet,
-        .rank = t->rank,
-    };
+    struct trainer *t = ctx;
+    gpt_source_fill(&t->src, 0, t->T, first, rows, t->tokens, t->labels);
+    *b = (struct zero_batch){.rows = rows * t->T, .tokens = t->tokens, .labels = t->labels};
 }
 
-static void train(struct trainer *t)
+static void print_step_hook(void *ctx)
 {
-    struct zero_error err = {0};
-    for (int64_t step = t->first_step; step < t->a.steps; step++) {
-        for (int64_t micro = 0; micro < t->accum; micro++) {
-            int64_t first = zero_atom_first_sample(step, micro, t->rank, t->world, t->accum, t->m);
-            gpt_source_fill(&t->src, 0, t->T, first, t->m, t->tokens, t->labels);
-            struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens, .labels = t->labels};
-            if (zero_engine_forward(t->engine, &b, NULL, &err) ||
-                zero_engine_backward(t->engine, &err) || zero_engine_step(t->engine, NULL, &err))
-                die(t, &err);
-        }
+    print_step(ctx);
+}
+
+/* every --val-every steps and after the last: the validation loss */
+static void after_step(void *ctx, int64_t done)
+{
+    struct trainer *t = ctx;
+    if (done == t->a.steps || (t->a.val_every > 0 && done % t->a.val_every == 0)) {
+        t->val_loss = validate(t);
         if (t->rank == 0 && !t->a.quiet)
-            print_step(t);
-        struct example_checkpointing ck = checkpointing(t);
-        if (example_checkpoint_after(t->engine, &ck, step + 1, &err))
-            die(t, &err);
-        const int last = step + 1 == t->a.steps;
-        if (last || (t->a.val_every > 0 && (step + 1) % t->a.val_every == 0)) {
-            t->val_loss = validate(t);
-            if (t->rank == 0 && !t->a.quiet)
-                printf("step %4lld/%lld | val loss %.4f\n", (long long)step + 1,
-                       (long long)t->a.steps, t->val_loss);
-        }
+            printf("step %4lld/%lld | val loss %.4f\n", (long long)done, (long long)t->a.steps,
+                   t->val_loss);
     }
+}
+
+static struct program program_for(struct trainer *t)
+{
+    return (struct program){
+        .prog = "train_gpt",
+        .rank = t->rank,
+        .world = t->world,
+        .engine = t->engine,
+        .first_step = t->first_step,
+        .steps = t->a.steps,
+        .accum = t->accum,
+        .micro = t->m,
+        .quiet = t->a.quiet,
+        .ck =
+            {
+                .save_dir = t->a.save_checkpoint,
+                .resume_dir = t->a.resume,
+                .every = t->a.checkpoint_every,
+                .keep_last = t->a.keep_last,
+                .total_steps = t->a.steps,
+                .batch = t->cfg.train_batch_size,
+                .quiet = t->a.quiet,
+                .rank = t->rank,
+            },
+        .fill = fill,
+        .print_step = print_step_hook,
+        .after_step = after_step,
+        .ctx = t,
+    };
 }
 
 /* ---- after training ---- */
@@ -411,45 +419,65 @@ static int memory_table(struct trainer *t, struct zero_error *err)
     return stage_memory_table(stdout, &t->cfg, t->model, t->dev, &b, MPI_COMM_WORLD, err);
 }
 
-static int run(int argc, char **argv, int rank, int world)
+/* Flags, config and input files, this rank's view: its status and the fields
+ * every rank must agree on (program.h). */
+static void startup(void *ctx, int argc, char **argv, struct program_startup *su, int *help)
 {
-    struct trainer t = {.rank = rank, .world = world};
+    struct trainer *t = ctx;
     char msg[1024 + 256];
-    switch (gpt_args_parse(&t.a, argc, argv, msg, sizeof msg)) {
+    switch (gpt_args_parse(&t->a, argc, argv, msg, sizeof msg)) {
     case GPT_ARGS_HELP:
-        if (rank == 0)
-            gpt_args_usage(stdout);
-        return 0;
+        *help = 1;
+        program_field(su, "--help", "given");
+        return;
     case GPT_ARGS_USAGE:
-        if (rank == 0)
-            fprintf(stderr, "%s\n", msg);
-        return 2;
+        program_fail_text(su, 2, msg);
+        return;
     case GPT_ARGS_OK:
         break;
     }
-    if (resolve_config(&t, msg, sizeof msg)) {
-        if (rank == 0)
-            fprintf(stderr, "%s\n", msg);
-        return 2;
+    gpt_args_fields(&t->a, su);
+    if (resolve_config(t, msg, sizeof msg)) {
+        program_fail_text(su, 2, msg);
+        return;
     }
+    program_fields_config(su, &t->cfg);
+    if (t->a.data)
+        program_input_file(su, "--data", t->a.data);
+    if (t->a.val_data)
+        program_input_file(su, "--val-data", t->a.val_data);
+    if (t->a.init_weights)
+        program_input_weights(su, "--init-weights", t->a.init_weights);
+    if (t->a.save_checkpoint)
+        program_output_dir(su, "--save-checkpoint", t->a.save_checkpoint);
+}
+
+static void usage(FILE *out)
+{
+    gpt_args_usage(out);
+}
+
+static int run(int argc, char **argv, int rank, int world)
+{
+    struct trainer t = {.rank = rank, .world = world};
+    int begun = program_begin("train_gpt", argc, argv, startup, usage, &t);
+    if (begun >= 0)
+        return begun;
     struct zero_error err = {0};
     int status = 0;
     if (setup(&t, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_gpt: %s\n", err.msg);
+        program_error(&(struct program){.prog = "train_gpt", .rank = rank}, "", &err);
         status = 1;
         goto out;
     }
     if (rank == 0 && !t.a.quiet)
         print_header(&t);
-    struct example_checkpointing ck = checkpointing(&t);
-    if (t.a.resume && example_resume(t.engine, &ck, &t.first_step, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_gpt: %s\n", err.msg);
-        status = 1;
+    struct program p = program_for(&t);
+    if ((status = program_resume(&p)))
         goto out;
-    }
-    train(&t);
+    t.first_step = p.first_step;
+    if ((status = program_train(&p)))
+        goto out;
     if (t.a.sample_tokens > 0)
         sample(&t);
     double accuracy = addition_accuracy(&t);
@@ -491,12 +519,5 @@ out:
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    int status = run(argc, argv, rank, world);
-    fflush(stdout);
-    MPI_Finalize();
-    return status;
+    return program_main(argc, argv, run);
 }

@@ -18,6 +18,7 @@
 #include "mlp_args.h"
 #include "checkpointing.h"
 #include "mlp_data.h"
+#include "program.h"
 #include "report.h"
 #include "weights_io.h"
 #include "zero/checkpoint.h"
@@ -163,52 +164,46 @@ static void print_step(const struct trainer *t)
 
 /* ---- training ---- */
 
-/* A failure inside the loop may leave other ranks waiting in a collective:
- * report it with this rank's number and take the whole job down. */
-static void die(const struct trainer *t, const struct zero_error *err)
+/* inputs (rows, hidden), labels (rows) of samples first .. first + rows - 1 */
+static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
 {
-    if (strncmp(err->msg, "rank ", 5) == 0)
-        fprintf(stderr, "train_mlp: %s\n", err->msg);
-    else
-        fprintf(stderr, "train_mlp: rank %d: %s\n", t->rank, err->msg);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    struct trainer *t = ctx;
+    mlp_data_fill(&t->data, first, rows, t->inputs, t->labels);
+    *b = (struct zero_batch){.rows = rows, .inputs = t->inputs, .labels = t->labels};
 }
 
-static struct example_checkpointing checkpointing(const struct trainer *t)
+static void print_step_hook(void *ctx)
 {
-    const struct mlp_args *a = &t->a;
-    return (struct example_checkpointing){
-        .save_dir = a->save_checkpoint,
-        .resume_dir = a->resume,
-        .every = a->checkpoint_every,
-        .keep_last = a->keep_last,
-        .total_steps = a->steps,
-        .batch = t->cfg.train_batch_size,
-        .quiet = a->quiet,
+    print_step(ctx);
+}
+
+static struct program program_for(struct trainer *t)
+{
+    return (struct program){
+        .prog = "train_mlp",
         .rank = t->rank,
+        .world = t->world,
+        .engine = t->engine,
+        .first_step = t->first_step,
+        .steps = t->a.steps,
+        .accum = t->cfg.gradient_accumulation_steps,
+        .micro = t->cfg.train_micro_batch_size_per_gpu,
+        .quiet = t->a.quiet,
+        .ck =
+            {
+                .save_dir = t->a.save_checkpoint,
+                .resume_dir = t->a.resume,
+                .every = t->a.checkpoint_every,
+                .keep_last = t->a.keep_last,
+                .total_steps = t->a.steps,
+                .batch = t->cfg.train_batch_size,
+                .quiet = t->a.quiet,
+                .rank = t->rank,
+            },
+        .fill = fill,
+        .print_step = print_step_hook,
+        .ctx = t,
     };
-}
-
-static void train(struct trainer *t)
-{
-    const struct zero_config *c = &t->cfg;
-    int64_t m = c->train_micro_batch_size_per_gpu, accum = c->gradient_accumulation_steps;
-    struct zero_error err = {0};
-    for (int64_t step = t->first_step; step < t->a.steps; step++) {
-        for (int64_t micro = 0; micro < accum; micro++) {
-            int64_t first = zero_atom_first_sample(step, micro, t->rank, t->world, accum, m);
-            mlp_data_fill(&t->data, first, m, t->inputs, t->labels);
-            struct zero_batch b = {.rows = m, .inputs = t->inputs, .labels = t->labels};
-            if (zero_engine_forward(t->engine, &b, NULL, &err) ||
-                zero_engine_backward(t->engine, &err) || zero_engine_step(t->engine, NULL, &err))
-                die(t, &err);
-        }
-        if (t->rank == 0 && !t->a.quiet)
-            print_step(t);
-        struct example_checkpointing ck = checkpointing(t);
-        if (example_checkpoint_after(t->engine, &ck, step + 1, &err))
-            die(t, &err);
-    }
 }
 
 /* --trace: record the chosen steps' engine events; zero_trace_write saves them. */
@@ -245,54 +240,74 @@ static int write_data(const struct mlp_args *a, int rank)
     return 0;
 }
 
-static int run(int argc, char **argv, int rank, int world)
+/* Flags, config and input files, this rank's view: its status and the fields
+ * every rank must agree on (program.h). */
+static void startup(void *ctx, int argc, char **argv, struct program_startup *su, int *help)
 {
-    struct trainer t = {.rank = rank, .world = world};
+    struct trainer *t = ctx;
     char msg[1024 + 256];
-    switch (mlp_args_parse(&t.a, argc, argv, msg, sizeof msg)) {
+    switch (mlp_args_parse(&t->a, argc, argv, msg, sizeof msg)) {
     case MLP_ARGS_HELP:
-        if (rank == 0)
-            fputs(mlp_args_usage(), stdout);
-        return 0;
+        *help = 1;
+        program_field(su, "--help", "given");
+        return;
     case MLP_ARGS_USAGE:
-        if (rank == 0)
-            fprintf(stderr, "%s\n", msg);
-        return 2;
+        program_fail_text(su, 2, msg);
+        return;
     case MLP_ARGS_OK:
         break;
     }
+    mlp_args_fields(&t->a, su);
+    if (t->a.write_data)
+        return;
+    if (resolve_batch(t, msg, sizeof msg)) {
+        program_fail_text(su, 2, msg);
+        return;
+    }
+    program_fields_config(su, &t->cfg);
+    if (t->a.data)
+        program_input_file(su, "--data", t->a.data);
+    if (t->a.init_weights)
+        program_input_weights(su, "--init-weights", t->a.init_weights);
+    if (t->a.save_checkpoint)
+        program_output_dir(su, "--save-checkpoint", t->a.save_checkpoint);
+}
+
+static void usage(FILE *out)
+{
+    fputs(mlp_args_usage(), out);
+}
+
+static int run(int argc, char **argv, int rank, int world)
+{
+    struct trainer t = {.rank = rank, .world = world};
+    int begun = program_begin("train_mlp", argc, argv, startup, usage, &t);
+    if (begun >= 0)
+        return begun;
     if (t.a.write_data)
         return write_data(&t.a, rank);
-    if (resolve_batch(&t, msg, sizeof msg)) {
-        if (rank == 0)
-            fprintf(stderr, "%s\n", msg);
-        return 2;
-    }
 
     struct zero_error err = {0};
     int status = 0;
     if (setup(&t, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_mlp: %s\n", err.msg);
+        program_error(&(struct program){.prog = "train_mlp", .rank = rank}, "", &err);
         status = 1;
         goto out;
     }
     if (rank == 0 && !t.a.quiet)
         print_header(&t);
-    struct example_checkpointing ck = checkpointing(&t);
-    if (t.a.resume && example_resume(t.engine, &ck, &t.first_step, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_mlp: %s\n", err.msg);
-        status = 1;
+    struct program p = program_for(&t);
+    if ((status = program_resume(&p)))
         goto out;
-    }
+    t.first_step = p.first_step;
     if ((t.a.trace || t.a.trace_steps) && (!t.a.trace || start_trace(&t, &err))) {
         if (rank == 0)
             fprintf(stderr, "train_mlp: %s\n", t.a.trace ? err.msg : "--trace-steps needs --trace");
         status = 2;
         goto out;
     }
-    train(&t);
+    if ((status = program_train(&p)))
+        goto out;
     if (t.a.trace &&
         example_agree(zero_trace_write(t.trace, t.dev, t.a.trace, &err), &err, MPI_COMM_WORLD)) {
         if (rank == 0)
@@ -331,12 +346,5 @@ out:
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    int status = run(argc, argv, rank, world);
-    fflush(stdout);
-    MPI_Finalize();
-    return status;
+    return program_main(argc, argv, run);
 }

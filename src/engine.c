@@ -21,31 +21,75 @@ static uint64_t mix(uint64_t h, const void *data, size_t n)
     return h;
 }
 
+/* One value, as 8 little-endian bytes: the hash sees values, never a struct's
+ * padding or the bytes after a string's end. */
+static uint64_t mix_i64(uint64_t h, int64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)((uint64_t)v >> (8 * i));
+    return mix(h, b, sizeof b);
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    size_t n = strlen(s);
+    return mix(mix_i64(h, (int64_t)n), s, n);
+}
+
 /* A fingerprint of what every rank must agree on: the model's structure and
- * the settings that decide the collectives each rank issues. */
+ * the settings that decide the collectives each rank issues, field by field
+ * (check_configs_agree compares every config key and names the first that
+ * differs; this covers the model, which has no keys). */
 static uint64_t fingerprint(const struct zero_engine *e)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     const struct zero_model *m = e->model;
-    h = mix(h, &m->nunits, sizeof m->nunits);
+    h = mix_i64(h, m->nunits);
     for (int u = 0; u < m->nunits; u++) {
         const struct zero_unit *unit = m->units[u];
-        h = mix(h, unit->name, strlen(unit->name));
-        h = mix(h, &unit->nparams, sizeof unit->nparams);
+        h = mix_str(h, unit->name);
+        h = mix_i64(h, unit->nparams);
         for (int p = 0; p < unit->nparams; p++) {
-            h = mix(h, unit->params[p].name, strlen(unit->params[p].name));
-            h = mix(h, unit->params[p].shape, sizeof unit->params[p].shape);
+            const struct zero_param_spec *ps = &unit->params[p];
+            h = mix_str(h, ps->name);
+            h = mix_i64(h, ps->ndim);
+            for (int d = 0; d < ps->ndim && d < ZERO_MAX_DIMS; d++)
+                h = mix_i64(h, ps->shape[d]);
         }
-        h = mix(h, unit->external, sizeof unit->external);
+        h = mix_i64(h, unit->nexternal);
+        for (int x = 0; x < unit->nexternal && x < ZERO_UNIT_MAX_EXTERNAL; x++) {
+            h = mix_i64(h, unit->external[x].unit);
+            h = mix_i64(h, unit->external[x].param);
+        }
     }
     const struct zero_config *c = &e->cfg;
-    h = mix(h, &c->zero_optimization, sizeof c->zero_optimization);
-    h = mix(h, &c->gradient_accumulation_steps, sizeof c->gradient_accumulation_steps);
-    h = mix(h, &c->libzero.align, sizeof c->libzero.align);
-    h = mix(h, &c->libzero.coll_mode, sizeof c->libzero.coll_mode);
-    h = mix(h, &c->optimizer.type, sizeof c->optimizer.type);
-    h = mix(h, &c->fp16.enabled, sizeof c->fp16.enabled);
-    h = mix(h, &c->bf16.enabled, sizeof c->bf16.enabled);
+    const struct zero_optimization_config *z = &c->zero_optimization;
+    const int64_t settings[] = {
+        z->stage,
+        z->contiguous_gradients,
+        z->reduce_scatter,
+        z->reduce_bucket_size,
+        z->allgather_partitions,
+        z->allgather_bucket_size,
+        z->overlap_comm,
+        z->stage3_prefetch_bucket_size,
+        z->stage3_param_persistence_threshold,
+        z->stage3_max_live_parameters,
+        z->stage3_max_reuse_distance,
+        z->stage3_gather_16bit_weights_on_model_save,
+        z->sub_group_size,
+        z->offload_optimizer.device,
+        z->offload_param.device,
+        c->gradient_accumulation_steps,
+        c->libzero.align,
+        c->libzero.coll_mode,
+        c->optimizer.type,
+        c->fp16.enabled,
+        c->bf16.enabled,
+    };
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
+        h = mix_i64(h, settings[i]);
     return h;
 }
 

@@ -160,6 +160,25 @@ int cli_agree(int rc, struct zero_error *err, MPI_Comm comm)
     return shared.code;
 }
 
+void cli_model_fields(const struct cli_model *m, struct program_startup *su)
+{
+    program_field(su, "--hidden", "%lld", (long long)m->hidden);
+    program_field(su, "--layers", "%d", m->layers);
+    program_field(su, "--classes", "%lld", (long long)m->classes);
+    program_field(su, "--micro-batch", "%lld", (long long)m->micro_batch);
+    program_field(su, "--batch", "%lld", (long long)m->batch);
+    program_field(su, "--data-seed", "%llu", (unsigned long long)m->data_seed);
+    program_fields_config(su, &m->cfg); /* --stage, --lr, --seed and the knobs */
+}
+
+int cli_startup(struct program_startup *su, int *owned)
+{
+    *owned = cli_mpi_init();
+    int status = program_startup_agree(su, MPI_COMM_WORLD);
+    program_startup_free(su);
+    return status;
+}
+
 int cli_mpi_init(void)
 {
     int initialized = 0;
@@ -227,21 +246,19 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
     return rc;
 }
 
+/* x (rows, hidden), y (rows): the synthetic samples first .. first + rows - 1 */
+static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
+{
+    struct cli_run *r = ctx;
+    zero_synthetic_samples(r->m.data_seed, r->m.hidden, r->m.classes, first, rows, r->x, r->y);
+    *b = (struct zero_batch){.rows = rows, .inputs = r->x, .labels = r->y};
+}
+
 int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err)
 {
-    int64_t m = r->m.cfg.train_micro_batch_size_per_gpu;
-    int64_t accum = r->m.cfg.gradient_accumulation_steps;
-    for (int64_t micro = 0; micro < accum; micro++) {
-        int64_t first = zero_atom_first_sample(step, micro, r->rank, r->world, accum, m);
-        zero_synthetic_samples(r->m.data_seed, r->m.hidden, r->m.classes, first, m, r->x, r->y);
-        struct zero_batch b = {.rows = m, .inputs = r->x, .labels = r->y};
-        int rc;
-        if ((rc = zero_engine_forward(r->engine, &b, NULL, err)) ||
-            (rc = zero_engine_backward(r->engine, err)) ||
-            (rc = zero_engine_step(r->engine, NULL, err)))
-            return rc;
-    }
-    return ZERO_OK;
+    return program_micro_steps(r->engine, step, r->rank, r->world,
+                               r->m.cfg.gradient_accumulation_steps,
+                               r->m.cfg.train_micro_batch_size_per_gpu, fill, r, err);
 }
 
 void cli_run_close(struct cli_run *r)

@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include "program.h"
 #include "zero/zero.h"
 
 struct cli_model {
@@ -53,6 +54,14 @@ void cli_run_close(struct cli_run *r);
 /* rc on every rank of comm: the lowest failing rank's status and message (0 if
  * none failed). */
 int cli_agree(int rc, struct zero_error *err, MPI_Comm comm);
+
+/* The model's flags and config keys as start-up fields (program.h). */
+void cli_model_fields(const struct cli_model *m, struct program_startup *su);
+
+/* MPI_Init when needed (*owned: this call did it), then the start-up agreement
+ * of su (this rank's parse status and fields; freed here). Returns 0 on every
+ * rank to go on, else the exit status, rank 0 having printed why. */
+int cli_startup(struct program_startup *su, int *owned);
 
 /* MPI_Init unless already initialized; 1 if this call initialized it. */
 int cli_mpi_init(void);

@@ -5,6 +5,10 @@
 bin_PROGRAMS += %reldir%/zero
 src_cli_zero_SOURCES = %reldir%/zero.c %reldir%/commands.h %reldir%/selftest.c
 src_cli_zero_LDADD = libzero.la
+# the commands that run under MPI agree on start-up and step through examples/'s driver
+src_cli_zero_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
+src_cli_zero_SOURCES += examples/program.c examples/program.h \
+	examples/checkpointing.c examples/checkpointing.h
 
 # ds_config.json: zero config FILE [--world N]
 src_cli_zero_SOURCES += %reldir%/config_cmd.c

@@ -170,28 +170,42 @@ int zero_cmd_memory(int argc, char **argv)
     cli_model_defaults(&m);
     const char *svg = NULL;
     char msg[256];
-    for (int i = 1; i < argc; i++) {
+    struct program_startup su;
+    program_startup_init(&su, "zero memory");
+    int help = 0;
+    for (int i = 1; i < argc && !su.status && !help; i++) {
         int took = cli_model_flag(&m, argc, argv, &i, msg, sizeof msg);
         if (took < 0 || (took == 1 && strcmp(argv[i - 1], "--stage") == 0)) {
-            fprintf(stderr, "zero memory: %s\n", took < 0 ? msg : "runs every stage: no --stage");
-            return 2;
+            program_fail(&su, 2, "%s", took < 0 ? msg : "runs every stage: no --stage");
+            break;
         }
         if (took)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            help = 1;
+        else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
             svg = argv[++i];
-        } else {
-            fprintf(stderr, "zero memory: unknown argument '%s' (see --help)\n", argv[i]);
-            return 2;
-        }
+        else
+            program_fail(&su, 2, "unknown argument '%s' (see --help)", argv[i]);
     }
-    int owned = cli_mpi_init();
+    if (help)
+        program_field(&su, "--help", "given");
+    else if (!su.status) {
+        cli_model_fields(&m, &su);
+        program_field(&su, "--svg", "%s", svg ? svg : "(not given)");
+    }
+    int owned;
+    int agreed = cli_startup(&su, &owned);
     int rank, world, status = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (agreed || help) {
+        if (!agreed && rank == 0)
+            usage(stdout);
+        if (owned)
+            MPI_Finalize();
+        return agreed;
+    }
     struct stage_memory sm[4];
     struct zero_error err = {0};
     int rc = 0;

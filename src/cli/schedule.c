@@ -73,7 +73,8 @@ static void usage(FILE *out)
             cli_model_flags_help(1));
 }
 
-static int parse(struct schedule_args *a, int argc, char **argv)
+/* 0, -1 for --help, or 2 with the error recorded in su. */
+static int parse(struct schedule_args *a, int argc, char **argv, struct program_startup *su)
 {
     cli_model_defaults(&a->m);
     a->steps = 2;
@@ -82,15 +83,13 @@ static int parse(struct schedule_args *a, int argc, char **argv)
     char msg[256];
     for (int i = 1; i < argc; i++) {
         int took = cli_model_flag(&a->m, argc, argv, &i, msg, sizeof msg);
-        if (took < 0) {
-            fprintf(stderr, "zero schedule: %s\n", msg);
-            return 2;
-        }
+        if (took < 0)
+            return program_fail(su, 2, "%s", msg);
         if (took)
             continue;
         const char *f = argv[i];
         if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-            usage(stdout);
+            program_field(su, "--help", "given");
             return -1;
         } else if (strcmp(f, "--times") == 0) {
             a->times = 1;
@@ -99,16 +98,18 @@ static int parse(struct schedule_args *a, int argc, char **argv)
             long v = strtol(argv[++i], &end, 10);
             int steps = strcmp(f, "--steps") == 0;
             if (end == argv[i] || *end || v < (steps ? 1 : 0) || v > 1000000) {
-                fprintf(stderr, "zero schedule: %s: '%s' is not an integer >= %d\n", f, argv[i],
-                        steps ? 1 : 0);
-                return 2;
+                return program_fail(su, 2, "%s: '%s' is not an integer >= %d", f, argv[i],
+                                    steps ? 1 : 0);
             }
             *(steps ? &a->steps : &a->rank) = (int)v;
         } else {
-            fprintf(stderr, "zero schedule: unknown argument '%s' (see --help)\n", f);
-            return 2;
+            return program_fail(su, 2, "unknown argument '%s' (see --help)", f);
         }
     }
+    cli_model_fields(&a->m, su);
+    program_field(su, "--steps", "%d", a->steps);
+    program_field(su, "--rank", "%d", a->rank);
+    program_field(su, "--times", "%d", a->times);
     return 0;
 }
 
@@ -320,13 +321,20 @@ static void print_header(const struct schedule_args *a, const struct cli_run *ru
 int zero_cmd_schedule(int argc, char **argv)
 {
     static struct schedule_args a;
-    int rc = parse(&a, argc, argv);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    int owned = cli_mpi_init();
+    struct program_startup su;
+    program_startup_init(&su, "zero schedule");
+    int help = parse(&a, argc, argv, &su) < 0, owned;
+    int rc = cli_startup(&su, &owned);
     int me, world, status = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (rc || help) {
+        if (!rc && me == 0)
+            usage(stdout);
+        if (owned)
+            MPI_Finalize();
+        return rc;
+    }
     struct recorder *rec = a.rank < world ? calloc(1, sizeof *rec) : NULL;
     struct zero_error err = {0};
     rc = rec               ? ZERO_OK

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_run.h"
 #include "commands.h"
 #include "tree.h"
 #include "zero/backend.h"
@@ -247,23 +248,27 @@ static void usage(FILE *out)
 int zero_cmd_selftest(int argc, char **argv)
 {
     const char *backend = "cpu";
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+    struct program_startup su;
+    program_startup_init(&su, "zero selftest");
+    int help = 0, bad = 0;
+    for (int i = 1; i < argc && !help && !bad; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            help = 1;
+        else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
             backend = argv[++i];
-        } else {
-            fprintf(stderr, "zero selftest: unknown argument '%s'\n\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
+        else
+            bad = program_fail(&su, 2, "unknown argument '%s'\n", argv[i]); /* then the usage */
     }
-
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized)
-        MPI_Init(NULL, NULL);
+    program_field(&su, help ? "--help" : "--backend", "%s", help ? "given" : backend);
+    int owned, agreed = cli_startup(&su, &owned), me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (agreed || help) {
+        if (me == 0 && (bad || !agreed))
+            usage(bad ? stderr : stdout);
+        if (owned)
+            MPI_Finalize();
+        return agreed;
+    }
     struct selftest st = {0};
     MPI_Comm_rank(MPI_COMM_WORLD, &st.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &st.size);

@@ -116,7 +116,8 @@ static int parse_perturb(const char *v, struct perturb *p)
     return 0;
 }
 
-static int parse(struct verify_args *a, int argc, char **argv)
+/* 0, -1 for --help, or 2 with the error recorded in su. */
+static int parse(struct verify_args *a, int argc, char **argv, struct program_startup *su)
 {
     memset(a, 0, sizeof *a);
     cli_model_defaults(&a->m);
@@ -128,16 +129,14 @@ static int parse(struct verify_args *a, int argc, char **argv)
     char msg[256];
     for (int i = 1; i < argc; i++) {
         int took = cli_model_flag(&a->m, argc, argv, &i, msg, sizeof msg);
-        if (took < 0 || (took && strcmp(argv[i - 1], "--stage") == 0)) {
-            fprintf(stderr, "zero verify: %s\n", took < 0 ? msg : "use --stages LIST");
-            return 2;
-        }
+        if (took < 0 || (took && strcmp(argv[i - 1], "--stage") == 0))
+            return program_fail(su, 2, "%s", took < 0 ? msg : "use --stages LIST");
         if (took)
             continue;
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
         if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-            usage(stdout);
+            program_field(su, "--help", "given");
             return -1;
         } else if (strcmp(f, "--steps") == 0 && v) {
             char *end;
@@ -151,16 +150,28 @@ static int parse(struct verify_args *a, int argc, char **argv)
         } else if (strcmp(f, "--perturb") == 0 && v) {
             bad = parse_perturb(v, &a->perturb);
         } else {
-            fprintf(stderr, "zero verify: %s '%s' (see --help)\n",
-                    v || strncmp(f, "--", 2) ? "unknown argument" : "missing value after", f);
-            return 2;
+            return program_fail(
+                su, 2, "%s '%s' (see --help)",
+                v || strncmp(f, "--", 2) ? "unknown argument" : "missing value after", f);
         }
-        if (bad) {
-            fprintf(stderr, "zero verify: %s: '%s' is not valid (see --help)\n", f, v);
-            return 2;
-        }
+        if (bad)
+            return program_fail(su, 2, "%s: '%s' is not valid (see --help)", f, v);
         i++;
     }
+    cli_model_fields(&a->m, su);
+    program_field(su, "--steps", "%d", a->steps);
+    program_field(su, "--perturb", "%d stage %d step %d %s[%lld]", a->perturb.on, a->perturb.stage,
+                  a->perturb.step, a->perturb.tensor, (long long)a->perturb.index);
+    char list[MAX_LIST * 12] = "";
+    for (int k = 0; k < a->nstages; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "",
+                 a->stages[k]);
+    program_field(su, "--stages", "%s", list);
+    list[0] = '\0';
+    for (int k = 0; k < a->nworlds; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "",
+                 a->worlds[k]);
+    program_field(su, "--worlds", "%s", list[0] ? list : "(the job's size)");
     return 0;
 }
 
@@ -369,13 +380,19 @@ static int report(const struct verify_args *a, const struct config *cf, int ncf,
 int zero_cmd_verify(int argc, char **argv)
 {
     static struct verify_args a;
-    int rc = parse(&a, argc, argv);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    int owned = cli_mpi_init();
+    struct program_startup su;
+    program_startup_init(&su, "zero verify");
+    int help = parse(&a, argc, argv, &su) < 0, owned;
+    int rc = cli_startup(&su, &owned);
     int rank, size, status = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rc || help) {
+        if (!rc && rank == 0)
+            usage(stdout);
+        status = rc;
+        goto out;
+    }
     if (a.nworlds == 0) {
         a.worlds[0] = size;
         a.nworlds = 1;

@@ -1,0 +1,540 @@
+/* See program.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "program.h"
+#include "zero/config_json.h"
+#include "zero/safetensors.h"
+
+/* ---- fields ---- */
+
+void program_startup_init(struct program_startup *s, const char *prog)
+{
+    memset(s, 0, sizeof *s);
+    s->prog = prog;
+}
+
+void program_startup_free(struct program_startup *s)
+{
+    free(s->fields);
+    s->fields = NULL;
+    s->len = s->cap = 0;
+}
+
+static void append(struct program_startup *s, const char *text)
+{
+    size_t n = strlen(text) + 1;
+    if (s->nomem)
+        return;
+    if (s->len + n > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4096;
+        while (cap < s->len + n)
+            cap *= 2;
+        char *grown = realloc(s->fields, cap);
+        if (!grown) {
+            s->nomem = 1;
+            return;
+        }
+        s->fields = grown;
+        s->cap = cap;
+    }
+    memcpy(s->fields + s->len, text, n);
+    s->len += n;
+}
+
+void program_field(struct program_startup *s, const char *name, const char *fmt, ...)
+{
+    char value[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    append(s, name);
+    append(s, value);
+}
+
+int program_fail(struct program_startup *s, int status, const char *fmt, ...)
+{
+    if (s->status)
+        return s->status;
+    int at = snprintf(s->msg, sizeof s->msg, "%s: ", s->prog);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->msg + at, sizeof s->msg - (size_t)at, fmt, ap);
+    va_end(ap);
+    s->status = status ? status : 1;
+    return s->status;
+}
+
+int program_fail_text(struct program_startup *s, int status, const char *msg)
+{
+    size_t n = strlen(s->prog);
+    if (strncmp(msg, s->prog, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+        msg += n + 2;
+    return program_fail(s, status, "%s", msg);
+}
+
+void program_fields_config(struct program_startup *s, const struct zero_config *c)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out) {
+        s->nomem = 1;
+        return;
+    }
+    zero_config_print(out, c, NULL);
+    fclose(out);
+    /* "key = value" lines: the key is the first word, the value the rest */
+    for (char *line = text; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = '\0';
+        char *eq = strstr(line, " = ");
+        if (eq) {
+            *eq = '\0';
+            program_field(s, line, "%s", eq + 3);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    free(text);
+}
+
+/* ---- input files ---- */
+
+static const char *file_kind(mode_t mode)
+{
+    return S_ISREG(mode)    ? "a regular file"
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a regular file";
+}
+
+/* FNV-1a 64 of up to n bytes of fd from offset at. */
+static uint64_t hash_range(int fd, off_t at, size_t n, uint64_t h)
+{
+    unsigned char buf[65536];
+    while (n > 0) {
+        ssize_t got = pread(fd, buf, n < sizeof buf ? n : sizeof buf, at);
+        if (got <= 0)
+            break;
+        for (ssize_t i = 0; i < got; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ULL;
+        at += got;
+        n -= (size_t)got;
+    }
+    return h;
+}
+
+int program_input_file(struct program_startup *s, const char *flag, const char *path)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s contents", flag);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        program_field(s, name, "missing"); /* the reader says why */
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode))
+        return program_fail(s, 2, "%s: %s is %s, not a file", flag, path, file_kind(st.st_mode));
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        program_field(s, name, "unreadable"); /* the reader says why */
+        return 0;
+    }
+    const size_t mib = 1u << 20;
+    const size_t size = (size_t)st.st_size;
+    uint64_t h = hash_range(fd, 0, size < mib ? size : mib, 0xcbf29ce484222325ULL);
+    if (size > mib)
+        h = hash_range(fd, (off_t)(size > 2 * mib ? size - mib : mib), mib, h);
+    close(fd);
+    program_field(s, name, "%lld bytes, content %016llx", (long long)st.st_size,
+                  (unsigned long long)h);
+    return 0;
+}
+
+/* The first non-finite element of tensor i, or -1. */
+static int64_t first_non_finite(struct zero_st_file *f, int i, size_t numel, float *buf,
+                                struct zero_error *err)
+{
+    if (zero_st_read(f, i, buf, ZERO_F32, numel, err))
+        return -2;
+    for (size_t k = 0; k < numel; k++)
+        if (!isfinite(buf[k]))
+            return (int64_t)k;
+    return -1;
+}
+
+int program_input_weights(struct program_startup *s, const char *flag, const char *path)
+{
+    if (program_input_file(s, flag, path))
+        return s->status;
+    struct zero_st_file *f = NULL;
+    struct zero_error err = {0};
+    if (zero_st_open(&f, path, &err))
+        return 0; /* the loader reports the file's own errors */
+    int rc = 0;
+    for (int i = 0; i < zero_st_count(f) && !rc; i++) {
+        const struct zero_st_tensor_desc *d = zero_st_tensor(f, i);
+        if (d->dtype != ZERO_F32 && d->dtype != ZERO_F16 && d->dtype != ZERO_BF16)
+            continue;
+        size_t numel = zero_st_numel(d);
+        float *buf = numel ? malloc(numel * sizeof *buf) : NULL;
+        if (numel && !buf) {
+            rc = program_fail(s, 1, "%s: %s: no memory to check tensor %s", flag, path, d->name);
+            break;
+        }
+        int64_t bad = numel ? first_non_finite(f, i, numel, buf, &err) : -1;
+        if (bad >= 0)
+            rc = program_fail(s, 1, "%s: %s: tensor %s holds %s at element %lld", flag, path,
+                              d->name, isnan(buf[bad]) ? "NaN" : "an infinity", (long long)bad);
+        free(buf);
+        if (bad == -2)
+            break; /* the loader reports it */
+    }
+    zero_st_close(f);
+    return rc;
+}
+
+/* Creates and removes a probe directory in dir: whether files can be made there. */
+static int can_create_in(const char *dir, int rank, int *why)
+{
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.zero-probe-r%d-XXXXXX", dir, rank) >=
+        (int)sizeof probe) {
+        *why = ENAMETOOLONG;
+        return 0;
+    }
+    if (!mkdtemp(probe)) {
+        *why = errno;
+        return 0;
+    }
+    rmdir(probe);
+    return 1;
+}
+
+int program_output_dir(struct program_startup *s, const char *flag, const char *dir)
+{
+    int rank = 0, why = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return program_fail(s, 2, "%s: %s is %s, not a directory", flag, dir,
+                                file_kind(st.st_mode));
+        if (!can_create_in(dir, rank, &why))
+            return program_fail(s, 1, "%s: cannot write into %s: %s", flag, dir, strerror(why));
+        return 0;
+    }
+    if (errno != ENOENT && errno != ENOTDIR)
+        return program_fail(s, 1, "%s: %s: %s", flag, dir, strerror(errno));
+    /* absent: the save creates it (one level), so its parent must take it */
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", dir);
+    size_t n = strlen(parent);
+    while (n > 1 && parent[n - 1] == '/')
+        parent[--n] = '\0';
+    char *slash = strrchr(parent, '/');
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == parent)
+        parent[1] = '\0';
+    else
+        *slash = '\0';
+    if (stat(parent, &st) != 0)
+        return program_fail(s, 1, "%s: cannot create %s: %s: %s", flag, dir, parent,
+                            strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return program_fail(s, 1, "%s: cannot create %s: %s is %s, not a directory", flag, dir,
+                            parent, file_kind(st.st_mode));
+    if (!can_create_in(parent, rank, &why))
+        return program_fail(s, 1, "%s: cannot create %s in %s: %s", flag, dir, parent,
+                            strerror(why));
+    return 0;
+}
+
+/* ---- the exchange ---- */
+
+/* One rank's record: "<status>\0<msg>\0" then the fields. */
+struct record {
+    int status;
+    const char *msg;
+    const char *fields, *end;
+};
+
+static struct record parse_record(const char *p, size_t n)
+{
+    struct record r = {.status = atoi(p)};
+    const char *end = p + n;
+    p += strlen(p) + 1;
+    r.msg = p < end ? p : "";
+    p += p < end ? strlen(p) + 1 : 0;
+    r.fields = p < end ? p : end;
+    r.end = end;
+    return r;
+}
+
+/* The value of field name in r, or NULL. */
+static const char *find_field(const struct record *r, const char *name)
+{
+    for (const char *p = r->fields; p < r->end;) {
+        const char *v = p + strlen(p) + 1;
+        if (v >= r->end)
+            break;
+        if (strcmp(p, name) == 0)
+            return v;
+        p = v + strlen(v) + 1;
+    }
+    return NULL;
+}
+
+/* The first field where r and base differ: 1 and the line in out, else 0. */
+static int first_difference(const struct record *base, const struct record *r, int rank, char *out,
+                            size_t len)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const struct record *a = pass ? r : base, *b = pass ? base : r;
+        for (const char *p = a->fields; p < a->end;) {
+            const char *v = p + strlen(p) + 1;
+            if (v >= a->end)
+                break;
+            const char *w = find_field(b, p);
+            if (!w || strcmp(v, w) != 0) {
+                const char *mine = pass ? v : w, *zero = pass ? w : v;
+                snprintf(out, len, "rank %d: %s = %s, rank 0: %s = %s", rank, p,
+                         mine ? mine : "(not given)", p, zero ? zero : "(not given)");
+                return 1;
+            }
+            p = v + strlen(v) + 1;
+        }
+    }
+    return 0;
+}
+
+/* "prog: rank R: rest" from "prog: rest". */
+static void print_ranked(const char *prog, int rank, const char *msg)
+{
+    size_t n = strlen(prog);
+    if (strncmp(msg, prog, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+        fprintf(stderr, "%s: rank %d: %s\n", prog, rank, msg + n + 2);
+    else
+        fprintf(stderr, "%s: rank %d: %s\n", prog, rank, msg);
+}
+
+/* Rank 0's verdict over every rank's record; prints and returns the exit status. */
+static int judge(const char *prog, const struct record *rec, int world)
+{
+    int first = -1, same = 1;
+    for (int r = 0; r < world; r++)
+        if (rec[r].status) {
+            if (first < 0)
+                first = r;
+            else
+                same &= strcmp(rec[r].msg, rec[first].msg) == 0;
+        }
+    if (first >= 0) {
+        int failing = 0;
+        for (int r = 0; r < world; r++)
+            failing += rec[r].status != 0;
+        if (same && failing == world) { /* everyone says the same: as one process does */
+            fprintf(stderr, "%s\n", rec[first].msg);
+            return rec[first].status;
+        }
+        int shown = 0;
+        for (int r = first; r < world && shown < 4; r++)
+            if (rec[r].status && (r == first || strcmp(rec[r].msg, rec[first].msg) != 0)) {
+                print_ranked(prog, r, rec[r].msg);
+                shown++;
+            }
+        if (failing > shown)
+            fprintf(stderr, "%s: %d rank%s failed at start-up in all\n", prog, failing,
+                    failing > 1 ? "s" : "");
+        return rec[first].status;
+    }
+    int differ = 0;
+    char line[2600];
+    for (int r = 1; r < world; r++)
+        if (first_difference(&rec[0], &rec[r], r, line, sizeof line)) {
+            if (differ++ < 4)
+                fprintf(stderr, "%s: the ranks disagree on the run: %s\n", prog, line);
+        }
+    if (differ > 4)
+        fprintf(stderr, "%s: %d ranks differ from rank 0 in all\n", prog, differ);
+    return differ ? 2 : 0;
+}
+
+int program_startup_agree(struct program_startup *s, MPI_Comm comm)
+{
+    int rank, world;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &world);
+    if (s->nomem)
+        program_fail(s, 1, "out of memory for the start-up record");
+    char head[16];
+    int hn = snprintf(head, sizeof head, "%d", s->status) + 1;
+    size_t mn = strlen(s->msg) + 1, total = (size_t)hn + mn + s->len;
+    if (total > INT_MAX / 4) {
+        program_fail(s, 1, "start-up record too large");
+        s->len = 0;
+        hn = snprintf(head, sizeof head, "%d", s->status) + 1;
+        mn = strlen(s->msg) + 1;
+        total = (size_t)hn + mn;
+    }
+    char *mine = malloc(total);
+    int n = mine ? (int)total : 0;
+    if (mine) {
+        memcpy(mine, head, (size_t)hn);
+        memcpy(mine + hn, s->msg, mn);
+        if (s->len)
+            memcpy(mine + (size_t)hn + mn, s->fields, s->len);
+    }
+    int *counts = rank == 0 ? calloc((size_t)world, sizeof *counts) : NULL;
+    int *offsets = rank == 0 ? calloc((size_t)world, sizeof *offsets) : NULL;
+    MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+    char *all = NULL;
+    int status = 0;
+    if (rank == 0) {
+        long long sum = 0;
+        for (int r = 0; r < world; r++) {
+            offsets[r] = (int)sum;
+            sum += counts[r];
+        }
+        all = sum <= INT_MAX ? malloc(sum ? (size_t)sum : 1) : NULL;
+        if (!all) { /* receive nothing; the verdict is an error */
+            for (int r = 0; r < world; r++)
+                counts[r] = offsets[r] = 0;
+        }
+    }
+    /* ranks that could not build a record send nothing and are failures */
+    MPI_Gatherv(mine, n, MPI_CHAR, all, counts, offsets, MPI_CHAR, 0, comm);
+    if (rank == 0) {
+        struct record *rec = calloc((size_t)world, sizeof *rec);
+        if (!all || !rec) {
+            fprintf(stderr, "%s: out of memory for the start-up records\n", s->prog);
+            status = 1;
+        } else {
+            for (int r = 0; r < world; r++)
+                rec[r] = counts[r] ? parse_record(all + offsets[r], (size_t)counts[r])
+                                   : (struct record){.status = 1, .msg = "out of memory"};
+            status = judge(s->prog, rec, world);
+        }
+        free(rec);
+        fflush(stderr);
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    free(all);
+    free(counts);
+    free(offsets);
+    free(mine);
+    return status;
+}
+
+int program_begin(const char *prog, int argc, char **argv, program_startup_fn startup,
+                  void (*usage)(FILE *out), void *ctx)
+{
+    struct program_startup su;
+    program_startup_init(&su, prog);
+    int help = 0, rank;
+    startup(ctx, argc, argv, &su, &help);
+    int status = program_startup_agree(&su, MPI_COMM_WORLD);
+    program_startup_free(&su);
+    if (status)
+        return status;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (help && rank == 0)
+        usage(stdout);
+    return help ? 0 : -1;
+}
+
+/* ---- the run loop ---- */
+
+int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world, int64_t accum,
+                        int64_t micro, program_fill_fn fill, void *ctx, struct zero_error *err)
+{
+    for (int64_t i = 0; i < accum; i++) {
+        int64_t first = zero_atom_first_sample(step, i, rank, world, accum, micro);
+        struct zero_batch b = {.rows = micro};
+        fill(ctx, first, micro, &b);
+        int rc;
+        if ((rc = zero_engine_forward(e, &b, NULL, err)) || (rc = zero_engine_backward(e, err)) ||
+            (rc = zero_engine_step(e, NULL, err)))
+            return rc;
+    }
+    return ZERO_OK;
+}
+
+_Noreturn void program_die(const char *prog, int rank, const struct zero_error *err)
+{
+    if (strncmp(err->msg, "rank ", 5) == 0)
+        fprintf(stderr, "%s: %s\n", prog, err->msg);
+    else
+        fprintf(stderr, "%s: rank %d: %s\n", prog, rank, err->msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort(); /* not reached: MPI_Abort does not return */
+}
+
+int program_train(struct program *p)
+{
+    struct zero_error err = {0};
+    for (int64_t step = p->first_step; step < p->steps; step++) {
+        if (program_micro_steps(p->engine, step, p->rank, p->world, p->accum, p->micro, p->fill,
+                                p->ctx, &err))
+            program_die(p->prog, p->rank, &err);
+        if (p->rank == 0 && !p->quiet && p->print_step)
+            p->print_step(p->ctx);
+        const struct zero_step_info *s = zero_engine_last_step(p->engine);
+        if (!isfinite(s->loss) && !s->skipped) {
+            if (p->rank == 0)
+                fprintf(stderr,
+                        "%s: step %lld: the loss is %g: the training diverged or started from "
+                        "non-finite weights; stopping\n",
+                        p->prog, (long long)step + 1, s->loss);
+            return 1;
+        }
+        if (example_checkpoint_after(p->engine, &p->ck, step + 1, &err))
+            program_die(p->prog, p->rank, &err);
+        if (p->after_step)
+            p->after_step(p->ctx, step + 1);
+    }
+    return 0;
+}
+
+int program_resume(struct program *p)
+{
+    struct zero_error err = {0};
+    if (!p->ck.resume_dir)
+        return 0;
+    if (example_resume(p->engine, &p->ck, &p->first_step, &err) == 0)
+        return 0;
+    program_error(p, "", &err);
+    return 1;
+}
+
+void program_error(const struct program *p, const char *what, const struct zero_error *err)
+{
+    if (p->rank == 0)
+        fprintf(stderr, "%s: %s%s\n", p->prog, what, err->msg);
+}
+
+int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world))
+{
+    MPI_Init(&argc, &argv);
+    int rank, world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    int status = run(argc, argv, rank, world);
+    fflush(stdout);
+    MPI_Finalize();
+    return status;
+}

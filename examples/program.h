@@ -1,0 +1,135 @@
+/* The program driver train_mlp, train_gpt and the zero tool's runs share:
+ *
+ *   start-up agreement  every rank parses its flags, config and input files into
+ *                       a status (ok, or the error) and a list of named fields
+ *                       (every flag and config key that shapes the run, the input
+ *                       files' identities); program_startup_agree exchanges them
+ *                       before anything collective happens, and rank 0 names the
+ *                       rank and the field of any failure or difference. A rank
+ *                       that fails alone no longer leaves the others waiting.
+ *   run loop            micro-steps (forward, backward, step), the progress
+ *                       line, checkpoints and a non-finite-loss stop.
+ *   main                MPI_Init, the program's run, MPI_Finalize.
+ *
+ * Programs may call MPI; the library never does. */
+#ifndef EXAMPLES_PROGRAM_H
+#define EXAMPLES_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <mpi.h>
+
+#include "checkpointing.h"
+#include "zero/zero.h"
+
+/* ---- start-up agreement ---- */
+
+struct program_startup {
+    const char *prog; /* "train_mlp", "zero schedule": the messages' prefix */
+    int status;       /* 0, or the exit status this rank asks for (1 runtime, 2 usage) */
+    char msg[1280];   /* the error when status != 0, "prog: ..." */
+    char *fields;     /* "name\0value\0" pairs, in the order they were added */
+    size_t len, cap;
+    int nomem; /* a field did not fit in memory: the rank fails at the agreement */
+};
+
+void program_startup_init(struct program_startup *s, const char *prog);
+void program_startup_free(struct program_startup *s);
+
+/* Adds the field name = value (printf-style). Names are flags ("--steps") or
+ * config keys ("zero_optimization.stage"); each is compared by name. */
+void program_field(struct program_startup *s, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Records this rank's error (the first one wins): status is the exit status it
+ * asks for, the message is printed as "prog: <fmt>". Returns status. */
+int program_fail(struct program_startup *s, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The same for a message that may already start with "prog: " (the argument
+ * parsers' messages do). */
+int program_fail_text(struct program_startup *s, int status, const char *msg);
+
+/* Every key of a resolved config as a field (zero_config_print's lines). */
+void program_fields_config(struct program_startup *s, const struct zero_config *c);
+
+/* An input file named by flag: the field "flag contents" = "N bytes, content H"
+ * (H hashes the first and last MiB; the path itself is the flag's own field). A path that exists
+ * but is not a regular file (a directory, a FIFO, a device) fails here, before a reader blocks on
+ * it or misreads it; a missing path is left to the reader's own message. */
+int program_input_file(struct program_startup *s, const char *flag, const char *path);
+
+/* --init-weights FILE: program_input_file, and every floating-point tensor
+ * finite: a NaN or an infinity is named (tensor, element) instead of training
+ * to "loss nan". Reads the whole file once, one tensor at a time. */
+int program_input_weights(struct program_startup *s, const char *flag, const char *path);
+
+/* An output directory named by flag (created at the first save when absent):
+ * fails now unless this rank can create files in it, or create it in its
+ * parent, so that a bad path is found before the training, not after it. */
+int program_output_dir(struct program_startup *s, const char *flag, const char *dir);
+
+/* Collective. Exchanges every rank's status and fields. Returns 0 on every rank
+ * when all are ok and all fields equal rank 0's; otherwise rank 0 has printed
+ * the failing ranks' messages or the first differing field of each differing
+ * rank ("rank 1: --steps = 5, rank 0: --steps = 10"), and every rank returns
+ * the same non-zero exit status. */
+int program_startup_agree(struct program_startup *s, MPI_Comm comm);
+
+/* Fills su with this rank's view of its arguments; *help = 1 for --help. */
+typedef void (*program_startup_fn)(void *ctx, int argc, char **argv, struct program_startup *su,
+                                   int *help);
+
+/* The start-up of a program: startup() records this rank's status and fields,
+ * the ranks agree (program_startup_agree). Returns -1 to go on, else the exit
+ * status every rank returns: 0 after --help (rank 0 printed usage), or the
+ * agreement's. */
+int program_begin(const char *prog, int argc, char **argv, program_startup_fn startup,
+                  void (*usage)(FILE *out), void *ctx);
+
+/* ---- the run loop ---- */
+
+/* Fills the micro-batch whose first global sample is `first` (rows samples). */
+typedef void (*program_fill_fn)(void *ctx, int64_t first, int64_t rows, struct zero_batch *b);
+
+/* The micro-steps of global batch `step`: each fills its atom's samples
+ * (zero_atom_first_sample) and runs forward, backward and step. */
+int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world, int64_t accum,
+                        int64_t micro, program_fill_fn fill, void *ctx, struct zero_error *err);
+
+struct program {
+    const char *prog; /* "train_mlp" */
+    int rank, world;
+    struct zero_engine *engine;
+    int64_t first_step, steps; /* the loop runs first_step .. steps - 1 */
+    int64_t accum, micro;      /* gradient accumulation, rows per micro-step */
+    int quiet;
+    struct example_checkpointing ck;
+    program_fill_fn fill;
+    void (*print_step)(void *ctx);               /* rank 0, unless quiet; may be NULL */
+    void (*after_step)(void *ctx, int64_t done); /* after the checkpoint; may be NULL */
+    void *ctx;
+};
+
+/* A failure inside a collective phase may leave other ranks waiting: reports it
+ * with this rank's number ("prog: rank R: ...") and takes the whole job down. */
+_Noreturn void program_die(const char *prog, int rank, const struct zero_error *err);
+
+/* The training loop. Returns 0, or 1 on every rank after rank 0 printed that a
+ * step's loss (the global mean, the same on every rank) is not finite. */
+int program_train(struct program *p);
+
+/* --resume (p->ck.resume_dir; nothing without it): loads the checkpoint into
+ * p->engine and sets p->first_step from its data position. Collective. Returns
+ * 0, or 1 on every rank after rank 0 printed why. */
+int program_resume(struct program *p);
+
+/* Rank 0 prints "prog: <what><err->msg>" to stderr. */
+void program_error(const struct program *p, const char *what, const struct zero_error *err);
+
+/* MPI_Init, run(argc, argv, rank, world), MPI_Finalize; returns run's status. */
+int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world));
+
+#endif
