@@ -5,10 +5,12 @@
  * buffers every step; cudaMalloc and cudaFree are slow and cudaFree synchronizes the
  * whole device, so freed blocks are kept by size class and handed out again. Size
  * classes: multiples of 512 bytes up to 1 MiB, above that 8 classes per power of two
- * (at most 12.5% slack). Reuse is stream-ordered like PyTorch's allocator: every
- * kernel and copy runs on the compute stream, and the comm stream waits for the
- * compute stream before each collective, so a block handed out again is only touched
- * after the work queued on its previous life.
+ * (at most 12.5% slack). Reuse is stream-ordered like PyTorch's allocator: kernels
+ * and synchronous copies run on the compute stream, and the comm stream waits for the
+ * compute stream before each collective and before each copy_async queued there, so
+ * a block handed out again is only touched after the work queued on its previous
+ * life. (The other direction is the engine's: a block last used on the comm stream
+ * is freed only after wait() or a fence made the compute stream wait for that use.)
  *
  * The ledger counts live blocks at their requested size, as the cpu backend does;
  * cached blocks are not in use. ZERO_CUDA_CACHE_MB bounds the cache (default: no
@@ -401,9 +403,14 @@ int cuda_from_host(void *self, void *dev, const void *host, size_t bytes)
 
 /* Queued on stream st behind the work already there; the caller's event_record on st
  * marks its completion. Between host_alloc and device memory this is a DMA that
- * overlaps kernels on the other stream. In the host-staged comm mode the comm stream
- * carries no collectives (they run on compute and complete before they return, after
- * waiting for the comm stream: cuda_staged.c), so the order is the same. */
+ * overlaps the kernels queued on the compute stream after it. On the comm stream it
+ * first waits for the compute work queued so far, as a collective does: dst may be a
+ * block the allocator just handed out again (a stage-3 gather with offload_param
+ * streams a shard into the block that drop() freed) which kernels already queued on
+ * compute still read, and src may be what those kernels are writing. In the
+ * host-staged comm mode the comm stream carries no collectives (they run on compute
+ * and complete before they return, after waiting for the comm stream: cuda_staged.c),
+ * so the order is the same. */
 int cuda_copy_async(void *self, void *dst, const void *src, size_t bytes, enum zero_stream st)
 {
     struct cuda_state *s = self;
@@ -414,6 +421,8 @@ int cuda_copy_async(void *self, void *dst, const void *src, size_t bytes, enum z
     if (overlap(dst, src, bytes))
         return cuda_fail(s, ZERO_EINVAL, "copy_async: dst %p and src %p overlap (%zu bytes)", dst,
                          src, bytes);
+    if (st == ZERO_STREAM_COMM && (rc = cuda_comm_after_compute(s, "copy_async")) != ZERO_OK)
+        return rc;
     return cuda_check(s, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_of(s, st)),
                       "copy_async: cudaMemcpyAsync");
 }
