@@ -37,3 +37,11 @@ noinst_HEADERS += \
 # the GPU check script for a machine with a GPU (tests/gpu/run.sh), distributed
 # whatever the configuration
 EXTRA_DIST += tests/gpu/run.sh tests/gpu/make_bundle.sh tests/gpu/gemm_bench.c
+EXTRA_DIST += tests/gpu/rehearse.sh
+
+# The device-like rehearsal (tests/gpu/rehearse.sh): the bundle, then run.sh in dry-run
+# mode inside a Debian minbase root with only what the GPU machine's image holds. Run it
+# before every device run; not part of check or CI (root, network, minutes).
+gpu-rehearsal:
+	cd $(top_srcdir) && sh tests/gpu/make_bundle.sh && sh tests/gpu/rehearse.sh
+.PHONY: gpu-rehearsal
