@@ -605,11 +605,14 @@ static float *download_f32(struct zero_device *d, const void *p, size_t n, enum 
     return x;
 }
 
-/* cuBLAS and OpenBLAS add the k products in different orders: fp32 results agree to
- * 1e-5 of (|c| + 8) (k = 53 products of magnitude < 1), fp16/bf16 results to one unit
- * in the last place of the output type. Padding columns of C stay untouched. */
+/* cuBLAS (native mode) or the exact kernel (exact mode) and OpenBLAS add the k products
+ * in different orders: fp32 results agree to 1e-5 of (|c| + 8) (k = 53 products of
+ * magnitude < 1), fp16/bf16 results to one unit in the last place of the output type.
+ * Padding columns of C stay untouched. Run in both modes (_i: 0 native, 1 exact). */
 START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
 {
+    enum zero_coll_mode mode = _i ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, mode), ZERO_OK);
     const int m = 37, n = 29, k = 53, pad = 3;
     const enum zero_dtype in_types[][2] = {
         {ZERO_F32, ZERO_F32}, {ZERO_BF16, ZERO_BF16}, {ZERO_F16, ZERO_F16}, {ZERO_F32, ZERO_BF16}};
@@ -650,6 +653,109 @@ START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
                     pair_free(A);
                     pair_free(B);
                     pair_free(C);
+                }
+    free(a32);
+    free(b32);
+    free(c32);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* x (n) rounded to t and widened back: the values a typed operand holds */
+static float *as_typed(const float *x, size_t n, enum zero_dtype t)
+{
+    float *y = malloc(n * sizeof(float));
+    ck_assert_ptr_nonnull(y);
+    for (size_t i = 0; i < n; i++)
+        y[i] = t == ZERO_F16    ? zero_f16_to_f32(zero_f32_to_f16(x[i]))
+               : t == ZERO_BF16 ? zero_bf16_to_f32(zero_f32_to_bf16(x[i]))
+                                : x[i];
+    return y;
+}
+
+/* The exact GEMM's rule (backends/cuda/cuda_exact_gemm.cu), written out on the host:
+ * C[i, j] of C = alpha op(A) op(B) + beta C, row-major, as fp32 before C's rounding. */
+static float exact_ref(int ta, int tb, int i, int j, int k, float alpha, const float *a, int lda,
+                       const float *b, int ldb, float beta, float c_old)
+{
+    float acc = beta == 1.0f && alpha == 1.0f ? c_old : 0.0f;
+    for (int p = 0; p < k; p++)
+        acc = fmaf(ta ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p],
+                   tb ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j], acc);
+    if (alpha == 1.0f && (beta == 0.0f || beta == 1.0f))
+        return acc;
+    return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * c_old);
+}
+
+/* Exact mode: every output is one fmaf chain over k in increasing order, so the GPU
+ * equals the rule computed on the host in every bit: m, n across several 64-wide tiles
+ * and k across 16-deep slices with ragged ends, every transpose, fp32/fp16/bf16 and a
+ * mix, C fp32 or narrow, the alpha/beta cases of the rule (beta 0 over a C of NaNs). */
+START_TEST(test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit)
+{
+    const int m = 131, n = 70, k = 37, pad = 2;
+    const enum zero_dtype in_types[][2] = {
+        {ZERO_F32, ZERO_F32}, {ZERO_BF16, ZERO_BF16}, {ZERO_F16, ZERO_F16}, {ZERO_BF16, ZERO_F32}};
+    const float ab[][2] = {{1.0f, 0.0f}, {1.0f, 1.0f}, {0.75f, 0.0f}, {-0.5f, 1.0f}, {0.75f, 0.5f}};
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+    float *a32 = vals((size_t)(k + pad) * (m + pad), 31, 1.0f);
+    float *b32 = vals((size_t)(k + pad) * (n + pad), 32, 1.0f);
+    float *c32 = vals((size_t)m * (n + pad), 33, 4.0f);
+    for (int ta = 0; ta <= 1; ta++)
+        for (int tb = 0; tb <= 1; tb++)
+            for (size_t ti = 0; ti < sizeof(in_types) / sizeof(in_types[0]); ti++)
+                for (size_t x = 0; x < sizeof(ab) / sizeof(ab[0]); x++) {
+                    enum zero_dtype at = in_types[ti][0], bt = in_types[ti][1];
+                    enum zero_dtype ct = x % 2 ? at : ZERO_F32; /* narrow C every other case */
+                    float alpha = ab[x][0], beta = ab[x][1];
+                    int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+                    size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
+                    size_t nc = (size_t)m * ldc;
+                    float *c_in = as_typed(c32, nc, ct);
+                    if (beta == 0.0f)
+                        for (size_t e = 0; e < nc; e++)
+                            c_in[e] = NAN; /* never read */
+                    float *a_in = as_typed(a32, na, at), *b_in = as_typed(b32, nb, bt);
+                    struct pair pa = both_typed(a_in, na, at), pb = both_typed(b_in, nb, bt);
+                    struct pair pc = both_typed(c_in, nc, ct);
+                    int rc = gpu->be->gemm(gpu->self, ta, tb, m, n, k, alpha, pa.g, at, lda, pb.g,
+                                           bt, ldb, beta, pc.g, ct, ldc);
+                    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+                    void *got = download(gpu, pc.g, nc * zero_dtype_size(ct));
+                    char what[112];
+                    snprintf(what, sizeof(what),
+                             "exact gemm ta=%d tb=%d %s x %s -> %s alpha %g beta %g", ta, tb,
+                             zero_dtype_name(at), zero_dtype_name(bt), zero_dtype_name(ct),
+                             (double)alpha, (double)beta);
+                    for (int i = 0; i < m; i++)
+                        for (int j = 0; j < ldc; j++) {
+                            size_t e = (size_t)i * ldc + j;
+                            float want = j < n ? exact_ref(ta, tb, i, j, k, alpha, a_in, lda, b_in,
+                                                           ldb, beta, c_in[e])
+                                               : c_in[e]; /* padding untouched */
+                            uint32_t w32, g32;
+                            uint16_t w16, g16;
+                            if (ct == ZERO_F32) {
+                                memcpy(&w32, &want, 4);
+                                memcpy(&g32, (float *)got + e, 4);
+                                ck_assert_msg(w32 == g32, "%s: C(%d, %d) = %a, the rule gives %a",
+                                              what, i, j, (double)((float *)got)[e], (double)want);
+                            } else {
+                                w16 =
+                                    ct == ZERO_F16 ? zero_f32_to_f16(want) : zero_f32_to_bf16(want);
+                                g16 = ((uint16_t *)got)[e];
+                                ck_assert_msg(w16 == g16,
+                                              "%s: C(%d, %d) = 0x%04x, the rule gives 0x%04x", what,
+                                              i, j, g16, w16);
+                            }
+                        }
+                    free(got);
+                    free(a_in);
+                    free(b_in);
+                    free(c_in);
+                    pair_free(pa);
+                    pair_free(pb);
+                    pair_free(pc);
                 }
     free(a32);
     free(b32);
@@ -1215,7 +1321,8 @@ static Suite *cuda_suite(void)
     suite_add_tcase(s, elem);
 
     TCase *blas = tcase_create("gemm");
-    tcase_add_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes);
+    tcase_add_loop_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes, 0, 2);
+    tcase_add_test(blas, test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit);
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
     suite_add_tcase(s, blas);
 

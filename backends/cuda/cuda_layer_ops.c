@@ -209,13 +209,21 @@ static int cast_operand(struct cuda_state *s, const struct att_operands *o, void
 
 /* batch row-major products C_i (m, n) = alpha op(A_i) op(B_i), i < batch, the operands
  * of item i at element offset i * stride: the operand swap of cuda_blas.c, per item.
- * A and B of type ab (fp32, or fp16/bf16 with fp32 sums), C fp32. */
+ * A and B of type ab (fp32, or fp16/bf16 with fp32 sums), C fp32. Exact mode: the
+ * fixed-order kernel of cuda_exact_gemm.cu (the bits of the cpu backend's GEMMs). */
 static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, int64_t m,
                         int64_t n, int64_t k, float alpha, const void *a, int64_t lda, int64_t sa,
                         const void *b, int64_t ldb, int64_t sb, cudaDataType_t ab, float *c,
                         int64_t ldc, int64_t sc, int64_t batch)
 {
     const float beta = 0.0f;
+    if (s->mode == ZERO_COLL_EXACT) {
+        enum zero_dtype t = ab == CUDA_R_16F ? ZERO_F16 : ab == CUDA_R_16BF ? ZERO_BF16 : ZERO_F32;
+        return cuda_check(s,
+                          cuda_launch_exact_gemm(s->compute, ta, tb, m, n, k, alpha, a, t, lda, sa,
+                                                 b, t, ldb, sb, beta, c, ZERO_F32, ldc, sc, batch),
+                          what);
+    }
     cublasStatus_t st = cublasGemmStridedBatchedEx(
         s->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
         (int)k, &alpha, b, ab, (int)ldb, (long long)sb, a, ab, (int)lda, (long long)sa, &beta, c,
