@@ -1,6 +1,9 @@
 /* The cuda backend trains like the cpu backend: the toy MLP and a tiny GPT, 10 optimizer
  * steps with the same configuration and data on backend "cpu" and backend "cuda", ZeRO
- * stages 0-3, then the final parameters compared.
+ * stages 0-3, then the final parameters compared. The cpu backend runs in exact mode;
+ * the cuda backend in native mode (cuBLAS, the fast kernels: within the tolerances
+ * below) and in exact mode (its fixed-order GEMM, cuda_exact_gemm.cu, and the shared
+ * deterministic math: every bit the cpu's).
  *
  * Metric: rel = max_i |cuda_i - cpu_i| / max_i |cpu_i| over every parameter, whole, as
  * zero_engine_read_param gives it (the fp32 master). It is relative to the largest
@@ -89,6 +92,7 @@ struct run {
     enum model_kind kind;
     int stage, bf16;
     enum offload offload;
+    int native;           /* libzero.collectives = native: on cuda, cuBLAS and the fast kernels */
     int64_t width, micro; /* the MLP's width and rows per rank and step; 0: the defaults */
     int64_t max_live;     /* stage3_max_live_parameters; 0: the default */
     float losses[STEPS];
@@ -100,6 +104,7 @@ static void configure(struct zero_config *c, const struct run *r, const struct z
 {
     zero_config_defaults(c);
     snprintf(c->libzero.backend, sizeof c->libzero.backend, "%s", d->be->name);
+    c->libzero.coll_mode = r->native ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
     c->zero_optimization.stage = r->stage;
     /* every unit really released and gathered under stage 3 */
     c->zero_optimization.stage3_param_persistence_threshold = 0;
@@ -245,6 +250,7 @@ static void check_cuda_trains_like_cpu(enum model_kind kind, int bf16)
     const double tol = bf16 ? BF16_TOL : FP32_TOL;
     for (int stage = 0; stage < 4; stage++) {
         struct run want = {.kind = kind, .stage = stage, .bf16 = bf16}, got = want;
+        got.native = 1;
         struct zero_error err = {0};
         int rc = train(&want, cpu, &err);
         if (!rc)
@@ -272,6 +278,46 @@ static void check_cuda_trains_like_cpu(enum model_kind kind, int bf16)
                       what, bf16 ? "bf16" : "fp32", stage, rel, tol);
     }
 }
+
+/* Exact mode on both backends: the same bits after 10 steps, at every stage, in fp32
+ * and bf16 (_i: bit 0 bf16, bit 1 the tiny GPT). Holds once the cpu backend's GEMM is
+ * the same fixed-order chain and both backends call the same deterministic math. */
+START_TEST(test_cuda_exact_mode_trains_to_the_cpu_bits_at_stages_0_to_3)
+{
+    enum model_kind kind = _i & 2 ? TINY_GPT : TOY_MLP;
+    int bf16 = _i & 1;
+    const char *what = kind == TOY_MLP ? "toy MLP" : "tiny GPT";
+    for (int stage = 0; stage < 4; stage++) {
+        struct run want = {.kind = kind, .stage = stage, .bf16 = bf16}, got = want;
+        struct zero_error err = {0};
+        int rc = train(&want, cpu, &err);
+        if (!rc)
+            rc = train(&got, gpu, &err);
+        ck_assert_msg(mpi_check_all(rc == ZERO_OK), "%s stage %d: %s", what, stage,
+                      rc ? err.msg : "training failed on another rank");
+        int64_t first = -1;
+        for (int64_t i = 0; i < want.n && first < 0; i++)
+            if (memcmp(&got.final[i], &want.final[i], sizeof(float)) != 0)
+                first = i;
+        int loss_step = -1;
+        for (int st = 0; st < STEPS && loss_step < 0; st++)
+            if (memcmp(&got.losses[st], &want.losses[st], sizeof(float)) != 0)
+                loss_step = st;
+        double rel = rel_diff(got.final, want.final, want.n);
+        if (rank_ == 0)
+            printf("cuda vs cpu, exact: %-8s %s stage %d: %s (rel %.2e; first differing "
+                   "parameter element %lld, first differing loss at step %d)\n",
+                   what, bf16 ? "bf16" : "fp32", stage, first < 0 ? "same bits" : "DIFFERENT", rel,
+                   (long long)first, loss_step);
+        run_free(&want);
+        run_free(&got);
+        ck_assert_msg(first < 0 && loss_step < 0,
+                      "%s %s stage %d exact mode: cuda differs from cpu: parameter element %lld "
+                      "(rel %.3g), loss of step %d",
+                      what, bf16 ? "bf16" : "fp32", stage, (long long)first, rel, loss_step);
+    }
+}
+END_TEST
 
 START_TEST(test_cuda_trains_toy_mlp_like_cpu_in_fp32_at_stages_0_to_3)
 {
@@ -355,6 +401,7 @@ static Suite *training_suite(void)
     tcase_add_test(tc, test_cuda_trains_tiny_gpt_like_cpu_in_fp32_at_stages_0_to_3);
     tcase_add_test(tc, test_cuda_trains_toy_mlp_like_cpu_in_bf16_at_stages_0_to_3);
     tcase_add_test(tc, test_cuda_trains_tiny_gpt_like_cpu_in_bf16_at_stages_0_to_3);
+    tcase_add_loop_test(tc, test_cuda_exact_mode_trains_to_the_cpu_bits_at_stages_0_to_3, 0, 4);
     tcase_add_test(
         tc, test_cuda_stage3_offload_param_gives_the_bits_of_stage3_with_the_shard_on_device);
     suite_add_tcase(s, tc);
