@@ -26,6 +26,7 @@
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "zero_cuda_profile.h"
 
 static int is_gemm_type(enum zero_dtype t)
 {
@@ -140,12 +141,11 @@ static int exact_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m,
     return rc;
 }
 
-int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
-              int64_t ldc)
+static int gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                float alpha, const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
+                int64_t ldc)
 {
-    struct cuda_state *s = self;
     if (m < 0 || n < 0 || k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX)
         return cuda_fail(s, ZERO_EINVAL, "gemm: bad shape m=%lld n=%lld k=%lld", (long long)m,
                          (long long)n, (long long)k);
@@ -212,4 +212,20 @@ int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_
     cuda_free(s, ob.owned);
     cuda_free(s, oc.owned);
     return rc;
+}
+
+int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
+              int64_t ldc)
+{
+    struct cuda_state *s = self;
+    /* each operand once, C read too when beta != 0 (the profile's byte count) */
+    double mk = (double)m * (double)k, kn = (double)k * (double)n, mn = (double)m * (double)n;
+    double bytes = mk * (double)zero_dtype_size(a_type) + kn * (double)zero_dtype_size(b_type) +
+                   mn * (double)zero_dtype_size(c_type) * (beta != 0.0f ? 2.0 : 1.0);
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GEMM);
+    return cuda_prof_end(s, &pm, 2.0 * mk * (double)n, bytes,
+                         gemm(s, trans_a, trans_b, m, n, k, alpha, a, a_type, lda, b, b_type, ldb,
+                              beta, c, c_type, ldc));
 }

@@ -13,19 +13,26 @@
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "zero_cuda_profile.h"
 
 /* ---- bias, GELU ---- */
 
 int cuda_bias_add(void *self, float *y, const float *b, int64_t rows, int64_t cols)
 {
     struct cuda_state *s = self;
-    return cuda_check(s, cuda_launch_bias_add(s->compute, y, b, rows, cols), "bias_add");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_BIAS);
+    return cuda_prof_end(
+        s, &pm, 0, 8.0 * (double)rows * (double)cols + 4.0 * (double)cols,
+        cuda_check(s, cuda_launch_bias_add(s->compute, y, b, rows, cols), "bias_add"));
 }
 
 int cuda_bias_grad(void *self, float *db, const float *dy, int64_t rows, int64_t cols, float beta)
 {
     struct cuda_state *s = self;
-    return cuda_check(s, cuda_launch_bias_grad(s->compute, db, dy, rows, cols, beta), "bias_grad");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_BIAS);
+    return cuda_prof_end(
+        s, &pm, 0, 4.0 * (double)rows * (double)cols + (beta != 0.0f ? 8.0 : 4.0) * (double)cols,
+        cuda_check(s, cuda_launch_bias_grad(s->compute, db, dy, rows, cols, beta), "bias_grad"));
 }
 
 static int check_gelu_kind(struct cuda_state *s, const char *what, enum zero_gelu kind)
@@ -41,7 +48,10 @@ int cuda_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_
     int rc = check_gelu_kind(s, "gelu_forward", kind);
     if (rc != ZERO_OK)
         return rc;
-    return cuda_check(s, cuda_launch_gelu_forward(s->compute, y, x, n, kind), "gelu_forward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GELU);
+    return cuda_prof_end(
+        s, &pm, 0, 8.0 * (double)n,
+        cuda_check(s, cuda_launch_gelu_forward(s->compute, y, x, n, kind), "gelu_forward"));
 }
 
 int cuda_gelu_backward(void *self, float *dx, const float *x, const float *dy, size_t n,
@@ -51,8 +61,10 @@ int cuda_gelu_backward(void *self, float *dx, const float *x, const float *dy, s
     int rc = check_gelu_kind(s, "gelu_backward", kind);
     if (rc != ZERO_OK)
         return rc;
-    return cuda_check(s, cuda_launch_gelu_backward(s->compute, dx, x, dy, n, kind),
-                      "gelu_backward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GELU);
+    return cuda_prof_end(
+        s, &pm, 0, 12.0 * (double)n,
+        cuda_check(s, cuda_launch_gelu_backward(s->compute, dx, x, dy, n, kind), "gelu_backward"));
 }
 
 /* ---- range checks of labels and token ids (device memory) ---- */
@@ -89,24 +101,26 @@ int cuda_xent_forward(void *self, float *losses, float *probs, const float *logi
     if (rows > INT_MAX)
         return cuda_fail(s, ZERO_ENOTSUP, "xent_forward: %lld rows exceed the grid",
                          (long long)rows);
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_XENT);
     int rc = check_ids(s, "xent_forward", "label", labels, rows, classes);
-    if (rc != ZERO_OK)
-        return rc;
-    return cuda_check(
-        s, cuda_launch_xent_forward(s->compute, losses, probs, logits, labels, rows, classes),
-        "xent_forward");
+    if (rc == ZERO_OK) /* logits read, probabilities written */
+        rc = cuda_check(
+            s, cuda_launch_xent_forward(s->compute, losses, probs, logits, labels, rows, classes),
+            "xent_forward");
+    return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)classes, rc);
 }
 
 int cuda_xent_backward(void *self, float *dlogits, const float *probs, const int32_t *labels,
                        int64_t rows, int64_t classes, float dloss)
 {
     struct cuda_state *s = self;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_XENT);
     int rc = check_ids(s, "xent_backward", "label", labels, rows, classes);
-    if (rc != ZERO_OK)
-        return rc;
-    return cuda_check(
-        s, cuda_launch_xent_backward(s->compute, dlogits, probs, labels, rows, classes, dloss),
-        "xent_backward");
+    if (rc == ZERO_OK)
+        rc = cuda_check(
+            s, cuda_launch_xent_backward(s->compute, dlogits, probs, labels, rows, classes, dloss),
+            "xent_backward");
+    return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)classes, rc);
 }
 
 /* ---- token embedding ---- */
@@ -115,20 +129,24 @@ int cuda_embedding_forward(void *self, float *y, const int32_t *ids, const float
                            int64_t rows, int64_t cols, int64_t vocab)
 {
     struct cuda_state *s = self;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_EMBEDDING);
     int rc = check_ids(s, "embedding_forward", "token id", ids, rows, vocab);
-    if (rc != ZERO_OK)
-        return rc;
-    return cuda_check(s, cuda_launch_embedding_forward(s->compute, y, ids, table, rows, cols),
-                      "embedding_forward");
+    if (rc == ZERO_OK)
+        rc = cuda_check(s, cuda_launch_embedding_forward(s->compute, y, ids, table, rows, cols),
+                        "embedding_forward");
+    return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)cols, rc);
 }
 
 int cuda_embedding_backward(void *self, float *dtable, const int32_t *ids, const float *dy,
                             int64_t rows, int64_t cols, int64_t vocab, float beta)
 {
     struct cuda_state *s = self;
-    return cuda_check(
-        s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
-        "embedding_backward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_EMBEDDING);
+    return cuda_prof_end(
+        s, &pm, 0, 4.0 * (double)rows * (double)cols + 8.0 * (double)vocab * (double)cols,
+        cuda_check(
+            s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
+            "embedding_backward"));
 }
 
 /* ---- LayerNorm ---- */
@@ -138,10 +156,12 @@ int cuda_layernorm_forward(void *self, float *y, float *mean, float *rstd, const
                            float eps)
 {
     struct cuda_state *s = self;
-    return cuda_check(
-        s,
-        cuda_launch_layernorm_forward(s->compute, y, mean, rstd, x, weight, bias, rows, cols, eps),
-        "layernorm_forward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_LAYERNORM);
+    return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)cols,
+                         cuda_check(s,
+                                    cuda_launch_layernorm_forward(s->compute, y, mean, rstd, x,
+                                                                  weight, bias, rows, cols, eps),
+                                    "layernorm_forward"));
 }
 
 int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, const float *dy,
@@ -150,11 +170,13 @@ int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias,
                             float w_beta, float b_beta)
 {
     struct cuda_state *s = self;
-    return cuda_check(s,
-                      cuda_launch_layernorm_backward(s->compute, dx, dweight, dbias, dy, x, weight,
-                                                     mean, rstd, rows, cols, dx_beta, w_beta,
-                                                     b_beta),
-                      "layernorm_backward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_LAYERNORM);
+    return cuda_prof_end(
+        s, &pm, 0, 12.0 * (double)rows * (double)cols,
+        cuda_check(s,
+                   cuda_launch_layernorm_backward(s->compute, dx, dweight, dbias, dy, x, weight,
+                                                  mean, rstd, rows, cols, dx_beta, w_beta, b_beta),
+                   "layernorm_backward"));
 }
 
 /* ---- causal self-attention ---- */
@@ -231,10 +253,10 @@ static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, 
     return cuda_blas_check(s, st, what);
 }
 
-int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
-                           int64_t C, int64_t NH, enum zero_dtype matmul_type)
+static int attention_forward(struct cuda_state *s, float *y, float *att, const float *qkv,
+                             int64_t B, int64_t T, int64_t C, int64_t NH,
+                             enum zero_dtype matmul_type)
 {
-    struct cuda_state *s = self;
     int rc = check_attention(s, "attention_forward", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
@@ -278,11 +300,10 @@ int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, i
     return rc;
 }
 
-int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
-                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
-                            int64_t NH, enum zero_dtype matmul_type)
+static int attention_backward(struct cuda_state *s, float *dqkv, float *scratch, const float *dy,
+                              const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
+                              int64_t NH, enum zero_dtype matmul_type)
 {
-    struct cuda_state *s = self;
     int rc = check_attention(s, "attention_backward", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
@@ -345,4 +366,32 @@ int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float
     }
     cuda_free(s, ws); /* back to the cache; the stream order keeps it alive for the GEMMs */
     return rc;
+}
+
+/* The attention entries, profiled: the products as computed (whole T x T, the causal
+ * half included), the fp32 T x T matrices' traffic as the bytes. */
+int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
+                           int64_t C, int64_t NH, enum zero_dtype matmul_type)
+{
+    struct cuda_state *s = self;
+    double tt = (double)B * (double)NH * (double)T * (double)T;
+    /* att written, softmaxed (read, written), read by att v; qkv read, y written */
+    double bytes = 16.0 * tt + 16.0 * (double)B * (double)T * (double)C;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
+    return cuda_prof_end(s, &pm, 4.0 * tt * (double)(NH > 0 ? C / NH : 0), bytes,
+                         attention_forward(s, y, att, qkv, B, T, C, NH, matmul_type));
+}
+
+int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
+                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
+                            int64_t NH, enum zero_dtype matmul_type)
+{
+    struct cuda_state *s = self;
+    double tt = (double)B * (double)NH * (double)T * (double)T;
+    /* datt written, att read twice, ds read, written and read twice; qkv, dy, dqkv */
+    double bytes = 28.0 * tt + 28.0 * (double)B * (double)T * (double)C;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
+    return cuda_prof_end(
+        s, &pm, 8.0 * tt * (double)(NH > 0 ? C / NH : 0), bytes,
+        attention_backward(s, dqkv, scratch, dy, qkv, att, B, T, C, NH, matmul_type));
 }

@@ -24,6 +24,7 @@
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "zero_cuda_profile.h"
 
 struct cuda_block {
     uintptr_t ptr; /* 0: empty slot of the live table */
@@ -359,9 +360,8 @@ static int overlap(const void *a, const void *b, size_t bytes)
 
 /* device or host_alloc memory on either side, memmove semantics (overlapping copies go
  * through a device temporary) */
-int cuda_copy(void *self, void *dst, const void *src, size_t bytes)
+static int copy(struct cuda_state *s, void *dst, const void *src, size_t bytes)
 {
-    struct cuda_state *s = self;
     if (bytes == 0 || dst == src)
         return ZERO_OK;
     if (!overlap(dst, src, bytes))
@@ -377,6 +377,13 @@ int cuda_copy(void *self, void *dst, const void *src, size_t bytes)
                         "copy: cudaMemcpyAsync (from temporary)");
     int rc2 = cuda_free(s, tmp);
     return rc != ZERO_OK ? rc : rc2;
+}
+
+int cuda_copy(void *self, void *dst, const void *src, size_t bytes)
+{
+    struct cuda_state *s = self;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_COPY);
+    return cuda_prof_end(s, &pm, 0, 2.0 * (double)bytes, copy(s, dst, src, bytes));
 }
 
 int cuda_to_host(void *self, void *host, const void *dev, size_t bytes)
@@ -458,7 +465,9 @@ int cuda_fill(void *self, void *x, enum zero_dtype t, double value, size_t n)
     default:
         return cuda_fail(s, ZERO_EINVAL, "fill: unknown dtype %d", (int)t);
     }
-    return cuda_check(s, cuda_launch_fill(s->compute, x, size, pattern, n), "fill");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ELEMENTWISE);
+    return cuda_prof_end(s, &pm, 0, (double)n * (double)size,
+                         cuda_check(s, cuda_launch_fill(s->compute, x, size, pattern, n), "fill"));
 }
 
 /* ---- streams and events ---- */

@@ -18,7 +18,8 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_ops.c \
 	%reldir%/cuda_layer_ops.c \
 	%reldir%/cuda_coll.c \
-	%reldir%/cuda_staged.c
+	%reldir%/cuda_staged.c \
+	%reldir%/cuda_profile.c
 # kernels (nvcc)
 libzero_la_SOURCES += \
 	%reldir%/cuda_probe.cu \
@@ -34,7 +35,8 @@ noinst_HEADERS += \
 	%reldir%/cuda_internal.h \
 	%reldir%/cuda_ops.h \
 	%reldir%/cuda_launch.h \
-	%reldir%/cuda_device.cuh
+	%reldir%/cuda_device.cuh \
+	%reldir%/zero_cuda_profile.h
 # the GPU check script for a machine with a GPU (tests/gpu/run.sh), distributed
 # whatever the configuration
 EXTRA_DIST += tests/gpu/run.sh tests/gpu/make_bundle.sh tests/gpu/gemm_bench.c

@@ -16,7 +16,8 @@
 #   4. the GEMM rate of the cuda backend at 8192^3 (what the MFU below can hope for);
 #   5. the GPU benchmark (bench/gpt_mfu): GPT-2 124M shapes (12 layers, 768 wide, 12 heads,
 #      sequence 1024, vocabulary padded to 50304), bf16, batch 16, 1 rank: tokens/s and
-#      MFU for stages 0-3, then stages 2 and 3 with CPU offload. Goals: MFU >= 40% at
+#      MFU for stages 0-3, then stages 2 and 3 with CPU offload; the GEMM and copy
+#      ceilings measured in the same run and each variant's per-kernel-class times. Goals: MFU >= 40% at
 #      stage 0 and >= 35% at stage 3 (reported, not a failure).
 # First lines of summary.txt: the OS, glibc, the driver and the GPU; then, with the
 # bundle, a refusal (exit 1, before any step) if the bundled programs and libraries
@@ -320,6 +321,9 @@ if grep -q '^stage |' $bench_logs 2>/dev/null; then
     grep -h -m 1 '^stage |' $bench_logs | head -n 1 | tee -a "$summary"
     # shellcheck disable=SC2086
     grep -h -E '^ +[0-3] \|' $bench_logs | tee -a "$summary"
+    # where the time goes: the measured ceilings and the per-kernel-class lines (cuda)
+    # shellcheck disable=SC2086
+    grep -h -E '^(ceiling|kernel) ' $bench_logs | tee -a "$summary"
     # the goals, from the rows without offload: "stage | offload | ms | tok/s | MFU | ..."
     for goal in "0 40" "3 35"; do
         set -- $goal
