@@ -1096,6 +1096,48 @@ START_TEST(test_cuda_bf16_attention_matches_cpu_within_one_bf16_rounding_of_att_
 }
 END_TEST
 
+/* Native mode: the fused causal attention (cuda_flash_attention.cu: online softmax, no
+ * T x T matrix) against the cpu's reference within fp32 rounding: y to 1e-5 and dqkv
+ * to 1e-4 of (|x| + 1e-2), as the reference path above. T = 150 spans three 64-query
+ * tiles with a ragged end; head sizes 16 and 64 (_i), GPT-2's 64 included. Two runs
+ * give the same bits (one owner per output, no atomics). */
+START_TEST(test_cuda_fused_attention_matches_cpu_and_repeats_its_bits)
+{
+    const int B = 2, T = 150, NH = 2, C = _i ? 128 : 32;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    size_t n3 = (size_t)B * T * 3 * C, n = (size_t)B * T * C, tt = (size_t)B * NH * T * T;
+    struct pair qkv = both_vals(n3, 52, 1.0f), y = both_vals(n, 53, 1.0f);
+    struct pair att = both_vals(tt, 54, 1.0f), dy = both_vals(n, 55, 1.0f);
+    struct pair dqkv = both_vals(n3, 56, 1.0f), scratch = both_vals(tt, 57, 1.0f);
+    ON_BOTH(cpu->be->attention_forward(cpu->self, y.c, att.c, qkv.c, B, T, C, NH, ZERO_F32),
+            gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH, ZERO_F32));
+    pair_close(y, 1e-5, 1e-2, "fused attention y");
+    ON_BOTH(cpu->be->attention_backward(cpu->self, dqkv.c, scratch.c, dy.c, qkv.c, att.c, B, T, C,
+                                        NH, ZERO_F32),
+            gpu->be->attention_backward(gpu->self, dqkv.g, scratch.g, dy.g, qkv.g, att.g, B, T, C,
+                                        NH, ZERO_F32));
+    pair_close(dqkv, 1e-4, 1e-2, "fused attention dqkv");
+    /* again: the same bits */
+    void *y1 = download(gpu, y.g, y.bytes), *d1 = download(gpu, dqkv.g, dqkv.bytes);
+    int rc = gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH, ZERO_F32);
+    if (rc == ZERO_OK)
+        rc = gpu->be->attention_backward(gpu->self, dqkv.g, scratch.g, dy.g, qkv.g, att.g, B, T, C,
+                                         NH, ZERO_F32);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    assert_same_bits(gpu, y.g, y1, y.bytes, "fused attention y, second run");
+    assert_same_bits(gpu, dqkv.g, d1, dqkv.bytes, "fused attention dqkv, second run");
+    free(y1);
+    free(d1);
+    pair_free(qkv);
+    pair_free(y);
+    pair_free(att);
+    pair_free(dy);
+    pair_free(dqkv);
+    pair_free(scratch);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 START_TEST(test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message)
 {
     enum { B = 1, T = 2, C = 4, NH = 2 };
@@ -1338,6 +1380,7 @@ static Suite *cuda_suite(void)
                    test_cuda_bf16_attention_matches_cpu_within_one_bf16_rounding_of_att_and_ds);
     tcase_add_test(layers,
                    test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message);
+    tcase_add_loop_test(layers, test_cuda_fused_attention_matches_cpu_and_repeats_its_bits, 0, 2);
     suite_add_tcase(s, layers);
 
     TCase *coll = tcase_create("collectives");

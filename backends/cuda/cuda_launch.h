@@ -106,6 +106,20 @@ cudaError_t cuda_launch_combine(cudaStream_t st, void *out, enum zero_dtype out_
                                 const void *own, const void *peers, enum zero_dtype wire_type,
                                 int n, int me, size_t len);
 
+/* ---- cuda_flash_attention.cu: fused causal attention (native mode) ---- */
+
+/* 1 if the fused kernels take this shape (head size 8, 16, 32 or 64, B * NH <= 65535) */
+int cuda_flash_attention_supports(int64_t B, int64_t T, int64_t C, int64_t NH);
+/* y (B, T, C) = causal softmax(q k^T / sqrt(hs)) v per head; lse (B, NH, T) saved */
+cudaError_t cuda_launch_flash_attention_forward(cudaStream_t st, float *y, float *lse,
+                                                const float *qkv, int64_t B, int64_t T, int64_t C,
+                                                int64_t NH);
+/* dqkv (B, T, 3C) from dy (B, T, C), qkv and the forward's lse; dsum (B, NH, T) scratch */
+cudaError_t cuda_launch_flash_attention_backward(cudaStream_t st, float *dqkv, float *dsum,
+                                                 const float *dy, const float *qkv,
+                                                 const float *lse, int64_t B, int64_t T, int64_t C,
+                                                 int64_t NH);
+
 /* ---- cuda_exact_gemm.cu: the GEMM of exact mode ---- */
 
 /* C_i (m, n) = alpha op(A_i) op(B_i) + beta C_i for i < batch, row-major, the operands of

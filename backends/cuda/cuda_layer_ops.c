@@ -10,6 +10,8 @@
  * compute stream per xent/embedding forward. */
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
@@ -253,6 +255,17 @@ static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, 
     return cuda_blas_check(s, st, what);
 }
 
+/* Native mode takes the fused kernels (cuda_flash_attention.cu) where they fit the
+ * shape, unless ZERO_CUDA_ATTENTION=reference; exact mode, the products and softmax
+ * below. Forward and backward of one step see the same mode, so the backward finds
+ * in att what its forward saved there. */
+static int use_flash(struct cuda_state *s, int64_t B, int64_t T, int64_t C, int64_t NH)
+{
+    const char *env = getenv("ZERO_CUDA_ATTENTION");
+    return s->mode == ZERO_COLL_NATIVE && !(env != NULL && strcmp(env, "reference") == 0) &&
+           cuda_flash_attention_supports(B, T, C, NH);
+}
+
 static int attention_forward(struct cuda_state *s, float *y, float *att, const float *qkv,
                              int64_t B, int64_t T, int64_t C, int64_t NH,
                              enum zero_dtype matmul_type)
@@ -261,6 +274,10 @@ static int attention_forward(struct cuda_state *s, float *y, float *att, const f
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
     const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
+    if (use_flash(s, B, T, C, NH)) /* att: the lse (B, NH, T) in its first floats */
+        return cuda_check(s,
+                          cuda_launch_flash_attention_forward(s->compute, y, att, qkv, B, T, C, NH),
+                          "attention_forward: fused kernel");
     const float scale = 1.0f / sqrtf((float)hs);
     const struct att_operands o = att_operands(matmul_type);
     /* fp16/bf16: qkv_m (B*T, 3C) all of qkv, att_m (NH, T, T) one sequence's att, in the
@@ -307,6 +324,11 @@ static int attention_backward(struct cuda_state *s, float *dqkv, float *scratch,
     int rc = check_attention(s, "attention_backward", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
+    if (use_flash(s, B, T, C, NH)) /* att: the forward's lse; scratch: D (B, NH, T) */
+        return cuda_check(s,
+                          cuda_launch_flash_attention_backward(s->compute, dqkv, scratch, dy, qkv,
+                                                               att, B, T, C, NH),
+                          "attention_backward: fused kernels");
     const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
     const float scale = 1.0f / sqrtf((float)hs);
     const struct att_operands o = att_operands(matmul_type);
