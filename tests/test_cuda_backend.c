@@ -1096,6 +1096,56 @@ START_TEST(test_cuda_bf16_attention_matches_cpu_within_one_bf16_rounding_of_att_
 }
 END_TEST
 
+/* Native mode: the warp-per-row LayerNorm forward (fp32 moments along a shuffle tree,
+ * 128-bit loads when C % 4 == 0) within 1e-5 of (|x| + 1e-3) of the cpu's fp64 moments,
+ * mean and rstd too; C = 768 (GPT-2, vector loads) and 97 (scalar loads) (_i). */
+START_TEST(test_cuda_fast_layernorm_forward_matches_cpu_within_fp32_rounding)
+{
+    const int R = 37, C = _i ? 97 : 768;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    struct pair x = both_vals((size_t)R * C, 62, 3.0f), w = both_vals(C, 63, 1.0f),
+                b = both_vals(C, 64, 1.0f);
+    struct pair y = both_vals((size_t)R * C, 65, 1.0f), mean = both_vals(R, 66, 1.0f);
+    struct pair rstd = both_vals(R, 67, 1.0f);
+    ON_BOTH(cpu->be->layernorm_forward(cpu->self, y.c, mean.c, rstd.c, x.c, w.c, b.c, R, C, 1e-5f),
+            gpu->be->layernorm_forward(gpu->self, y.g, mean.g, rstd.g, x.g, w.g, b.g, R, C, 1e-5f));
+    pair_close(y, 1e-5, 1e-3, "fast layernorm y");
+    pair_close(mean, 1e-5, 1e-3, "fast layernorm mean");
+    pair_close(rstd, 1e-5, 1e-3, "fast layernorm rstd");
+    pair_free(x);
+    pair_free(w);
+    pair_free(b);
+    pair_free(y);
+    pair_free(mean);
+    pair_free(rstd);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* Native mode: the online-softmax cross-entropy forward within 1e-5 of the cpu's (loss to
+ * 1e-5 of (|loss| + 1), probabilities to 1e-5 of (|p| + 1e-6)); K = 50304 (GPT-2's padded
+ * vocabulary, many classes per thread) and 7 (fewer classes than threads) (_i). */
+START_TEST(test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding)
+{
+    const int R = 9, K = _i ? 7 : 50304;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    int32_t labels[9];
+    for (int r = 0; r < R; r++)
+        labels[r] = (r * 397) % K;
+    struct pair z = both_vals((size_t)R * K, 73, 20.0f), p = both_vals((size_t)R * K, 74, 1.0f);
+    struct pair loss = both_vals(R, 75, 1.0f), lab = both(labels, sizeof(labels));
+    ON_BOTH(cpu->be->xent_forward(cpu->self, loss.c, p.c, z.c, lab.c, R, K),
+            gpu->be->xent_forward(gpu->self, loss.g, p.g, z.g, lab.g, R, K));
+    pair_close(loss, 1e-5, 1.0, "fast xent loss");
+    pair_close(p, 1e-5, 1e-6, "fast xent probs");
+    pair_free(z);
+    pair_free(p);
+    pair_free(loss);
+    pair_free(lab);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 /* Native mode: the fused causal attention (cuda_flash_attention.cu: online softmax, no
  * T x T matrix) against the cpu's reference within fp32 rounding: y to 1e-5 and dqkv
  * to 1e-4 of (|x| + 1e-2), as the reference path above. T = 150 spans three 64-query
@@ -1381,6 +1431,9 @@ static Suite *cuda_suite(void)
     tcase_add_test(layers,
                    test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message);
     tcase_add_loop_test(layers, test_cuda_fused_attention_matches_cpu_and_repeats_its_bits, 0, 2);
+    tcase_add_loop_test(layers, test_cuda_fast_layernorm_forward_matches_cpu_within_fp32_rounding,
+                        0, 2);
+    tcase_add_loop_test(layers, test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding, 0, 2);
     suite_add_tcase(s, layers);
 
     TCase *coll = tcase_create("collectives");

@@ -106,6 +106,18 @@ cudaError_t cuda_launch_combine(cudaStream_t st, void *out, enum zero_dtype out_
                                 const void *own, const void *peers, enum zero_dtype wire_type,
                                 int n, int me, size_t len);
 
+/* ---- cuda_fast_kernels.cu: native-mode LayerNorm and cross-entropy forwards ---- */
+
+/* as cuda_launch_layernorm_forward: a warp per row, fp32 moments, 128-bit loads */
+cudaError_t cuda_launch_layernorm_forward_fast(cudaStream_t st, float *y, float *mean, float *rstd,
+                                               const float *x, const float *weight,
+                                               const float *bias, int64_t rows, int64_t cols,
+                                               float eps);
+/* as cuda_launch_xent_forward: online softmax, two reads of the logits */
+cudaError_t cuda_launch_xent_forward_fast(cudaStream_t st, float *losses, float *probs,
+                                          const float *logits, const int32_t *labels, int64_t rows,
+                                          int64_t classes);
+
 /* ---- cuda_flash_attention.cu: fused causal attention (native mode) ---- */
 
 /* 1 if the fused kernels take this shape (head size 8, 16, 32 or 64, B * NH <= 65535) */

@@ -105,10 +105,12 @@ int cuda_xent_forward(void *self, float *losses, float *probs, const float *logi
                          (long long)rows);
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_XENT);
     int rc = check_ids(s, "xent_forward", "label", labels, rows, classes);
-    if (rc == ZERO_OK) /* logits read, probabilities written */
-        rc = cuda_check(
-            s, cuda_launch_xent_forward(s->compute, losses, probs, logits, labels, rows, classes),
-            "xent_forward");
+    if (rc == ZERO_OK) /* logits read, probabilities written; native: the fast kernel */
+        rc = cuda_check(s,
+                        (s->mode == ZERO_COLL_NATIVE ? cuda_launch_xent_forward_fast
+                                                     : cuda_launch_xent_forward)(
+                            s->compute, losses, probs, logits, labels, rows, classes),
+                        "xent_forward");
     return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)classes, rc);
 }
 
@@ -159,11 +161,13 @@ int cuda_layernorm_forward(void *self, float *y, float *mean, float *rstd, const
 {
     struct cuda_state *s = self;
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_LAYERNORM);
-    return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)cols,
-                         cuda_check(s,
-                                    cuda_launch_layernorm_forward(s->compute, y, mean, rstd, x,
-                                                                  weight, bias, rows, cols, eps),
-                                    "layernorm_forward"));
+    return cuda_prof_end(
+        s, &pm, 0, 8.0 * (double)rows * (double)cols,
+        cuda_check(s,
+                   (s->mode == ZERO_COLL_NATIVE ? cuda_launch_layernorm_forward_fast
+                                                : cuda_launch_layernorm_forward)(
+                       s->compute, y, mean, rstd, x, weight, bias, rows, cols, eps),
+                   "layernorm_forward"));
 }
 
 int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, const float *dy,
