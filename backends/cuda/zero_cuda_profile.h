@@ -25,7 +25,7 @@ enum zero_cuda_kclass {
     ZERO_CUDA_K_OPTIMIZER,   /* adam, sgd */
     ZERO_CUDA_K_ELEMENTWISE, /* axpy, scale, add, fill */
     ZERO_CUDA_K_REDUCTION,   /* sums of squares, inf/NaN checks */
-    ZERO_CUDA_K_COPY,        /* copy, to_host, from_host on the compute stream */
+    ZERO_CUDA_K_COPY,        /* copy (device to device or host_alloc memory, compute stream) */
     ZERO_CUDA_K_COUNT
 };
 
