@@ -684,7 +684,8 @@ static float exact_ref(int ta, int tb, int i, int j, int k, float alpha, const f
                    tb ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j], acc);
     if (alpha == 1.0f && (beta == 0.0f || beta == 1.0f))
         return acc;
-    return beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * c_old);
+    float t = alpha * acc;
+    return beta == 0.0f ? t : fmaf(beta, c_old, t);
 }
 
 /* Exact mode: every output is one fmaf chain over k in increasing order, so the GPU

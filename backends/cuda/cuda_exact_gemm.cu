@@ -2,12 +2,14 @@
 // sequential chain of fused multiply-adds over k, so the GPU gives the bits of the
 // cpu backend's exact GEMM (the portable-exactness issue; docs/gpu.md).
 //
-// The rule, per output element C[i, j] (the one place alpha and beta enter):
+// The rule, per output element C[i, j] (the one place alpha and beta enter), the
+// contract of the cpu backend's exact GEMM (backends/cpu/cpu_gemm.h) word for word:
 //   acc = (beta == 1 && alpha == 1) ? C_old[i, j] : 0
 //   for k = 0 .. K-1, in increasing k:  acc = fmaf(A[i, k], B[k, j], acc)
-//   C[i, j] = acc                                  if alpha == 1 and beta is 0 or 1
-//           = alpha * acc                          if beta == 0 (alpha != 1)
-//           = fmaf(alpha, acc, beta * C_old[i, j]) otherwise
+//   C[i, j] = acc                            if alpha == 1 and beta is 0 or 1
+//   else t = alpha * acc (rounded to fp32);
+//        C[i, j] = t                         if beta == 0
+//                = fmaf(beta, C_old[i, j], t) otherwise
 // rounded once to C's dtype. fp16/bf16 operands are widened to fp32 exactly (the
 // conversions of src/dtype_convert.h); beta == 0 never reads C (NaN there is ignored).
 // A padded k (the last tile's tail) is never part of a chain: fmaf(0, 0, -0) is +0.
@@ -153,12 +155,11 @@ __global__ void __launch_bounds__(kBlock) exact_gemm_kernel(exact_gemm_args g)
                         continue;
                     size_t at = (size_t)i * (size_t)g.ldc + (size_t)j;
                     float v = acc[r][q];
-                    if (!plain)
-                        v = g.beta == 0.0f
-                                ? __fmul_rn(g.alpha, v)
-                                : __fmaf_rn(
-                                      g.alpha, v,
-                                      __fmul_rn(g.beta, zero_cuda::load_f32(c, g.c_type, at)));
+                    if (!plain) {
+                        v = __fmul_rn(g.alpha, v);
+                        if (g.beta != 0.0f)
+                            v = __fmaf_rn(g.beta, zero_cuda::load_f32(c, g.c_type, at), v);
+                    }
                     zero_cuda::store_f32(c, g.c_type, at, v);
                 }
         }
