@@ -517,15 +517,15 @@ int main(int argc, char **argv)
                flops, zero_dtype_name(o.dtype), o.backend, dev->size, dev->size > 1 ? "s" : "",
                (long long)o.batch, (long long)o.model.block_size, o.warmup, o.steps, peak);
     }
-    struct ceilings ceil = {0};
+    struct ceilings measured = {0};
     if (o.kernel_times && is_cuda(dev)) {
-        int rc = measure_ceilings(dev, &ceil, &err);
+        int rc = measure_ceilings(dev, &measured, &err);
         if (rank == 0 && rc)
             printf("ceiling: not measured: %s\n", err.msg);
         else if (rank == 0)
             printf("ceiling: bf16 GEMM 8192^3 %.0f TFLOP/s (cuBLAS, pseudo-random data); "
                    "device copy %.0f GB/s (1 GiB, read + write)\n",
-                   ceil.gemm_tflops, ceil.copy_gbs);
+                   measured.gemm_tflops, measured.copy_gbs);
     }
     if (rank == 0) {
         printf("stage | offload   |   step ms |   tokens/s | MFU %% |  peak MiB |  host MiB | "
@@ -550,7 +550,7 @@ int main(int argc, char **argv)
     /* the kernel tables after the stage table, so that the table stays in one piece */
     for (int stage = 0; stage < 4 && results && rank == 0; stage++)
         if (o.stages[stage] && results[stage].rc == ZERO_OK)
-            print_kernels(&results[stage], stage, &ceil);
+            print_kernels(&results[stage], stage, &measured);
     failed |= results == NULL;
     free(results);
     zero_device_close(dev);
