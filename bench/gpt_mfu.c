@@ -35,7 +35,18 @@
  * between two device synchronizes and barriers, MPI_Wtime, the slowest rank's time.
  * Peak device memory is the ledger's (bytes the engine allocated through the backend,
  * not the allocator's cache), rank 0's, from the engine's creation on. Collectives
- * run in native mode (the communication library's sums), the production setting. */
+ * run in native mode (the communication library's sums), the production setting.
+ *
+ * Where the time goes (cuda backend): the run first measures two ceilings on the
+ * device, the bf16 GEMM rate (8192^3, cuBLAS through the backend's gemm, on
+ * pseudo-random data) and the device-to-device copy bandwidth (1 GiB, bytes read plus
+ * bytes written); then, after each variant's timed steps, one more step runs with the
+ * backend's per-kernel-class profile on (backends/cuda/zero_cuda_profile.h: CUDA
+ * events around every entry, FLOPs and bytes counted from the shapes). Each class gets
+ * a `kernel' line: calls and device ms per step, its share of the timed step, its
+ * TFLOP/s against the GEMM ceiling and its GB/s against the copy ceiling, so the first
+ * device run says which kernels are far from the hardware. The profiled step is not
+ * the timed one (the events cost a little). --no-kernel-times leaves it out. */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -44,6 +55,9 @@
 
 #include "zero/gpt.h"
 #include "zero/zero.h"
+#ifdef ZERO_HAVE_CUDA
+#include "backends/cuda/zero_cuda_profile.h"
+#endif
 
 struct opts {
     char backend[16];
@@ -54,6 +68,12 @@ struct opts {
     int steps, warmup;  /* timed, untimed */
     int offload;        /* 1: offload to cpu */
     double peak_tflops; /* per device; 0: unknown (no MFU) */
+    int kernel_times;   /* 1: profile one more step per variant (cuda) */
+};
+
+/* The device's measured ceilings (0: not measured) */
+struct ceilings {
+    double gemm_tflops, copy_gbs;
 };
 
 struct result {
@@ -63,7 +83,16 @@ struct result {
     double loss;        /* the last step's */
     int64_t peak_bytes; /* ledger peak, this rank */
     int64_t host_bytes; /* host ledger: offloaded states, this rank */
+#ifdef ZERO_HAVE_CUDA
+    int profiled; /* 1: kernel[] holds one step's per-class times */
+    struct zero_cuda_ktime kernel[ZERO_CUDA_K_COUNT];
+#endif
 };
+
+static int is_cuda(const struct zero_device *dev)
+{
+    return strcmp(dev->be->name, "cuda") == 0;
+}
 
 /* token g of a fixed pseudo-random stream over the vocabulary */
 static int32_t token_at(int64_t g, int64_t V)
@@ -174,6 +203,16 @@ static void run_stage(const struct opts *o, int stage, struct zero_device *dev, 
         r->peak_bytes = zero_engine_ledger(e)->peak_total;
         r->host_bytes = zero_engine_host_ledger(e)->peak_total;
     }
+#ifdef ZERO_HAVE_CUDA
+    /* one more step with the per-kernel-class profile on */
+    if (!rc && o->kernel_times && is_cuda(dev) &&
+        zero_cuda_profile_enable(dev->self, 1) == ZERO_OK) {
+        rc = train_step(e, o, dev, o->warmup + o->steps, tokens, labels, &err);
+        if (!rc && !(rc = settle(dev, &err)))
+            r->profiled = zero_cuda_profile_read(dev->self, r->kernel) == ZERO_OK;
+        zero_cuda_profile_enable(dev->self, 0);
+    }
+#endif
     r->rc = rc;
     if (rc)
         snprintf(r->why, sizeof r->why, "%s", err.msg);
@@ -209,13 +248,105 @@ static void print_row(const struct opts *o, int stage, const struct result *r, d
            (double)r->host_bytes / (1 << 20), r->loss);
 }
 
+/* One `kernel' line per class that ran: the profiled step's calls, device ms, share of
+ * the timed step, rate against the ceilings. */
+static void print_kernels(const struct result *r, int stage, const struct ceilings *c)
+{
+#ifdef ZERO_HAVE_CUDA
+    if (!r->profiled)
+        return;
+    printf("kernel stage %d class    | calls |  dev ms | %% step |  GFLOP | TFLOP/s | %% gemm "
+           "ceil |     GB |   GB/s | %% copy ceil\n",
+           stage);
+    double total = 0.0;
+    for (int k = 0; k < ZERO_CUDA_K_COUNT; k++) {
+        const struct zero_cuda_ktime *t = &r->kernel[k];
+        total += t->seconds;
+        if (t->calls == 0)
+            continue;
+        double tflops = t->seconds > 0 ? t->flops / t->seconds / 1e12 : 0.0;
+        double gbs = t->seconds > 0 ? t->bytes / t->seconds / 1e9 : 0.0;
+        char fl[3][16] = {"-", "-", "-"}, by[2][16] = {"-", "-"};
+        if (t->flops > 0) {
+            snprintf(fl[0], sizeof fl[0], "%.1f", t->flops / 1e9);
+            snprintf(fl[1], sizeof fl[1], "%.1f", tflops);
+            if (c->gemm_tflops > 0)
+                snprintf(fl[2], sizeof fl[2], "%.1f", 100.0 * tflops / c->gemm_tflops);
+        }
+        snprintf(by[0], sizeof by[0], "%.2f", t->bytes / 1e9);
+        if (c->copy_gbs > 0)
+            snprintf(by[1], sizeof by[1], "%.1f", 100.0 * gbs / c->copy_gbs);
+        printf("kernel stage %d %-13s | %5lld | %7.2f | %6.1f | %6s | %7s | %11s | %6s | %6.0f | "
+               "%s\n",
+               stage, zero_cuda_kclass_name(k), (long long)t->calls, t->seconds * 1e3,
+               100.0 * t->seconds / r->step_s, fl[0], fl[1], fl[2], by[0], gbs, by[1]);
+    }
+    printf("kernel stage %d all kernels   | %.2f device ms of a %.2f ms step (the rest: "
+           "collectives, copies on the comm stream, host work and gaps)\n",
+           stage, total * 1e3, r->step_s * 1e3);
+#else
+    (void)r;
+    (void)stage;
+    (void)c;
+#endif
+}
+
+/* The bf16 GEMM rate (n^3, reps timed after two warm-ups) and the copy bandwidth of
+ * the device, through the backend's own gemm and copy. */
+static int measure_ceilings(struct zero_device *dev, struct ceilings *c, struct zero_error *err)
+{
+    const int64_t n = 8192, reps = 10;
+    const size_t copy_bytes = (size_t)1 << 30;
+    const struct zero_backend *be = dev->be;
+    void *a = NULL, *cc = NULL, *x = NULL, *y = NULL;
+    uint16_t *h = malloc((size_t)(n * n) * sizeof *h);
+    int rc = h ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "ceilings: host buffer");
+    for (int64_t i = 0; !rc && i < n * n; i++) { /* bf16 in [-1, 1): sign, exponent 126, mantissa */
+        uint64_t z = (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL;
+        z ^= z >> 29;
+        h[i] = (uint16_t)((z >> 40 & 0x8000) | 0x3f00 | (z & 0x7f));
+    }
+    if (!rc && !(rc = be->alloc(dev->self, (size_t)(n * n) * 2, ZERO_TAG_WORKSPACE, &a)) &&
+        !(rc = be->alloc(dev->self, (size_t)(n * n) * 2, ZERO_TAG_WORKSPACE, &cc)))
+        rc = be->from_host(dev->self, a, h, (size_t)(n * n) * 2);
+    free(h);
+    double t0 = 0.0;
+    for (int64_t i = 0; !rc && i < reps + 2; i++) {
+        if (i == 2 && !(rc = be->synchronize(dev->self)))
+            t0 = MPI_Wtime();
+        if (!rc)
+            rc = be->gemm(dev->self, 0, 1, n, n, n, 1.0f, a, ZERO_BF16, n, a, ZERO_BF16, n, 0.0f,
+                          cc, ZERO_BF16, n);
+    }
+    if (!rc && !(rc = be->synchronize(dev->self)))
+        c->gemm_tflops = 2.0 * (double)n * n * n * reps / (MPI_Wtime() - t0) / 1e12;
+    be->free(dev->self, a);
+    be->free(dev->self, cc);
+    if (!rc && !(rc = be->alloc(dev->self, copy_bytes, ZERO_TAG_WORKSPACE, &x)) &&
+        !(rc = be->alloc(dev->self, copy_bytes, ZERO_TAG_WORKSPACE, &y)))
+        rc = be->fill(dev->self, x, ZERO_F32, 1.0, copy_bytes / 4);
+    for (int64_t i = 0; !rc && i < reps + 2; i++) {
+        if (i == 2 && !(rc = be->synchronize(dev->self)))
+            t0 = MPI_Wtime();
+        if (!rc)
+            rc = be->copy(dev->self, i % 2 ? x : y, i % 2 ? y : x, copy_bytes);
+    }
+    if (!rc && !(rc = be->synchronize(dev->self)))
+        c->copy_gbs = 2.0 * (double)copy_bytes * reps / (MPI_Wtime() - t0) / 1e9;
+    be->free(dev->self, x);
+    be->free(dev->self, y);
+    if (rc && !err->msg[0])
+        zero_fail(err, rc, "ceilings: %s", be->last_error(dev->self));
+    return rc;
+}
+
 static void usage(void)
 {
     fprintf(stderr,
             "usage: bench/gpt_mfu [--backend cuda|cpu] [--dtype bf16|fp16|fp32] [--n-layer L] "
             "[--n-embd C] [--n-head H] [--block-size T] [--vocab-size V] [--batch B] "
             "[--stage all|S[,S...]] [--steps K] [--warmup W] [--offload none|cpu] "
-            "[--peak-tflops P]\n");
+            "[--peak-tflops P] [--no-kernel-times]\n");
 }
 
 /* "all" or a comma list of stages 0-3 */
@@ -250,15 +381,23 @@ static int parse(struct opts *o, int argc, char **argv)
                        .batch = 16,
                        .stages = {-1},
                        .steps = 10,
-                       .warmup = 3};
-    static const struct option longs[] = {
-        {"backend", required_argument, NULL, 'B'},     {"dtype", required_argument, NULL, 'd'},
-        {"n-layer", required_argument, NULL, 'l'},     {"n-embd", required_argument, NULL, 'c'},
-        {"n-head", required_argument, NULL, 'h'},      {"block-size", required_argument, NULL, 't'},
-        {"vocab-size", required_argument, NULL, 'v'},  {"batch", required_argument, NULL, 'b'},
-        {"stage", required_argument, NULL, 'S'},       {"steps", required_argument, NULL, 's'},
-        {"warmup", required_argument, NULL, 'w'},      {"offload", required_argument, NULL, 'o'},
-        {"peak-tflops", required_argument, NULL, 'p'}, {NULL, 0, NULL, 0}};
+                       .warmup = 3,
+                       .kernel_times = 1};
+    static const struct option longs[] = {{"backend", required_argument, NULL, 'B'},
+                                          {"dtype", required_argument, NULL, 'd'},
+                                          {"n-layer", required_argument, NULL, 'l'},
+                                          {"n-embd", required_argument, NULL, 'c'},
+                                          {"n-head", required_argument, NULL, 'h'},
+                                          {"block-size", required_argument, NULL, 't'},
+                                          {"vocab-size", required_argument, NULL, 'v'},
+                                          {"batch", required_argument, NULL, 'b'},
+                                          {"stage", required_argument, NULL, 'S'},
+                                          {"steps", required_argument, NULL, 's'},
+                                          {"warmup", required_argument, NULL, 'w'},
+                                          {"offload", required_argument, NULL, 'o'},
+                                          {"peak-tflops", required_argument, NULL, 'p'},
+                                          {"no-kernel-times", no_argument, NULL, 'K'},
+                                          {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         long v = optarg ? strtol(optarg, NULL, 10) : 0;
@@ -308,6 +447,9 @@ static int parse(struct opts *o, int argc, char **argv)
             break;
         case 'p':
             o->peak_tflops = strtod(optarg, NULL);
+            break;
+        case 'K':
+            o->kernel_times = 0;
             break;
         default:
             return -1;
@@ -374,16 +516,30 @@ int main(int argc, char **argv)
                (long long)o.model.block_size, (long long)o.model.vocab_size, (double)numel / 1e6,
                flops, zero_dtype_name(o.dtype), o.backend, dev->size, dev->size > 1 ? "s" : "",
                (long long)o.batch, (long long)o.model.block_size, o.warmup, o.steps, peak);
+    }
+    struct ceilings measured = {0};
+    if (o.kernel_times && is_cuda(dev)) {
+        int rc = measure_ceilings(dev, &measured, &err);
+        if (rank == 0 && rc)
+            printf("ceiling: not measured: %s\n", err.msg);
+        else if (rank == 0)
+            printf("ceiling: bf16 GEMM 8192^3 %.0f TFLOP/s (cuBLAS, pseudo-random data); "
+                   "device copy %.0f GB/s (1 GiB, read + write)\n",
+                   measured.gemm_tflops, measured.copy_gbs);
+    }
+    if (rank == 0) {
         printf("stage | offload   |   step ms |   tokens/s | MFU %% |  peak MiB |  host MiB | "
                "loss\n");
         fflush(stdout);
     }
     int failed = 0;
-    for (int stage = 0; stage < 4; stage++) {
+    struct result *results = calloc(4, sizeof *results);
+    for (int stage = 0; stage < 4 && results; stage++) {
         if (!o.stages[stage])
             continue;
-        struct result r;
-        run_stage(&o, stage, dev, &r);
+        struct result *rp = &results[stage], r;
+        run_stage(&o, stage, dev, rp);
+        r = *rp;
         if (rank == 0) {
             print_row(&o, stage, &r, flops, dev->size);
             fflush(stdout);
@@ -391,6 +547,12 @@ int main(int argc, char **argv)
         /* a variant the engine does not support is a row, not a failure */
         failed |= r.rc != ZERO_OK && r.rc != ZERO_ENOTSUP;
     }
+    /* the kernel tables after the stage table, so that the table stays in one piece */
+    for (int stage = 0; stage < 4 && results && rank == 0; stage++)
+        if (o.stages[stage] && results[stage].rc == ZERO_OK)
+            print_kernels(&results[stage], stage, &measured);
+    failed |= results == NULL;
+    free(results);
     zero_device_close(dev);
     MPI_Finalize();
     return failed;

@@ -12,7 +12,10 @@
  * other fetches is kept instead of released (DeepSpeed's rule: the last
  * units of forward stay gathered for their backward).
  * With offload_param the shard lives in host memory and each gather streams
- * it in first, on the comm stream, so a prefetch moves it ahead of use. */
+ * it in first, on the comm stream, so a prefetch moves it ahead of use. The
+ * whole buffer is often the block that drop() just freed while compute still
+ * reads it; the backend orders a comm-stream copy_async after the compute work
+ * queued before it (as it orders collectives), so the copy cannot overtake. */
 #include <stdlib.h>
 
 #include "engine_internal.h"

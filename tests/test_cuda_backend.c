@@ -605,11 +605,14 @@ static float *download_f32(struct zero_device *d, const void *p, size_t n, enum 
     return x;
 }
 
-/* cuBLAS and OpenBLAS add the k products in different orders: fp32 results agree to
- * 1e-5 of (|c| + 8) (k = 53 products of magnitude < 1), fp16/bf16 results to one unit
- * in the last place of the output type. Padding columns of C stay untouched. */
+/* cuBLAS (native mode) or the exact kernel (exact mode) and OpenBLAS add the k products
+ * in different orders: fp32 results agree to 1e-5 of (|c| + 8) (k = 53 products of
+ * magnitude < 1), fp16/bf16 results to one unit in the last place of the output type.
+ * Padding columns of C stay untouched. Run in both modes (_i: 0 native, 1 exact). */
 START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
 {
+    enum zero_coll_mode mode = _i ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, mode), ZERO_OK);
     const int m = 37, n = 29, k = 53, pad = 3;
     const enum zero_dtype in_types[][2] = {
         {ZERO_F32, ZERO_F32}, {ZERO_BF16, ZERO_BF16}, {ZERO_F16, ZERO_F16}, {ZERO_F32, ZERO_BF16}};
@@ -650,6 +653,110 @@ START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
                     pair_free(A);
                     pair_free(B);
                     pair_free(C);
+                }
+    free(a32);
+    free(b32);
+    free(c32);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* x (n) rounded to t and widened back: the values a typed operand holds */
+static float *as_typed(const float *x, size_t n, enum zero_dtype t)
+{
+    float *y = malloc(n * sizeof(float));
+    ck_assert_ptr_nonnull(y);
+    for (size_t i = 0; i < n; i++)
+        y[i] = t == ZERO_F16    ? zero_f16_to_f32(zero_f32_to_f16(x[i]))
+               : t == ZERO_BF16 ? zero_bf16_to_f32(zero_f32_to_bf16(x[i]))
+                                : x[i];
+    return y;
+}
+
+/* The exact GEMM's rule (backends/cuda/cuda_exact_gemm.cu), written out on the host:
+ * C[i, j] of C = alpha op(A) op(B) + beta C, row-major, as fp32 before C's rounding. */
+static float exact_ref(int ta, int tb, int i, int j, int k, float alpha, const float *a, int lda,
+                       const float *b, int ldb, float beta, float c_old)
+{
+    float acc = beta == 1.0f && alpha == 1.0f ? c_old : 0.0f;
+    for (int p = 0; p < k; p++)
+        acc = fmaf(ta ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p],
+                   tb ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j], acc);
+    if (alpha == 1.0f && (beta == 0.0f || beta == 1.0f))
+        return acc;
+    float t = alpha * acc;
+    return beta == 0.0f ? t : fmaf(beta, c_old, t);
+}
+
+/* Exact mode: every output is one fmaf chain over k in increasing order, so the GPU
+ * equals the rule computed on the host in every bit: m, n across several 64-wide tiles
+ * and k across 16-deep slices with ragged ends, every transpose, fp32/fp16/bf16 and a
+ * mix, C fp32 or narrow, the alpha/beta cases of the rule (beta 0 over a C of NaNs). */
+START_TEST(test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit)
+{
+    const int m = 131, n = 70, k = 37, pad = 2;
+    const enum zero_dtype in_types[][2] = {
+        {ZERO_F32, ZERO_F32}, {ZERO_BF16, ZERO_BF16}, {ZERO_F16, ZERO_F16}, {ZERO_BF16, ZERO_F32}};
+    const float ab[][2] = {{1.0f, 0.0f}, {1.0f, 1.0f}, {0.75f, 0.0f}, {-0.5f, 1.0f}, {0.75f, 0.5f}};
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+    float *a32 = vals((size_t)(k + pad) * (m + pad), 31, 1.0f);
+    float *b32 = vals((size_t)(k + pad) * (n + pad), 32, 1.0f);
+    float *c32 = vals((size_t)m * (n + pad), 33, 4.0f);
+    for (int ta = 0; ta <= 1; ta++)
+        for (int tb = 0; tb <= 1; tb++)
+            for (size_t ti = 0; ti < sizeof(in_types) / sizeof(in_types[0]); ti++)
+                for (size_t x = 0; x < sizeof(ab) / sizeof(ab[0]); x++) {
+                    enum zero_dtype at = in_types[ti][0], bt = in_types[ti][1];
+                    enum zero_dtype ct = x % 2 ? at : ZERO_F32; /* narrow C every other case */
+                    float alpha = ab[x][0], beta = ab[x][1];
+                    int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+                    size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
+                    size_t nc = (size_t)m * ldc;
+                    float *c_in = as_typed(c32, nc, ct);
+                    if (beta == 0.0f)
+                        for (size_t e = 0; e < nc; e++)
+                            c_in[e] = NAN; /* never read */
+                    float *a_in = as_typed(a32, na, at), *b_in = as_typed(b32, nb, bt);
+                    struct pair pa = both_typed(a_in, na, at), pb = both_typed(b_in, nb, bt);
+                    struct pair pc = both_typed(c_in, nc, ct);
+                    int rc = gpu->be->gemm(gpu->self, ta, tb, m, n, k, alpha, pa.g, at, lda, pb.g,
+                                           bt, ldb, beta, pc.g, ct, ldc);
+                    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+                    void *got = download(gpu, pc.g, nc * zero_dtype_size(ct));
+                    char what[112];
+                    snprintf(what, sizeof(what),
+                             "exact gemm ta=%d tb=%d %s x %s -> %s alpha %g beta %g", ta, tb,
+                             zero_dtype_name(at), zero_dtype_name(bt), zero_dtype_name(ct),
+                             (double)alpha, (double)beta);
+                    for (int i = 0; i < m; i++)
+                        for (int j = 0; j < ldc; j++) {
+                            size_t e = (size_t)i * ldc + j;
+                            float want = j < n ? exact_ref(ta, tb, i, j, k, alpha, a_in, lda, b_in,
+                                                           ldb, beta, c_in[e])
+                                               : c_in[e]; /* padding untouched */
+                            uint32_t w32, g32;
+                            uint16_t w16, g16;
+                            if (ct == ZERO_F32) {
+                                memcpy(&w32, &want, 4);
+                                memcpy(&g32, (float *)got + e, 4);
+                                ck_assert_msg(w32 == g32, "%s: C(%d, %d) = %a, the rule gives %a",
+                                              what, i, j, (double)((float *)got)[e], (double)want);
+                            } else {
+                                w16 =
+                                    ct == ZERO_F16 ? zero_f32_to_f16(want) : zero_f32_to_bf16(want);
+                                g16 = ((uint16_t *)got)[e];
+                                ck_assert_msg(w16 == g16,
+                                              "%s: C(%d, %d) = 0x%04x, the rule gives 0x%04x", what,
+                                              i, j, g16, w16);
+                            }
+                        }
+                    free(got);
+                    free(a_in);
+                    free(b_in);
+                    free(c_in);
+                    pair_free(pa);
+                    pair_free(pb);
+                    pair_free(pc);
                 }
     free(a32);
     free(b32);
@@ -990,6 +1097,98 @@ START_TEST(test_cuda_bf16_attention_matches_cpu_within_one_bf16_rounding_of_att_
 }
 END_TEST
 
+/* Native mode: the warp-per-row LayerNorm forward (fp32 moments along a shuffle tree,
+ * 128-bit loads when C % 4 == 0) within 1e-5 of (|x| + 1e-3) of the cpu's fp64 moments,
+ * mean and rstd too; C = 768 (GPT-2, vector loads) and 97 (scalar loads) (_i). */
+START_TEST(test_cuda_fast_layernorm_forward_matches_cpu_within_fp32_rounding)
+{
+    const int R = 37, C = _i ? 97 : 768;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    struct pair x = both_vals((size_t)R * C, 62, 3.0f), w = both_vals(C, 63, 1.0f),
+                b = both_vals(C, 64, 1.0f);
+    struct pair y = both_vals((size_t)R * C, 65, 1.0f), mean = both_vals(R, 66, 1.0f);
+    struct pair rstd = both_vals(R, 67, 1.0f);
+    ON_BOTH(cpu->be->layernorm_forward(cpu->self, y.c, mean.c, rstd.c, x.c, w.c, b.c, R, C, 1e-5f),
+            gpu->be->layernorm_forward(gpu->self, y.g, mean.g, rstd.g, x.g, w.g, b.g, R, C, 1e-5f));
+    pair_close(y, 1e-5, 1e-3, "fast layernorm y");
+    pair_close(mean, 1e-5, 1e-3, "fast layernorm mean");
+    pair_close(rstd, 1e-5, 1e-3, "fast layernorm rstd");
+    pair_free(x);
+    pair_free(w);
+    pair_free(b);
+    pair_free(y);
+    pair_free(mean);
+    pair_free(rstd);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* Native mode: the online-softmax cross-entropy forward within 1e-5 of the cpu's (loss to
+ * 1e-5 of (|loss| + 1), probabilities to 1e-5 of (|p| + 1e-6)); K = 50304 (GPT-2's padded
+ * vocabulary, many classes per thread) and 7 (fewer classes than threads) (_i). */
+START_TEST(test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding)
+{
+    const int R = 9, K = _i ? 7 : 50304;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    int32_t labels[9];
+    for (int r = 0; r < R; r++)
+        labels[r] = (r * 397) % K;
+    struct pair z = both_vals((size_t)R * K, 73, 20.0f), p = both_vals((size_t)R * K, 74, 1.0f);
+    struct pair loss = both_vals(R, 75, 1.0f), lab = both(labels, sizeof(labels));
+    ON_BOTH(cpu->be->xent_forward(cpu->self, loss.c, p.c, z.c, lab.c, R, K),
+            gpu->be->xent_forward(gpu->self, loss.g, p.g, z.g, lab.g, R, K));
+    pair_close(loss, 1e-5, 1.0, "fast xent loss");
+    pair_close(p, 1e-5, 1e-6, "fast xent probs");
+    pair_free(z);
+    pair_free(p);
+    pair_free(loss);
+    pair_free(lab);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* Native mode: the fused causal attention (cuda_flash_attention.cu: online softmax, no
+ * T x T matrix) against the cpu's reference within fp32 rounding: y to 1e-5 and dqkv
+ * to 1e-4 of (|x| + 1e-2), as the reference path above. T = 150 spans three 64-query
+ * tiles with a ragged end; head sizes 16 and 64 (_i), GPT-2's 64 included. Two runs
+ * give the same bits (one owner per output, no atomics). */
+START_TEST(test_cuda_fused_attention_matches_cpu_and_repeats_its_bits)
+{
+    const int B = 2, T = 150, NH = 2, C = _i ? 128 : 32;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    size_t n3 = (size_t)B * T * 3 * C, n = (size_t)B * T * C, tt = (size_t)B * NH * T * T;
+    struct pair qkv = both_vals(n3, 52, 1.0f), y = both_vals(n, 53, 1.0f);
+    struct pair att = both_vals(tt, 54, 1.0f), dy = both_vals(n, 55, 1.0f);
+    struct pair dqkv = both_vals(n3, 56, 1.0f), scratch = both_vals(tt, 57, 1.0f);
+    ON_BOTH(cpu->be->attention_forward(cpu->self, y.c, att.c, qkv.c, B, T, C, NH, ZERO_F32),
+            gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH, ZERO_F32));
+    pair_close(y, 1e-5, 1e-2, "fused attention y");
+    ON_BOTH(cpu->be->attention_backward(cpu->self, dqkv.c, scratch.c, dy.c, qkv.c, att.c, B, T, C,
+                                        NH, ZERO_F32),
+            gpu->be->attention_backward(gpu->self, dqkv.g, scratch.g, dy.g, qkv.g, att.g, B, T, C,
+                                        NH, ZERO_F32));
+    pair_close(dqkv, 1e-4, 1e-2, "fused attention dqkv");
+    /* again: the same bits */
+    void *y1 = download(gpu, y.g, y.bytes), *d1 = download(gpu, dqkv.g, dqkv.bytes);
+    int rc = gpu->be->attention_forward(gpu->self, y.g, att.g, qkv.g, B, T, C, NH, ZERO_F32);
+    if (rc == ZERO_OK)
+        rc = gpu->be->attention_backward(gpu->self, dqkv.g, scratch.g, dy.g, qkv.g, att.g, B, T, C,
+                                         NH, ZERO_F32);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    assert_same_bits(gpu, y.g, y1, y.bytes, "fused attention y, second run");
+    assert_same_bits(gpu, dqkv.g, d1, dqkv.bytes, "fused attention dqkv, second run");
+    free(y1);
+    free(d1);
+    pair_free(qkv);
+    pair_free(y);
+    pair_free(att);
+    pair_free(dy);
+    pair_free(dqkv);
+    pair_free(scratch);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 START_TEST(test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message)
 {
     enum { B = 1, T = 2, C = 4, NH = 2 };
@@ -1215,7 +1414,8 @@ static Suite *cuda_suite(void)
     suite_add_tcase(s, elem);
 
     TCase *blas = tcase_create("gemm");
-    tcase_add_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes);
+    tcase_add_loop_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes, 0, 2);
+    tcase_add_test(blas, test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit);
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
     suite_add_tcase(s, blas);
 
@@ -1231,6 +1431,10 @@ static Suite *cuda_suite(void)
                    test_cuda_bf16_attention_matches_cpu_within_one_bf16_rounding_of_att_and_ds);
     tcase_add_test(layers,
                    test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message);
+    tcase_add_loop_test(layers, test_cuda_fused_attention_matches_cpu_and_repeats_its_bits, 0, 2);
+    tcase_add_loop_test(layers, test_cuda_fast_layernorm_forward_matches_cpu_within_fp32_rounding,
+                        0, 2);
+    tcase_add_loop_test(layers, test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding, 0, 2);
     suite_add_tcase(s, layers);
 
     TCase *coll = tcase_create("collectives");

@@ -1,6 +1,9 @@
 /* The cuda backend trains like the cpu backend: the toy MLP and a tiny GPT, 10 optimizer
  * steps with the same configuration and data on backend "cpu" and backend "cuda", ZeRO
- * stages 0-3, then the final parameters compared.
+ * stages 0-3, then the final parameters compared. The cpu backend runs in exact mode;
+ * the cuda backend in native mode (cuBLAS, the fast kernels: within the tolerances
+ * below) and in exact mode (its fixed-order GEMM, cuda_exact_gemm.cu, and the shared
+ * deterministic math: every bit the cpu's).
  *
  * Metric: rel = max_i |cuda_i - cpu_i| / max_i |cpu_i| over every parameter, whole, as
  * zero_engine_read_param gives it (the fp32 master). It is relative to the largest
@@ -35,6 +38,16 @@
  * noise, 3e-4 from 1e-6). SGD passes gradient differences on scaled by lr. The Adam
  * kernel itself is compared bit for bit in test_cuda_backend.c.
  *
+ * Stage 3 with offload_param (the shard in host memory, streamed in by each gather) must
+ * give the bits of stage 3 with the same offloaded optimizer and the shard on the
+ * device: only where the shard lives differs. The model is sized so that the host
+ * queues work well ahead of the GPU (a 1024-wide MLP, 512 rows a step: ~100 us per
+ * GEMM), and the live limit of two blocks makes each prefetch take the block that the
+ * previous unit's release just freed while that unit's forward is still queued: a gather
+ * whose host-to-device copy does not wait for the compute stream overwrites weights
+ * that forward is still reading (the race of issue 15), and the weights go wrong.
+ * Plain stage 3 (the device optimizer) is compared too, within FP32_TOL.
+ *
  * Runs at 1 and 2 ranks; skips (exit 77) where no CUDA device is found. Ranks that share
  * one GPU use the host-staged mode (ZERO_CUDA_COMM=auto unless set). */
 #include <check.h>
@@ -58,6 +71,11 @@
 #define MLP_WIDTH 64
 #define MLP_LAYERS 3
 #define MLP_CLASSES 8
+/* the offload race: a wider MLP and more rows, so that the GPU lags the host */
+#ifndef RACE_WIDTH
+#define RACE_WIDTH 1024
+#endif
+#define RACE_ROWS 512
 /* tiny GPT: 2 layers, 2 heads, 32 wide, 16 tokens, a 48-token vocabulary */
 static const struct zero_gpt_config tiny_gpt = {
     .n_layer = 2, .n_head = 2, .n_embd = 32, .block_size = 16, .vocab_size = 48};
@@ -67,10 +85,16 @@ enum model_kind { TOY_MLP, TINY_GPT };
 static struct zero_device *cpu, *gpu;
 static int rank_;
 
+enum offload { NO_OFFLOAD, OFFLOAD_OPTIMIZER, OFFLOAD_PARAM /* and optimizer */ };
+
 /* One training run's inputs and what it leaves behind. */
 struct run {
     enum model_kind kind;
     int stage, bf16;
+    enum offload offload;
+    int native;           /* libzero.collectives = native: on cuda, cuBLAS and the fast kernels */
+    int64_t width, micro; /* the MLP's width and rows per rank and step; 0: the defaults */
+    int64_t max_live;     /* stage3_max_live_parameters; 0: the default */
     float losses[STEPS];
     float *initial, *final; /* (n) every parameter, whole, in model order */
     int64_t n;
@@ -80,6 +104,7 @@ static void configure(struct zero_config *c, const struct run *r, const struct z
 {
     zero_config_defaults(c);
     snprintf(c->libzero.backend, sizeof c->libzero.backend, "%s", d->be->name);
+    c->libzero.coll_mode = r->native ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
     c->zero_optimization.stage = r->stage;
     /* every unit really released and gathered under stage 3 */
     c->zero_optimization.stage3_param_persistence_threshold = 0;
@@ -93,6 +118,25 @@ static void configure(struct zero_config *c, const struct run *r, const struct z
     c->bf16.enabled = r->bf16;
     c->libzero.matmul = ZERO_MATMUL_COMPUTE; /* both backends alike; fp32 training ignores it */
     c->libzero.align = 64; /* small blocks: tiny units still split over the ranks */
+    if (r->offload >= OFFLOAD_OPTIMIZER)
+        c->zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    if (r->offload == OFFLOAD_PARAM)
+        c->zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+    if (r->max_live > 0) { /* release after use, prefetch one unit ahead */
+        c->zero_optimization.stage3_max_live_parameters = r->max_live;
+        c->zero_optimization.stage3_prefetch_bucket_size = r->max_live / 2;
+        c->zero_optimization.stage3_max_reuse_distance = 0;
+    }
+}
+
+static int64_t width_of(const struct run *r)
+{
+    return r->width > 0 ? r->width : MLP_WIDTH;
+}
+
+static int64_t micro_of(const struct run *r)
+{
+    return r->micro > 0 ? r->micro : MICRO;
 }
 
 /* Token t of global sequence s: mostly 3 x the previous token + 1, now and then a jump,
@@ -106,14 +150,14 @@ static int32_t token_at(int64_t s, int64_t t)
     return (int32_t)x;
 }
 
-/* The micro-batch of MICRO samples or sequences from global sample `first`:
- * x (MICRO, width) for the MLP; tokens and labels (MICRO * T) for the GPT. */
-static struct zero_batch make_batch(enum model_kind k, int64_t first, float *x, int32_t *tokens,
+/* The micro-batch of r's samples or sequences from global sample `first`:
+ * x (micro, width) for the MLP; tokens and labels (MICRO * T) for the GPT. */
+static struct zero_batch make_batch(const struct run *r, int64_t first, float *x, int32_t *tokens,
                                     int32_t *labels)
 {
-    if (k == TOY_MLP) {
-        zero_synthetic_samples(11, MLP_WIDTH, MLP_CLASSES, first, MICRO, x, labels);
-        return (struct zero_batch){.rows = MICRO, .inputs = x, .labels = labels};
+    if (r->kind == TOY_MLP) {
+        zero_synthetic_samples(11, width_of(r), MLP_CLASSES, first, micro_of(r), x, labels);
+        return (struct zero_batch){.rows = micro_of(r), .inputs = x, .labels = labels};
     }
     const int64_t T = tiny_gpt.block_size;
     for (int64_t i = 0; i < MICRO * T; i++) {
@@ -145,12 +189,14 @@ static int train(struct run *r, struct zero_device *d, struct zero_error *err)
     configure(&cfg, r, d);
     struct zero_model *m = NULL;
     struct zero_engine *e = NULL;
-    int rc = r->kind == TOY_MLP ? zero_nn_build_mlp(&m, MLP_WIDTH, MLP_LAYERS, MLP_CLASSES, err)
+    int rc = r->kind == TOY_MLP ? zero_nn_build_mlp(&m, width_of(r), MLP_LAYERS, MLP_CLASSES, err)
                                 : zero_nn_build_gpt(&m, &tiny_gpt, err);
     if (!rc)
         rc = zero_engine_create(&e, &cfg, m, d, err);
-    const int64_t rows = MICRO * tiny_gpt.block_size; /* the larger of the two models' */
-    float *x = malloc(MICRO * MLP_WIDTH * sizeof *x);
+    int64_t rows = MICRO * tiny_gpt.block_size;
+    if (r->kind == TOY_MLP)
+        rows = micro_of(r);
+    float *x = malloc((size_t)(micro_of(r) * width_of(r)) * sizeof *x);
     int32_t *tokens = malloc((size_t)rows * sizeof *tokens);
     int32_t *labels = malloc((size_t)rows * sizeof *labels);
     if (!rc) {
@@ -163,8 +209,8 @@ static int train(struct run *r, struct zero_device *d, struct zero_error *err)
     if (!rc)
         rc = read_all(e, m, r->initial, err);
     for (int step = 0; step < STEPS && !rc; step++) {
-        int64_t first = zero_atom_first_sample(step, 0, d->rank, d->size, 1, MICRO);
-        struct zero_batch b = make_batch(r->kind, first, x, tokens, labels);
+        int64_t first = zero_atom_first_sample(step, 0, d->rank, d->size, 1, micro_of(r));
+        struct zero_batch b = make_batch(r, first, x, tokens, labels);
         if (!(rc = zero_engine_forward(e, &b, NULL, err)) && !(rc = zero_engine_backward(e, err)))
             rc = zero_engine_step(e, NULL, err);
         if (!rc)
@@ -204,6 +250,7 @@ static void check_cuda_trains_like_cpu(enum model_kind kind, int bf16)
     const double tol = bf16 ? BF16_TOL : FP32_TOL;
     for (int stage = 0; stage < 4; stage++) {
         struct run want = {.kind = kind, .stage = stage, .bf16 = bf16}, got = want;
+        got.native = 1;
         struct zero_error err = {0};
         int rc = train(&want, cpu, &err);
         if (!rc)
@@ -232,6 +279,46 @@ static void check_cuda_trains_like_cpu(enum model_kind kind, int bf16)
     }
 }
 
+/* Exact mode on both backends: the same bits after 10 steps, at every stage, in fp32
+ * and bf16 (_i: bit 0 bf16, bit 1 the tiny GPT). Holds once the cpu backend's GEMM is
+ * the same fixed-order chain and both backends call the same deterministic math. */
+START_TEST(test_cuda_exact_mode_trains_to_the_cpu_bits_at_stages_0_to_3)
+{
+    enum model_kind kind = _i & 2 ? TINY_GPT : TOY_MLP;
+    int bf16 = _i & 1;
+    const char *what = kind == TOY_MLP ? "toy MLP" : "tiny GPT";
+    for (int stage = 0; stage < 4; stage++) {
+        struct run want = {.kind = kind, .stage = stage, .bf16 = bf16}, got = want;
+        struct zero_error err = {0};
+        int rc = train(&want, cpu, &err);
+        if (!rc)
+            rc = train(&got, gpu, &err);
+        ck_assert_msg(mpi_check_all(rc == ZERO_OK), "%s stage %d: %s", what, stage,
+                      rc ? err.msg : "training failed on another rank");
+        int64_t first = -1;
+        for (int64_t i = 0; i < want.n && first < 0; i++)
+            if (memcmp(&got.final[i], &want.final[i], sizeof(float)) != 0)
+                first = i;
+        int loss_step = -1;
+        for (int st = 0; st < STEPS && loss_step < 0; st++)
+            if (memcmp(&got.losses[st], &want.losses[st], sizeof(float)) != 0)
+                loss_step = st;
+        double rel = rel_diff(got.final, want.final, want.n);
+        if (rank_ == 0)
+            printf("cuda vs cpu, exact: %-8s %s stage %d: %s (rel %.2e; first differing "
+                   "parameter element %lld, first differing loss at step %d)\n",
+                   what, bf16 ? "bf16" : "fp32", stage, first < 0 ? "same bits" : "DIFFERENT", rel,
+                   (long long)first, loss_step);
+        run_free(&want);
+        run_free(&got);
+        ck_assert_msg(first < 0 && loss_step < 0,
+                      "%s %s stage %d exact mode: cuda differs from cpu: parameter element %lld "
+                      "(rel %.3g), loss of step %d",
+                      what, bf16 ? "bf16" : "fp32", stage, (long long)first, rel, loss_step);
+    }
+}
+END_TEST
+
 START_TEST(test_cuda_trains_toy_mlp_like_cpu_in_fp32_at_stages_0_to_3)
 {
     check_cuda_trains_like_cpu(TOY_MLP, 0);
@@ -256,6 +343,55 @@ START_TEST(test_cuda_trains_tiny_gpt_like_cpu_in_bf16_at_stages_0_to_3)
 }
 END_TEST
 
+/* The offload race: offload_param against the shard on the device (see the file comment). */
+START_TEST(test_cuda_stage3_offload_param_gives_the_bits_of_stage3_with_the_shard_on_device)
+{
+    /* stage3_max_live_parameters: two residual blocks (2 x 8 w^2 + 5 w, padded) */
+    const int64_t w = RACE_WIDTH, block = 8 * w * w + 5 * w + 64 * 8;
+    struct run base = {
+        .kind = TOY_MLP, .stage = 3, .width = w, .micro = RACE_ROWS, .max_live = 2 * block};
+    struct run plain = base, on_device = base, on_host = base;
+    on_device.offload = OFFLOAD_OPTIMIZER;
+    on_host.offload = OFFLOAD_PARAM;
+    struct zero_error err = {0};
+    int rc = train(&plain, gpu, &err);
+    if (!rc)
+        rc = train(&on_device, gpu, &err);
+    if (!rc)
+        rc = train(&on_host, gpu, &err);
+    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "stage-3 offload: %s",
+                  rc ? err.msg : "training failed on another rank");
+    double rel = rel_diff(on_host.final, on_device.final, on_device.n);
+    double rel_plain = rel_diff(on_host.final, plain.final, plain.n);
+    double moved = rel_diff(on_device.initial, on_device.final, on_device.n);
+    int first_bad = -1;
+    for (int s = 0; s < STEPS && first_bad < 0; s++)
+        if (memcmp(&on_host.losses[s], &on_device.losses[s], sizeof(float)) != 0)
+            first_bad = s;
+    if (rank_ == 0)
+        printf("cuda stage 3 offload_param vs the shard on the device: rel %.2e (want 0), vs "
+               "plain stage 3 rel %.2e (tolerance %.0e); losses %.6f -> %.6f (offload_param) "
+               "%.6f (device shard); training moved the weights %.2e\n",
+               rel, rel_plain, FP32_TOL, on_host.losses[0], on_host.losses[STEPS - 1],
+               on_device.losses[STEPS - 1], moved);
+    run_free(&plain);
+    run_free(&on_device);
+    run_free(&on_host);
+    ck_assert_msg(moved >= 10 * FP32_TOL, "training moved the weights by only %.3g", moved);
+    ck_assert_msg(first_bad < 0,
+                  "stage 3 offload_param: the loss of step %d differs from the device shard's: "
+                  "a gather overwrote a block that compute still read?",
+                  first_bad);
+    ck_assert_msg(rel == 0.0,
+                  "stage 3 offload_param: weights %.3g from those with the shard on the device "
+                  "(want the same bits)",
+                  rel);
+    ck_assert_msg(rel_plain <= FP32_TOL,
+                  "stage 3 offload_param: weights %.3g from plain stage 3's (> %.0e)", rel_plain,
+                  FP32_TOL);
+}
+END_TEST
+
 static Suite *training_suite(void)
 {
     Suite *s = suite_create("cuda training vs cpu training");
@@ -265,6 +401,9 @@ static Suite *training_suite(void)
     tcase_add_test(tc, test_cuda_trains_tiny_gpt_like_cpu_in_fp32_at_stages_0_to_3);
     tcase_add_test(tc, test_cuda_trains_toy_mlp_like_cpu_in_bf16_at_stages_0_to_3);
     tcase_add_test(tc, test_cuda_trains_tiny_gpt_like_cpu_in_bf16_at_stages_0_to_3);
+    tcase_add_loop_test(tc, test_cuda_exact_mode_trains_to_the_cpu_bits_at_stages_0_to_3, 0, 4);
+    tcase_add_test(
+        tc, test_cuda_stage3_offload_param_gives_the_bits_of_stage3_with_the_shard_on_device);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -161,6 +161,7 @@ static int open_nccl(struct cuda_state *s, char *why, size_t why_len)
 static void cuda_release(struct cuda_state *s)
 {
     cuda_coll_fini(s);
+    cuda_prof_fini(s);
     cuda_staged_close(s);
 #ifdef ZERO_HAVE_NCCL
     if (s->nccl != NULL)

@@ -16,11 +16,17 @@
  * (and C copied back): a GEMM reads each element of A once per column block of B, which
  * over the bus costs many times one copy, and cuBLAS promises nothing for host memory.
  * The copies keep the types, so the bits are those of the same operands in device
- * memory. */
+ * memory.
+ *
+ * Exact mode (the backend's collective mode ZERO_COLL_EXACT) sends every GEMM to the
+ * fixed-order fp32 kernel of cuda_exact_gemm.cu instead: one fmaf chain per output
+ * over k in increasing order, the cpu backend's exact GEMM bit for bit, any mix of
+ * fp32/fp16/bf16 operands read in place (no conversion copies, no cuBLAS). */
 #include <limits.h>
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "zero_cuda_profile.h"
 
 static int is_gemm_type(enum zero_dtype t)
 {
@@ -101,12 +107,45 @@ static struct operand as_is(const void *x, enum zero_dtype t, int64_t ld)
     return (struct operand){.p = (void *)x, .t = t, .ld = ld, .owned = NULL};
 }
 
-int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
-              int64_t ldc)
+/* Exact mode: host_alloc operands staged in their types, then the fixed-order kernel. */
+static int exact_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
+                      int64_t k, float alpha, struct operand oa, int64_t a_rows, int64_t a_cols,
+                      struct operand ob, int64_t b_rows, int64_t b_cols, float beta,
+                      struct operand oc)
 {
-    struct cuda_state *s = self;
+    void *c = oc.p;
+    int64_t ldc = oc.ld;
+    int rc = ZERO_OK;
+    if (cuda_is_host_memory(s, oa.p))
+        rc = operand_staged(s, &oa, a_rows, a_cols, 1);
+    if (rc == ZERO_OK && cuda_is_host_memory(s, ob.p))
+        rc = operand_staged(s, &ob, b_rows, b_cols, 1);
+    if (rc == ZERO_OK && cuda_is_host_memory(s, oc.p))
+        rc = operand_staged(s, &oc, m, n, beta != 0.0f);
+    if (rc == ZERO_OK)
+        rc = cuda_check(s,
+                        cuda_launch_exact_gemm(s->compute, trans_a, trans_b, m, n, k, alpha, oa.p,
+                                               oa.t, oa.ld, 0, ob.p, ob.t, ob.ld, 0, beta, oc.p,
+                                               oc.t, oc.ld, 0, 1),
+                        "gemm: exact kernel");
+    if (rc == ZERO_OK && oc.owned != NULL) /* staged C back to the host */
+        rc = cuda_check(s,
+                        cudaMemcpy2DAsync(c, (size_t)ldc * zero_dtype_size(oc.t), oc.p,
+                                          (size_t)oc.ld * zero_dtype_size(oc.t),
+                                          (size_t)n * zero_dtype_size(oc.t), (size_t)m,
+                                          cudaMemcpyDefault, s->compute),
+                        "gemm: C back to host memory");
+    cuda_free(s, oa.owned);
+    cuda_free(s, ob.owned);
+    cuda_free(s, oc.owned);
+    return rc;
+}
+
+static int gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                float alpha, const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
+                int64_t ldc)
+{
     if (m < 0 || n < 0 || k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX)
         return cuda_fail(s, ZERO_EINVAL, "gemm: bad shape m=%lld n=%lld k=%lld", (long long)m,
                          (long long)n, (long long)k);
@@ -122,6 +161,9 @@ int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_
 
     struct operand oa = as_is(a, a_type, lda), ob = as_is(b, b_type, ldb);
     struct operand oc = as_is(c, c_type, ldc);
+    if (s->mode == ZERO_COLL_EXACT)
+        return exact_gemm(s, trans_a, trans_b, m, n, k, alpha, oa, a_rows, a_cols, ob, b_rows,
+                          b_cols, beta, oc);
     int same_inputs = a_type == b_type;
     int c_ok = c_type == a_type || c_type == ZERO_F32;
     if (!same_inputs) { /* widen the narrow one(s): fp32 x fp32 */
@@ -170,4 +212,20 @@ int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_
     cuda_free(s, ob.owned);
     cuda_free(s, oc.owned);
     return rc;
+}
+
+int cuda_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
+              int64_t ldc)
+{
+    struct cuda_state *s = self;
+    /* each operand once, C read too when beta != 0 (the profile's byte count) */
+    double mk = (double)m * (double)k, kn = (double)k * (double)n, mn = (double)m * (double)n;
+    double bytes = mk * (double)zero_dtype_size(a_type) + kn * (double)zero_dtype_size(b_type) +
+                   mn * (double)zero_dtype_size(c_type) * (beta != 0.0f ? 2.0 : 1.0);
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GEMM);
+    return cuda_prof_end(s, &pm, 2.0 * mk * (double)n, bytes,
+                         gemm(s, trans_a, trans_b, m, n, k, alpha, a, a_type, lda, b, b_type, ldb,
+                              beta, c, c_type, ldc));
 }

@@ -11,6 +11,7 @@
  *   cuda_layer_ops.c  layer and GPT kernels: checks, label/id range checks, attention GEMMs
  *   cuda_coll.c       collectives: requests, comm stats, NCCL native and exact modes
  *   cuda_staged.c     host-staging test mode: collectives through an inner cpu backend
+ *   cuda_profile.c    per-kernel-class device time for benchmarks (zero_cuda_profile.h)
  *   *.cu              the kernels and their launchers (cuda_launch.h) */
 #ifndef ZERO_CUDA_INTERNAL_H
 #define ZERO_CUDA_INTERNAL_H
@@ -36,6 +37,7 @@ struct cuda_hosts;    /* cuda_host.c */
 struct cuda_lt_cache; /* cuda_blaslt.c */
 struct cuda_staged;   /* cuda_staged.c */
 struct cuda_timing;   /* cuda_coll.c: collectives whose time is not read yet */
+struct cuda_profile;  /* cuda_profile.c: per-kernel-class times (zero_cuda_profile.h) */
 
 struct cuda_state {
     MPI_Comm comm; /* our duplicate of the user's communicator */
@@ -72,6 +74,7 @@ struct cuda_state {
     size_t *split_count, *split_displ; /* (size) each: the current split of a buffer */
     struct cuda_timing *timing;
     struct cuda_staged *staged;
+    struct cuda_profile *prof; /* NULL unless a benchmark turned profiling on */
 };
 
 /* Formats the instance's last error ("rank R: ..."); returns code. */
@@ -114,6 +117,21 @@ void cuda_lt_close(struct cuda_state *s);
 int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                  float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
                  cudaDataType_t ab, float beta, void *c, int64_t ldc, cudaDataType_t ct);
+
+/* ---- cuda_profile.c ---- */
+/* An entry's span on the compute stream: begin before its launches, end after with
+ * the FLOPs and bytes it moved and its status rc, which end returns:
+ *     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GELU);
+ *     return cuda_prof_end(s, &pm, 0, 8.0 * n, cuda_check(s, launch(...), "gelu"));
+ * No-ops unless profiling is on (klass: enum zero_cuda_kclass). */
+struct cuda_prof_mark {
+    int on, klass;
+    cudaEvent_t start;
+};
+struct cuda_prof_mark cuda_prof_begin(struct cuda_state *s, int klass);
+int cuda_prof_end(struct cuda_state *s, struct cuda_prof_mark *m, double flops, double bytes,
+                  int rc);
+void cuda_prof_fini(struct cuda_state *s);
 
 /* ---- cuda_coll.c / cuda_staged.c: set up / tear down in open/close ---- */
 int cuda_coll_init(struct cuda_state *s);

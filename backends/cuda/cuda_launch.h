@@ -106,6 +106,45 @@ cudaError_t cuda_launch_combine(cudaStream_t st, void *out, enum zero_dtype out_
                                 const void *own, const void *peers, enum zero_dtype wire_type,
                                 int n, int me, size_t len);
 
+/* ---- cuda_fast_kernels.cu: native-mode LayerNorm and cross-entropy forwards ---- */
+
+/* as cuda_launch_layernorm_forward: a warp per row, fp32 moments, 128-bit loads */
+cudaError_t cuda_launch_layernorm_forward_fast(cudaStream_t st, float *y, float *mean, float *rstd,
+                                               const float *x, const float *weight,
+                                               const float *bias, int64_t rows, int64_t cols,
+                                               float eps);
+/* as cuda_launch_xent_forward: online softmax, two reads of the logits */
+cudaError_t cuda_launch_xent_forward_fast(cudaStream_t st, float *losses, float *probs,
+                                          const float *logits, const int32_t *labels, int64_t rows,
+                                          int64_t classes);
+
+/* ---- cuda_flash_attention.cu: fused causal attention (native mode) ---- */
+
+/* 1 if the fused kernels take this shape (head size 8, 16, 32 or 64, B * NH <= 65535) */
+int cuda_flash_attention_supports(int64_t B, int64_t T, int64_t C, int64_t NH);
+/* y (B, T, C) = causal softmax(q k^T / sqrt(hs)) v per head; lse (B, NH, T) saved */
+cudaError_t cuda_launch_flash_attention_forward(cudaStream_t st, float *y, float *lse,
+                                                const float *qkv, int64_t B, int64_t T, int64_t C,
+                                                int64_t NH);
+/* dqkv (B, T, 3C) from dy (B, T, C), qkv and the forward's lse; dsum (B, NH, T) scratch */
+cudaError_t cuda_launch_flash_attention_backward(cudaStream_t st, float *dqkv, float *dsum,
+                                                 const float *dy, const float *qkv,
+                                                 const float *lse, int64_t B, int64_t T, int64_t C,
+                                                 int64_t NH);
+
+/* ---- cuda_exact_gemm.cu: the GEMM of exact mode ---- */
+
+/* C_i (m, n) = alpha op(A_i) op(B_i) + beta C_i for i < batch, row-major, the operands of
+ * item i at element offset i * stride; fp32/fp16/bf16 A, B and C in any mix. Every
+ * output is one fmaf chain over k in increasing order (the file's comment gives the
+ * rule for alpha and beta): the bits of the cpu backend's exact GEMM. */
+cudaError_t cuda_launch_exact_gemm(cudaStream_t st, int trans_a, int trans_b, int64_t m, int64_t n,
+                                   int64_t k, float alpha, const void *a, enum zero_dtype a_type,
+                                   int64_t lda, int64_t stride_a, const void *b,
+                                   enum zero_dtype b_type, int64_t ldb, int64_t stride_b,
+                                   float beta, void *c, enum zero_dtype c_type, int64_t ldc,
+                                   int64_t stride_c, int64_t batch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,22 +10,31 @@
  * compute stream per xent/embedding forward. */
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "zero_cuda_profile.h"
 
 /* ---- bias, GELU ---- */
 
 int cuda_bias_add(void *self, float *y, const float *b, int64_t rows, int64_t cols)
 {
     struct cuda_state *s = self;
-    return cuda_check(s, cuda_launch_bias_add(s->compute, y, b, rows, cols), "bias_add");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_BIAS);
+    return cuda_prof_end(
+        s, &pm, 0, 8.0 * (double)rows * (double)cols + 4.0 * (double)cols,
+        cuda_check(s, cuda_launch_bias_add(s->compute, y, b, rows, cols), "bias_add"));
 }
 
 int cuda_bias_grad(void *self, float *db, const float *dy, int64_t rows, int64_t cols, float beta)
 {
     struct cuda_state *s = self;
-    return cuda_check(s, cuda_launch_bias_grad(s->compute, db, dy, rows, cols, beta), "bias_grad");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_BIAS);
+    return cuda_prof_end(
+        s, &pm, 0, 4.0 * (double)rows * (double)cols + (beta != 0.0f ? 8.0 : 4.0) * (double)cols,
+        cuda_check(s, cuda_launch_bias_grad(s->compute, db, dy, rows, cols, beta), "bias_grad"));
 }
 
 static int check_gelu_kind(struct cuda_state *s, const char *what, enum zero_gelu kind)
@@ -41,7 +50,10 @@ int cuda_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_
     int rc = check_gelu_kind(s, "gelu_forward", kind);
     if (rc != ZERO_OK)
         return rc;
-    return cuda_check(s, cuda_launch_gelu_forward(s->compute, y, x, n, kind), "gelu_forward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GELU);
+    return cuda_prof_end(
+        s, &pm, 0, 8.0 * (double)n,
+        cuda_check(s, cuda_launch_gelu_forward(s->compute, y, x, n, kind), "gelu_forward"));
 }
 
 int cuda_gelu_backward(void *self, float *dx, const float *x, const float *dy, size_t n,
@@ -51,8 +63,10 @@ int cuda_gelu_backward(void *self, float *dx, const float *x, const float *dy, s
     int rc = check_gelu_kind(s, "gelu_backward", kind);
     if (rc != ZERO_OK)
         return rc;
-    return cuda_check(s, cuda_launch_gelu_backward(s->compute, dx, x, dy, n, kind),
-                      "gelu_backward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GELU);
+    return cuda_prof_end(
+        s, &pm, 0, 12.0 * (double)n,
+        cuda_check(s, cuda_launch_gelu_backward(s->compute, dx, x, dy, n, kind), "gelu_backward"));
 }
 
 /* ---- range checks of labels and token ids (device memory) ---- */
@@ -89,24 +103,28 @@ int cuda_xent_forward(void *self, float *losses, float *probs, const float *logi
     if (rows > INT_MAX)
         return cuda_fail(s, ZERO_ENOTSUP, "xent_forward: %lld rows exceed the grid",
                          (long long)rows);
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_XENT);
     int rc = check_ids(s, "xent_forward", "label", labels, rows, classes);
-    if (rc != ZERO_OK)
-        return rc;
-    return cuda_check(
-        s, cuda_launch_xent_forward(s->compute, losses, probs, logits, labels, rows, classes),
-        "xent_forward");
+    if (rc == ZERO_OK) /* logits read, probabilities written; native: the fast kernel */
+        rc = cuda_check(s,
+                        (s->mode == ZERO_COLL_NATIVE ? cuda_launch_xent_forward_fast
+                                                     : cuda_launch_xent_forward)(
+                            s->compute, losses, probs, logits, labels, rows, classes),
+                        "xent_forward");
+    return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)classes, rc);
 }
 
 int cuda_xent_backward(void *self, float *dlogits, const float *probs, const int32_t *labels,
                        int64_t rows, int64_t classes, float dloss)
 {
     struct cuda_state *s = self;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_XENT);
     int rc = check_ids(s, "xent_backward", "label", labels, rows, classes);
-    if (rc != ZERO_OK)
-        return rc;
-    return cuda_check(
-        s, cuda_launch_xent_backward(s->compute, dlogits, probs, labels, rows, classes, dloss),
-        "xent_backward");
+    if (rc == ZERO_OK)
+        rc = cuda_check(
+            s, cuda_launch_xent_backward(s->compute, dlogits, probs, labels, rows, classes, dloss),
+            "xent_backward");
+    return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)classes, rc);
 }
 
 /* ---- token embedding ---- */
@@ -115,20 +133,24 @@ int cuda_embedding_forward(void *self, float *y, const int32_t *ids, const float
                            int64_t rows, int64_t cols, int64_t vocab)
 {
     struct cuda_state *s = self;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_EMBEDDING);
     int rc = check_ids(s, "embedding_forward", "token id", ids, rows, vocab);
-    if (rc != ZERO_OK)
-        return rc;
-    return cuda_check(s, cuda_launch_embedding_forward(s->compute, y, ids, table, rows, cols),
-                      "embedding_forward");
+    if (rc == ZERO_OK)
+        rc = cuda_check(s, cuda_launch_embedding_forward(s->compute, y, ids, table, rows, cols),
+                        "embedding_forward");
+    return cuda_prof_end(s, &pm, 0, 8.0 * (double)rows * (double)cols, rc);
 }
 
 int cuda_embedding_backward(void *self, float *dtable, const int32_t *ids, const float *dy,
                             int64_t rows, int64_t cols, int64_t vocab, float beta)
 {
     struct cuda_state *s = self;
-    return cuda_check(
-        s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
-        "embedding_backward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_EMBEDDING);
+    return cuda_prof_end(
+        s, &pm, 0, 4.0 * (double)rows * (double)cols + 8.0 * (double)vocab * (double)cols,
+        cuda_check(
+            s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
+            "embedding_backward"));
 }
 
 /* ---- LayerNorm ---- */
@@ -138,10 +160,14 @@ int cuda_layernorm_forward(void *self, float *y, float *mean, float *rstd, const
                            float eps)
 {
     struct cuda_state *s = self;
-    return cuda_check(
-        s,
-        cuda_launch_layernorm_forward(s->compute, y, mean, rstd, x, weight, bias, rows, cols, eps),
-        "layernorm_forward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_LAYERNORM);
+    return cuda_prof_end(
+        s, &pm, 0, 8.0 * (double)rows * (double)cols,
+        cuda_check(s,
+                   (s->mode == ZERO_COLL_NATIVE ? cuda_launch_layernorm_forward_fast
+                                                : cuda_launch_layernorm_forward)(
+                       s->compute, y, mean, rstd, x, weight, bias, rows, cols, eps),
+                   "layernorm_forward"));
 }
 
 int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, const float *dy,
@@ -150,11 +176,13 @@ int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias,
                             float w_beta, float b_beta)
 {
     struct cuda_state *s = self;
-    return cuda_check(s,
-                      cuda_launch_layernorm_backward(s->compute, dx, dweight, dbias, dy, x, weight,
-                                                     mean, rstd, rows, cols, dx_beta, w_beta,
-                                                     b_beta),
-                      "layernorm_backward");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_LAYERNORM);
+    return cuda_prof_end(
+        s, &pm, 0, 12.0 * (double)rows * (double)cols,
+        cuda_check(s,
+                   cuda_launch_layernorm_backward(s->compute, dx, dweight, dbias, dy, x, weight,
+                                                  mean, rstd, rows, cols, dx_beta, w_beta, b_beta),
+                   "layernorm_backward"));
 }
 
 /* ---- causal self-attention ---- */
@@ -209,13 +237,21 @@ static int cast_operand(struct cuda_state *s, const struct att_operands *o, void
 
 /* batch row-major products C_i (m, n) = alpha op(A_i) op(B_i), i < batch, the operands
  * of item i at element offset i * stride: the operand swap of cuda_blas.c, per item.
- * A and B of type ab (fp32, or fp16/bf16 with fp32 sums), C fp32. */
+ * A and B of type ab (fp32, or fp16/bf16 with fp32 sums), C fp32. Exact mode: the
+ * fixed-order kernel of cuda_exact_gemm.cu (the bits of the cpu backend's GEMMs). */
 static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, int64_t m,
                         int64_t n, int64_t k, float alpha, const void *a, int64_t lda, int64_t sa,
                         const void *b, int64_t ldb, int64_t sb, cudaDataType_t ab, float *c,
                         int64_t ldc, int64_t sc, int64_t batch)
 {
     const float beta = 0.0f;
+    if (s->mode == ZERO_COLL_EXACT) {
+        enum zero_dtype t = ab == CUDA_R_16F ? ZERO_F16 : ab == CUDA_R_16BF ? ZERO_BF16 : ZERO_F32;
+        return cuda_check(s,
+                          cuda_launch_exact_gemm(s->compute, ta, tb, m, n, k, alpha, a, t, lda, sa,
+                                                 b, t, ldb, sb, beta, c, ZERO_F32, ldc, sc, batch),
+                          what);
+    }
     cublasStatus_t st = cublasGemmStridedBatchedEx(
         s->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
         (int)k, &alpha, b, ab, (int)ldb, (long long)sb, a, ab, (int)lda, (long long)sa, &beta, c,
@@ -223,14 +259,29 @@ static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, 
     return cuda_blas_check(s, st, what);
 }
 
-int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
-                           int64_t C, int64_t NH, enum zero_dtype matmul_type)
+/* Native mode takes the fused kernels (cuda_flash_attention.cu) where they fit the
+ * shape, unless ZERO_CUDA_ATTENTION=reference; exact mode, the products and softmax
+ * below. Forward and backward of one step see the same mode, so the backward finds
+ * in att what its forward saved there. */
+static int use_flash(struct cuda_state *s, int64_t B, int64_t T, int64_t C, int64_t NH)
 {
-    struct cuda_state *s = self;
+    const char *env = getenv("ZERO_CUDA_ATTENTION");
+    return s->mode == ZERO_COLL_NATIVE && !(env != NULL && strcmp(env, "reference") == 0) &&
+           cuda_flash_attention_supports(B, T, C, NH);
+}
+
+static int attention_forward(struct cuda_state *s, float *y, float *att, const float *qkv,
+                             int64_t B, int64_t T, int64_t C, int64_t NH,
+                             enum zero_dtype matmul_type)
+{
     int rc = check_attention(s, "attention_forward", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
     const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
+    if (use_flash(s, B, T, C, NH)) /* att: the lse (B, NH, T) in its first floats */
+        return cuda_check(s,
+                          cuda_launch_flash_attention_forward(s->compute, y, att, qkv, B, T, C, NH),
+                          "attention_forward: fused kernel");
     const float scale = 1.0f / sqrtf((float)hs);
     const struct att_operands o = att_operands(matmul_type);
     /* fp16/bf16: qkv_m (B*T, 3C) all of qkv, att_m (NH, T, T) one sequence's att, in the
@@ -270,14 +321,18 @@ int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, i
     return rc;
 }
 
-int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
-                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
-                            int64_t NH, enum zero_dtype matmul_type)
+static int attention_backward(struct cuda_state *s, float *dqkv, float *scratch, const float *dy,
+                              const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
+                              int64_t NH, enum zero_dtype matmul_type)
 {
-    struct cuda_state *s = self;
     int rc = check_attention(s, "attention_backward", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
+    if (use_flash(s, B, T, C, NH)) /* att: the forward's lse; scratch: D (B, NH, T) */
+        return cuda_check(s,
+                          cuda_launch_flash_attention_backward(s->compute, dqkv, scratch, dy, qkv,
+                                                               att, B, T, C, NH),
+                          "attention_backward: fused kernels");
     const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
     const float scale = 1.0f / sqrtf((float)hs);
     const struct att_operands o = att_operands(matmul_type);
@@ -337,4 +392,32 @@ int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float
     }
     cuda_free(s, ws); /* back to the cache; the stream order keeps it alive for the GEMMs */
     return rc;
+}
+
+/* The attention entries, profiled: the products as computed (whole T x T, the causal
+ * half included), the fp32 T x T matrices' traffic as the bytes. */
+int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
+                           int64_t C, int64_t NH, enum zero_dtype matmul_type)
+{
+    struct cuda_state *s = self;
+    double tt = (double)B * (double)NH * (double)T * (double)T;
+    /* att written, softmaxed (read, written), read by att v; qkv read, y written */
+    double bytes = 16.0 * tt + 16.0 * (double)B * (double)T * (double)C;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
+    return cuda_prof_end(s, &pm, 4.0 * tt * (double)(NH > 0 ? C / NH : 0), bytes,
+                         attention_forward(s, y, att, qkv, B, T, C, NH, matmul_type));
+}
+
+int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
+                            const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
+                            int64_t NH, enum zero_dtype matmul_type)
+{
+    struct cuda_state *s = self;
+    double tt = (double)B * (double)NH * (double)T * (double)T;
+    /* datt written, att read twice, ds read, written and read twice; qkv, dy, dqkv */
+    double bytes = 28.0 * tt + 28.0 * (double)B * (double)T * (double)C;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
+    return cuda_prof_end(
+        s, &pm, 8.0 * tt * (double)(NH > 0 ? C / NH : 0), bytes,
+        attention_backward(s, dqkv, scratch, dy, qkv, att, B, T, C, NH, matmul_type));
 }

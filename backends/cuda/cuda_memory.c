@@ -5,10 +5,12 @@
  * buffers every step; cudaMalloc and cudaFree are slow and cudaFree synchronizes the
  * whole device, so freed blocks are kept by size class and handed out again. Size
  * classes: multiples of 512 bytes up to 1 MiB, above that 8 classes per power of two
- * (at most 12.5% slack). Reuse is stream-ordered like PyTorch's allocator: every
- * kernel and copy runs on the compute stream, and the comm stream waits for the
- * compute stream before each collective, so a block handed out again is only touched
- * after the work queued on its previous life.
+ * (at most 12.5% slack). Reuse is stream-ordered like PyTorch's allocator: kernels
+ * and synchronous copies run on the compute stream, and the comm stream waits for the
+ * compute stream before each collective and before each copy_async queued there, so
+ * a block handed out again is only touched after the work queued on its previous
+ * life. (The other direction is the engine's: a block last used on the comm stream
+ * is freed only after wait() or a fence made the compute stream wait for that use.)
  *
  * The ledger counts live blocks at their requested size, as the cpu backend does;
  * cached blocks are not in use. ZERO_CUDA_CACHE_MB bounds the cache (default: no
@@ -22,6 +24,7 @@
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "zero_cuda_profile.h"
 
 struct cuda_block {
     uintptr_t ptr; /* 0: empty slot of the live table */
@@ -357,9 +360,8 @@ static int overlap(const void *a, const void *b, size_t bytes)
 
 /* device or host_alloc memory on either side, memmove semantics (overlapping copies go
  * through a device temporary) */
-int cuda_copy(void *self, void *dst, const void *src, size_t bytes)
+static int copy(struct cuda_state *s, void *dst, const void *src, size_t bytes)
 {
-    struct cuda_state *s = self;
     if (bytes == 0 || dst == src)
         return ZERO_OK;
     if (!overlap(dst, src, bytes))
@@ -375,6 +377,13 @@ int cuda_copy(void *self, void *dst, const void *src, size_t bytes)
                         "copy: cudaMemcpyAsync (from temporary)");
     int rc2 = cuda_free(s, tmp);
     return rc != ZERO_OK ? rc : rc2;
+}
+
+int cuda_copy(void *self, void *dst, const void *src, size_t bytes)
+{
+    struct cuda_state *s = self;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_COPY);
+    return cuda_prof_end(s, &pm, 0, 2.0 * (double)bytes, copy(s, dst, src, bytes));
 }
 
 int cuda_to_host(void *self, void *host, const void *dev, size_t bytes)
@@ -401,9 +410,14 @@ int cuda_from_host(void *self, void *dev, const void *host, size_t bytes)
 
 /* Queued on stream st behind the work already there; the caller's event_record on st
  * marks its completion. Between host_alloc and device memory this is a DMA that
- * overlaps kernels on the other stream. In the host-staged comm mode the comm stream
- * carries no collectives (they run on compute and complete before they return, after
- * waiting for the comm stream: cuda_staged.c), so the order is the same. */
+ * overlaps the kernels queued on the compute stream after it. On the comm stream it
+ * first waits for the compute work queued so far, as a collective does: dst may be a
+ * block the allocator just handed out again (a stage-3 gather with offload_param
+ * streams a shard into the block that drop() freed) which kernels already queued on
+ * compute still read, and src may be what those kernels are writing. In the
+ * host-staged comm mode the comm stream carries no collectives (they run on compute
+ * and complete before they return, after waiting for the comm stream: cuda_staged.c),
+ * so the order is the same. */
 int cuda_copy_async(void *self, void *dst, const void *src, size_t bytes, enum zero_stream st)
 {
     struct cuda_state *s = self;
@@ -414,6 +428,8 @@ int cuda_copy_async(void *self, void *dst, const void *src, size_t bytes, enum z
     if (overlap(dst, src, bytes))
         return cuda_fail(s, ZERO_EINVAL, "copy_async: dst %p and src %p overlap (%zu bytes)", dst,
                          src, bytes);
+    if (st == ZERO_STREAM_COMM && (rc = cuda_comm_after_compute(s, "copy_async")) != ZERO_OK)
+        return rc;
     return cuda_check(s, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_of(s, st)),
                       "copy_async: cudaMemcpyAsync");
 }
@@ -449,7 +465,9 @@ int cuda_fill(void *self, void *x, enum zero_dtype t, double value, size_t n)
     default:
         return cuda_fail(s, ZERO_EINVAL, "fill: unknown dtype %d", (int)t);
     }
-    return cuda_check(s, cuda_launch_fill(s->compute, x, size, pattern, n), "fill");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ELEMENTWISE);
+    return cuda_prof_end(s, &pm, 0, (double)n * (double)size,
+                         cuda_check(s, cuda_launch_fill(s->compute, x, size, pattern, n), "fill"));
 }
 
 /* ---- streams and events ---- */

@@ -6,6 +6,7 @@
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "zero_cuda_profile.h"
 
 static int is_float_type(enum zero_dtype t)
 {
@@ -24,31 +25,42 @@ int cuda_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
     if (!is_float_type(dst_type) || !is_float_type(src_type))
         return cuda_fail(s, ZERO_ENOTSUP, "cast: %s -> %s is not supported",
                          zero_dtype_name(src_type), zero_dtype_name(dst_type));
-    if (dst_type == src_type)
-        return cuda_copy(s, dst, src, n * zero_dtype_size(src_type));
     if (src_type == ZERO_F64 && dst_type != ZERO_F32)
         return cuda_fail(s, ZERO_ENOTSUP, "cast: fp64 -> %s is not supported",
                          zero_dtype_name(dst_type));
-    return cuda_check(s, cuda_launch_cast(s->compute, dst, dst_type, src, src_type, 1, n, n, n),
-                      "cast");
+    double bytes = (double)n * (double)(zero_dtype_size(src_type) + zero_dtype_size(dst_type));
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_CAST);
+    if (dst_type == src_type)
+        return cuda_prof_end(s, &pm, 0, bytes,
+                             cuda_copy(s, dst, src, n * zero_dtype_size(src_type)));
+    return cuda_prof_end(
+        s, &pm, 0, bytes,
+        cuda_check(s, cuda_launch_cast(s->compute, dst, dst_type, src, src_type, 1, n, n, n),
+                   "cast"));
 }
 
 int cuda_axpy(void *self, float a, const float *x, float *y, size_t n)
 {
     struct cuda_state *s = self;
-    return cuda_check(s, cuda_launch_axpy(s->compute, a, x, y, n), "axpy");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ELEMENTWISE);
+    return cuda_prof_end(s, &pm, 0, 12.0 * (double)n,
+                         cuda_check(s, cuda_launch_axpy(s->compute, a, x, y, n), "axpy"));
 }
 
 int cuda_scale(void *self, float a, float *x, size_t n)
 {
     struct cuda_state *s = self;
-    return cuda_check(s, cuda_launch_scale(s->compute, a, x, n), "scale");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ELEMENTWISE);
+    return cuda_prof_end(s, &pm, 0, 8.0 * (double)n,
+                         cuda_check(s, cuda_launch_scale(s->compute, a, x, n), "scale"));
 }
 
 int cuda_add(void *self, float *out, const float *a, const float *b, size_t n)
 {
     struct cuda_state *s = self;
-    return cuda_check(s, cuda_launch_add(s->compute, out, a, b, n), "add");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ELEMENTWISE);
+    return cuda_prof_end(s, &pm, 0, 12.0 * (double)n,
+                         cuda_check(s, cuda_launch_add(s->compute, out, a, b, n), "add"));
 }
 
 static int check_optimizer_types(struct cuda_state *s, const char *what, enum zero_dtype grad_type,
@@ -76,10 +88,15 @@ int cuda_adam(void *self, float *param, const void *grad, enum zero_dtype grad_t
     char why[128];
     if (zero_adam_prepare(args, &k, why, sizeof why))
         return cuda_fail(s, ZERO_EINVAL, "adam: %s", why);
-    return cuda_check(s,
-                      cuda_launch_adam(s->compute, param, grad, grad_type, exp_avg, exp_avg_sq, n,
-                                       k, param_copy, copy_type),
-                      "adam");
+    /* param, exp_avg, exp_avg_sq read and written; the gradient read; the copy written */
+    double bytes = (double)n * (24.0 + (double)zero_dtype_size(grad_type) +
+                                (param_copy ? (double)zero_dtype_size(copy_type) : 0.0));
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_OPTIMIZER);
+    return cuda_prof_end(s, &pm, 0, bytes,
+                         cuda_check(s,
+                                    cuda_launch_adam(s->compute, param, grad, grad_type, exp_avg,
+                                                     exp_avg_sq, n, k, param_copy, copy_type),
+                                    "adam"));
 }
 
 int cuda_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
@@ -102,10 +119,14 @@ int cuda_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_ty
         .nesterov = args->nesterov,
         .first = args->step == 1,
     };
-    return cuda_check(
-        s,
-        cuda_launch_sgd(s->compute, param, grad, grad_type, momentum, n, k, param_copy, copy_type),
-        "sgd");
+    double bytes = (double)n * (8.0 + (momentum ? 8.0 : 0.0) + (double)zero_dtype_size(grad_type) +
+                                (param_copy ? (double)zero_dtype_size(copy_type) : 0.0));
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_OPTIMIZER);
+    return cuda_prof_end(s, &pm, 0, bytes,
+                         cuda_check(s,
+                                    cuda_launch_sgd(s->compute, param, grad, grad_type, momentum, n,
+                                                    k, param_copy, copy_type),
+                                    "sgd"));
 }
 
 int cuda_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
@@ -117,7 +138,10 @@ int cuda_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, si
                          zero_dtype_name(t));
     if (block == 0)
         return cuda_fail(s, ZERO_EINVAL, "sumsq_blocks: block size is 0");
-    return cuda_check(s, cuda_launch_sumsq_blocks(s->compute, x, t, n, block, out), "sumsq_blocks");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_REDUCTION);
+    return cuda_prof_end(
+        s, &pm, 0, (double)n * (double)zero_dtype_size(t),
+        cuda_check(s, cuda_launch_sumsq_blocks(s->compute, x, t, n, block, out), "sumsq_blocks"));
 }
 
 int cuda_nonfinite(void *self, const void *x, enum zero_dtype t, size_t n, int *host_flag)
@@ -126,7 +150,10 @@ int cuda_nonfinite(void *self, const void *x, enum zero_dtype t, size_t n, int *
     if (!is_float_type(t))
         return cuda_fail(s, ZERO_ENOTSUP, "nonfinite: dtype %s is not a float type",
                          zero_dtype_name(t));
-    int rc = cuda_check(s, cuda_launch_nonfinite(s->compute, x, t, n, s->flag_dev), "nonfinite");
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_REDUCTION);
+    int rc = cuda_prof_end(
+        s, &pm, 0, (double)n * (double)zero_dtype_size(t),
+        cuda_check(s, cuda_launch_nonfinite(s->compute, x, t, n, s->flag_dev), "nonfinite"));
     unsigned long long flag = 0;
     if (rc == ZERO_OK)
         rc = cuda_read_flag(s, "nonfinite", &flag);

@@ -18,14 +18,18 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_ops.c \
 	%reldir%/cuda_layer_ops.c \
 	%reldir%/cuda_coll.c \
-	%reldir%/cuda_staged.c
+	%reldir%/cuda_staged.c \
+	%reldir%/cuda_profile.c
 # kernels (nvcc)
 libzero_la_SOURCES += \
 	%reldir%/cuda_probe.cu \
 	%reldir%/cuda_kernels.cu \
 	%reldir%/cuda_layers.cu \
 	%reldir%/cuda_gpt_kernels.cu \
-	%reldir%/cuda_combine.cu
+	%reldir%/cuda_combine.cu \
+	%reldir%/cuda_exact_gemm.cu \
+	%reldir%/cuda_flash_attention.cu \
+	%reldir%/cuda_fast_kernels.cu
 libzero_la_CPPFLAGS += $(CUDA_CFLAGS) $(NCCL_CFLAGS)
 endif
 # private headers: listed outside the conditional so that the tarball always has them
@@ -33,7 +37,16 @@ noinst_HEADERS += \
 	%reldir%/cuda_internal.h \
 	%reldir%/cuda_ops.h \
 	%reldir%/cuda_launch.h \
-	%reldir%/cuda_device.cuh
+	%reldir%/cuda_device.cuh \
+	%reldir%/zero_cuda_profile.h
 # the GPU check script for a machine with a GPU (tests/gpu/run.sh), distributed
 # whatever the configuration
 EXTRA_DIST += tests/gpu/run.sh tests/gpu/make_bundle.sh tests/gpu/gemm_bench.c
+EXTRA_DIST += tests/gpu/rehearse.sh
+
+# The device-like rehearsal (tests/gpu/rehearse.sh): the bundle, then run.sh in dry-run
+# mode inside a Debian minbase root with only what the GPU machine's image holds. Run it
+# before every device run; not part of check or CI (root, network, minutes).
+gpu-rehearsal:
+	cd $(top_srcdir) && sh tests/gpu/make_bundle.sh && sh tests/gpu/rehearse.sh
+.PHONY: gpu-rehearsal

@@ -19,8 +19,10 @@ bundle=.gpu-bundle
 build_dir=build-cuda
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 
-mkdir -p .git/info
-grep -qx "/$bundle/" .git/info/exclude 2>/dev/null || echo "/$bundle/" >>.git/info/exclude
+# (a worktree's .git is a file: ask git where its exclude file is)
+exclude=$(git rev-parse --git-path info/exclude 2>/dev/null || echo .git/info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qx "/$bundle/" "$exclude" 2>/dev/null || echo "/$bundle/" >>"$exclude"
 
 mkdir -p "$build_dir"
 if [ ! -f "$build_dir/Makefile" ] || ! grep -q 'disable-shared' "$build_dir/config.status"; then

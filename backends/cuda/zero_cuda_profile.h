@@ -1,0 +1,50 @@
+/* Per-kernel-class device time of the cuda backend, for benchmarks (bench/gpt_mfu):
+ * while profiling is on, every entry of the backend that launches work on the compute
+ * stream brackets it with two CUDA events and adds the FLOPs and bytes it moves to its
+ * class. Off by default: the events cost a little, so a benchmark times its steps
+ * first and profiles one more step after. Plain C, no CUDA headers; defined only when
+ * libzero is built with the cuda backend (ZERO_HAVE_CUDA). */
+#ifndef ZERO_CUDA_PROFILE_H
+#define ZERO_CUDA_PROFILE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum zero_cuda_kclass {
+    ZERO_CUDA_K_GEMM,        /* cuda_gemm: cuBLASLt / cublasGemmEx / the exact kernel */
+    ZERO_CUDA_K_ATTENTION,   /* attention forward and backward (products and softmax) */
+    ZERO_CUDA_K_LAYERNORM,   /* LayerNorm forward and backward */
+    ZERO_CUDA_K_GELU,        /* GELU forward and backward */
+    ZERO_CUDA_K_BIAS,        /* bias add and bias gradient */
+    ZERO_CUDA_K_XENT,        /* softmax cross-entropy forward and backward */
+    ZERO_CUDA_K_EMBEDDING,   /* embedding forward and backward */
+    ZERO_CUDA_K_CAST,        /* dtype conversions */
+    ZERO_CUDA_K_OPTIMIZER,   /* adam, sgd */
+    ZERO_CUDA_K_ELEMENTWISE, /* axpy, scale, add, fill */
+    ZERO_CUDA_K_REDUCTION,   /* sums of squares, inf/NaN checks */
+    ZERO_CUDA_K_COPY,        /* copy (device to device or host_alloc memory, compute stream) */
+    ZERO_CUDA_K_COUNT
+};
+
+struct zero_cuda_ktime {
+    int64_t calls;
+    double seconds; /* device time between each call's two events, summed */
+    double flops;   /* floating-point operations counted (GEMM and attention products) */
+    double bytes;   /* bytes read plus bytes written, counted from the shapes */
+};
+
+const char *zero_cuda_kclass_name(int k);
+/* self: a cuda device's zero_device.self. Turns profiling on (1) or off (0). */
+int zero_cuda_profile_enable(void *self, int on);
+/* Waits for the profiled work, fills out[ZERO_CUDA_K_COUNT] with the totals since the
+ * last read (or enable) and starts them again from zero. */
+int zero_cuda_profile_read(void *self, struct zero_cuda_ktime *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
