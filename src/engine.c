@@ -220,11 +220,15 @@ int zero_engine_step(struct zero_engine *e, int *stepped, struct zero_error *err
         *stepped = 0;
     if (e->forward_done)
         return zero_fail(err, ZERO_EINVAL, "step called between forward and backward");
+    /* the scope's end would write its whole copy over this step's update */
+    int rc = engine_outside_scope(e, "zero_engine_step", err);
+    if (rc)
+        return rc;
     if (e->micro_steps == 0 || e->micro_steps % e->accum != 0)
         return ZERO_OK;
     if (e->micro_steps / e->accum == e->global_steps)
         return ZERO_OK; /* this boundary was already stepped */
-    int rc = optimizer_step(e, err);
+    rc = optimizer_step(e, err);
     if (!rc)
         rc = global_mean_loss(e, &e->last.loss, err);
     if (rc)
