@@ -12,6 +12,7 @@ struct record {
     int unit, bucket;
     char collective[20];
     int64_t elements, step, micro_step;
+    int element_bytes; /* the event's: 2 in fp16/bf16 */
     double t_begin, t_end;
 };
 
@@ -92,6 +93,7 @@ void zero_trace_observe(void *trace, const struct zero_event *ev)
     r->bucket = ev->bucket;
     snprintf(r->collective, sizeof r->collective, "%s", ev->collective ? ev->collective : "");
     r->elements = ev->elements;
+    r->element_bytes = ev->element_bytes;
     r->step = ev->step + 1;
     r->micro_step = ev->micro_step;
     r->t_begin = ev->t_begin;
@@ -213,7 +215,7 @@ static void add_record(struct text *b, const struct zero_trace *t, const struct 
         add(b, ",\"rows\":%lld", (long long)r->elements);
     else if (r->elements > 0)
         add(b, ",\"elements\":%lld,\"bytes\":%lld", (long long)r->elements,
-            (long long)(4 * r->elements));
+            (long long)(r->element_bytes * r->elements));
     if (r->collective[0])
         add(b, ",\"collective\":\"%s\"", r->collective);
     if (r->bucket >= 0)
@@ -221,7 +223,7 @@ static void add_record(struct text *b, const struct zero_trace *t, const struct 
     int64_t sent = sent_elements(r, t->world);
     if (sent > 0)
         add(b, ",\"sent_elements\":%lld,\"sent_bytes\":%lld", (long long)sent,
-            (long long)(4 * sent));
+            (long long)(r->element_bytes * sent));
     if (r->kind == ZERO_EV_OPTIMIZER && t->world > 1)
         add(b, ",\"shard_first_element\":%lld", (long long)(r->elements * t->rank));
     add(b, "}}");
