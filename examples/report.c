@@ -2,6 +2,7 @@
  * to what the ZeRO paper says they should be. See report.h. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "report.h"
 
@@ -197,4 +198,51 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 measured, t.sent_elements_per_step, formula, accum,
                 stage3 ? " and the gathers" : "");
     }
+}
+
+int report_progress_due(const struct zero_config *c, int64_t step, int64_t total)
+{
+    return c->steps_per_print <= 0 || step % c->steps_per_print == 0 || step == total;
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int report_micro_step(struct zero_engine *e, const struct zero_batch *b, struct report_clock *clock,
+                      struct zero_error *err)
+{
+    double t0 = seconds_now();
+    int rc = zero_engine_forward(e, b, NULL, err);
+    double t1 = seconds_now();
+    if (!rc)
+        rc = zero_engine_backward(e, err);
+    double t2 = seconds_now();
+    if (!rc)
+        rc = zero_engine_step(e, NULL, err);
+    double t3 = seconds_now();
+    clock->forward += t1 - t0;
+    clock->backward += t2 - t1;
+    clock->step += t3 - t2;
+    clock->micro_steps++;
+    return rc;
+}
+
+void report_wall_clock(FILE *out, const struct zero_engine *e, struct report_clock *clock,
+                       int64_t steps)
+{
+    const struct zero_comm_stats *s = &zero_engine_last_step(e)->comm;
+    double comm = 0.0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        comm += s->kind[k].seconds;
+    double n = steps > 0 ? (double)steps : 1.0;
+    fprintf(out,
+            "time: forward %.2f ms | backward %.2f ms | step %.2f ms | communication %.2f ms "
+            "(per optimizer step, over %" PRId64 " step%s)\n",
+            clock->forward / n * 1e3, clock->backward / n * 1e3, clock->step / n * 1e3, comm * 1e3,
+            steps, steps == 1 ? "" : "s");
+    *clock = (struct report_clock){0};
 }

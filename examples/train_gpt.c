@@ -66,6 +66,29 @@ static int resolve_config(struct trainer *t, char *msg, size_t len)
     t->m = c->train_micro_batch_size_per_gpu;
     t->accum = c->gradient_accumulation_steps;
     t->val_loss = -1.0;
+    /* "auto" keys of --config: from the flags, as Hugging Face fills them from its arguments */
+    static const struct zero_config_auto_flag flags[] = {
+        {"train_batch_size", "--batch"},
+        {"train_micro_batch_size_per_gpu", "--micro-batch"},
+        {"gradient_accumulation_steps", "--batch / (--micro-batch x N)"},
+        {"gradient_clipping", "--clip"},
+        {"optimizer.params.lr", "--lr"},
+        {"optimizer.params.weight_decay", "--weight-decay"},
+        {"bf16.enabled", "--bf16"},
+        {"zero_optimization.stage3_prefetch_bucket_size", "--prefetch"},
+        {"zero_optimization.stage3_param_persistence_threshold", "--persistence"},
+        {NULL, NULL}};
+    struct zero_config_auto_inputs in = {.flags = flags,
+                                         .steps = a->steps,
+                                         .steps_flag = "--steps",
+                                         .warmup_steps = a->warmup,
+                                         .warmup_flag = "--warmup",
+                                         .hidden = a->model.n_embd,
+                                         .hidden_flag = "--n-embd"};
+    if (zero_config_resolve_auto(c, &in, t->rank == 0 && !a->quiet ? stdout : NULL, &err)) {
+        snprintf(msg, len, "train_gpt: --config: %s", err.msg);
+        return -1;
+    }
     if (a->schedule == GPT_SCHEDULE_CONFIG)
         return 0; /* --config's scheduler section, as it is */
     struct zero_scheduler_config *s = &c->scheduler;
@@ -272,17 +295,25 @@ static struct example_checkpointing checkpointing(const struct trainer *t)
 static void train(struct trainer *t)
 {
     struct zero_error err = {0};
+    struct report_clock clock = {0};
+    int64_t timed = 0;
+    const struct zero_config *c = &t->cfg;
     for (int64_t step = t->first_step; step < t->a.steps; step++) {
         for (int64_t micro = 0; micro < t->accum; micro++) {
             int64_t first = zero_atom_first_sample(step, micro, t->rank, t->world, t->accum, t->m);
             gpt_source_fill(&t->src, 0, t->T, first, t->m, t->tokens, t->labels);
             struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens, .labels = t->labels};
-            if (zero_engine_forward(t->engine, &b, NULL, &err) ||
-                zero_engine_backward(t->engine, &err) || zero_engine_step(t->engine, NULL, &err))
+            if (report_micro_step(t->engine, &b, &clock, &err))
                 die(t, &err);
         }
-        if (t->rank == 0 && !t->a.quiet)
+        timed++;
+        if (t->rank == 0 && !t->a.quiet && report_progress_due(c, step + 1, t->a.steps)) {
             print_step(t);
+            if (c->wall_clock_breakdown)
+                report_wall_clock(stdout, t->engine, &clock, timed);
+        }
+        if (report_progress_due(c, step + 1, t->a.steps))
+            clock = (struct report_clock){0}, timed = 0;
         struct example_checkpointing ck = checkpointing(t);
         if (example_checkpoint_after(t->engine, &ck, step + 1, &err))
             die(t, &err);

@@ -55,6 +55,28 @@ static int resolve_batch(struct trainer *t, char *msg, size_t len)
                  t->world, err.msg);
         return -1;
     }
+    /* "auto" keys of --config: from the flags, as Hugging Face fills them from its arguments */
+    static const struct zero_config_auto_flag flags[] = {
+        {"train_batch_size", "--batch"},
+        {"train_micro_batch_size_per_gpu", "--micro-batch"},
+        {"gradient_accumulation_steps", "--batch / (--micro-batch x N)"},
+        {"gradient_clipping", "--clip"},
+        {"optimizer.params.lr", "--lr"},
+        {"fp16.enabled", "--precision"},
+        {"bf16.enabled", "--precision"},
+        {"zero_optimization.reduce_bucket_size", "--bucket"},
+        {"zero_optimization.stage3_prefetch_bucket_size", "--prefetch"},
+        {"zero_optimization.stage3_param_persistence_threshold", "--persistence"},
+        {NULL, NULL}};
+    struct zero_config_auto_inputs in = {.flags = flags,
+                                         .steps = t->a.steps,
+                                         .steps_flag = "--steps",
+                                         .hidden = t->a.hidden,
+                                         .hidden_flag = "--hidden"};
+    if (zero_config_resolve_auto(&t->cfg, &in, t->rank == 0 && !t->a.quiet ? stdout : NULL, &err)) {
+        snprintf(msg, len, "train_mlp: --config: %s", err.msg);
+        return -1;
+    }
     return 0;
 }
 
@@ -194,17 +216,24 @@ static void train(struct trainer *t)
     const struct zero_config *c = &t->cfg;
     int64_t m = c->train_micro_batch_size_per_gpu, accum = c->gradient_accumulation_steps;
     struct zero_error err = {0};
+    struct report_clock clock = {0};
+    int64_t timed = 0;
     for (int64_t step = t->first_step; step < t->a.steps; step++) {
         for (int64_t micro = 0; micro < accum; micro++) {
             int64_t first = zero_atom_first_sample(step, micro, t->rank, t->world, accum, m);
             mlp_data_fill(&t->data, first, m, t->inputs, t->labels);
             struct zero_batch b = {.rows = m, .inputs = t->inputs, .labels = t->labels};
-            if (zero_engine_forward(t->engine, &b, NULL, &err) ||
-                zero_engine_backward(t->engine, &err) || zero_engine_step(t->engine, NULL, &err))
+            if (report_micro_step(t->engine, &b, &clock, &err))
                 die(t, &err);
         }
-        if (t->rank == 0 && !t->a.quiet)
+        timed++;
+        if (t->rank == 0 && !t->a.quiet && report_progress_due(c, step + 1, t->a.steps)) {
             print_step(t);
+            if (c->wall_clock_breakdown)
+                report_wall_clock(stdout, t->engine, &clock, timed);
+        }
+        if (report_progress_due(c, step + 1, t->a.steps))
+            clock = (struct report_clock){0}, timed = 0;
         struct example_checkpointing ck = checkpointing(t);
         if (example_checkpoint_after(t->engine, &ck, step + 1, &err))
             die(t, &err);

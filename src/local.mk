@@ -63,7 +63,9 @@ libzero_la_SOURCES += \
 	%reldir%/config_keys.c \
 	%reldir%/config_unsupported.c \
 	%reldir%/config_json.c \
-	%reldir%/config_print.c
+	%reldir%/config_print.c \
+	%reldir%/config_auto.c \
+	%reldir%/config_validate.c
 noinst_HEADERS += %reldir%/config_keys.h
 zeroinclude_HEADERS += include/zero/config_json.h
 

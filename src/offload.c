@@ -48,20 +48,7 @@ int offload_configure(struct zero_engine *e, struct zero_error *err)
     /* nvme is refused with the other unimplemented features (config_unsupported.c) */
     e->offload_opt = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
     e->offload_param = z->offload_param.device == ZERO_OFFLOAD_CPU;
-    if (e->offload_opt && e->stage == 0)
-        return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3 "
-                         "(stage is 0): the offloaded optimizer updates this rank's shard");
-    if (e->offload_param && e->stage != 3)
-        return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_param.device = cpu needs stage 3 (stage is "
-                         "%d): only stage 3 partitions the parameters",
-                         e->stage);
-    if (e->offload_param && !e->offload_opt)
-        return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_param.device = cpu needs "
-                         "offload_optimizer.device = cpu as well: the host optimizer writes the "
-                         "host parameter shard in place");
+    (void)err; /* the stage rules are zero_config_validate's, checked before this */
     e->separate_master |= e->offload_opt; /* fp32 too: the parameters stay on the device */
     if (e->offload_opt) {                 /* collective, as engine creation is */
         int64_t t = e->cfg.libzero.offload_threads;

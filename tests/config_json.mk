@@ -12,6 +12,7 @@ EXTRA_DIST += tests/test_config_cli.sh \
 	tests/configs/misspelled.json \
 	tests/configs/duplicate.json \
 	tests/configs/hf_auto.json \
+	tests/configs/hf_zero3.json \
 	examples/configs/stage0.json \
 	examples/configs/stage1.json \
 	examples/configs/stage2.json \

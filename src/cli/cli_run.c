@@ -18,6 +18,7 @@ void cli_model_defaults(struct cli_model *m)
     m->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
     m->cfg.optimizer.lr = 1e-3;
     m->cfg.optimizer.weight_decay = 0.01;
+    m->cfg.gradient_clipping = 0.0; /* as train_mlp: off (DeepSpeed's default is 1.0) */
 }
 
 static const char help_stage[] =
