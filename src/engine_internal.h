@@ -148,6 +148,9 @@ int stage3_release(struct zero_engine *e, int unit, struct zero_error *err);
 int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err);
 int stage3_begin_pass(struct zero_engine *e, struct zero_error *err);
 int stage3_gather_for_scope(struct zero_engine *e, int unit, struct zero_error *err);
+/* Before the model states are allocated: their plan against what the process may
+ * use (memory_plan.c); ZERO_ENOMEM with the per-tag breakdown when it cannot fit. */
+int engine_check_memory_plan(struct zero_engine *e, struct zero_error *err);
 int stage3_end_step(struct zero_engine *e, struct zero_error *err);
 int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err);
 /* All-gathers unit u's shard into s->gathered (req: NULL blocks). With

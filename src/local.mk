@@ -39,8 +39,10 @@ libzero_la_SOURCES += \
 	%reldir%/optim_consts.c \
 	%reldir%/host_optim.c \
 	%reldir%/host_parallel.c \
-	%reldir%/offload.c
-noinst_HEADERS += %reldir%/engine_internal.h %reldir%/optim_consts.h %reldir%/host_optim.h \
+	%reldir%/offload.c \
+	%reldir%/memory_plan.c \
+	%reldir%/memory_limit.c
+noinst_HEADERS += %reldir%/engine_internal.h %reldir%/memory_limit.h %reldir%/optim_consts.h %reldir%/host_optim.h \
 	%reldir%/host_parallel.h \
 	%reldir%/dtype_convert.h
 zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h \

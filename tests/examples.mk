@@ -4,3 +4,8 @@
 
 TESTS += tests/test_examples.sh
 EXTRA_DIST += tests/test_examples.sh
+
+# tests/test_memory_plan.sh: a model too big for the process's memory limit (ulimit -v)
+# is refused before allocation with the per-tag plan
+TESTS += tests/test_memory_plan.sh
+EXTRA_DIST += tests/test_memory_plan.sh
