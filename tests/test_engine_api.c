@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine_harness.h"
+#include "zero/config_json.h"
 #include "mpi_check.h"
 
 struct fixture {
@@ -169,6 +170,36 @@ START_TEST(test_unsupported_config_is_refused_by_the_engine)
     int rc = open_engine(&f, &cfg, 8, &err);
     ck_assert(mpi_check_all(rc == ZERO_ENOTSUP));
     ck_assert_msg(strstr(err.msg, "offload_optimizer.device=nvme"), "%s", err.msg);
+    close_engine(&f);
+}
+END_TEST
+
+/* The engine runs zero config's validation (offload ratio, a bad trace step list)
+ * and refuses an "auto" nobody resolved. */
+START_TEST(test_engine_refuses_what_zero_config_refuses_and_unresolved_auto)
+{
+    struct zero_config cfg;
+    struct fixture f;
+    struct zero_error err = {0};
+    small_config(&cfg, 2);
+    cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    cfg.zero_optimization.offload_optimizer.ratio = 0.3;
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == ZERO_ENOTSUP));
+    ck_assert_msg(strstr(err.msg, "offload_optimizer.ratio=0.3"), "%s", err.msg);
+    close_engine(&f);
+
+    small_config(&cfg, 1);
+    snprintf(cfg.libzero.trace_steps, sizeof cfg.libzero.trace_steps, "%s", "0");
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == ZERO_EINVAL));
+    ck_assert_msg(strstr(err.msg, "libzero.trace.steps"), "%s", err.msg);
+    close_engine(&f);
+
+    const char *json = "{\"gradient_clipping\": \"auto\"}";
+    small_config(&cfg, 1);
+    ck_assert_int_eq(
+        zero_config_load_string(&cfg, NULL, json, strlen(json), 0, ZERO_CONFIG_KEEP, &err), 0);
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == ZERO_EINVAL));
+    ck_assert_msg(strstr(err.msg, "gradient_clipping is \"auto\""), "%s", err.msg);
     close_engine(&f);
 }
 END_TEST
@@ -370,6 +401,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_ranks_with_different_stages_are_reported);
     tcase_add_test(tc, test_ranks_with_different_configs_name_the_key_and_ranks);
     tcase_add_test(tc, test_unsupported_config_is_refused_by_the_engine);
+    tcase_add_test(tc, test_engine_refuses_what_zero_config_refuses_and_unresolved_auto);
     tcase_add_test(tc, test_call_order_errors);
     tcase_add_test(tc, test_step_inside_scope_is_refused_and_the_update_survives);
     tcase_add_test(tc, test_scope_gathers_emit_events_and_respect_the_live_limit);
