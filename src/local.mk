@@ -67,7 +67,8 @@ libzero_la_SOURCES += \
 	%reldir%/config_json.c \
 	%reldir%/config_print.c \
 	%reldir%/config_auto.c \
-	%reldir%/config_validate.c
+	%reldir%/config_validate.c \
+	%reldir%/trace_steps.c
 noinst_HEADERS += %reldir%/config_keys.h
 zeroinclude_HEADERS += include/zero/config_json.h
 
