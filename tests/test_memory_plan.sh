@@ -14,6 +14,7 @@ require_built "$train"
 limited() {
     name=$1
     shift
+    # shellcheck disable=SC3045 # dash (Debian's sh), bash and busybox all have ulimit -v
     (ulimit -v 3000000 && run "$name" "$@" && echo "$rc" >"$tmp/$name.rc") ||
         echo 1 >"$tmp/$name.rc"
     rc=$(cat "$tmp/$name.rc")
