@@ -153,6 +153,7 @@ int main(int argc, char **argv)
     cfg.zero_optimization.stage3_param_persistence_threshold = 0; /* gather every unit */
     cfg.optimizer.type = ZERO_OPTIM_ADAMW;
     cfg.optimizer.lr = 1e-2;
+    cfg.gradient_clipping = 0.0; /* off (DeepSpeed's default clips at 1.0) */
     cfg.train_micro_batch_size_per_gpu = MICRO_BATCH;
     cfg.libzero.align = 64; /* small shards for a small model */
 

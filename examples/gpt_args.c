@@ -377,8 +377,9 @@ static int load_config(struct gpt_args *a, const char *path, char *msg, size_t l
         snprintf(msg, len, "train_gpt: --config: %s", err.msg);
         return -1;
     }
-    if (zero_config_origin_of(&from, "train_batch_size") != ZERO_ORIGIN_DEFAULT ||
-        zero_config_origin_of(&from, "train_micro_batch_size_per_gpu") != ZERO_ORIGIN_DEFAULT) {
+    /* ("auto" batch sizes are the flags', as Hugging Face fills them from its arguments) */
+    if (zero_config_origin_of(&from, "train_batch_size") == ZERO_ORIGIN_FILE ||
+        zero_config_origin_of(&from, "train_micro_batch_size_per_gpu") == ZERO_ORIGIN_FILE) {
         a->batch = a->cfg.train_batch_size;
         a->micro_batch = a->cfg.train_micro_batch_size_per_gpu;
     }

@@ -235,6 +235,7 @@ static void set_defaults(struct mlp_args *a)
     a->cfg.optimizer.betas[1] = 0.999;
     a->cfg.optimizer.eps = 1e-8;
     a->cfg.optimizer.weight_decay = 0.01;
+    a->cfg.gradient_clipping = 0.0; /* --clip's default: off (DeepSpeed's is 1.0) */
 }
 
 /* Applies one integer-valued option; -1 if out of range. */
@@ -448,9 +449,10 @@ static int load_config(struct mlp_args *a, int *overlap_derived, char *msg, size
         return -1;
     }
     /* a file that speaks of batch sizes replaces --batch's default */
-    if (zero_config_origin_of(&from, "train_batch_size") != ZERO_ORIGIN_DEFAULT ||
-        zero_config_origin_of(&from, "train_micro_batch_size_per_gpu") != ZERO_ORIGIN_DEFAULT ||
-        zero_config_origin_of(&from, "gradient_accumulation_steps") != ZERO_ORIGIN_DEFAULT) {
+    /* ("auto" batch sizes are the flags', as Hugging Face fills them from its arguments) */
+    if (zero_config_origin_of(&from, "train_batch_size") == ZERO_ORIGIN_FILE ||
+        zero_config_origin_of(&from, "train_micro_batch_size_per_gpu") == ZERO_ORIGIN_FILE ||
+        zero_config_origin_of(&from, "gradient_accumulation_steps") == ZERO_ORIGIN_FILE) {
         a->batch = a->cfg.train_batch_size;
         a->micro_batch = a->cfg.train_micro_batch_size_per_gpu;
     }

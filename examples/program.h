@@ -94,17 +94,27 @@ int program_begin(const char *prog, int argc, char **argv, program_startup_fn st
 /* Fills the micro-batch whose first global sample is `first` (rows samples). */
 typedef void (*program_fill_fn)(void *ctx, int64_t first, int64_t rows, struct zero_batch *b);
 
+/* wall_clock_breakdown: seconds in forward, backward and step since the last
+ * timing line. */
+struct program_clock {
+    double forward, backward, step;
+    int64_t micro_steps;
+};
+
 /* The micro-steps of global batch `step`: each fills its atom's samples
- * (zero_atom_first_sample) and runs forward, backward and step. */
+ * (zero_atom_first_sample) and runs forward, backward and step, timed into clock
+ * unless it is NULL. */
 int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world, int64_t accum,
-                        int64_t micro, program_fill_fn fill, void *ctx, struct zero_error *err);
+                        int64_t micro, program_fill_fn fill, void *ctx, struct program_clock *clock,
+                        struct zero_error *err);
 
 struct program {
     const char *prog; /* "train_mlp" */
     int rank, world;
     struct zero_engine *engine;
-    int64_t first_step, steps; /* the loop runs first_step .. steps - 1 */
-    int64_t accum, micro;      /* gradient accumulation, rows per micro-step */
+    int64_t first_step, steps;     /* the loop runs first_step .. steps - 1 */
+    int64_t accum, micro;          /* gradient accumulation, rows per micro-step */
+    const struct zero_config *cfg; /* steps_per_print, wall_clock_breakdown */
     int quiet;
     struct example_checkpointing ck;
     program_fill_fn fill;

@@ -173,7 +173,8 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
 
     struct zero_theory t;
     zero_engine_theory(e, &t);
-    int64_t measured = data_sent / (int64_t)sizeof(float); /* fp32 on the wire */
+    /* gradients and parameters travel in the compute dtype (fp32, fp16 or bf16) */
+    int64_t measured = data_sent / (int64_t)zero_dtype_size(zero_engine_compute_dtype(e));
     int stage3 = c->zero_optimization.stage == 3;
     const char *formula = stage3 ? "(3Ψ - Ψp - Ψr)(N-1)/N, Ψp = persistent units, Ψr = gathers "
                                    "saved by reuse less extra ones for shared parameters"

@@ -67,6 +67,29 @@ static int resolve_config(struct trainer *t, char *msg, size_t len)
     t->m = c->train_micro_batch_size_per_gpu;
     t->accum = c->gradient_accumulation_steps;
     t->val_loss = -1.0;
+    /* "auto" keys of --config: from the flags, as Hugging Face fills them from its arguments */
+    static const struct zero_config_auto_flag flags[] = {
+        {"train_batch_size", "--batch"},
+        {"train_micro_batch_size_per_gpu", "--micro-batch"},
+        {"gradient_accumulation_steps", "--batch / (--micro-batch x N)"},
+        {"gradient_clipping", "--clip"},
+        {"optimizer.params.lr", "--lr"},
+        {"optimizer.params.weight_decay", "--weight-decay"},
+        {"bf16.enabled", "--bf16"},
+        {"zero_optimization.stage3_prefetch_bucket_size", "--prefetch"},
+        {"zero_optimization.stage3_param_persistence_threshold", "--persistence"},
+        {NULL, NULL}};
+    struct zero_config_auto_inputs in = {.flags = flags,
+                                         .steps = a->steps,
+                                         .steps_flag = "--steps",
+                                         .warmup_steps = a->warmup,
+                                         .warmup_flag = "--warmup",
+                                         .hidden = a->model.n_embd,
+                                         .hidden_flag = "--n-embd"};
+    if (zero_config_resolve_auto(c, &in, t->rank == 0 && !a->quiet ? stdout : NULL, &err)) {
+        snprintf(msg, len, "train_gpt: --config: %s", err.msg);
+        return -1;
+    }
     if (a->schedule == GPT_SCHEDULE_CONFIG)
         return 0; /* --config's scheduler section, as it is */
     struct zero_scheduler_config *s = &c->scheduler;
@@ -285,6 +308,7 @@ static struct program program_for(struct trainer *t)
         .steps = t->a.steps,
         .accum = t->accum,
         .micro = t->m,
+        .cfg = &t->cfg,
         .quiet = t->a.quiet,
         .ck =
             {

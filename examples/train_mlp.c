@@ -56,6 +56,28 @@ static int resolve_batch(struct trainer *t, char *msg, size_t len)
                  t->world, err.msg);
         return -1;
     }
+    /* "auto" keys of --config: from the flags, as Hugging Face fills them from its arguments */
+    static const struct zero_config_auto_flag flags[] = {
+        {"train_batch_size", "--batch"},
+        {"train_micro_batch_size_per_gpu", "--micro-batch"},
+        {"gradient_accumulation_steps", "--batch / (--micro-batch x N)"},
+        {"gradient_clipping", "--clip"},
+        {"optimizer.params.lr", "--lr"},
+        {"fp16.enabled", "--precision"},
+        {"bf16.enabled", "--precision"},
+        {"zero_optimization.reduce_bucket_size", "--bucket"},
+        {"zero_optimization.stage3_prefetch_bucket_size", "--prefetch"},
+        {"zero_optimization.stage3_param_persistence_threshold", "--persistence"},
+        {NULL, NULL}};
+    struct zero_config_auto_inputs in = {.flags = flags,
+                                         .steps = t->a.steps,
+                                         .steps_flag = "--steps",
+                                         .hidden = t->a.hidden,
+                                         .hidden_flag = "--hidden"};
+    if (zero_config_resolve_auto(&t->cfg, &in, t->rank == 0 && !t->a.quiet ? stdout : NULL, &err)) {
+        snprintf(msg, len, "train_mlp: --config: %s", err.msg);
+        return -1;
+    }
     return 0;
 }
 
@@ -188,6 +210,7 @@ static struct program program_for(struct trainer *t)
         .steps = t->a.steps,
         .accum = t->cfg.gradient_accumulation_steps,
         .micro = t->cfg.train_micro_batch_size_per_gpu,
+        .cfg = &t->cfg,
         .quiet = t->a.quiet,
         .ck =
             {

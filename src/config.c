@@ -15,8 +15,8 @@ void zero_config_defaults(struct zero_config *c)
     memset(c, 0, sizeof(*c));
 
     /* train_batch_size, micro batch and accumulation: 0 = not given (DeepSpeed: None). */
-    c->gradient_clipping = 0.0;
-    c->steps_per_print = 0; /* off: DeepSpeed's default is None since v0.15.2 */
+    c->gradient_clipping = 1.0; /* GRADIENT_CLIPPING_DEFAULT (0 before DeepSpeed turned it on) */
+    c->steps_per_print = 0;     /* off: DeepSpeed's default is None since v0.15.2 */
     c->wall_clock_breakdown = 0;
 
     struct zero_optimizer_config *o = &c->optimizer;

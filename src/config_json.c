@@ -26,8 +26,9 @@
 struct loader {
     struct zero_config *c;
     struct zero_config_origins *o;
-    struct zero_config ds; /* DeepSpeed's defaults, for "auto" */
-    const char *where;     /* file name or "config" */
+    struct zero_config ds;      /* DeepSpeed's defaults, for "auto" */
+    struct zero_config program; /* ZERO_CONFIG_KEEP: the caller's values, for "auto" */
+    const char *where;          /* file name or "config" */
     const json_t *root;
     unsigned flags;
     short given_as[ZERO_CONFIG_MAX_KEYS]; /* canonical key -> 1 + the key (alias) that set it */
@@ -337,7 +338,18 @@ static int load_values(struct loader *l)
         void *f = config_key_field(k, l->c);
         const void *def = config_key_cfield(k, &l->ds);
         if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0) {
-            memcpy(f, def, k->size);
+            /* only where DeepSpeed's Hugging Face integration fills the key; the
+             * program resolves it (zero_config_resolve_auto), from its own value
+             * here (ZERO_CONFIG_KEEP) or DeepSpeed's default */
+            if (!config_auto_allowed(i))
+                return zero_fail(l->err, ZERO_EINVAL,
+                                 "%s: %s: \"auto\" is resolved only for the keys DeepSpeed's "
+                                 "Hugging Face integration fills, and it does not fill %s; "
+                                 "give a value",
+                                 l->where, k->path, config_key_leaf(k->path));
+            memcpy(f, config_key_cfield(k, l->flags & ZERO_CONFIG_KEEP ? &l->program : &l->ds),
+                   k->size);
+            config_auto_mark(l->c, i);
             l->o->of[canon] = ZERO_ORIGIN_AUTO;
             continue;
         }
@@ -400,30 +412,15 @@ static void derive(struct loader *l)
     }
 }
 
+/* zero_config_validate: all of it for a file on its own (zero config), the
+ * part a file decides when a program's flags follow (ZERO_CONFIG_KEEP); the
+ * engine runs all of it again on what the program made of both. */
 static int check_combinations(struct loader *l)
 {
-    const struct zero_config *c = l->c;
-    enum zero_sched_type s = c->scheduler.type;
-    if ((s == ZERO_SCHED_WARMUP_DECAY_LR || s == ZERO_SCHED_WARMUP_COSINE_LR) &&
-        c->scheduler.total_num_steps < 1) {
-        int t = config_key_find("scheduler.type");
-        return zero_fail(l->err, ZERO_EINVAL,
-                         "%s: scheduler.params.total_num_steps: required by %s", l->where,
-                         config_keys[t].names[s]);
-    }
-    if (c->fp16.enabled && c->bf16.enabled) /* DeepSpeed asserts the same */
-        return zero_fail(l->err, ZERO_EINVAL,
-                         "%s: fp16.enabled and bf16.enabled are both true; choose one", l->where);
-    if (c->optimizer.type == ZERO_OPTIM_SGD && c->optimizer.nesterov &&
-        (c->optimizer.momentum <= 0.0 || c->optimizer.dampening != 0.0))
-        return zero_fail(l->err, ZERO_EINVAL,
-                         "%s: optimizer.params.nesterov=true: needs momentum > 0 and dampening "
-                         "0 (got momentum %g, dampening %g)",
-                         l->where, c->optimizer.momentum, c->optimizer.dampening);
-    char why[256];
-    if (zero_config_unsupported(c, why, sizeof why))
-        return zero_fail(l->err, ZERO_ENOTSUP, "%s: %s", l->where, why);
-    return ZERO_OK;
+    struct zero_error e = {0};
+    int rc = l->flags & ZERO_CONFIG_KEEP ? config_validate_given(l->c, &e)
+                                         : zero_config_validate(l->c, &e);
+    return rc ? zero_fail(l->err, rc, "%s: %s", l->where, e.msg) : ZERO_OK;
 }
 
 static int resolve_batch(struct loader *l, int world)
@@ -431,6 +428,11 @@ static int resolve_batch(struct loader *l, int world)
     static const char *const keys[] = {"train_batch_size", "train_micro_batch_size_per_gpu",
                                        "gradient_accumulation_steps"};
     struct zero_config *c = l->c;
+    int autos = 0; /* "auto" batch sizes: the program fills them from its flags */
+    for (int i = 0; i < 3; i++)
+        autos |= config_auto_is_pending(c, keys[i]);
+    if (autos && c->train_batch_size == 0 && c->train_micro_batch_size_per_gpu == 0)
+        return ZERO_OK;
     if (world == 0) {
         if (!(l->flags & ZERO_CONFIG_KEEP) && c->train_batch_size == 0 &&
             c->train_micro_batch_size_per_gpu == 0)
@@ -476,6 +478,7 @@ static int load_document(struct zero_config *c, struct zero_config_origins *orig
     l->o = origins ? origins : &local;
     memset(l->o, 0, sizeof *l->o);
     zero_config_defaults(&l->ds);
+    l->program = *c;
     if (!(flags & ZERO_CONFIG_KEEP))
         work = l->ds;
     l->where = where;

@@ -90,4 +90,21 @@ const struct config_unsupported *config_unsupported_find(const char *path);
 int config_unsupported_inert(const struct config_unsupported *u, const void *json, char *what,
                              size_t len);
 
+/* "zero_optimization.stage = 3" value text, as JSON writes it (config_print.c). */
+void config_format_value(const struct config_key *k, const struct zero_config *c, char *buf,
+                         size_t len);
+
+/* "auto" (config_auto.c): whether key k accepts it (DeepSpeed's Hugging Face
+ * integration fills it), marking it pending in c, and what Hugging Face fills
+ * it from ("learning_rate"; NULL when k takes no "auto"). */
+int config_auto_allowed(int key);
+void config_auto_mark(struct zero_config *c, int key);
+const char *config_auto_source(int key);
+int config_auto_is_pending(const struct zero_config *c, const char *path);
+
+/* The checks of zero_config_validate that concern only what a file gives
+ * (unsupported features, contradicting keys): the loader's under
+ * ZERO_CONFIG_KEEP, where the program's flags may still change the rest. */
+int config_validate_given(const struct zero_config *c, struct zero_error *err);
+
 #endif

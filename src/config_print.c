@@ -19,7 +19,7 @@ static void format_real(double x, char *buf, size_t len)
     }
 }
 
-static void format_value(const struct config_key *k, const struct zero_config *c, char *buf,
+void config_format_value(const struct config_key *k, const struct zero_config *c, char *buf,
                          size_t len)
 {
     const void *f = config_key_cfield(k, c);
@@ -83,12 +83,17 @@ void zero_config_print(FILE *out, const struct zero_config *c,
         if (k->type == KEY_SECTION || (k->flags & KEY_ALIAS) || !config_key_applies(k, c))
             continue;
         char value[320], line[640];
-        format_value(k, c, value, sizeof value);
+        config_format_value(k, c, value, sizeof value);
         if (!origins) {
             fprintf(out, "%s = %s\n", k->path, value);
             continue;
         }
         snprintf(line, sizeof line, "%s = %s", k->path, value);
-        fprintf(out, "%-66s (%s)\n", line, zero_config_origin_name(origins->of[i]));
+        if (origins->of[i] == ZERO_ORIGIN_AUTO && config_auto_source(i))
+            /* the value a program starts from; it fills the key as Hugging Face would */
+            fprintf(out, "%-66s (auto, as Hugging Face fills it: %s)\n", line,
+                    config_auto_source(i));
+        else
+            fprintf(out, "%-66s (%s)\n", line, zero_config_origin_name(origins->of[i]));
     }
 }

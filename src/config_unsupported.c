@@ -38,6 +38,21 @@ static const struct {
     {AC "profile", "activation checkpointing profiling " NYI, 1},
 };
 
+/* Field-backed keys this build reads only at DeepSpeed's default: any other
+ * value asks for something it does not do (the NVMe keys wait for NVMe offload). */
+static const struct {
+    const char *path, *feature;
+} at_default[] = {
+    {ZO "offload_optimizer.ratio", "partial optimizer offload (a ratio below 1) " NYI},
+    {ZO "offload_optimizer.buffer_count", "NVMe offload buffers " NYI},
+    {ZO "offload_optimizer.pipeline_read", "pipelined NVMe reads " NYI},
+    {ZO "offload_optimizer.pipeline_write", "pipelined NVMe writes " NYI},
+    {ZO "offload_optimizer.fast_init", "NVMe fast initialization " NYI},
+    {ZO "offload_param.buffer_count", "NVMe offload buffers " NYI},
+    {ZO "offload_param.buffer_size", "NVMe offload buffers " NYI},
+    {ZO "offload_param.max_in_cpu", "NVMe parameter caching in host memory " NYI},
+};
+
 /* JSON-only: DeepSpeed keys and sections with no field here */
 static const struct config_unsupported unsupported[] = {
     {"optimizer.legacy_fusion", "false", "legacy fusion " NYI},
@@ -46,7 +61,8 @@ static const struct config_unsupported unsupported[] = {
     {"scheduler.params.last_batch_iteration", "-1", "resuming a schedule " NYI},
     {"fp16.auto_cast", "false", "fp16 auto-casting " NYI},
     {"fp16.fp16_master_weights_and_grads", "false", "fp16 master weights " NYI},
-    {"amp", OFF, "NVIDIA Apex AMP " NYI},
+    /* Hugging Face fills amp.enabled with "fp16 through Apex", off here: "auto" asks nothing */
+    {"amp", "{\"enabled\": [false, \"auto\"]}", "NVIDIA Apex AMP " NYI},
     {"prescale_gradients", "false", "gradient prescaling " NYI},
     {"gradient_predivide_factor", "1", "gradient predivision " NYI},
     {"sparse_gradients", "false", "sparse gradients " NYI},
@@ -151,7 +167,12 @@ int config_unsupported_inert(const struct config_unsupported *u, const void *jso
         json_object_foreach(inert, name, x)
         {
             json_t *given = json_object_get(v, name);
-            if (given && !same_value(given, x)) {
+            int inert_given = !given || same_value(given, x);
+            size_t j;
+            json_t *alt;
+            if (given && json_is_array(x)) /* a member with several inert values */
+                json_array_foreach(x, j, alt) inert_given |= same_value(given, alt);
+            if (!inert_given) {
                 char member[128];
                 snprintf(member, sizeof member, ".%s", name);
                 describe(member, given, what, len);
@@ -192,6 +213,20 @@ int zero_config_unsupported(const struct zero_config *c, char *why, size_t len)
         char feature[160];
         snprintf(feature, sizeof feature, fields[i].feature, c->libzero.backend);
         snprintf(why, len, "%s=%s: %s", path, shown, feature);
+        return 1;
+    }
+    struct zero_config ds;
+    zero_config_defaults(&ds);
+    for (size_t i = 0; i < sizeof at_default / sizeof at_default[0]; i++) {
+        int k = config_key_find(at_default[i].path);
+        if (k < 0)
+            continue;
+        const struct config_key *key = &config_keys[k];
+        if (memcmp(config_key_cfield(key, c), config_key_cfield(key, &ds), key->size) == 0)
+            continue;
+        char value[64];
+        config_format_value(key, c, value, sizeof value);
+        snprintf(why, len, "%s=%s: %s", key->path, value, at_default[i].feature);
         return 1;
     }
     if (why && len)

@@ -137,35 +137,21 @@ static int check_ranks_agree(struct zero_engine *e, struct zero_error *err)
     return rc;
 }
 
+/* The configuration's own checks are zero_config_validate's (the same as
+ * zero config's); here what needs the model, and no "auto" left unresolved. */
 static int check_config(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_config *c = &e->cfg;
-    char why[512];
-    if (zero_config_unsupported(c, why, sizeof why))
-        return zero_fail(err, ZERO_ENOTSUP, "%s", why);
-    if (c->fp16.enabled && c->bf16.enabled)
+    int rc = zero_config_validate(c, err);
+    if (rc)
+        return rc;
+    char key[128];
+    if (zero_config_auto_pending(c, key, sizeof key))
         return zero_fail(err, ZERO_EINVAL,
-                         "fp16.enabled and bf16.enabled are both true; "
-                         "choose one compute dtype");
-    if (c->fp16.enabled && c->fp16.loss_scale <= 0.0 && c->fp16.min_loss_scale <= 0.0)
-        return zero_fail(err, ZERO_EINVAL, "fp16.min_loss_scale is %g; expected > 0",
-                         c->fp16.min_loss_scale);
-    if (c->zero_optimization.stage < 0 || c->zero_optimization.stage > 3)
-        return zero_fail(err, ZERO_EINVAL, "zero_optimization.stage is %d; expected 0, 1, 2 or 3",
-                         c->zero_optimization.stage);
-    if (c->libzero.align < 1)
-        return zero_fail(err, ZERO_EINVAL, "libzero.align is %lld; expected a positive count",
-                         (long long)c->libzero.align);
-    if (c->zero_optimization.reduce_bucket_size < 1 ||
-        c->zero_optimization.allgather_bucket_size < 1)
-        return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.reduce_bucket_size and allgather_bucket_size must be "
-                         "positive (got %lld and %lld)",
-                         (long long)c->zero_optimization.reduce_bucket_size,
-                         (long long)c->zero_optimization.allgather_bucket_size);
-    if (c->gradient_clipping < 0.0)
-        return zero_fail(err, ZERO_EINVAL, "gradient_clipping is %g; expected >= 0",
-                         c->gradient_clipping);
+                         "%s is \"auto\": resolve it first (zero_config_resolve_auto, from the "
+                         "program's flags and model, as DeepSpeed's Hugging Face integration "
+                         "does)",
+                         key);
     const struct zero_model *m = e->model;
     if (m->nunits < 1 || !m->units[m->nunits - 1]->is_loss)
         return zero_fail(err, ZERO_EINVAL, "the model's last unit must compute the loss");
@@ -264,11 +250,15 @@ int zero_engine_step(struct zero_engine *e, int *stepped, struct zero_error *err
         *stepped = 0;
     if (e->forward_done)
         return zero_fail(err, ZERO_EINVAL, "step called between forward and backward");
+    /* the scope's end would write its whole copy over this step's update */
+    int rc = engine_outside_scope(e, "zero_engine_step", err);
+    if (rc)
+        return rc;
     if (e->micro_steps == 0 || e->micro_steps % e->accum != 0)
         return ZERO_OK;
     if (e->micro_steps / e->accum == e->global_steps)
         return ZERO_OK; /* this boundary was already stepped */
-    int rc = optimizer_step(e, err);
+    rc = optimizer_step(e, err);
     if (!rc)
         rc = global_mean_loss(e, &e->last.loss, err);
     if (rc)

@@ -142,10 +142,12 @@ int zero_engine_backward(struct zero_engine *e, struct zero_error *err)
 {
     if (!e->forward_done)
         return zero_fail(err, ZERO_EINVAL, "backward called without a forward");
+    int rc = engine_outside_scope(e, "zero_engine_backward", err);
+    if (rc)
+        return rc;
     for (int u = 0; u < e->nunits; u++)
         memset(e->us[u].grad_written, 0, sizeof e->us[u].grad_written);
     float *dy = NULL;
-    int rc = 0;
     for (int u = e->nunits - 1; u >= 0 && !rc; u--)
         rc = backward_unit(e, u, &dy, err);
     engine_free(e, dy);

@@ -170,9 +170,7 @@ static int check_can_start(struct zero_engine *e, struct zero_error *err)
 {
     if (e->forward_done)
         return zero_fail(err, ZERO_EINVAL, "forward called twice without backward in between");
-    if (e->scope_active)
-        return zero_fail(err, ZERO_EINVAL, "forward called inside a gathered-parameters scope");
-    return ZERO_OK;
+    return engine_outside_scope(e, "forward", err);
 }
 
 /* On failure the caller discards the pass's activations. */

@@ -147,6 +147,10 @@ int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err);
 int stage3_release(struct zero_engine *e, int unit, struct zero_error *err);
 int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err);
 int stage3_begin_pass(struct zero_engine *e, struct zero_error *err);
+int stage3_gather_for_scope(struct zero_engine *e, int unit, struct zero_error *err);
+/* Before the model states are allocated: their plan against what the process may
+ * use (memory_plan.c); ZERO_ENOMEM with the per-tag breakdown when it cannot fit. */
+int engine_check_memory_plan(struct zero_engine *e, struct zero_error *err);
 int stage3_end_step(struct zero_engine *e, struct zero_error *err);
 int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err);
 /* All-gathers unit u's shard into s->gathered (req: NULL blocks). With
@@ -215,6 +219,9 @@ static inline void *engine_at(const struct zero_engine *e, const void *base, int
 }
 /* The fp32 master of this rank's part: its shard (stages 1-3) or the whole (stage 0). */
 float *engine_master(struct zero_engine *e, int unit);
+/* ZERO_OK outside a gathered-parameters scope; inside one an error naming the
+ * call (what) and the scope's units (gathered.c). */
+int engine_outside_scope(struct zero_engine *e, const char *what, struct zero_error *err);
 /* Reports an event [t0, now] to the observer, if any. */
 void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
                   const char *collective, int64_t elements, double t0);

@@ -44,7 +44,8 @@ static void state_free(struct zero_engine *e, int on_host, void *p)
         engine_free(e, p);
 }
 
-static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
+/* Unit u's layout and stage-3 persistence: all the memory plan needs. */
+static int lay_out_unit(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     const struct zero_unit *unit = e->model->units[u];
@@ -56,6 +57,16 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return zero_error_wrap(err, "unit %s: ", unit->name);
     s->shard_begin = (int64_t)e->rank * s->layout.shard;
+    s->persistent = e->stage == 3 &&
+                    s->layout.padded < e->cfg.zero_optimization.stage3_param_persistence_threshold;
+    return ZERO_OK;
+}
+
+static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    const struct zero_unit *unit = e->model->units[u];
+    int rc;
     size_t whole = (size_t)s->layout.padded, shard = (size_t)s->layout.shard;
     size_t pcount = e->stage == 3 ? shard : whole;
     size_t gcount = e->stage >= 2 ? shard : whole;
@@ -93,8 +104,6 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     s->counter.len = s->layout.shard; /* every stage accumulates this rank's shard */
     s->state =
         e->stage == 3 && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE : ZERO_UNIT_AVAILABLE;
-    s->persistent = e->stage == 3 &&
-                    s->layout.padded < e->cfg.zero_optimization.stage3_param_persistence_threshold;
     return ZERO_OK;
 }
 
@@ -121,6 +130,11 @@ int engine_states_create(struct zero_engine *e, struct zero_error *err)
     if (!e->us)
         return zero_fail(err, ZERO_ENOMEM, "rank %d: unit states", e->rank);
     int rc;
+    for (int u = 0; u < e->nunits; u++)
+        if ((rc = lay_out_unit(e, u, err)))
+            return rc;
+    if ((rc = engine_check_memory_plan(e, err)))
+        return rc;
     for (int u = 0; u < e->nunits; u++)
         if ((rc = alloc_unit(e, u, err)))
             return rc;

@@ -68,6 +68,8 @@ void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, in
         .bucket = bucket,
         .collective = collective,
         .elements = elements,
+        /* the optimizer updates the fp32 master; everything else moves the compute dtype */
+        .element_bytes = kind == ZERO_EV_OPTIMIZER ? 4 : (int)e->csize,
         .step = e->global_steps,
         .micro_step = e->micro_steps,
         .t_begin = t0 - e->t_created,

@@ -2,6 +2,7 @@
  * gathered-parameters scope (DeepSpeed's GatheredParameters). Under stages
  * 0-2 parameters are already whole; under stage 3 the scope gathers units and
  * pins them until it ends. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,14 +39,6 @@ static int check_same_units(struct zero_engine *e, const int *units, int n, int 
                            e->rank, r);
     free(all);
     return rc;
-}
-
-static int gather_into(struct zero_engine *e, int u, void *dst, struct zero_error *err)
-{
-    struct unit_states *s = &e->us[u];
-    int rc = e->be->all_gather(e->bself, s->params, dst, e->cdt, (size_t)s->layout.shard, NULL);
-    return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s", e->model->units[u]->name)
-              : ZERO_OK;
 }
 
 int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *host,
@@ -121,11 +114,34 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
               : ZERO_OK;
 }
 
+/* Unpins units[0..n) of an open scope and releases those no longer pinned. */
+static int unpin(struct zero_engine *e, const int *units, int n, struct zero_error *err)
+{
+    int rc = ZERO_OK;
+    for (int i = 0; i < n && e->stage == 3; i++) {
+        struct unit_states *s = &e->us[units[i]];
+        if (--s->scope_pins == 0 && !rc)
+            rc = stage3_release(e, units[i], err);
+    }
+    return rc;
+}
+
+static void close_scope(struct zero_engine *e)
+{
+    free(e->scope_units);
+    e->scope_units = NULL;
+    e->scope_n = 0;
+    e->scope_active = 0;
+}
+
 int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nunits,
                                int modifier_rank, struct zero_error *err)
 {
     if (e->scope_active)
         return zero_fail(err, ZERO_EINVAL, "a gathered-parameters scope is already open");
+    if (e->forward_done)
+        return zero_fail(err, ZERO_EINVAL,
+                         "gathered-parameters scope opened between forward and backward");
     if (modifier_rank >= e->world)
         return zero_fail(err, ZERO_EINVAL, "modifier rank %d does not exist (world size %d)",
                          modifier_rank, e->world);
@@ -142,22 +158,39 @@ int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nuni
     e->scope_n = nunits;
     e->scope_modifier = modifier_rank;
     e->scope_active = 1;
-    for (int i = 0; i < nunits && e->stage == 3; i++) {
-        struct unit_states *s = &e->us[units[i]];
-        if (s->scope_pins++ > 0 || s->state == ZERO_UNIT_AVAILABLE || s->layout.padded == 0)
-            continue;
-        if (!s->gathered &&
-            (rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_GATHER,
-                               &s->gathered, "gathered-parameters scope", err)))
-            return rc;
-        if ((rc = gather_into(e, units[i], s->gathered, err)))
-            return rc;
-        s->state = ZERO_UNIT_AVAILABLE;
-        e->live_elements += s->layout.padded;
-        if (e->live_elements > e->peak_live_elements)
-            e->peak_live_elements = e->live_elements;
+    /* stage 3 gathers like any fetch (live limit, events); the pins keep the
+     * units whole until the end */
+    int pinned = 0;
+    for (; pinned < nunits && e->stage == 3 && !rc; pinned++) {
+        struct unit_states *s = &e->us[units[pinned]];
+        if (s->scope_pins++ == 0 && s->layout.padded > 0)
+            rc = stage3_gather_for_scope(e, units[pinned], err);
     }
-    return ZERO_OK;
+    if (rc) { /* the scope does not open: every rank failed the same check */
+        struct zero_error ignored = {0};
+        unpin(e, units, pinned, &ignored);
+        close_scope(e);
+    }
+    return rc;
+}
+
+int engine_outside_scope(struct zero_engine *e, const char *what, struct zero_error *err)
+{
+    if (!e->scope_active)
+        return ZERO_OK;
+    char names[200] = "";
+    size_t used = 0;
+    for (int i = 0; i < e->scope_n && used < sizeof names; i++) {
+        int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                         e->model->units[e->scope_units[i]]->name);
+        if (n > 0)
+            used += (size_t)n;
+    }
+    return zero_fail(err, ZERO_EINVAL,
+                     "rank %d: %s inside the open gathered-parameters scope (units %s, modifier "
+                     "rank %d): call zero_engine_gathered_end first; the scope's end writes its "
+                     "whole copy back over the parameters",
+                     e->rank, what, names[0] ? names : "none", e->scope_modifier);
 }
 
 void *zero_engine_param_ptr(struct zero_engine *e, int unit, int param, enum zero_dtype *t)
@@ -195,24 +228,21 @@ int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
     if (!e->scope_active)
         return zero_fail(err, ZERO_EINVAL, "no gathered-parameters scope is open");
     int rc = ZERO_OK;
-    for (int i = 0; i < e->scope_n && !rc; i++) {
+    for (int i = 0; i < e->scope_n && !rc && e->scope_modifier >= 0; i++) {
         int u = e->scope_units[i];
         struct unit_states *s = &e->us[u];
+        if (s->layout.padded == 0)
+            continue;
         void *whole = engine_param_whole(e, u);
-        if (e->scope_modifier >= 0 && s->layout.padded > 0) {
-            rc = e->be->broadcast(e->bself, whole, e->cdt, (size_t)s->layout.padded,
-                                  e->scope_modifier, NULL);
-            if (!rc)
-                rc = scatter_back(e, u, whole);
-            if (rc)
-                rc = engine_backend_error(e, rc, err, "scattering unit %s back",
-                                          e->model->units[u]->name);
-        }
-        if (e->stage == 3 && --s->scope_pins == 0 && !rc)
-            rc = stage3_release(e, u, err);
+        rc = e->be->broadcast(e->bself, whole, e->cdt, (size_t)s->layout.padded, e->scope_modifier,
+                              NULL);
+        if (!rc)
+            rc = scatter_back(e, u, whole);
+        if (rc)
+            rc = engine_backend_error(e, rc, err, "scattering unit %s back",
+                                      e->model->units[u]->name);
     }
-    free(e->scope_units);
-    e->scope_units = NULL;
-    e->scope_active = 0;
-    return rc;
+    int released = unpin(e, e->scope_units, e->scope_n, rc ? &(struct zero_error){0} : err);
+    close_scope(e);
+    return rc ? rc : released;
 }

@@ -39,8 +39,10 @@ libzero_la_SOURCES += \
 	%reldir%/optim_consts.c \
 	%reldir%/host_optim.c \
 	%reldir%/host_parallel.c \
-	%reldir%/offload.c
-noinst_HEADERS += %reldir%/engine_internal.h %reldir%/optim_consts.h %reldir%/host_optim.h \
+	%reldir%/offload.c \
+	%reldir%/memory_plan.c \
+	%reldir%/memory_limit.c
+noinst_HEADERS += %reldir%/engine_internal.h %reldir%/memory_limit.h %reldir%/optim_consts.h %reldir%/host_optim.h \
 	%reldir%/host_parallel.h \
 	%reldir%/dtype_convert.h
 zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h \
@@ -63,7 +65,10 @@ libzero_la_SOURCES += \
 	%reldir%/config_keys.c \
 	%reldir%/config_unsupported.c \
 	%reldir%/config_json.c \
-	%reldir%/config_print.c
+	%reldir%/config_print.c \
+	%reldir%/config_auto.c \
+	%reldir%/config_validate.c \
+	%reldir%/trace_steps.c
 noinst_HEADERS += %reldir%/config_keys.h
 zeroinclude_HEADERS += include/zero/config_json.h
 

@@ -18,6 +18,7 @@
  * Exactness: the host optimizer is the loop the cpu backend's adam and sgd
  * entries run, so on the cpu backend an offloaded step gives the same bits as
  * one that is not (tests/test_offload.c). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,20 +49,7 @@ int offload_configure(struct zero_engine *e, struct zero_error *err)
     /* nvme is refused with the other unimplemented features (config_unsupported.c) */
     e->offload_opt = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
     e->offload_param = z->offload_param.device == ZERO_OFFLOAD_CPU;
-    if (e->offload_opt && e->stage == 0)
-        return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3 "
-                         "(stage is 0): the offloaded optimizer updates this rank's shard");
-    if (e->offload_param && e->stage != 3)
-        return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_param.device = cpu needs stage 3 (stage is "
-                         "%d): only stage 3 partitions the parameters",
-                         e->stage);
-    if (e->offload_param && !e->offload_opt)
-        return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_param.device = cpu needs "
-                         "offload_optimizer.device = cpu as well: the host optimizer writes the "
-                         "host parameter shard in place");
+    (void)err; /* the stage rules are zero_config_validate's, checked before this */
     e->separate_master |= e->offload_opt; /* fp32 too: the parameters stay on the device */
     if (e->offload_opt) {                 /* collective, as engine creation is */
         int64_t t = e->cfg.libzero.offload_threads;
@@ -110,18 +98,21 @@ static int prepare(struct zero_engine *e, float lr, float grad_div, struct host_
     return bad ? zero_fail(err, ZERO_EINVAL, "rank %d: host optimizer: %s", e->rank, why) : ZERO_OK;
 }
 
-/* One unit's host update, handed to host_parallel_for range by range. */
+/* One sub-group of a unit's host update, handed to host_parallel_for range by range. */
 struct unit_job {
     const struct host_update *h;
     const struct unit_states *s;
     enum zero_dtype grad_type, copy_type;
-    void *out; /* (copy_type, n) */
+    void *out;   /* (copy_type, n) */
+    size_t base; /* the sub-group's first element in the unit's shard */
 };
 
 static void update_range(void *arg, size_t b, size_t end)
 {
     const struct unit_job *j = arg;
     const struct unit_states *s = j->s;
+    b += j->base;
+    end += j->base;
     const void *g = (const char *)s->host_stage + b * zero_dtype_size(j->grad_type);
     void *out = (char *)j->out + b * zero_dtype_size(j->copy_type);
     float *m = s->exp_avg ? s->exp_avg + b : NULL;
@@ -144,12 +135,23 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
     if (rc)
         return engine_backend_error(e, rc, err, "copying out the gradient of %s",
                                     e->model->units[u]->name);
-    double t0 = engine_now();
     void *out = e->offload_param ? s->params : s->host_stage; /* (cdt, n) */
     struct unit_job job = {.h = h, .s = s, .grad_type = t, .copy_type = e->cdt, .out = out};
-    /* a grain of 16 Ki elements (tens of microseconds): enough work to pay for a thread */
-    host_parallel_for(n, (size_t)1 << 14, e->offload_threads, update_range, &job);
-    engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)n, t0);
+    /* DeepSpeed's sub_group_size: the optimizer steps sub-group by sub-group (one
+     * event each; 0: the unit's shard is one group). Element-wise: any split gives
+     * the same bits. */
+    int64_t sub = e->cfg.zero_optimization.sub_group_size;
+    size_t group = sub > 0 && (uint64_t)sub < n ? (size_t)sub : (n > 0 ? n : 1);
+    size_t b = 0;
+    do { /* once at least: an empty shard still reports its (empty) update */
+        double t0 = engine_now();
+        size_t len = n - b < group ? n - b : group;
+        job.base = b;
+        /* a grain of 16 Ki elements (tens of microseconds): enough work to pay for a thread */
+        host_parallel_for(len, (size_t)1 << 14, e->offload_threads, update_range, &job);
+        engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)len, t0);
+        b += len;
+    } while (b < n);
     if (!e->offload_param && (rc = e->be->copy_async(e->bself, optimizer_param_copy(e, u), out,
                                                      n * e->csize, ZERO_STREAM_COMM)))
         return engine_backend_error(e, rc, err, "copying back the parameters of %s",

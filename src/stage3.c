@@ -207,6 +207,33 @@ int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err)
     return e->trace_recorded && !e->untraced ? prefetch(e, err) : ZERO_OK;
 }
 
+/* A gathered-parameters scope's gather: on demand, under the live limit, with
+ * the events of any other gather. Refused when the units the scope already
+ * holds (and what cannot be freed) leave no room under
+ * stage3_max_live_parameters. */
+int stage3_gather_for_scope(struct zero_engine *e, int unit, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[unit];
+    int64_t limit = e->cfg.zero_optimization.stage3_max_live_parameters;
+    int rc;
+    if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
+        if ((rc = make_room(e, s->layout.padded, unit, err)))
+            return rc;
+        if (e->live_elements + s->layout.padded > limit)
+            return zero_fail(err, ZERO_EINVAL,
+                             "rank %d: gathered-parameters scope: gathering unit %s (%lld "
+                             "elements) would hold %lld gathered elements, above "
+                             "zero_optimization.stage3_max_live_parameters = %lld",
+                             e->rank, uname(e, unit), (long long)s->layout.padded,
+                             (long long)(e->live_elements + s->layout.padded), (long long)limit);
+        if ((rc = start_gather(e, unit, 0, err)))
+            return rc;
+    }
+    if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
+        return rc;
+    return ZERO_OK;
+}
+
 int stage3_begin_pass(struct zero_engine *e, struct zero_error *err)
 {
     (void)err;

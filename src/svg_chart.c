@@ -56,6 +56,31 @@ static double tick_step(double max)
     return (m <= 1.0 ? 1.0 : m <= 2.0 ? 2.0 : m <= 5.0 ? 5.0 : 10.0) * p;
 }
 
+/* v rounded half up to c->decimals decimals, trailing zeros dropped: never an
+ * exponent (2090, not 2.09e+03), the same digits as the text beside the chart. */
+static void format_value(const struct zero_chart *c, double v, char *buf, size_t len)
+{
+    int d = c->decimals < 0 ? 0 : c->decimals > 6 ? 6 : c->decimals;
+    double scale = pow(10.0, d);
+    snprintf(buf, len, "%.*f", d, floor(v * scale + 0.5) / scale);
+    if (strchr(buf, '.')) {
+        char *end = buf + strlen(buf) - 1;
+        while (*end == '0')
+            *end-- = '\0';
+        if (*end == '.')
+            *end = '\0';
+    }
+}
+
+/* Whether some bar (or bar b when b >= 0) has segment s. */
+static int has_segment(const struct zero_chart *c, int s, int b)
+{
+    for (int i = b >= 0 ? b : 0; i < (b >= 0 ? b + 1 : c->nbars); i++)
+        if (c->bar[i].value[s] > 0.0)
+            return 1;
+    return 0;
+}
+
 static double bar_total(const struct zero_chart *c, int b)
 {
     double t = 0.0;
@@ -84,7 +109,8 @@ static void draw_axis(FILE *f, const struct zero_chart *c, double plot_w, double
         double y = TOP + PLOT_H - v / ymax * PLOT_H;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
                 LEFT, y, LEFT + plot_w, y);
-        snprintf(buf, sizeof buf, "%g", v);
+        int d = step >= 1.0 ? 0 : (int)ceil(-log10(step) - 1e-9);
+        snprintf(buf, sizeof buf, "%.*f", d, v); /* the step's decimals, never an exponent */
         text(f, LEFT - 6, y + 4, "end", "font-size=\"11\" fill=\"#555\"", buf);
     }
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", LEFT,
@@ -120,7 +146,7 @@ static void draw_bar(FILE *f, const struct zero_chart *c, int b, double x, doubl
                     x, y, BAR_W, h, colors[s]);
         const char *ink = bar->hollow ? "fill=\"#222\"" : "fill=\"#fff\"";
         char style[96];
-        snprintf(buf, sizeof buf, "%.3g", bar->value[s]);
+        format_value(c, bar->value[s], buf, sizeof buf);
         if (h >= 28.0) { /* name and value */
             snprintf(style, sizeof style, "font-size=\"11\" %s", ink);
             text(f, x + BAR_W / 2, y + h / 2 - 2, "middle", style, c->segment[s]);
@@ -131,7 +157,9 @@ static void draw_bar(FILE *f, const struct zero_chart *c, int b, double x, doubl
         }
         base = y;
     }
-    snprintf(buf, sizeof buf, "%.3g %s", bar_total(c, b), c->unit);
+    char total[48];
+    format_value(c, bar_total(c, b), total, sizeof total);
+    snprintf(buf, sizeof buf, "%s %s", total, c->unit);
     text(f, x + BAR_W / 2, base - 5, "middle",
          "font-size=\"11\" font-weight=\"bold\" fill=\"#222\"", buf);
     text(f, x + BAR_W / 2, TOP + PLOT_H + 16, "middle", "font-size=\"12\" fill=\"#222\"",
@@ -141,27 +169,43 @@ static void draw_bar(FILE *f, const struct zero_chart *c, int b, double x, doubl
 }
 
 /* Category names beside the last bar, at its segments' middles, pushed apart so
- * they never overlap. */
-static void draw_direct_labels(FILE *f, const struct zero_chart *c, double x, double ymax)
+ * they never overlap; categories the last bar lacks go to a key at the top right. */
+static void draw_direct_labels(FILE *f, const struct zero_chart *c, double x, double ymax,
+                               double width)
 {
-    const struct zero_chart_bar *bar = &c->bar[c->nbars - 1];
+    int last = c->nbars - 1;
+    const struct zero_chart_bar *bar = &c->bar[last];
     double want[ZERO_CHART_MAX_SEGMENTS], at[ZERO_CHART_MAX_SEGMENTS];
     double base = TOP + PLOT_H, prev = TOP + PLOT_H + 14;
     for (int s = 0; s < c->nsegments; s++) {
-        double h = bar->value[s] > 0 ? bar->value[s] / ymax * PLOT_H : 0.0;
+        if (!has_segment(c, s, last))
+            continue;
+        double h = bar->value[s] / ymax * PLOT_H;
         want[s] = base - h / 2;
         base -= h;
         at[s] = want[s] < prev - 14 ? want[s] : prev - 14; /* bottom-up, 14 px apart */
         prev = at[s];
     }
+    double key_y = 26.0;
     for (int s = 0; s < c->nsegments; s++) {
+        char style[64];
+        snprintf(style, sizeof style, "font-size=\"12\" fill=\"%s\"", colors[s]);
+        if (!has_segment(c, s, last)) {
+            if (!has_segment(c, s, -1))
+                continue; /* no bar has it: not named */
+            fprintf(f,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" "
+                    "fill=\"%s\"/>\n",
+                    width - 130, key_y - 9, colors[s]);
+            text(f, width - 115, key_y, "start", style, c->segment[s]);
+            key_y += 16;
+            continue;
+        }
         double lx = x + BAR_W + 6;
         fprintf(f,
                 "<polyline points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"none\" "
                 "stroke=\"%s\"/>\n",
                 x + BAR_W, want[s], lx + 6, at[s], lx + 12, at[s], colors[s]);
-        char style[64];
-        snprintf(style, sizeof style, "font-size=\"12\" fill=\"%s\"", colors[s]);
         text(f, lx + 15, at[s] + 4, "start", style, c->segment[s]);
     }
 }
@@ -193,7 +237,7 @@ int zero_svg_chart_fprint(FILE *out, const struct zero_chart *c, struct zero_err
     draw_axis(out, c, plot_w, ymax, step);
     for (int b = 0; b < c->nbars; b++)
         draw_bar(out, c, b, x[b], ymax);
-    draw_direct_labels(out, c, x[c->nbars - 1], ymax);
+    draw_direct_labels(out, c, x[c->nbars - 1], ymax, width);
     fputs("</svg>\n", out);
     return ferror(out) ? zero_fail(err, ZERO_EIO, "svg chart: write failed") : ZERO_OK;
 }

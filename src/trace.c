@@ -12,6 +12,7 @@ struct record {
     int unit, bucket;
     char collective[20];
     int64_t elements, step, micro_step;
+    int element_bytes; /* the event's: 2 in fp16/bf16 */
     double t_begin, t_end;
 };
 
@@ -92,6 +93,7 @@ void zero_trace_observe(void *trace, const struct zero_event *ev)
     r->bucket = ev->bucket;
     snprintf(r->collective, sizeof r->collective, "%s", ev->collective ? ev->collective : "");
     r->elements = ev->elements;
+    r->element_bytes = ev->element_bytes;
     r->step = ev->step + 1;
     r->micro_step = ev->micro_step;
     r->t_begin = ev->t_begin;
@@ -213,7 +215,7 @@ static void add_record(struct text *b, const struct zero_trace *t, const struct 
         add(b, ",\"rows\":%lld", (long long)r->elements);
     else if (r->elements > 0)
         add(b, ",\"elements\":%lld,\"bytes\":%lld", (long long)r->elements,
-            (long long)(4 * r->elements));
+            (long long)(r->element_bytes * r->elements));
     if (r->collective[0])
         add(b, ",\"collective\":\"%s\"", r->collective);
     if (r->bucket >= 0)
@@ -221,7 +223,7 @@ static void add_record(struct text *b, const struct zero_trace *t, const struct 
     int64_t sent = sent_elements(r, t->world);
     if (sent > 0)
         add(b, ",\"sent_elements\":%lld,\"sent_bytes\":%lld", (long long)sent,
-            (long long)(4 * sent));
+            (long long)(r->element_bytes * sent));
     if (r->kind == ZERO_EV_OPTIMIZER && t->world > 1)
         add(b, ",\"shard_first_element\":%lld", (long long)(r->elements * t->rank));
     add(b, "}}");
@@ -328,43 +330,4 @@ int zero_trace_write(const struct zero_trace *t, struct zero_device *dev, const 
     free(lens);
     free(mine);
     return rc;
-}
-
-/* ---- "2,3" / "2-4" ---- */
-
-int zero_trace_parse_steps(const char *list, int64_t *steps, int max, int *n,
-                           struct zero_error *err)
-{
-    *n = 0;
-    const char *p = list;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long long a = strtoll(p, &end, 10), b;
-        if (end == p || errno || a < 1)
-            goto bad;
-        b = a;
-        p = end;
-        if (*p == '-') {
-            b = strtoll(p + 1, &end, 10);
-            if (end == p + 1 || errno || b < a)
-                goto bad;
-            p = end;
-        }
-        for (long long s = a; s <= b; s++) {
-            if (*n >= max)
-                return zero_fail(err, ZERO_EINVAL, "step list '%s': more than %d steps", list, max);
-            steps[(*n)++] = s;
-        }
-        if (*p == ',' && p[1] != '\0')
-            p++;
-        else if (*p != '\0')
-            goto bad;
-    }
-    if (*n == 0)
-        goto bad;
-    return ZERO_OK;
-bad:
-    return zero_fail(err, ZERO_EINVAL, "step list '%s': expected steps >= 1 such as 2,3 or 2-4",
-                     list);
 }

@@ -12,6 +12,7 @@ EXTRA_DIST += tests/test_config_cli.sh \
 	tests/configs/misspelled.json \
 	tests/configs/duplicate.json \
 	tests/configs/hf_auto.json \
+	tests/configs/hf_zero3.json \
 	examples/configs/stage0.json \
 	examples/configs/stage1.json \
 	examples/configs/stage2.json \
@@ -27,7 +28,8 @@ EXTRA_DIST += tests/test_config_cli.sh \
 # coverage instrumentation sees them.
 FUZZ_SECONDS = 60
 FUZZ_CONFIG_SOURCES = fuzz/fuzz_config.c src/config.c src/config_keys.c \
-	src/config_unsupported.c src/config_json.c src/config_print.c src/error.c
+	src/config_unsupported.c src/config_json.c src/config_print.c src/config_auto.c \
+	src/config_validate.c src/trace_steps.c src/error.c
 EXTRA_DIST += fuzz/fuzz_config.c fuzz/config.dict \
 	fuzz/corpus/config/seed_bad_syntax.json \
 	fuzz/corpus/config/seed_bf16.json \

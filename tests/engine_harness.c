@@ -17,7 +17,8 @@ void harness_defaults(struct harness_run *r, int stage)
     r->cfg.optimizer.weight_decay = 0.01;
     r->cfg.train_micro_batch_size_per_gpu = 2;
     r->cfg.gradient_accumulation_steps = 1;
-    r->cfg.libzero.align = 64; /* small blocks: tiny units still split over 4 ranks */
+    r->cfg.gradient_clipping = 0.0; /* off unless a test clips (DeepSpeed's default is 1.0) */
+    r->cfg.libzero.align = 64;      /* small blocks: tiny units still split over 4 ranks */
     r->hidden = 24;
     r->classes = 5;
     r->layers = 3;

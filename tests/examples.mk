@@ -10,3 +10,8 @@ EXTRA_DIST += tests/test_examples.sh
 # (examples/program.c); a difference or a one-rank error is named, never a hang.
 TESTS += tests/test_startup_agreement.sh
 EXTRA_DIST += tests/test_startup_agreement.sh
+
+# tests/test_memory_plan.sh: a model too big for the process's memory limit (ulimit -v)
+# is refused before allocation with the per-tag plan
+TESTS += tests/test_memory_plan.sh
+EXTRA_DIST += tests/test_memory_plan.sh

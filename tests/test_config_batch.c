@@ -55,7 +55,7 @@ START_TEST(test_defaults_are_deepspeeds)
     ck_assert_int_eq(c.train_batch_size, 0);
     ck_assert_int_eq(c.train_micro_batch_size_per_gpu, 0);
     ck_assert_int_eq(c.gradient_accumulation_steps, 0);
-    ck_assert(c.gradient_clipping == 0.0);
+    ck_assert(c.gradient_clipping == 1.0); /* GRADIENT_CLIPPING_DEFAULT */
     ck_assert_int_eq(c.steps_per_print, 0);
     ck_assert_int_eq(c.wall_clock_breakdown, 0);
 

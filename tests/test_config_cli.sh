@@ -37,9 +37,55 @@ expect_line noworld out "gradient_accumulation_steps = null (default)"
 
 run auto 0 "$zero" config "$bad/hf_auto.json" --world 4
 expect_rc auto 0
-expect_line auto out "train_batch_size = 8 (auto)"
-expect_line auto out "optimizer.params.lr = 0.001 (auto)"
-expect_line auto out "zero_optimization.stage3_prefetch_bucket_size = 50000000 (auto)"
+expect_line auto out "train_batch_size = 8 (auto, as Hugging Face fills it: world x per_device_train_batch_size x accumulation)"
+expect_line auto out "optimizer.params.lr = 0.001 (auto, as Hugging Face fills it: learning_rate)"
+expect_line auto out "zero_optimization.stage3_prefetch_bucket_size = 50000000 (auto, as Hugging Face fills it: 0.9 hidden_size^2)"
+
+# Hugging Face's ZeRO-3 example (its DeepSpeed integration docs) with the amp and
+# flops_profiler sections: "auto" where the integration fills it, amp off
+run hf 0 "$zero" config "$bad/hf_zero3.json"
+expect_rc hf 0
+expect_line hf out "scheduler.params.total_num_steps = 0 (auto, as Hugging Face fills it: num_training_steps)"
+expect_line hf out "fp16.enabled = false (auto, as Hugging Face fills it: fp16)"
+# ... and train_mlp resolves each from its flags and model, printing where from
+run hf_mlp 0 "$train" --config "$bad/hf_zero3.json" --hidden 16 --layers 1 --classes 4 \
+    --steps 2 --batch 4 --lr 2e-4
+expect_rc hf_mlp 0
+expect_line hf_mlp out "config: optimizer.params.lr = auto -> 0.0002 (from --lr)"
+expect_line hf_mlp out "config: scheduler.params.total_num_steps = auto -> 2 (from --steps)"
+expect_line hf_mlp out "config: train_batch_size = auto -> 4 (from --batch)"
+expect_line hf_mlp out "config: zero_optimization.reduce_bucket_size = auto -> 256 (hidden_size^2, --hidden 16)"
+expect_line hf_mlp out "config: zero_optimization.stage3_param_persistence_threshold = auto -> 160 (10 hidden_size, --hidden 16)"
+
+# "auto" where the integration fills nothing is an error naming the key
+for key in '"zero_optimization": {"stage": "auto"}' '"optimizer": {"type": "auto"}' \
+    '"zero_optimization": {"allgather_bucket_size": "auto"}'; do
+    printf '{"train_micro_batch_size_per_gpu": 2, %s}\n' "$key" >"$tmp/auto_bad.json"
+    run auto_bad 0 "$zero" config "$tmp/auto_bad.json"
+    expect_rc auto_bad 1
+    expect_text auto_bad err "\"auto\" is resolved only for the keys DeepSpeed's Hugging Face integration fills"
+done
+
+# accepted means honoured: what this build cannot do is refused, naming the key;
+# zero config runs the engine's own checks (offload at stage 0, the trace's steps)
+check_refused() { # NAME JSON-MEMBERS TEXT
+    printf '{"train_micro_batch_size_per_gpu": 2, %s}\n' "$2" >"$tmp/$1.json"
+    run "$1" 0 "$zero" config "$tmp/$1.json"
+    expect_rc "$1" 1
+    expect_text "$1" err "$3"
+}
+check_refused ratio '"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 0.3}}' \
+    "zero_optimization.offload_optimizer.ratio=0.3: partial optimizer offload (a ratio below 1) is not implemented yet in this build"
+check_refused buffers '"zero_optimization": {"offload_param": {"buffer_count": 8}}' \
+    "zero_optimization.offload_param.buffer_count=8: NVMe offload buffers is not implemented yet"
+check_refused fast_init '"zero_optimization": {"offload_optimizer": {"fast_init": true}}' \
+    "zero_optimization.offload_optimizer.fast_init=true: NVMe fast initialization is not implemented yet"
+check_refused amp '"amp": {"enabled": true}' "amp.enabled=true: NVIDIA Apex AMP is not implemented yet"
+check_refused flops '"flops_profiler": {"enabled": true}' \
+    "flops_profiler.enabled=true: the flops profiler is not implemented yet"
+check_refused offload0 '"zero_optimization": {"stage": 0, "offload_optimizer": {"device": "cpu"}}' \
+    "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3 (stage is 0)"
+check_refused trace_steps '"libzero": {"trace": {"steps": "3-2"}}' 'libzero.trace.steps "3-2": '
 
 # fp16, bf16, offload: valid DeepSpeed configs
 for f in fp16 bf16 offload; do
@@ -121,6 +167,18 @@ if [ -s "$tmp/trace.json" ]; then
 else
     fail "mlp_trace: libzero.trace.path wrote no trace"
 fi
+
+# steps_per_print is the progress lines' interval (and the last step);
+# wall_clock_breakdown adds the forward/backward/step/communication times
+printf '{"train_micro_batch_size_per_gpu": 2, "steps_per_print": 2, "wall_clock_breakdown": true}\n' \
+    >"$tmp/print.json"
+run mlp_print 0 "$train" --config "$tmp/print.json" --hidden 16 --layers 1 --steps 5
+expect_rc mlp_print 0
+[ "$(grep -Ec '^step [0-9]+/5 ' "$tmp/mlp_print.out")" -eq 3 ] ||
+    fail "mlp_print: expected the progress lines of steps 2, 4 and 5"
+expect_text mlp_print out "step 4/5 |"
+[ "$(grep -Ec '^time: forward [0-9.]+ ms \| backward [0-9.]+ ms \| step [0-9.]+ ms \| communication [0-9.]+ ms' "$tmp/mlp_print.out")" -eq 3 ] ||
+    fail "mlp_print: expected a wall-clock line after each progress line"
 
 run mlp_help 0 "$train" --help
 expect_rc mlp_help 0

@@ -83,18 +83,25 @@ static const struct good goods[] = {
       "zero_optimization.stage3_max_live_parameters = 1000000000 (file)",
       "zero_optimization.overlap_comm = true (derived)",
       "gradient_accumulation_steps = 1 (derived)"}},
-    {"auto takes DeepSpeed's default or the derived batch value",
+    {"auto, where Hugging Face fills it: DeepSpeed's default until a program resolves it",
      "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": 2, "
      "\"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\", "
-     "\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": \"auto\", "
-     "\"overlap_comm\": \"auto\"}, \"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": "
+     "\"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": \"auto\"}, "
+     "\"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": "
      "\"auto\", \"weight_decay\": \"auto\", \"betas\": \"auto\"}}}",
      4,
-     {"train_batch_size = 8 (auto)", "train_micro_batch_size_per_gpu = 2 (file)",
-      "gradient_accumulation_steps = 1 (auto)", "gradient_clipping = 0 (auto)",
-      "zero_optimization.reduce_bucket_size = 500000000 (auto)",
-      "zero_optimization.overlap_comm = false (auto)", "optimizer.params.lr = 0.001 (auto)",
-      "optimizer.params.betas = [0.9, 0.999] (auto)", "optimizer.type = \"AdamW\" (file)"}},
+     {"train_batch_size = 8 (auto, as Hugging Face fills it: world x "
+      "per_device_train_batch_size x accumulation)",
+      "train_micro_batch_size_per_gpu = 2 (file)",
+      "gradient_accumulation_steps = 1 (auto, as Hugging Face fills it: "
+      "gradient_accumulation_steps)",
+      "gradient_clipping = 1 (auto, as Hugging Face fills it: max_grad_norm)",
+      "zero_optimization.reduce_bucket_size = 500000000 (auto, as Hugging Face fills it: "
+      "hidden_size^2)",
+      "optimizer.params.lr = 0.001 (auto, as Hugging Face fills it: learning_rate)",
+      "optimizer.params.betas = [0.9, 0.999] (auto, as Hugging Face fills it: adam_beta1, "
+      "adam_beta2)",
+      "optimizer.type = \"AdamW\" (file)"}},
     {"fp16 without dynamic keys: DeepSpeed's scaler starts at 2^32, hysteresis 1",
      "{\"train_batch_size\": 4, \"fp16\": {\"enabled\": false, \"loss_scale\": 0}}",
      1,
@@ -222,6 +229,15 @@ static const struct bad bads[] = {
      "config: zero_optimization.stage: expected an integer from 0 to 3, got \"3\""},
     {"{\"zero_optimization\": {\"stage\": 4}}", 1, ZERO_EINVAL,
      "config: zero_optimization.stage: expected an integer from 0 to 3, got 4"},
+    {"{\"zero_optimization\": {\"overlap_comm\": \"auto\"}}", 1, ZERO_EINVAL,
+     "config: zero_optimization.overlap_comm: \"auto\" is resolved only for the keys DeepSpeed's "
+     "Hugging Face integration fills, and it does not fill overlap_comm; give a value"},
+    {"{\"zero_optimization\": {\"stage\": \"auto\"}}", 1, ZERO_EINVAL,
+     "config: zero_optimization.stage: \"auto\" is resolved only for the keys DeepSpeed's "
+     "Hugging Face integration fills, and it does not fill stage; give a value"},
+    {"{\"optimizer\": {\"type\": \"auto\"}}", 1, ZERO_EINVAL,
+     "config: optimizer.type: \"auto\" is resolved only for the keys DeepSpeed's "
+     "Hugging Face integration fills, and it does not fill type; give a value"},
     {"{\"zero_optimization\": {\"overlap_comm\": 1}}", 1, ZERO_EINVAL,
      "config: zero_optimization.overlap_comm: expected true or false, got 1"},
     {"{\"zero_optimization\": 3}", 1, ZERO_EINVAL,
@@ -347,9 +363,9 @@ static const struct batch_case batch_cases[] = {
      "config: either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"},
     {"{\"gradient_accumulation_steps\": 2}", 0, -1, 0, 0,
      "config: either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"},
-    {"{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\"}", 2, -1, 0, 0,
-     "config: either train_batch_size or train_micro_batch_size_per_gpu needs to be "
-     "provided"},
+    /* both "auto": the program fills them from its flags */
+    {"{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\"}", 2, 0, 0, 0,
+     NULL},
 };
 
 START_TEST(test_batch_rule_case_by_case)
@@ -610,6 +626,60 @@ START_TEST(test_origin_names_and_lookup)
 }
 END_TEST
 
+/* "auto" resolved as Hugging Face's integration would, from what the program
+ * knows: the steps, the hidden size, its flags; nothing is left pending. */
+START_TEST(test_auto_resolves_from_steps_hidden_size_and_the_program)
+{
+    const char *json =
+        "{\"train_micro_batch_size_per_gpu\": 2, \"optimizer\": {\"type\": \"AdamW\", "
+        "\"params\": {\"lr\": 3e-4}}, \"scheduler\": {\"type\": \"WarmupDecayLR\", \"params\": "
+        "{\"warmup_min_lr\": \"auto\", \"warmup_max_lr\": \"auto\", \"warmup_num_steps\": "
+        "\"auto\", \"total_num_steps\": \"auto\"}}, \"zero_optimization\": {\"stage\": 3, "
+        "\"reduce_bucket_size\": \"auto\", \"stage3_prefetch_bucket_size\": \"auto\", "
+        "\"stage3_param_persistence_threshold\": \"auto\", "
+        "\"stage3_gather_16bit_weights_on_model_save\": \"auto\"}, \"gradient_clipping\": "
+        "\"auto\"}";
+    struct zero_config c;
+    struct zero_error err = {0};
+    ck_assert_msg(load(json, 1, &c, NULL, &err) == 0, "%s", err.msg);
+    char key[128];
+    ck_assert_int_eq(zero_config_auto_pending(&c, key, sizeof key), 1);
+    ck_assert_str_eq(key, "scheduler.params.warmup_min_lr"); /* the first in the table order */
+    static const struct zero_config_auto_flag flags[] = {{"gradient_clipping", "--clip"},
+                                                         {NULL, NULL}};
+    struct zero_config_auto_inputs in = {.flags = flags,
+                                         .steps = 10,
+                                         .steps_flag = "--steps",
+                                         .warmup_steps = 3,
+                                         .hidden = 16,
+                                         .hidden_flag = "--hidden"};
+    char *log = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&log, &len);
+    ck_assert_int_eq(zero_config_resolve_auto(&c, &in, f, &err), 0);
+    fclose(f);
+    ck_assert_int_eq(zero_config_auto_pending(&c, NULL, 0), 0);
+    ck_assert(c.scheduler.warmup_max_lr == 3e-4);
+    ck_assert_int_eq(c.scheduler.total_num_steps, 10);
+    ck_assert_int_eq(c.scheduler.warmup_num_steps, 3);
+    ck_assert_int_eq(c.zero_optimization.reduce_bucket_size, 256);
+    ck_assert_int_eq(c.zero_optimization.stage3_prefetch_bucket_size, 230);
+    ck_assert_int_eq(c.zero_optimization.stage3_param_persistence_threshold, 160);
+    ck_assert_int_eq(c.zero_optimization.stage3_gather_16bit_weights_on_model_save, 0);
+    ck_assert(c.gradient_clipping == 1.0);
+    ck_assert_ptr_nonnull(strstr(log, "config: gradient_clipping = auto -> 1 (from --clip)\n"));
+    ck_assert_ptr_nonnull(
+        strstr(log, "config: scheduler.params.total_num_steps = auto -> 10 (from --steps)\n"));
+    free(log);
+
+    /* a step count the run does not have is an error naming the key */
+    ck_assert_int_eq(load(json, 1, &c, NULL, &err), 0);
+    in.steps = 0;
+    ck_assert_int_eq(zero_config_resolve_auto(&c, &in, NULL, &err), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "scheduler.params.total_num_steps"));
+}
+END_TEST
+
 static Suite *config_json_suite(void)
 {
     Suite *s = suite_create("config_json");
@@ -632,6 +702,7 @@ static Suite *config_json_suite(void)
     tcase_add_test(tc, test_printer_writes_each_key_once_in_order);
     tcase_add_test(tc, test_diff_names_the_first_differing_key);
     tcase_add_test(tc, test_origin_names_and_lookup);
+    tcase_add_test(tc, test_auto_resolves_from_steps_hidden_size_and_the_program);
     suite_add_tcase(s, tc);
     return s;
 }

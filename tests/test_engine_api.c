@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine_harness.h"
+#include "zero/config_json.h"
 #include "mpi_check.h"
 
 struct fixture {
@@ -197,6 +198,36 @@ START_TEST(test_unsupported_config_is_refused_by_the_engine)
 }
 END_TEST
 
+/* The engine runs zero config's validation (offload ratio, a bad trace step list)
+ * and refuses an "auto" nobody resolved. */
+START_TEST(test_engine_refuses_what_zero_config_refuses_and_unresolved_auto)
+{
+    struct zero_config cfg;
+    struct fixture f;
+    struct zero_error err = {0};
+    small_config(&cfg, 2);
+    cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    cfg.zero_optimization.offload_optimizer.ratio = 0.3;
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == ZERO_ENOTSUP));
+    ck_assert_msg(strstr(err.msg, "offload_optimizer.ratio=0.3"), "%s", err.msg);
+    close_engine(&f);
+
+    small_config(&cfg, 1);
+    snprintf(cfg.libzero.trace_steps, sizeof cfg.libzero.trace_steps, "%s", "0");
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == ZERO_EINVAL));
+    ck_assert_msg(strstr(err.msg, "libzero.trace.steps"), "%s", err.msg);
+    close_engine(&f);
+
+    const char *json = "{\"gradient_clipping\": \"auto\"}";
+    small_config(&cfg, 1);
+    ck_assert_int_eq(
+        zero_config_load_string(&cfg, NULL, json, strlen(json), 0, ZERO_CONFIG_KEEP, &err), 0);
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == ZERO_EINVAL));
+    ck_assert_msg(strstr(err.msg, "gradient_clipping is \"auto\""), "%s", err.msg);
+    close_engine(&f);
+}
+END_TEST
+
 START_TEST(test_call_order_errors)
 {
     struct zero_config cfg;
@@ -296,6 +327,92 @@ START_TEST(test_eval_and_predict_match_training_forward_and_leave_no_trace)
 }
 END_TEST
 
+/* A step inside an open scope would be undone by the scope's end (the whole
+ * copy is broadcast back): refused with the scope named, in every stage. */
+START_TEST(test_step_inside_scope_is_refused_and_the_update_survives)
+{
+    for (int stage = 0; stage <= 3; stage++) {
+        struct zero_config cfg;
+        small_config(&cfg, stage);
+        struct fixture f;
+        struct zero_error err = {0};
+        ck_assert_msg(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0), "%s", err.msg);
+        float x[16], before[256], after[256];
+        for (int i = 0; i < 16; i++)
+            x[i] = 0.25f * (float)(i % 5) - 0.5f;
+        int32_t y[2] = {0, 1};
+        struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
+        int unit = 1;
+        ck_assert(mpi_check_all(zero_engine_read_param(f.e, unit, 0, before, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_gathered_begin(f.e, &unit, 1, 0, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_forward(f.e, &b, NULL, &err) == ZERO_EINVAL));
+        ck_assert_ptr_nonnull(strstr(err.msg, "gathered-parameters scope (units layers.1"));
+        ck_assert(mpi_check_all(zero_engine_gathered_end(f.e, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_forward(f.e, &b, NULL, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_backward(f.e, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_gathered_begin(f.e, &unit, 1, 0, &err) == 0));
+        int stepped = 1;
+        ck_assert(mpi_check_all(zero_engine_step(f.e, &stepped, &err) == ZERO_EINVAL));
+        ck_assert_int_eq(stepped, 0);
+        ck_assert_ptr_nonnull(strstr(err.msg, "zero_engine_step inside the open"));
+        ck_assert_ptr_nonnull(strstr(err.msg, "layers.1"));
+        ck_assert(mpi_check_all(zero_engine_gathered_end(f.e, &err) == 0));
+        ck_assert(mpi_check_all(zero_engine_step(f.e, &stepped, &err) == 0));
+        ck_assert_int_eq(stepped, 1);
+        ck_assert(mpi_check_all(zero_engine_read_param(f.e, unit, 0, after, &err) == 0));
+        int moved = 0;
+        for (int i = 0; i < 256; i++)
+            moved += after[i] != before[i];
+        ck_assert_msg(mpi_check_all(moved > 0), "stage %d: the step changed nothing", stage);
+        close_engine(&f);
+    }
+}
+END_TEST
+
+struct gather_count {
+    int gathers, releases;
+};
+
+static void count_gathers(void *user, const struct zero_event *ev)
+{
+    struct gather_count *c = user;
+    c->gathers += ev->kind == ZERO_EV_GATHER;
+    c->releases += ev->kind == ZERO_EV_RELEASE;
+}
+
+/* Stage 3: the scope's gathers are events like any other and stay under
+ * stage3_max_live_parameters; a scope that cannot fit is refused and leaves
+ * nothing pinned. */
+START_TEST(test_scope_gathers_emit_events_and_respect_the_live_limit)
+{
+    struct zero_config cfg;
+    small_config(&cfg, 3);
+    struct fixture f;
+    struct zero_error err = {0};
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0));
+    struct gather_count n = {0};
+    zero_engine_set_observer(f.e, count_gathers, &n);
+    int units[2] = {0, 1};
+    ck_assert(mpi_check_all(zero_engine_gathered_begin(f.e, units, 2, -1, &err) == 0));
+    ck_assert_int_eq(n.gathers, 2);
+    int64_t live = zero_engine_peak_live_elements(f.e);
+    ck_assert(mpi_check_all(zero_engine_gathered_end(f.e, &err) == 0));
+    ck_assert_int_eq(n.releases, 2);
+    close_engine(&f);
+
+    /* room for one of the two units only */
+    cfg.zero_optimization.stage3_max_live_parameters = live - 1;
+    ck_assert(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0));
+    int rc = zero_engine_gathered_begin(f.e, units, 2, -1, &err);
+    ck_assert(mpi_check_all(rc == ZERO_EINVAL));
+    ck_assert_ptr_nonnull(strstr(err.msg, "stage3_max_live_parameters"));
+    ck_assert_int_eq(zero_engine_unit_state(f.e, 0), ZERO_UNIT_NOT_AVAILABLE);
+    ck_assert_int_eq(zero_engine_unit_state(f.e, 1), ZERO_UNIT_NOT_AVAILABLE);
+    ck_assert(mpi_check_all(zero_engine_gathered_end(f.e, &err) == ZERO_EINVAL)); /* not open */
+    close_engine(&f);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("engine_api");
@@ -309,7 +426,10 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_bytes_that_hold_no_value_do_not_make_ranks_disagree);
     tcase_add_test(tc, test_ranks_with_different_configs_name_the_key_and_ranks);
     tcase_add_test(tc, test_unsupported_config_is_refused_by_the_engine);
+    tcase_add_test(tc, test_engine_refuses_what_zero_config_refuses_and_unresolved_auto);
     tcase_add_test(tc, test_call_order_errors);
+    tcase_add_test(tc, test_step_inside_scope_is_refused_and_the_update_survives);
+    tcase_add_test(tc, test_scope_gathers_emit_events_and_respect_the_live_limit);
     tcase_add_test(tc, test_bad_label_names_the_unit_and_row);
     tcase_add_test(tc, test_write_then_read_param_round_trips_in_every_stage);
     tcase_add_test(tc, test_eval_and_predict_match_training_forward_and_leave_no_trace);

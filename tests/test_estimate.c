@@ -234,6 +234,36 @@ START_TEST(test_svg_chart_labels_each_segment_and_bar)
 }
 END_TEST
 
+/* Values read like the text beside the chart: rounded half up to the chart's
+ * decimals (1.875 -> 1.9, not %.3g's 1.88), never an exponent (2090, not
+ * 2.09e+03); a category no bar has (fp32's master) is not named. */
+START_TEST(test_svg_chart_values_follow_the_text_and_absent_categories_are_not_named)
+{
+    struct zero_chart c = {.nsegments = 3, .nbars = 2, .decimals = 1};
+    snprintf(c.unit, sizeof c.unit, "KiB");
+    snprintf(c.segment[0], sizeof c.segment[0], "params");
+    snprintf(c.segment[1], sizeof c.segment[1], "master");
+    snprintf(c.segment[2], sizeof c.segment[2], "grads");
+    c.bar[0].value[0] = 2090.0;
+    c.bar[0].value[2] = 1.875;
+    c.bar[1].value[0] = 1.875;
+    c.bar[1].group = 1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    struct zero_error err = {0};
+    ck_assert_int_eq(zero_svg_chart_fprint(f, &c, &err), 0);
+    fclose(f);
+    ck_assert_ptr_null(strstr(text, "e+"));
+    ck_assert_ptr_nonnull(strstr(text, ">2090<"));
+    ck_assert_ptr_nonnull(strstr(text, ">1.9 KiB<"));
+    ck_assert_ptr_null(strstr(text, "1.88"));
+    ck_assert_ptr_null(strstr(text, ">master<"));
+    ck_assert_ptr_nonnull(strstr(text, ">grads<")); /* in the key: the last bar lacks it */
+    free(text);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("estimate");
@@ -250,6 +280,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_gpt2_small_and_medium_parameter_counts);
     tcase_add_test(t, test_gpt_shape_with_n_embd_not_divisible_by_heads_is_refused);
     tcase_add_test(t, test_svg_chart_labels_each_segment_and_bar);
+    tcase_add_test(t, test_svg_chart_values_follow_the_text_and_absent_categories_are_not_named);
     suite_add_tcase(s, t);
     return s;
 }

@@ -95,6 +95,9 @@ for prec in bf16 fp16; do
             grep -qv ' ok$'; then
             fail "$prec stage $st: a model-state row is not ok"
         fi
+        # 2 bytes per element on the wire, not 4 (MISMATCH in every 16-bit run before)
+        grep -Eq '^sent elements per rank: measured ([0-9]+), theory \1 = .*  ok$' \
+            "$tmp/$prec$st.out" || fail "$prec stage $st: sent elements != theory"
     done
     [ "$(losses "${prec}0")" = "$(losses "${prec}3")" ] ||
         fail "$prec: stages 0 and 3 print different losses"

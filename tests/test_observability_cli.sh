@@ -27,6 +27,14 @@ has fig1 '^1 +Pos +4Ψ \+ 12Ψ/N +31,406,250,000 +31\.4 '
 has fig1 '^2 +Pos\+g +2Ψ \+ 14Ψ/N +16,640,625,000 +16\.6 '
 has fig1 '^3 +Pos\+g\+p +16Ψ/N +1,875,000,000 +1\.9 '
 grep -q '</svg>' "$tmp/fig1.svg" 2>/dev/null || fail "estimate --svg wrote no SVG"
+grep -q '>1.9 GB<' "$tmp/fig1.svg" 2>/dev/null || fail "estimate --svg: stage 3 is not the text's 1.9"
+# --offload cpu: the chart draws the device column the text prints (28/28/17.5/7), not 112/...
+run offsvg 0 "$zero" estimate --params 7e9 --ranks 4 --offload cpu --svg "$tmp/off.svg"
+has offsvg '^2 +Pos\+g +2Ψ \+ 2Ψ/N +17,500,000,000 +17\.5 '
+for total in '>28 GB<' '>17.5 GB<' '>7 GB<' '>84 GB<' '>21 GB<'; do
+    grep -q "$total" "$tmp/off.svg" 2>/dev/null || fail "estimate --offload cpu --svg: no $total bar"
+done
+! grep -Eq '>(112|49|38.5) GB<' "$tmp/off.svg" || fail "estimate --offload cpu --svg: no-offload bars"
 run table1 0 "$zero" estimate --params 1e12 --ranks 1,4,16,64,256,1024
 has table1 '^ +64 +4187 +2218 +250$'
 has table1 '^ +1024 +4011 +2013 +15\.6$'

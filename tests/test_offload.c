@@ -302,6 +302,85 @@ START_TEST(test_ledgers_hold_the_offloaded_states_where_the_theory_puts_them)
 }
 END_TEST
 
+/* sub_group_size: the host optimizer steps in sub-groups of that many elements
+ * (an optimizer event each), and the split changes no bit. */
+struct optim_events {
+    int count;
+    int64_t elements, largest;
+};
+
+static void count_optim(void *user, const struct zero_event *ev)
+{
+    struct optim_events *o = user;
+    if (ev->kind != ZERO_EV_OPTIMIZER)
+        return;
+    o->count++;
+    o->elements += ev->elements;
+    if (ev->elements > o->largest)
+        o->largest = ev->elements;
+}
+
+static struct optim_events optimizer_events(int64_t sub_group_size)
+{
+    struct zero_error err = {0};
+    struct zero_device *dev = NULL;
+    struct zero_model *model = NULL;
+    struct zero_engine *e = NULL;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    struct zero_config cfg;
+    zero_config_defaults(&cfg);
+    cfg.train_micro_batch_size_per_gpu = 2;
+    cfg.zero_optimization.stage = 2;
+    cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    cfg.zero_optimization.sub_group_size = sub_group_size;
+    cfg.libzero.align = 32;
+    struct optim_events o = {0};
+    ck_assert_int_eq(zero_device_open(&dev, "cpu", &comm, &opt, &err), 0);
+    ck_assert_int_eq(zero_nn_build_mlp(&model, 8, 1, 3, &err), 0);
+    ck_assert_msg(mpi_check_all(zero_engine_create(&e, &cfg, model, dev, &err) == 0), "%s",
+                  err.msg);
+    zero_engine_set_observer(e, count_optim, &o);
+    float x[16] = {0.5f, -0.25f, 1.0f, 0.0f, 0.75f, -1.0f, 0.25f, 0.5f};
+    int32_t y[2] = {0, 2};
+    struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
+    ck_assert(mpi_check_all(zero_engine_forward(e, &b, NULL, &err) == 0 &&
+                            zero_engine_backward(e, &err) == 0 &&
+                            zero_engine_step(e, NULL, &err) == 0));
+    zero_engine_destroy(e);
+    zero_model_destroy(model);
+    zero_device_close(dev);
+    return o;
+}
+
+START_TEST(test_sub_group_size_splits_the_host_update_without_changing_a_bit)
+{
+    struct optim_events whole = optimizer_events(1000000000), parts = optimizer_events(50);
+    ck_assert_int_eq(parts.elements, whole.elements);
+    ck_assert_int_le(parts.largest, 50);
+    ck_assert_int_gt(parts.count, whole.count);
+
+    struct harness_run base, off;
+    for (int i = 0; i < 2; i++) {
+        struct harness_run *x = i ? &off : &base;
+        harness_defaults(x, 2);
+        x->hidden = 160;
+        x->layers = 2;
+        x->precision = ZERO_BF16;
+        if (i) {
+            offload(x, 0);
+            x->cfg.libzero.offload_threads = 3;
+            x->cfg.zero_optimization.sub_group_size = 40000; /* not a multiple of the grain */
+        }
+        ck_assert(run_ok(x));
+    }
+    ck_assert_msg(mpi_check_all(harness_same_bits(&base, &off)),
+                  "sub_group_size 40000: offloaded training differs");
+    free(base.weights);
+    free(off.weights);
+}
+END_TEST
+
 /* zero_engine_create's message for cfg, or "" */
 static void create_error(const struct zero_config *cfg, char *msg, size_t len)
 {
@@ -352,6 +431,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_every_isa_variant_gives_the_baseline_bits);
     tcase_add_test(tc, test_parallel_for_covers_the_range_once_in_grain_aligned_ranges);
     tcase_add_test(tc, test_threaded_host_update_is_bit_identical);
+    tcase_add_test(tc, test_sub_group_size_splits_the_host_update_without_changing_a_bit);
     tcase_add_test(tc, test_offloaded_training_is_bit_identical_fp32);
     tcase_add_test(tc, test_offloaded_training_is_bit_identical_mixed_precision);
     tcase_add_test(tc, test_ledgers_hold_the_offloaded_states_where_the_theory_puts_them);

@@ -20,11 +20,14 @@ struct run {
     struct zero_engine *engine;
 };
 
+static int run_bf16; /* the next open_run trains in bf16 */
+
 static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
 {
     memset(r, 0, sizeof *r);
     struct zero_config cfg;
     zero_config_defaults(&cfg);
+    cfg.bf16.enabled = run_bf16;
     cfg.zero_optimization.stage = stage;
     cfg.zero_optimization.stage3_param_persistence_threshold = persistence;
     cfg.optimizer.type = ZERO_OPTIM_ADAMW;
@@ -249,6 +252,62 @@ START_TEST(test_step_list_parses_ranges_and_rejects_nonsense)
 }
 END_TEST
 
+/* In bf16 the trace's bytes are 2 per element: the sent_bytes of a step's
+ * slices add up to what the backend counted on the wire. */
+START_TEST(test_trace_bytes_are_the_compute_dtype_s_in_bf16)
+{
+    struct run r;
+    struct zero_error err = {0};
+    run_bf16 = 1;
+    int rc = open_run(&r, 2, 0, &err);
+    run_bf16 = 0;
+    struct zero_trace *t = NULL;
+    const int64_t steps[1] = {2};
+    if (!rc)
+        rc = zero_trace_create(&t, r.model, r.dev->rank, r.dev->size, steps, 1, &err);
+    if (!rc)
+        zero_engine_set_observer(r.engine, zero_trace_observe, t);
+    for (int s = 0; s < 2 && !rc; s++)
+        rc = train_step(&r, s, &err);
+    ck_assert_msg(mpi_check_all(rc == 0), "%s", err.msg);
+    char *text = NULL;
+    size_t len = 0;
+    ck_assert(zero_trace_events_json(t, &text, &len, &err) == 0);
+    char *doc = malloc(len + 3); /* the events are objects separated by commas */
+    ck_assert_ptr_nonnull(doc);
+    doc[0] = '[';
+    memcpy(doc + 1, text, len);
+    doc[len + 1] = ']';
+    doc[len + 2] = '\0';
+    json_t *events = json_loads(doc, 0, NULL);
+    free(doc);
+    ck_assert_ptr_nonnull(events);
+    int64_t traced = 0, elements = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev)
+    {
+        json_t *args = json_object_get(ev, "args");
+        traced += json_integer_value(json_object_get(args, "sent_bytes"));
+        elements += json_integer_value(json_object_get(args, "sent_elements"));
+        if (json_object_get(args, "collective") && json_object_get(args, "elements"))
+            ck_assert_int_eq(json_integer_value(json_object_get(args, "bytes")),
+                             2 * json_integer_value(json_object_get(args, "elements")));
+    }
+    const struct zero_comm_stats *m = &zero_engine_last_step(r.engine)->comm;
+    int64_t wire = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        if (k != ZERO_COLL_CONTROL)
+            wire += m->kind[k].sent_bytes;
+    ck_assert_int_eq(traced, wire);
+    ck_assert_int_eq(traced, 2 * elements);
+    json_decref(events);
+    free(text);
+    zero_trace_destroy(t);
+    close_run(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("trace");
@@ -261,6 +320,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_event_totals_equal_comm_stats_and_theory_stage3_persistent_units);
     tcase_add_test(t, test_trace_json_parses_with_one_pid_per_rank_and_two_threads);
     tcase_add_test(t, test_step_list_parses_ranges_and_rejects_nonsense);
+    tcase_add_test(t, test_trace_bytes_are_the_compute_dtype_s_in_bf16);
     suite_add_tcase(s, t);
     return s;
 }

@@ -72,6 +72,9 @@ struct zero_sgd_args {
 struct zero_request; /* opaque completion handle of a non-blocking collective */
 
 /* zero_backend.caps */
+#define ZERO_CAP_HOST_MEMORY                                                                       \
+    2u /* alloc's memory is the host's: the engine's memory plan counts it against                 \
+          what the process may use */
 #define ZERO_CAP_FAST_LOWP_GEMM                                                                    \
     1u /* fp16/bf16 GEMMs run far faster than fp32 ones (tensor                                    \
           cores): libzero.matmul "auto" picks them */

@@ -138,7 +138,7 @@ struct zero_config {
     int64_t train_batch_size;               /* 0 = derive */
     int64_t train_micro_batch_size_per_gpu; /* 0 = derive */
     int64_t gradient_accumulation_steps;    /* 0 = derive */
-    double gradient_clipping;               /* 0 = off */
+    double gradient_clipping;               /* 1.0 (DeepSpeed's default); 0 = off */
     int64_t steps_per_print;                /* 0 = off (DeepSpeed's None since v0.15.2) */
     int wall_clock_breakdown;               /* 0 */
     struct zero_optimizer_config optimizer;
@@ -148,6 +148,10 @@ struct zero_config {
     struct zero_optimization_config zero_optimization;
     struct zero_activation_checkpointing_config activation_checkpointing;
     struct zero_libzero_config libzero;
+    /* keys given as "auto" that zero_config_resolve_auto has not filled yet, one
+     * bit per key of the key table (not a JSON key; the engine refuses a config
+     * with one left) */
+    uint32_t auto_pending[6];
 };
 
 void zero_config_defaults(struct zero_config *c);

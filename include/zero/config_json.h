@@ -10,7 +10,8 @@
  * Keys have DeepSpeed's names, types and defaults. Unknown keys, wrong types,
  * values out of range and keys DeepSpeed knows but this build does not
  * implement are errors naming the key path. "auto" (as Hugging Face writes it)
- * takes DeepSpeed's default, or the derived value for the batch sizes.
+ * is accepted only for the keys DeepSpeed's Hugging Face integration fills; a
+ * program resolves them with zero_config_resolve_auto.
  * libzero's own settings live in the "libzero" section. */
 #ifndef ZERO_CONFIG_JSON_H
 #define ZERO_CONFIG_JSON_H
@@ -75,6 +76,36 @@ int zero_config_origin_of(const struct zero_config_origins *origins, const char 
  * with why = "fp16.enabled=true: mixed precision is not implemented yet in this
  * build"; 0 otherwise. The engine calls it too. */
 int zero_config_unsupported(const struct zero_config *c, char *why, size_t len);
+
+/* "auto" as DeepSpeed's Hugging Face integration resolves it: what a program
+ * knows that Hugging Face takes from TrainingArguments and the model. */
+struct zero_config_auto_flag {
+    const char *path, *flag; /* {"optimizer.params.lr", "--lr"}; {NULL, NULL} ends a list */
+};
+struct zero_config_auto_inputs {
+    const struct zero_config_auto_flag *flags; /* the program's flag for each key it sets */
+    int64_t steps;                             /* optimizer steps: total_num_steps */
+    const char *steps_flag;                    /* "--steps" */
+    int64_t warmup_steps;                      /* warmup_num_steps (0 as Hugging Face's) */
+    const char *warmup_flag;                   /* "--warmup", NULL when there is none */
+    int64_t hidden;                            /* the model's hidden size: bucket sizes */
+    const char *hidden_flag;                   /* "--hidden" */
+};
+
+/* Fills the keys the file gave as "auto" (see config_auto.c for each rule) and
+ * prints each to log (may be NULL): "config: optimizer.params.lr = auto -> 0.0001
+ * (from --lr)". Keys a program fills from its flags keep the value they hold. */
+int zero_config_resolve_auto(struct zero_config *c, const struct zero_config_auto_inputs *in,
+                             FILE *log, struct zero_error *err);
+
+/* 1 with the path of the first key still "auto" (not resolved), else 0. */
+int zero_config_auto_pending(const struct zero_config *c, char *key, size_t len);
+
+/* Every check of a resolved configuration that needs no model and no world
+ * size, in one place: the loader (zero config) and the engine both call it, so
+ * a file zero config accepts is one the trainers run. 0, or an error code with
+ * the key named in err. */
+int zero_config_validate(const struct zero_config *c, struct zero_error *err);
 
 /* 1 and the path of the first key (in the printing order) whose values differ,
  * 0 when a and b agree on every key. For comparing ranks' configs. */

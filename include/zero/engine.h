@@ -98,7 +98,12 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
  * memory, in the compute dtype (*t). At the end, when modifier_rank >= 0, that
  * rank's values are broadcast and every rank copies its part back into the
  * model states: the compute-dtype parameters and the fp32 master (which then
- * holds the compute-dtype values). With modifier_rank < 0 changes are discarded. */
+ * holds the compute-dtype values). With modifier_rank < 0 changes are discarded.
+ * Under stage 3 the scope's gathers obey stage3_max_live_parameters (a scope
+ * that does not fit is refused and not opened) and emit the gather/release
+ * events. Forward, backward and step inside an open scope are refused with
+ * an error naming the scope: its end would write the whole copy back over an
+ * update. */
 int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nunits,
                                int modifier_rank, struct zero_error *err);
 void *zero_engine_param_ptr(struct zero_engine *e, int unit, int param, enum zero_dtype *t);

@@ -31,6 +31,7 @@ struct zero_event {
     int bucket;             /* ZERO_EV_REDUCE: reduction bucket, else -1 */
     const char *collective; /* "all_gather", "reduce_scatter", "all_reduce", ... or NULL */
     int64_t elements;       /* collective: whole buffer; compute: rows; optimizer: shard */
+    int element_bytes;      /* bytes per element: the compute dtype's, 4 for the optimizer */
     int64_t step;           /* optimizer steps taken before this event */
     int64_t micro_step;     /* micro-steps taken before this event */
     double t_begin, t_end;  /* seconds since the engine was created */

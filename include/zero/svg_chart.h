@@ -1,7 +1,9 @@
 /* Stacked bar charts as standalone SVG, for the per-rank memory of stages 0-3
  * (zero estimate --svg, zero memory --svg). Every segment carries its own label
  * (its category and value) when it is tall enough; the categories are also named
- * directly beside the last bar, so the chart reads without a legend. */
+ * directly beside the last bar, so the chart reads without a legend; a category
+ * the last bar lacks is named in a key at the top right, one no bar has is not
+ * named at all. */
 #ifndef ZERO_SVG_CHART_H
 #define ZERO_SVG_CHART_H
 
@@ -28,6 +30,8 @@ struct zero_chart {
     char title[160];
     char subtitle[240];
     char unit[16]; /* "GB", "MiB", ... */
+    int decimals;  /* values and totals rounded half up to this many decimals, trailing
+                      zeros dropped (1: 1.9, 31.4, 120), as the text next to the chart */
     int nsegments;
     char segment[ZERO_CHART_MAX_SEGMENTS][32]; /* category names, bottom first */
     int nbars;

@@ -18,6 +18,7 @@ void cli_model_defaults(struct cli_model *m)
     m->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
     m->cfg.optimizer.lr = 1e-3;
     m->cfg.optimizer.weight_decay = 0.01;
+    m->cfg.gradient_clipping = 0.0; /* as train_mlp: off (DeepSpeed's default is 1.0) */
 }
 
 static const char help_stage[] =
@@ -258,7 +259,7 @@ int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err)
 {
     return program_micro_steps(r->engine, step, r->rank, r->world,
                                r->m.cfg.gradient_accumulation_steps,
-                               r->m.cfg.train_micro_batch_size_per_gpu, fill, r, err);
+                               r->m.cfg.train_micro_batch_size_per_gpu, fill, r, NULL, err);
 }
 
 void cli_run_close(struct cli_run *r)

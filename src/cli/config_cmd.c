@@ -18,7 +18,8 @@ static const char usage_text[] =
     "\n"
     "The origin says where each value came from: file (given), default (DeepSpeed's\n"
     "default), derived (computed from other keys: the batch sizes, overlap_comm, the\n"
-    "fp16 scaler's start) or auto (\"auto\" in the file, resolved as DeepSpeed does).\n"
+    "fp16 scaler's start) or auto (\"auto\" in the file where DeepSpeed's Hugging Face\n"
+    "integration fills the key: a program fills it from its flags and model).\n"
     "Unknown keys, wrong types and features this build lacks are errors that name the key.\n"
     "\n"
     "options:\n"
@@ -74,6 +75,8 @@ int zero_cmd_config(int argc, char **argv)
         printf("# %s resolved for a world of %ld ranks\n", file, world);
     else
         printf("# %s (batch sizes not given are derived for the world size: --world N)\n", file);
+    printf("# defaults are DeepSpeed's (gradient_clipping 1.0); train_mlp and train_gpt start "
+           "from their own (--help; train_mlp: no clipping)\n");
     zero_config_print(stdout, &cfg, &origins);
     return 0;
 }

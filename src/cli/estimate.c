@@ -360,13 +360,17 @@ static void print_deepspeed(const struct estimate_args *a)
         }
 }
 
+/* The stages as bars of the numbers the table prints: per-rank model states,
+ * or with --offload cpu a device bar (what the table's device column says)
+ * beside an outlined host bar per stage. */
 static int write_svg(const struct estimate_args *a)
 {
     int n = a->worlds[a->nworlds - 1];
     struct zero_estimate_stage st[4];
     zero_estimate_stages(a->psi, n, a->precision, a->offload_cpu, st);
     double scale = st[0].params + st[0].grads + st[0].master + st[0].optim >= 1e9 ? 1e9 : 1e6;
-    struct zero_chart c = {.nsegments = 4, .nbars = 4};
+    int per_stage = a->offload_cpu ? 2 : 1;
+    struct zero_chart c = {.nsegments = 4, .nbars = 4 * per_stage, .decimals = 1};
     snprintf(c.unit, sizeof c.unit, "%s", scale == 1e9 ? "GB" : "MB");
     char psi[32];
     snprintf(c.title, sizeof c.title, "Model states per rank, theory: Ψ = %s parameters, N = %d",
@@ -375,22 +379,28 @@ static int write_svg(const struct estimate_args *a)
              a->precision == ZERO_ESTIMATE_FP32 ? "fp32 with Adam (4 + 4 + 8 bytes per parameter)"
                                                 : "mixed precision with Adam (2 + 2 + 12 bytes per "
                                                   "parameter)",
-             a->offload_cpu ? "; master and optimizer in host memory with --offload cpu" : "");
+             a->offload_cpu ? "; --offload cpu: solid = device, outlined = host memory" : "");
     const char *names[4] = {"params", "grads", "master", "optimizer"};
     for (int s = 0; s < 4; s++)
         snprintf(c.segment[s], sizeof c.segment[s], "%s", names[s]);
-    for (int s = 0; s < 4; s++) {
-        struct zero_chart_bar *b = &c.bar[s];
-        char formula[48];
-        snprintf(b->label, sizeof b->label, "stage %d (%s)", s, zero_estimate_stage_name(s));
-        zero_estimate_formula(formula, sizeof formula, st[s].whole_coef, st[s].shard_coef);
-        snprintf(b->sublabel, sizeof b->sublabel, "%s", formula);
-        b->group = s;
-        b->value[0] = st[s].params / scale;
-        b->value[1] = st[s].grads / scale;
-        b->value[2] = st[s].master / scale;
-        b->value[3] = st[s].optim / scale;
-    }
+    for (int s = 0; s < 4; s++)
+        for (int k = 0; k < per_stage; k++) {
+            struct zero_chart_bar *b = &c.bar[per_stage * s + k];
+            char formula[48];
+            snprintf(b->label, sizeof b->label, "stage %d (%s)", s, zero_estimate_stage_name(s));
+            zero_estimate_formula(formula, sizeof formula, st[s].whole_coef, st[s].shard_coef);
+            if (a->offload_cpu)
+                snprintf(b->sublabel, sizeof b->sublabel, "%s", k ? "host" : formula);
+            else
+                snprintf(b->sublabel, sizeof b->sublabel, "%s", formula);
+            b->group = s;
+            b->hollow = k;
+            int host = a->offload_cpu && k == 1, fp32_side_on_device = !a->offload_cpu;
+            b->value[0] = host ? 0.0 : st[s].params / scale;
+            b->value[1] = host ? 0.0 : st[s].grads / scale;
+            b->value[2] = host || fp32_side_on_device ? st[s].master / scale : 0.0;
+            b->value[3] = host || fp32_side_on_device ? st[s].optim / scale : 0.0;
+        }
     struct zero_error err = {0};
     if (zero_svg_chart_write(a->svg, &c, &err)) {
         fprintf(stderr, "zero estimate: --svg: %s\n", err.msg);

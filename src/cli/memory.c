@@ -128,7 +128,7 @@ static int print_table(const struct stage_memory *sm, const struct cli_model *m,
 
 static int write_svg(const char *path, const struct stage_memory *sm, int world)
 {
-    struct zero_chart c = {.nsegments = 4, .nbars = 8};
+    struct zero_chart c = {.nsegments = 4, .nbars = 8, .decimals = 1};
     double scale = 1024.0;
     snprintf(c.unit, sizeof c.unit, "KiB");
     if (sm[0].theory.model_state_bytes >= 100 * 1024 * 1024) {

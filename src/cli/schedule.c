@@ -244,15 +244,18 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
         sent[k] += sent_by_rank(ev, world);
     }
     const struct zero_comm_stats *m = &zero_engine_last_step(e)->comm;
+    /* the wire carries the compute dtype: 4 bytes an element in fp32, 2 in fp16/bf16 */
+    int64_t esize = (int64_t)zero_dtype_size(zero_engine_compute_dtype(e));
     printf("\ntotals of the step (elements; each rank sends (N-1)/N of a collective's buffer,\n"
-           "2(N-1)/N for an all-reduce; measured = this rank's comm stats, sent bytes / 4)\n");
+           "2(N-1)/N for an all-reduce; measured = this rank's comm stats, sent bytes / %lld)\n",
+           (long long)esize);
     printf("  %-15s %6s %14s %14s %14s\n", "collective", "calls", "buffer", "sent", "measured");
     int ok = 1;
     int64_t total = 0, measured_total = 0;
     for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
         if (k == ZERO_COLL_CONTROL)
             continue;
-        int64_t measured = m->kind[k].sent_bytes / (int64_t)sizeof(float);
+        int64_t measured = m->kind[k].sent_bytes / esize;
         if (calls[k] == 0 && m->kind[k].calls == 0)
             continue;
         char a[32], b[32], c[32];

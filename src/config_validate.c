@@ -1,0 +1,101 @@
+/* The checks of a resolved configuration that need neither the model nor the
+ * world size, in one place: `zero config` (the loader) and the engine run the
+ * same ones, so a file `zero config` accepts is one the trainers run. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config_keys.h"
+#include "zero/config_json.h"
+#include "zero/trace.h"
+
+/* Features DeepSpeed has that this build lacks (config_unsupported.c). */
+static int check_features(const struct zero_config *c, struct zero_error *err)
+{
+    char why[256];
+    if (zero_config_unsupported(c, why, sizeof why))
+        return zero_fail(err, ZERO_ENOTSUP, "%s", why);
+    return ZERO_OK;
+}
+
+/* Keys that contradict each other. */
+static int check_combinations(const struct zero_config *c, struct zero_error *err)
+{
+    enum zero_sched_type s = c->scheduler.type;
+    if ((s == ZERO_SCHED_WARMUP_DECAY_LR || s == ZERO_SCHED_WARMUP_COSINE_LR) &&
+        c->scheduler.total_num_steps < 1 &&
+        !config_auto_is_pending(c, "scheduler.params.total_num_steps")) {
+        int t = config_key_find("scheduler.type");
+        return zero_fail(err, ZERO_EINVAL, "scheduler.params.total_num_steps: required by %s",
+                         config_keys[t].names[s]);
+    }
+    if (c->fp16.enabled && c->bf16.enabled) /* DeepSpeed asserts the same */
+        return zero_fail(err, ZERO_EINVAL,
+                         "fp16.enabled and bf16.enabled are both true; choose one");
+    if (c->optimizer.type == ZERO_OPTIM_SGD && c->optimizer.nesterov &&
+        (c->optimizer.momentum <= 0.0 || c->optimizer.dampening != 0.0))
+        return zero_fail(err, ZERO_EINVAL,
+                         "optimizer.params.nesterov=true: needs momentum > 0 and dampening "
+                         "0 (got momentum %g, dampening %g)",
+                         c->optimizer.momentum, c->optimizer.dampening);
+    return ZERO_OK;
+}
+
+/* Values the engine needs in range, offload's stage rules, the trace's steps. */
+static int check_values(const struct zero_config *c, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &c->zero_optimization;
+    if (c->fp16.enabled && c->fp16.loss_scale <= 0.0 && c->fp16.min_loss_scale <= 0.0)
+        return zero_fail(err, ZERO_EINVAL, "fp16.min_loss_scale is %g; expected > 0",
+                         c->fp16.min_loss_scale);
+    if (z->stage < 0 || z->stage > 3)
+        return zero_fail(err, ZERO_EINVAL, "zero_optimization.stage is %d; expected 0, 1, 2 or 3",
+                         z->stage);
+    if (c->libzero.align < 1)
+        return zero_fail(err, ZERO_EINVAL, "libzero.align is %lld; expected a positive count",
+                         (long long)c->libzero.align);
+    if (z->reduce_bucket_size < 1 || z->allgather_bucket_size < 1)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.reduce_bucket_size and allgather_bucket_size must be "
+                         "positive (got %lld and %lld)",
+                         (long long)z->reduce_bucket_size, (long long)z->allgather_bucket_size);
+    if (c->gradient_clipping < 0.0)
+        return zero_fail(err, ZERO_EINVAL, "gradient_clipping is %g; expected >= 0",
+                         c->gradient_clipping);
+    int offload_opt = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
+    int offload_param = z->offload_param.device == ZERO_OFFLOAD_CPU;
+    if (offload_opt && z->stage == 0)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3 "
+                         "(stage is 0): the offloaded optimizer updates this rank's shard");
+    if (offload_param && z->stage != 3)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_param.device = cpu needs stage 3 (stage is "
+                         "%d): only stage 3 partitions the parameters",
+                         z->stage);
+    if (offload_param && !offload_opt)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_param.device = cpu needs "
+                         "offload_optimizer.device = cpu as well: the host optimizer writes the "
+                         "host parameter shard in place");
+    if (c->libzero.trace_steps[0]) {
+        int64_t steps[ZERO_TRACE_MAX_STEPS];
+        int n = 0;
+        int rc =
+            zero_trace_parse_steps(c->libzero.trace_steps, steps, ZERO_TRACE_MAX_STEPS, &n, err);
+        if (rc)
+            return zero_error_wrap(err, "libzero.trace.steps \"%s\": ", c->libzero.trace_steps);
+    }
+    return ZERO_OK;
+}
+
+int config_validate_given(const struct zero_config *c, struct zero_error *err)
+{
+    int rc = check_features(c, err);
+    return rc ? rc : check_combinations(c, err);
+}
+
+int zero_config_validate(const struct zero_config *c, struct zero_error *err)
+{
+    int rc = config_validate_given(c, err);
+    return rc ? rc : check_values(c, err);
+}

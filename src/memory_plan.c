@@ -1,0 +1,102 @@
+/* Memory predicted: before the engine allocates its model states it adds up
+ * what it is about to hold in host memory, tag by tag (the ledger's theory,
+ * src/theory.c, plus the stage-3 gathers it cannot avoid), and compares the sum
+ * with what the process may still use (memory_limit.c). A plan that cannot fit
+ * fails with the breakdown instead of the process being OOM-killed half-way.
+ *
+ * Host memory holds the offloaded states always, and every state when the
+ * backend's device memory is host memory (cpu). The plan is a lower bound:
+ * activations, reduce buckets and workspace come on top, so a plan that fits
+ * may still not fit; one that does not fit surely does not. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine_internal.h"
+#include "memory_limit.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* Stage 3's gathers at their least: the persistent units and the largest unit
+ * fetched with the owners of its external parameters (stage3_check_live_limit). */
+static int64_t least_gathered(const struct zero_engine *e)
+{
+    if (e->stage != 3)
+        return 0;
+    int64_t persistent = 0, largest = 0;
+    for (int u = 0; u < e->nunits; u++) {
+        const struct unit_states *s = &e->us[u];
+        if (s->persistent)
+            persistent += s->layout.padded;
+        else if (s->layout.padded > largest)
+            largest = s->layout.padded;
+    }
+    return (persistent + largest) * (int64_t)e->csize;
+}
+
+static int check_mine(struct zero_engine *e, struct zero_error *err)
+{
+    struct zero_theory t;
+    zero_engine_theory(e, &t);
+    int64_t plan[ZERO_TAG_COUNT] = {0}; /* bytes of host memory per tag */
+    if (e->be->caps & ZERO_CAP_HOST_MEMORY) {
+        plan[ZERO_TAG_PARAMS] += t.params_bytes;
+        plan[ZERO_TAG_GRADS] += t.grads_bytes;
+        plan[ZERO_TAG_MASTER] += t.master_bytes;
+        plan[ZERO_TAG_OPTIM] += t.optim_bytes;
+        plan[ZERO_TAG_GATHER] += least_gathered(e);
+    }
+    plan[ZERO_TAG_PARAMS] += t.host_params_bytes;
+    plan[ZERO_TAG_GRADS] += t.host_grads_bytes;
+    plan[ZERO_TAG_MASTER] += t.host_master_bytes;
+    plan[ZERO_TAG_OPTIM] += t.host_optim_bytes;
+    int64_t total = 0;
+    for (int g = 0; g < ZERO_TAG_COUNT; g++)
+        total += plan[g];
+    struct memory_limit limit;
+    memory_limit_query(&limit);
+    if (limit.bytes < 0 || total <= limit.bytes)
+        return ZERO_OK;
+    char parts[400] = "";
+    size_t used = 0;
+    for (int g = 0; g < ZERO_TAG_COUNT; g++) {
+        if (plan[g] == 0)
+            continue;
+        int n = snprintf(parts + used, sizeof parts - used, "%s%s %.2f GiB", used ? ", " : "",
+                         zero_tag_name(g), (double)plan[g] / GIB);
+        if (n > 0 && (size_t)n < sizeof parts - used)
+            used += (size_t)n;
+    }
+    return zero_fail(err, ZERO_ENOMEM,
+                     "rank %d: not enough memory: the planned peak of host memory is %.2f GiB "
+                     "(%s; stage %d, Ψ = %lld padded elements, N = %d; activations and buffers "
+                     "come on top) but this process may use %.2f GiB (%s); shard more (a higher "
+                     "stage, more ranks, offload) or shrink the model",
+                     e->rank, (double)total / GIB, parts, e->stage, (long long)t.psi_padded,
+                     e->world, (double)limit.bytes / GIB, limit.source);
+}
+
+/* Collective: a rank whose plan cannot fit stops every rank (the others would
+ * wait in the first collective of the states' initialization). */
+int engine_check_memory_plan(struct zero_engine *e, struct zero_error *err)
+{
+    int rc = check_mine(e, err), mine = rc != ZERO_OK;
+    int *all = calloc((size_t)e->world, sizeof *all);
+    if (!all)
+        return rc ? rc : zero_fail(err, ZERO_ENOMEM, "rank %d: memory plan", e->rank);
+    int xrc = e->be->host_all_gather(e->bself, &mine, all, sizeof mine);
+    int first = -1;
+    for (int r = 0; r < e->world && !xrc; r++)
+        if (all[r] && first < 0)
+            first = r;
+    free(all);
+    if (rc)
+        return rc;
+    if (xrc)
+        return engine_backend_error(e, xrc, err, "exchanging the memory plans");
+    if (first >= 0)
+        return zero_fail(err, ZERO_ENOMEM,
+                         "rank %d: rank %d cannot hold its planned model states in the memory "
+                         "it may use (its message has the breakdown)",
+                         e->rank, first);
+    return ZERO_OK;
+}

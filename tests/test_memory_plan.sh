@@ -1,0 +1,46 @@
+#!/bin/sh
+# test_memory_plan.sh -- memory predicted: a model whose states cannot fit in
+# what the process may use (here RLIMIT_AS, set with ulimit -v) fails before
+# anything is allocated, naming the planned peak per tag and the limit, on one
+# rank and on every rank of a job, within seconds; a model that fits still runs.
+# Run by `make check' (tests/mpirun-wrapper); by hand: sh tests/test_memory_plan.sh
+# from the top build directory.
+# shellcheck source=SCRIPTDIR/lib.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+train=$top_builddir/examples/train_mlp
+require_built "$train"
+
+# limited NAME NP CMD...: run NAME under a 3 GB address-space limit
+limited() {
+    name=$1
+    shift
+    # shellcheck disable=SC3045 # dash (Debian's sh), bash and busybox all have ulimit -v
+    (ulimit -v 3000000 && run "$name" "$@" && echo "$rc" >"$tmp/$name.rc") ||
+        echo 1 >"$tmp/$name.rc"
+    rc=$(cat "$tmp/$name.rc")
+}
+
+# ~1.07e9 parameters: 16 GiB of fp32 Adam states at stage 0
+big="--hidden 4096 --layers 8 --steps 1 --batch 2"
+start=$(date +%s)
+# shellcheck disable=SC2086 # $big is a list of words
+limited big1 0 "$train" $big
+[ "$rc" -eq 1 ] || fail "big1: exit $rc, expected 1"
+expect_text big1 err "train_mlp: rank 0: not enough memory: the planned peak of host memory is 16.00 GiB (params 4.00 GiB, grads 4.00 GiB, optim 8.00 GiB; stage 0,"
+# the limit named: RLIMIT_AS, unless a cgroup or MemAvailable leaves even less
+grep -Eq 'but this process may use [0-9.]+ GiB \((RLIMIT_AS \(ulimit -v\) 2\.86 GiB, [0-9.]+ GiB already mapped|cgroup|/proc/meminfo)' \
+    "$tmp/big1.err" || { fail "big1: the limit is not named"; show big1; }
+
+# at stage 3 on 2 ranks each rank's plan is its shard, with the unavoidable gathers
+# shellcheck disable=SC2086
+limited big2 2 "$train" $big --stage 3
+[ "$rc" -ne 0 ] || fail "big2: exit 0, expected a failure"
+expect_text big2 err "planned peak of host memory is 8.50 GiB (params 2.00 GiB, grads 2.00 GiB, optim 4.00 GiB, gather 0.50 GiB; stage 3,"
+elapsed=$(($(date +%s) - start))
+[ "$elapsed" -lt 20 ] || fail "the refusals took ${elapsed}s: they should come before any allocation"
+
+# a model that fits runs under the same limit
+limited small 0 "$train" --hidden 16 --layers 1 --steps 1 --batch 2 --quiet
+[ "$rc" -eq 0 ] || { fail "small: exit $rc under the limit"; show small; }
+
+finish "test_memory_plan: all passed"
