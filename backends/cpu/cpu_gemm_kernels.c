@@ -1,0 +1,156 @@
+/* The register-blocked micro-kernels of the exact GEMM (see cpu_gemm.h for the
+ * contract). Each keeps an (MR, NR) tile of C in registers and, per k, adds
+ * A[r][k] * B[k][c] to every element with one fused multiply-add: each element
+ * is one chain in increasing k, whatever the vector width. The compiler must not
+ * contract or reassociate (the build uses -ffp-contract=off); every FMA here is
+ * an explicit fmaf() or _mm*_fmadd_ps.
+ *
+ *   scalar  4 x 4   fmaf()                    (any processor)
+ *   avx2    6 x 16  two __m256 per row        (12 accumulators of 16 ymm)
+ *   avx512 12 x 32  two __m512 per row        (24 accumulators of 32 zmm)
+ *
+ * Packed panels (cpu_gemm.c): ap (kc, MR) row k = A[0..MR)[k]; bp (kc, NR) row k =
+ * B[k][0..NR). */
+#include <math.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_X86_KERNELS 1
+#include <immintrin.h>
+#endif
+
+#include "cpu_gemm.h"
+
+/* ---- scalar ---- */
+
+#define S_MR 4
+#define S_NR 4
+
+static void tile_scalar(int64_t kc, const float *ap, const float *bp, const float *cin,
+                        int64_t ldin, float *cout, int64_t ldout)
+{
+    float acc[S_MR][S_NR];
+    for (int r = 0; r < S_MR; r++)
+        for (int c = 0; c < S_NR; c++)
+            acc[r][c] = cin != NULL ? cin[r * ldin + c] : 0.0f;
+    for (int64_t k = 0; k < kc; k++) {
+        const float *a = ap + k * S_MR, *b = bp + k * S_NR;
+        for (int r = 0; r < S_MR; r++)
+            for (int c = 0; c < S_NR; c++)
+                acc[r][c] = fmaf(a[r], b[c], acc[r][c]);
+    }
+    for (int r = 0; r < S_MR; r++)
+        for (int c = 0; c < S_NR; c++)
+            cout[r * ldout + c] = acc[r][c];
+}
+
+#ifdef HAVE_X86_KERNELS
+
+/* ---- AVX2 + FMA: 6 rows x 16 columns ---- */
+
+#define A2_MR 6
+#define A2_NR 16
+
+/* The tile's rows as a list: each macro use expands once per row. */
+#define ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+__attribute__((target("avx2,fma"))) static void tile_avx2(int64_t kc, const float *ap,
+                                                          const float *bp, const float *cin,
+                                                          int64_t ldin, float *cout, int64_t ldout)
+{
+#define DECL(r) __m256 c##r##0, c##r##1;
+    ROWS6(DECL)
+#undef DECL
+    if (cin != NULL) {
+#define LOAD(r)                                                                                    \
+    c##r##0 = _mm256_loadu_ps(cin + r * ldin);                                                     \
+    c##r##1 = _mm256_loadu_ps(cin + r * ldin + 8);
+        ROWS6(LOAD)
+#undef LOAD
+    } else {
+#define ZERO(r) c##r##0 = c##r##1 = _mm256_setzero_ps();
+        ROWS6(ZERO)
+#undef ZERO
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+#define STEP(r)                                                                                    \
+    {                                                                                              \
+        const __m256 a = _mm256_broadcast_ss(ap + r);                                              \
+        c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                                                 \
+        c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1);                                                 \
+    }
+        ROWS6(STEP)
+#undef STEP
+        ap += A2_MR;
+        bp += A2_NR;
+    }
+#define STORE(r)                                                                                   \
+    _mm256_storeu_ps(cout + r * ldout, c##r##0);                                                   \
+    _mm256_storeu_ps(cout + r * ldout + 8, c##r##1);
+    ROWS6(STORE)
+#undef STORE
+}
+
+/* ---- AVX-512: 12 rows x 32 columns ---- */
+
+#define A5_MR 12
+#define A5_NR 32
+
+#define ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+__attribute__((target("avx512f"))) static void tile_avx512(int64_t kc, const float *ap,
+                                                           const float *bp, const float *cin,
+                                                           int64_t ldin, float *cout, int64_t ldout)
+{
+#define DECL(r) __m512 c##r##0, c##r##1;
+    ROWS12(DECL)
+#undef DECL
+    if (cin != NULL) {
+#define LOAD(r)                                                                                    \
+    c##r##0 = _mm512_loadu_ps(cin + r * ldin);                                                     \
+    c##r##1 = _mm512_loadu_ps(cin + r * ldin + 16);
+        ROWS12(LOAD)
+#undef LOAD
+    } else {
+#define ZERO(r) c##r##0 = c##r##1 = _mm512_setzero_ps();
+        ROWS12(ZERO)
+#undef ZERO
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+        _mm_prefetch((const char *)(bp + 8 * A5_NR), _MM_HINT_T0);
+#define STEP(r)                                                                                    \
+    {                                                                                              \
+        const __m512 a = _mm512_set1_ps(ap[r]);                                                    \
+        c##r##0 = _mm512_fmadd_ps(a, b0, c##r##0);                                                 \
+        c##r##1 = _mm512_fmadd_ps(a, b1, c##r##1);                                                 \
+    }
+        ROWS12(STEP)
+#undef STEP
+        ap += A5_MR;
+        bp += A5_NR;
+    }
+#define STORE(r)                                                                                   \
+    _mm512_storeu_ps(cout + r * ldout, c##r##0);                                                   \
+    _mm512_storeu_ps(cout + r * ldout + 16, c##r##1);
+    ROWS12(STORE)
+#undef STORE
+}
+
+#endif
+
+static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar},
+#ifdef HAVE_X86_KERNELS
+    [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2},
+    [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512},
+#else
+    [CPU_ISA_AVX2] = {1, 1, NULL},
+    [CPU_ISA_AVX512] = {1, 1, NULL},
+#endif
+};
+
+const struct cpu_gemm_kernel *cpu_gemm_kernel(enum cpu_isa isa)
+{
+    return &kernels[(unsigned)isa < CPU_ISA_COUNT ? isa : CPU_ISA_SCALAR];
+}
