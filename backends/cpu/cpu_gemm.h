@@ -78,9 +78,15 @@ void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g
 typedef void (*cpu_gemm_tile_fn)(int64_t kc, const float *ap, const float *bp, const float *cin,
                                  int64_t ldin, float *cout, int64_t ldout);
 
+/* Packing's transpose (data movement only): dst[k * ldd + r] = src[r * lds + k]
+ * for r < 8, k < kc. */
+typedef void (*cpu_gemm_transpose8_fn)(float *dst, int64_t ldd, const float *src, int64_t lds,
+                                       int64_t kc);
+
 struct cpu_gemm_kernel {
     int mr, nr; /* tile shape */
     cpu_gemm_tile_fn tile;
+    cpu_gemm_transpose8_fn transpose8; /* NULL: packing transposes element by element */
 };
 
 /* The kernel of a variant; tile is NULL when this build lacks it. */

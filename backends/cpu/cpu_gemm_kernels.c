@@ -91,6 +91,45 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int64_t kc, const floa
 #undef STORE
 }
 
+/* 8 rows of kc floats into 8 columns, 8 x 8 blocks through registers */
+__attribute__((target("avx2"))) static void
+transpose8_avx2(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t kc)
+{
+    int64_t k = 0;
+    for (; k + 8 <= kc; k += 8) {
+        const float *s = src + k;
+        const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds);
+        const __m256 r2 = _mm256_loadu_ps(s + 2 * lds), r3 = _mm256_loadu_ps(s + 3 * lds);
+        const __m256 r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
+        const __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+        /* pairs of rows interleaved, then quadruples: column c of rows 0-3 | c + 4 */
+        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+        const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+        const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+        const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+        const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+        const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+        const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+        const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+        const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+        const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+        float *d = dst + k * ldd;
+        _mm256_storeu_ps(d, _mm256_permute2f128_ps(s0, s4, 0x20));
+        _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(s1, s5, 0x20));
+        _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(s2, s6, 0x20));
+        _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(s3, s7, 0x20));
+        _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(s0, s4, 0x31));
+        _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(s1, s5, 0x31));
+        _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(s2, s6, 0x31));
+        _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(s3, s7, 0x31));
+    }
+    for (; k < kc; k++)
+        for (int r = 0; r < 8; r++)
+            dst[k * ldd + r] = src[r * lds + k];
+}
+
 /* ---- AVX-512: 12 rows x 32 columns ---- */
 
 #define A5_MR 12
@@ -140,13 +179,14 @@ __attribute__((target("avx512f"))) static void tile_avx512(int64_t kc, const flo
 #endif
 
 static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
-    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar},
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL},
 #ifdef HAVE_X86_KERNELS
-    [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2},
-    [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512},
+    [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2},
+    /* AVX-512F processors all have AVX2 */
+    [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2},
 #else
-    [CPU_ISA_AVX2] = {1, 1, NULL},
-    [CPU_ISA_AVX512] = {1, 1, NULL},
+    [CPU_ISA_AVX2] = {1, 1, NULL, NULL},
+    [CPU_ISA_AVX512] = {1, 1, NULL, NULL},
 #endif
 };
 
