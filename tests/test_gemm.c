@@ -181,10 +181,12 @@ static const float betas[] = {0.0f, 1.0f, 0.0f, 1.0f, 0.7f};
 
 /* ---- the tests ---- */
 
-/* odd sizes, tile and block edges (MR up to 12, NR up to 32, KC 256, MC 192), K = 0 */
+/* odd sizes, tile and block edges (MR 4 and 8, NR 4, 24 and 48, KC 256, MC 192,
+ * NC 2016 or 2048), K = 0 */
 static const int64_t shapes[][3] = {
-    {1, 1, 1},   {1, 1, 0},    {5, 7, 3},     {12, 32, 8}, {13, 33, 257}, {25, 65, 300},
-    {3, 100, 1}, {200, 9, 40}, {37, 17, 513}, {7, 2, 600}, {193, 70, 31}, {4, 2100, 5},
+    {1, 1, 1},     {1, 1, 0},    {5, 7, 3},    {8, 48, 8},    {9, 49, 257},
+    {25, 65, 300}, {3, 100, 1},  {200, 9, 40}, {37, 17, 513}, {7, 2, 600},
+    {193, 70, 31}, {4, 2100, 5}, {16, 24, 70},
 };
 
 START_TEST(test_every_variant_equals_the_naive_chain_fp32)

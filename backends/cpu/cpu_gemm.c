@@ -22,7 +22,7 @@
 #define KC 256  /* K-block: a (KC, NR) micro-panel of B stays in L1 */
 #define MC 192  /* rows of A per block (rounded down to MR): (MC, KC) fp32 in L2 */
 #define NC 2048 /* columns of B per panel: (KC, NC) fp32, 2 MiB */
-#define MAX_TILE (32 * 32)
+#define MAX_TILE (32 * 48)
 /* multiply-adds below which one more thread costs more than it saves */
 #define WORK_PER_THREAD ((int64_t)1 << 22)
 
