@@ -295,8 +295,8 @@ static void run_range(const struct job *j, int64_t m0, int64_t m1, int64_t n0, i
     }
 }
 
-/* Thread t's share: whole MR (or NR) panels, contiguous, the same for any ISA
- * only in that each element's chain does not depend on it. */
+/* Thread t's share: contiguous whole MR-row (or NR-column) panels. Which
+ * thread computes an element does not change its chain. */
 static void run_thread(void *arg, size_t begin, size_t end)
 {
     const struct job *j = arg;
