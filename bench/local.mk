@@ -26,3 +26,9 @@ bench_gpt_mfu_LDADD = libzero.la $(BLAS_LIBS) -lm
 noinst_PROGRAMS += %reldir%/host_optim
 bench_host_optim_SOURCES = %reldir%/host_optim.c
 bench_host_optim_LDADD = libzero.la
+
+# exact mode's own GEMM (avx512, avx2) vs OpenBLAS sgemm, one thread, side by side: bench/gemm [rounds]
+noinst_PROGRAMS += %reldir%/gemm
+bench_gemm_SOURCES = %reldir%/gemm.c
+bench_gemm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
+bench_gemm_LDADD = libzero.la $(BLAS_LIBS)

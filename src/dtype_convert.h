@@ -43,32 +43,31 @@ DTYPE_FN uint32_t dtype_round_shift_rne(uint32_t v, unsigned shift)
     return kept;
 }
 
-/* fp16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. */
+/* fp16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. Both directions compute
+ * every case and select one, without branches or loops, so loops over arrays
+ * vectorize. */
 DTYPE_FN uint16_t dtype_f32_to_f16(float f)
 {
     uint32_t x = dtype_f32_bits(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
     uint32_t mag = x & 0x7fffffff;
 
-    if (mag >= 0x7f800000) {
-        if (mag == 0x7f800000)
-            return sign | 0x7c00;
-        /* NaN: quiet bit set so a payload living only in the dropped bits stays NaN */
-        return sign | 0x7e00 | (uint16_t)((mag >> 13) & 0x3ff);
-    }
+    /* NaN: quiet bit set so a payload living only in the dropped bits stays NaN */
+    uint32_t nan = 0x7e00 | ((mag >> 13) & 0x3ff);
+    /* >= 2^-14: a normal fp16; rebias the exponent 127 -> 15 (wraps, unused, below) */
+    uint32_t normal = dtype_round_shift_rne(mag - (112u << 23), 13);
+    /* < 2^-14: a subnormal q * 2^-24 (or zero). In [0.5, 1) an fp32's ulp is 2^-24,
+     * so the IEEE addition |f| + 0.5 rounds |f| to the nearest multiple of 2^-24,
+     * ties to even, and leaves q in the low mantissa bits (q = 1024 is 2^-14, the
+     * smallest normal, as it should be). */
+    uint32_t subnormal = dtype_f32_bits(dtype_f32_from_bits(mag) + 0.5f) - 0x3f000000u;
     /* 65520 = 0x477ff000 is halfway between 65504 (max fp16) and 65536: ties go to
-     * the even neighbour, which is inf. */
-    if (mag >= 0x477ff000)
-        return sign | 0x7c00;
-    if (mag >= 0x38800000) /* >= 2^-14: a normal fp16; rebias the exponent 127 -> 15 */
-        return sign | (uint16_t)dtype_round_shift_rne(mag - (112u << 23), 13);
-    if (mag < 0x33000000) /* < 2^-25 (half the smallest subnormal): rounds to zero */
-        return sign;
-    /* Subnormal fp16: value = q * 2^-24. With mant = 1.m * 2^23 and biased exponent
-     * e, q = mant * 2^(e - 126), a right shift by 126 - e in [14, 24]. */
-    uint32_t e = mag >> 23;
-    uint32_t mant = (mag & 0x7fffff) | 0x800000;
-    return sign | (uint16_t)dtype_round_shift_rne(mant, 126 - e);
+     * the even neighbour, which is inf; inf itself lands there too. */
+    uint32_t r = mag > 0x7f800000    ? nan
+                 : mag >= 0x477ff000 ? 0x7c00u
+                 : mag >= 0x38800000 ? normal
+                                     : subnormal;
+    return sign | (uint16_t)r;
 }
 
 DTYPE_FN float dtype_f16_to_f32(uint16_t h)
@@ -77,21 +76,12 @@ DTYPE_FN float dtype_f16_to_f32(uint16_t h)
     uint32_t e = (h >> 10) & 0x1f;
     uint32_t m = h & 0x3ff;
 
-    if (e == 0x1f) /* inf, or NaN made quiet */
-        return dtype_f32_from_bits(sign | 0x7f800000 | (m << 13) | (m ? 0x400000u : 0));
-    if (e == 0) {
-        if (m == 0)
-            return dtype_f32_from_bits(sign);
-        /* Subnormal (m / 2^10) * 2^-14: each shift that moves the leading one up to
-         * the implicit bit 10 halves the exponent. */
-        uint32_t exp = 113; /* biased fp32 exponent of 2^-14 */
-        while (!(m & 0x400)) {
-            m <<= 1;
-            exp--;
-        }
-        return dtype_f32_from_bits(sign | (exp << 23) | ((m & 0x3ff) << 13));
-    }
-    return dtype_f32_from_bits(sign | ((e + 112) << 23) | (m << 13));
+    /* inf, or NaN made quiet */
+    uint32_t special = 0x7f800000 | (m << 13) | (m ? 0x400000u : 0);
+    /* subnormal (or zero) m * 2^-24: exact in fp32, a normal number there */
+    uint32_t subnormal = dtype_f32_bits((float)m * 0x1p-24f);
+    uint32_t normal = ((e + 112) << 23) | (m << 13);
+    return dtype_f32_from_bits(sign | (e == 0x1f ? special : e == 0 ? subnormal : normal));
 }
 
 /* bf16 is the top half of an fp32: same exponent range, 7 mantissa bits. */

@@ -20,3 +20,15 @@ tests_test_device_SOURCES = tests/test_device.c
 tests_test_device_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_device_LDADD = $(TEST_LDADD)
 TESTS += tests/test_device.np1
+
+# exact mode's own GEMM: every variant and thread count equals the naive fmaf chain
+check_PROGRAMS += tests/test_gemm
+tests_test_gemm_SOURCES = tests/test_gemm.c
+tests_test_gemm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
+tests_test_gemm_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_gemm_LDADD = $(TEST_LDADD)
+TESTS += tests/test_gemm
+
+# exact mode's bits under every ZERO_CPU_ISA, OPENBLAS_CORETYPE and thread count (MLP and GPT)
+TESTS += tests/test_portable_bits.sh
+EXTRA_DIST += tests/test_portable_bits.sh

@@ -1,4 +1,5 @@
-/* The cpu backend: host memory, OpenBLAS sgemm, plain C kernels, MPI collectives.
+/* The cpu backend: host memory, its own exact GEMM (OpenBLAS sgemm in native
+ * mode), plain C kernels, MPI collectives.
  *
  * This file is the table and the instance lifetime; the entries live in
  * cpu_memory.c, cpu_blas.c, cpu_kernels.c, cpu_layers.c (declared in cpu_ops.h)
@@ -9,6 +10,7 @@
 
 #include "cpu_internal.h"
 #include "cpu_ops.h"
+#include "host_parallel.h"
 
 void openblas_set_num_threads(int num_threads);
 
@@ -50,17 +52,49 @@ static int cpu_split_node(struct cpu_state *s, char *why, size_t why_len)
     return ZERO_OK;
 }
 
-/* A GEMM's bits may depend on how many threads split it (each thread owns a
- * block of C, and the k-loop blocking can follow the thread count), so exact mode
- * pins OpenBLAS to one thread per rank unless the caller asks for more. Native
- * mode with no request keeps OpenBLAS's own default. The setting is
- * process-wide: OpenBLAS has no per-handle thread count. */
+/* OpenBLAS serves native mode only. Its bits may depend on how many threads
+ * split a GEMM, so exact mode still pins it to one thread per rank unless the
+ * caller asks for more (set_coll_mode may switch to native later). Native mode
+ * with no request keeps OpenBLAS's own default. The setting is process-wide:
+ * OpenBLAS has no per-handle thread count. */
 static void cpu_set_blas_threads(const struct zero_backend_options *opt)
 {
     if (opt->blas_threads > 0)
         openblas_set_num_threads(opt->blas_threads);
     else if (opt->coll_mode == ZERO_COLL_EXACT)
         openblas_set_num_threads(1);
+}
+
+/* Exact mode's own GEMM: its variant (ZERO_CPU_ISA may force one) and its
+ * threads. Its bits do not depend on the thread count, so a rank takes its
+ * share of the node's processors (the node's ranks from the shared-memory split)
+ * unless blas_threads or ZERO_CPU_THREADS says otherwise. */
+static int cpu_set_gemm(struct cpu_state *s, const struct zero_backend_options *opt, char *why,
+                        size_t why_len)
+{
+    char isa_why[160];
+    if (cpu_isa_choose(&s->gemm_isa, isa_why, sizeof isa_why)) {
+        snprintf(why, why_len, "cpu backend: rank %d: %s", s->rank, isa_why);
+        return ZERO_EINVAL;
+    }
+    const char *env = getenv("ZERO_CPU_THREADS");
+    if (opt->blas_threads > 0) {
+        s->gemm_threads = opt->blas_threads;
+    } else if (env != NULL && env[0] != '\0') {
+        char *end;
+        long t = strtol(env, &end, 10);
+        if (*end != '\0' || t < 1 || t > 4096) {
+            snprintf(why, why_len, "cpu backend: rank %d: ZERO_CPU_THREADS=%s: expected 1..4096",
+                     s->rank, env);
+            return ZERO_EINVAL;
+        }
+        s->gemm_threads = (int)t;
+    } else {
+        s->gemm_threads = host_processors() / (s->node_size > 0 ? s->node_size : 1);
+    }
+    if (s->gemm_threads < 1)
+        s->gemm_threads = 1;
+    return ZERO_OK;
 }
 
 static void cpu_release(struct cpu_state *s)
@@ -122,6 +156,10 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
         return rc;
     }
     cpu_set_blas_threads(opt);
+    if ((rc = cpu_set_gemm(s, opt, why, why_len)) != ZERO_OK) {
+        cpu_release(s);
+        return rc;
+    }
 
     rc = cpu_coll_init(s);
     if (rc != ZERO_OK) {

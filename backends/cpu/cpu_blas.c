@@ -1,6 +1,8 @@
-/* gemm on the cpu: OpenBLAS sgemm, row-major. fp16/bf16 operands are converted
- * to fp32 in workspace blocks first (the ledger sees them), so every product is
- * an fp32 GEMM with fp32 accumulation whatever the storage type. */
+/* gemm on the cpu, row-major, by mode. Exact mode: libzero's own fixed-order
+ * GEMM (cpu_gemm.h), whose bits depend on the operands alone; fp16/bf16
+ * operands are widened while packing. Native mode: OpenBLAS sgemm, with
+ * fp16/bf16 operands converted to fp32 in workspace blocks first (the ledger
+ * sees them). Either way every product is fp32 with fp32 accumulation. */
 #include <limits.h>
 
 #include <cblas.h>
@@ -77,6 +79,44 @@ static int f32_matrix_store(struct cpu_state *s, const struct f32_matrix *v, voi
     return ZERO_OK;
 }
 
+/* Native mode: OpenBLAS on fp32 copies of the 16-bit operands. */
+static int native_gemm(struct cpu_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, float alpha, const void *a, enum zero_dtype a_type, int64_t lda,
+                       const void *b, enum zero_dtype b_type, int64_t ldb, float beta, void *c,
+                       enum zero_dtype c_type, int64_t ldc)
+{
+    int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
+    int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
+    int rc;
+    struct f32_matrix fa = {0}, fb = {0}, fc = {0};
+    if ((rc = f32_matrix_open(s, &fa, a, a_type, a_rows, a_cols, lda, 1)) == ZERO_OK &&
+        (rc = f32_matrix_open(s, &fb, b, b_type, b_rows, b_cols, ldb, 1)) == ZERO_OK &&
+        (rc = f32_matrix_open(s, &fc, c, c_type, m, n, ldc, beta != 0.0f)) == ZERO_OK) {
+        /* beta = 0 must ignore C's old values (NaN included): BLAS semantics, and the
+         * workspace copy of a non-fp32 C is uninitialized then. */
+        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, fa.p,
+                    (int)fa.ld, fb.p, (int)fb.ld, beta, fc.p, (int)fc.ld);
+        rc = f32_matrix_store(s, &fc, c, c_type, m, n, ldc);
+    }
+    cpu_free(s, fa.owned);
+    cpu_free(s, fb.owned);
+    cpu_free(s, fc.owned);
+    return rc;
+}
+
+/* Exact mode: the own GEMM, its packing buffers from the workspace pool. */
+static int exact_gemm(struct cpu_state *s, const struct cpu_gemm_args *g)
+{
+    size_t bytes = cpu_gemm_workspace_bytes(s->gemm_isa, s->gemm_threads, g);
+    void *ws;
+    int rc = cpu_alloc(s, bytes, ZERO_TAG_WORKSPACE, &ws);
+    if (rc != ZERO_OK)
+        return rc;
+    cpu_gemm_exact(s->gemm_isa, s->gemm_threads, g, ws);
+    return cpu_free(s, ws);
+}
+
 int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
@@ -96,20 +136,50 @@ int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t
         return rc;
     if (m == 0 || n == 0)
         return ZERO_OK;
+    if (s->mode != ZERO_COLL_EXACT)
+        return native_gemm(s, trans_a, trans_b, m, n, k, alpha, a, a_type, lda, b, b_type, ldb,
+                           beta, c, c_type, ldc);
+    struct cpu_gemm_args g = {.m = m,
+                              .n = n,
+                              .k = k,
+                              .alpha = alpha,
+                              .beta = beta,
+                              .a = {a, a_type, lda, trans_a, ZERO_F32},
+                              .b = {b, b_type, ldb, trans_b, ZERO_F32},
+                              .c = c,
+                              .c_type = c_type,
+                              .ldc = ldc};
+    return exact_gemm(s, &g);
+}
 
-    struct f32_matrix fa = {0}, fb = {0}, fc = {0};
-    if ((rc = f32_matrix_open(s, &fa, a, a_type, a_rows, a_cols, lda, 1)) == ZERO_OK &&
-        (rc = f32_matrix_open(s, &fb, b, b_type, b_rows, b_cols, ldb, 1)) == ZERO_OK &&
-        (rc = f32_matrix_open(s, &fc, c, c_type, m, n, ldc, beta != 0.0f)) == ZERO_OK) {
-        /* beta = 0 must ignore C's old values (NaN included): BLAS semantics, and the
-         * workspace copy of a non-fp32 C is uninitialized then. */
+int cpu_gemm_rounds_while_packing(const struct cpu_state *s)
+{
+    return s->mode == ZERO_COLL_EXACT;
+}
+
+int cpu_gemm_f32(struct cpu_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                 float alpha, const float *a, int64_t lda, enum zero_dtype a_round, const float *b,
+                 int64_t ldb, enum zero_dtype b_round, float beta, float *c, int64_t ldc)
+{
+    if (s->mode != ZERO_COLL_EXACT) {
+        if (a_round != ZERO_F32 || b_round != ZERO_F32)
+            return cpu_fail(s, ZERO_EINVAL, "gemm: native mode cannot round operands");
         cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, fa.p,
-                    (int)fa.ld, fb.p, (int)fb.ld, beta, fc.p, (int)fc.ld);
-        rc = f32_matrix_store(s, &fc, c, c_type, m, n, ldc);
+                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
+                    b, (int)ldb, beta, c, (int)ldc);
+        return ZERO_OK;
     }
-    cpu_free(s, fa.owned);
-    cpu_free(s, fb.owned);
-    cpu_free(s, fc.owned);
-    return rc;
+    if (m == 0 || n == 0)
+        return ZERO_OK;
+    struct cpu_gemm_args g = {.m = m,
+                              .n = n,
+                              .k = k,
+                              .alpha = alpha,
+                              .beta = beta,
+                              .a = {a, ZERO_F32, lda, trans_a, a_round},
+                              .b = {b, ZERO_F32, ldb, trans_b, b_round},
+                              .c = c,
+                              .c_type = ZERO_F32,
+                              .ldc = ldc};
+    return exact_gemm(s, &g);
 }

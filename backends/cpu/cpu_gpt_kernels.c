@@ -1,11 +1,9 @@
 /* GPT kernels of the cpu backend, fp32 activations: token embedding, LayerNorm,
- * causal self-attention (OpenBLAS for the per-head products, optionally on
- * fp16/bf16-rounded operands). Forward and backward side by side; the semantics
- * are documented in include/zero/backend.h. */
+ * causal self-attention (the per-head products through cpu_gemm_f32: the exact
+ * GEMM, or OpenBLAS in native mode; optionally on fp16/bf16-rounded operands). Forward and backward
+ * side by side; the semantics are documented in include/zero/backend.h. */
 #include <math.h>
 #include <string.h>
-
-#include <cblas.h>
 
 #include "cpu_ops.h"
 #include "dtype_convert.h"
@@ -158,12 +156,13 @@ static void round_to(float *dst, const float *src, int64_t n, enum zero_dtype t)
             dst[i] = dtype_f16_to_f32(dtype_f32_to_f16(src[i]));
 }
 
-/* The low-precision path's workspace (NULL for fp32): n floats for the rounded
- * copies of one sequence's operands; freed by the caller with cpu_free. */
+/* The low-precision path's workspace (NULL for fp32, and in exact mode, whose
+ * GEMM rounds the operands while packing them: the same values): n floats for
+ * the rounded copies of one sequence's operands; freed by the caller with cpu_free. */
 static int lowp_workspace(struct cpu_state *s, enum zero_dtype matmul_type, int64_t n, float **ws)
 {
     *ws = NULL;
-    if (matmul_type == ZERO_F32)
+    if (matmul_type == ZERO_F32 || cpu_gemm_rounds_while_packing(s))
         return ZERO_OK;
     void *block;
     int rc = cpu_alloc(s, (size_t)n * sizeof(float), ZERO_TAG_WORKSPACE, &block);
@@ -205,21 +204,23 @@ int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, in
     float *ws;
     if ((rc = lowp_workspace(self, matmul_type, T * C3 + T * T, &ws)) != ZERO_OK)
         return rc;
-    for (int64_t b = 0; b < B; b++) {
+    const enum zero_dtype rnd = ws != NULL ? ZERO_F32 : matmul_type; /* left to the GEMM */
+    for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
         const float *seq = qkv + b * T * C3; /* (T, 3C) */
         if (ws != NULL) {
             round_to(ws, seq, T * C3, matmul_type);
             seq = ws;
         }
-        for (int64_t h = 0; h < NH; h++) {
+        for (int64_t h = 0; h < NH && rc == ZERO_OK; h++) {
             const float *q = seq + h * hs;         /* (T, hs), ld 3C */
             const float *k = q + C;                /* (T, hs), ld 3C */
             const float *v = q + 2 * C;            /* (T, hs), ld 3C */
             float *a = att + (b * NH + h) * T * T; /* (T, T) */
             float *yh = y + b * T * C + h * hs;    /* (T, hs), ld C */
             /* s (T, T) = q k^T / sqrt(hs) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, scale, q,
-                        (int)C3, k, (int)C3, 0.0f, a, (int)T);
+            if ((rc = cpu_gemm_f32(self, 0, 1, T, T, hs, scale, q, C3, rnd, k, C3, rnd, 0.0f, a,
+                                   T)) != ZERO_OK)
+                break;
             causal_softmax_rows(a, T);
             /* the saved att stays fp32; the product reads a rounded copy */
             const float *ar = a;
@@ -228,12 +229,11 @@ int cpu_attention_forward(void *self, float *y, float *att, const float *qkv, in
                 ar = ws + T * C3;
             }
             /* y (T, hs) = att (T, T) v (T, hs) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f,
-                        ar, (int)T, v, (int)C3, 0.0f, yh, (int)C);
+            rc = cpu_gemm_f32(self, 0, 0, T, hs, T, 1.0f, ar, T, rnd, v, C3, rnd, 0.0f, yh, C);
         }
     }
     cpu_free(self, ws);
-    return ZERO_OK;
+    return rc;
 }
 
 /* ds (T, T) in place of datt: att * (datt - rowsum(att * datt)) */
@@ -268,7 +268,8 @@ int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float 
     float *ws;
     if ((rc = lowp_workspace(self, matmul_type, T * C3 + T * C + T * T, &ws)) != ZERO_OK)
         return rc;
-    for (int64_t b = 0; b < B; b++) {
+    const enum zero_dtype rnd = ws != NULL ? ZERO_F32 : matmul_type; /* left to the GEMM */
+    for (int64_t b = 0; b < B && rc == ZERO_OK; b++) {
         const float *seq = qkv + b * T * C3; /* (T, 3C) */
         const float *dys = dy + b * T * C;   /* (T, C) */
         if (ws != NULL) {
@@ -277,7 +278,7 @@ int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float 
             seq = ws;
             dys = ws + T * C3;
         }
-        for (int64_t h = 0; h < NH; h++) {
+        for (int64_t h = 0; h < NH && rc == ZERO_OK; h++) {
             const float *q = seq + h * hs, *k = q + C, *v = q + 2 * C;
             float *dq = dqkv + b * T * C3 + h * hs, *dk = dq + C, *dv = dq + 2 * C;
             const float *a = att + (b * NH + h) * T * T; /* (T, T) */
@@ -288,22 +289,24 @@ int cpu_attention_backward(void *self, float *dqkv, float *scratch, const float 
                 ar = ws + T * C3 + T * C;
             }
             /* datt (T, T) = dy_h (T, hs) v^T (hs, T) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)hs, 1.0f, dyh,
-                        (int)C, v, (int)C3, 0.0f, ds, (int)T);
+            if ((rc = cpu_gemm_f32(self, 0, 1, T, T, hs, 1.0f, dyh, C, rnd, v, C3, rnd, 0.0f, ds,
+                                   T)) != ZERO_OK)
+                break;
             /* dv (T, hs) = att^T (T, T) dy_h (T, hs) */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, 1.0f, ar,
-                        (int)T, dyh, (int)C, 0.0f, dv, (int)C3);
+            if ((rc = cpu_gemm_f32(self, 1, 0, T, hs, T, 1.0f, ar, T, rnd, dyh, C, rnd, 0.0f, dv,
+                                   C3)) != ZERO_OK)
+                break;
             softmax_backward_rows(ds, a, T);
             if (ws != NULL)
                 round_to(ds, ds, T * T, matmul_type);
             /* dq (T, hs) = ds (T, T) k (T, hs) / sqrt(hs) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale,
-                        ds, (int)T, k, (int)C3, 0.0f, dq, (int)C3);
+            if ((rc = cpu_gemm_f32(self, 0, 0, T, hs, T, scale, ds, T, rnd, k, C3, rnd, 0.0f, dq,
+                                   C3)) != ZERO_OK)
+                break;
             /* dk (T, hs) = ds^T (T, T) q (T, hs) / sqrt(hs) */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)T, (int)hs, (int)T, scale, ds,
-                        (int)T, q, (int)C3, 0.0f, dk, (int)C3);
+            rc = cpu_gemm_f32(self, 1, 0, T, hs, T, scale, ds, T, rnd, q, C3, rnd, 0.0f, dk, C3);
         }
     }
     cpu_free(self, ws);
-    return ZERO_OK;
+    return rc;
 }

@@ -7,6 +7,8 @@
 #include "zero/backend.h"
 #include "zero/error.h"
 
+#include "cpu_gemm.h"
+
 struct cpu_shm; /* shared-memory window state, owned by the collectives */
 struct cpu_cache;
 
@@ -17,6 +19,8 @@ struct cpu_state {
     int node_rank, node_size;
     int single_node; /* every rank of comm is in node_comm: shared-memory path usable */
     enum zero_coll_mode mode;
+    enum cpu_isa gemm_isa; /* exact mode's GEMM variant (cpu_gemm.h; ZERO_CPU_ISA) */
+    int gemm_threads;      /* exact mode's GEMM threads: this rank's share of the node */
     struct zero_ledger *ledger;
     struct zero_ledger *host_ledger; /* host_alloc blocks */
     struct zero_comm_stats *stats;

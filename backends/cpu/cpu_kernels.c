@@ -1,12 +1,13 @@
 /* Elementwise kernels, the fused optimizers and the reductions of the cpu backend.
  * Plain loops over restrict pointers that gcc -O2 vectorizes where the types allow;
- * fp16/bf16 elements go through the scalar conversions of src/dtype.c. The
- * optimizers are src/host_optim.c's. */
+ * fp16/bf16 elements go through src/dtype_convert.h's inline conversions (cast's
+ * loops compiled per instruction set). The optimizers are src/host_optim.c's. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "cpu_ops.h"
+#include "dtype_convert.h"
 #include "host_optim.h"
 #include "optim_consts.h"
 
@@ -25,9 +26,9 @@ static inline float load_f32(const void *x, enum zero_dtype t, size_t i)
 {
     switch (t) {
     case ZERO_F16:
-        return zero_f16_to_f32(((const uint16_t *)x)[i]);
+        return dtype_f16_to_f32(((const uint16_t *)x)[i]);
     case ZERO_BF16:
-        return zero_bf16_to_f32(((const uint16_t *)x)[i]);
+        return dtype_bf16_to_f32(((const uint16_t *)x)[i]);
     default:
         return ((const float *)x)[i];
     }
@@ -38,15 +39,83 @@ static inline void store_f32(void *x, enum zero_dtype t, size_t i, float v)
 {
     switch (t) {
     case ZERO_F16:
-        ((uint16_t *)x)[i] = zero_f32_to_f16(v);
+        ((uint16_t *)x)[i] = dtype_f32_to_f16(v);
         break;
     case ZERO_BF16:
-        ((uint16_t *)x)[i] = zero_f32_to_bf16(v);
+        ((uint16_t *)x)[i] = dtype_f32_to_bf16(v);
         break;
     default:
         ((float *)x)[i] = v;
         break;
     }
+}
+
+/* The fp32 <-> fp16/bf16 loops of cast: src/dtype_convert.h's inline
+ * conversions, compiled for each instruction set as host_optim.c compiles the
+ * optimizers (a conversion's bits do not depend on the vector width), so the
+ * compiler vectorizes them; one call per element through src/dtype.c was most
+ * of a bf16 step. */
+#define CAST_ARGS                                                                                  \
+    void *dst, enum zero_dtype dst_type, const void *src, enum zero_dtype src_type, size_t n
+
+static inline __attribute__((always_inline)) void cast_body(CAST_ARGS)
+{
+    const float *restrict f = src;
+    const uint16_t *restrict h = src;
+    float *restrict df = dst;
+    uint16_t *restrict dh = dst;
+    if (src_type == ZERO_F32 && dst_type == ZERO_BF16)
+        for (size_t i = 0; i < n; i++)
+            dh[i] = dtype_f32_to_bf16(f[i]);
+    else if (src_type == ZERO_BF16 && dst_type == ZERO_F32)
+        for (size_t i = 0; i < n; i++)
+            df[i] = dtype_bf16_to_f32(h[i]);
+    else if (src_type == ZERO_F32 && dst_type == ZERO_F16)
+        for (size_t i = 0; i < n; i++)
+            dh[i] = dtype_f32_to_f16(f[i]);
+    else if (src_type == ZERO_F16 && dst_type == ZERO_F32)
+        for (size_t i = 0; i < n; i++)
+            df[i] = dtype_f16_to_f32(h[i]);
+    else /* fp16 <-> bf16, through the exact fp32 value */
+        for (size_t i = 0; i < n; i++)
+            store_f32(dst, dst_type, i, load_f32(src, src_type, i));
+}
+
+#define CAST_VARIANT(attr, suffix)                                                                 \
+    attr static void cast_##suffix(CAST_ARGS)                                                      \
+    {                                                                                              \
+        cast_body(dst, dst_type, src, src_type, n);                                                \
+    }
+
+CAST_VARIANT(, base)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+CAST_VARIANT(__attribute__((target("avx2"))), avx2)
+#ifdef __clang__
+CAST_VARIANT(__attribute__((target("avx512f,avx512bw"))), avx512)
+#else
+CAST_VARIANT(__attribute__((target("avx512f,avx512bw,prefer-vector-width=512"))), avx512)
+#endif
+#endif
+
+static void cast_narrow(CAST_ARGS)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    switch (zero_host_isa_best()) {
+    case ZERO_ISA_AVX512:
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512bw")) {
+            cast_avx512(dst, dst_type, src, src_type, n);
+            return;
+        }
+        /* fall through */
+    case ZERO_ISA_AVX2:
+        cast_avx2(dst, dst_type, src, src_type, n);
+        return;
+    default:
+        break;
+    }
+#endif
+    cast_base(dst, dst_type, src, src_type, n);
 }
 
 int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
@@ -77,8 +146,7 @@ int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
             d[i] = (double)load_f32(src, src_type, i);
         return ZERO_OK;
     }
-    for (size_t i = 0; i < n; i++)
-        store_f32(dst, dst_type, i, load_f32(src, src_type, i));
+    cast_narrow(dst, dst_type, src, src_type, n);
     return ZERO_OK;
 }
 

@@ -27,6 +27,14 @@ int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t
              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
              int64_t ldc);
+/* An fp32 GEMM for the backend's own kernels (attention), by mode as cpu_gemm.
+ * a_round/b_round = ZERO_F16/ZERO_BF16 rounds that operand's elements while
+ * packing; only exact mode can (cpu_gemm_rounds_while_packing), native callers
+ * round into a copy first and pass ZERO_F32. */
+int cpu_gemm_f32(struct cpu_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                 float alpha, const float *a, int64_t lda, enum zero_dtype a_round, const float *b,
+                 int64_t ldb, enum zero_dtype b_round, float beta, float *c, int64_t ldc);
+int cpu_gemm_rounds_while_packing(const struct cpu_state *s);
 
 /* cpu_kernels.c: elementwise, optimizers, reductions */
 int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,

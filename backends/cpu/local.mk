@@ -25,3 +25,8 @@ libzero_la_SOURCES += src/tree.c
 noinst_HEADERS += src/tree.h
 # GPT kernels: token embedding, LayerNorm, causal self-attention
 libzero_la_SOURCES += %reldir%/cpu_gpt_kernels.c
+# exact mode's fixed-order GEMM: driver (packing, blocking, threads) and micro-kernels
+libzero_la_SOURCES += \
+	%reldir%/cpu_gemm.c \
+	%reldir%/cpu_gemm_kernels.c
+noinst_HEADERS += %reldir%/cpu_gemm.h

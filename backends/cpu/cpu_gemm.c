@@ -1,0 +1,388 @@
+/* The exact GEMM's driver (contract in cpu_gemm.h): the variant's choice,
+ * packing (with the exact fp16/bf16 widening), cache blocking, threads, and
+ * the one place where alpha and beta are applied.
+ *
+ * Loops, as BLIS and OpenBLAS nest them:
+ *   jc over N in NC columns        B panel (KC, NC) packed, in L3
+ *     pc over K in KC steps        one K-block: partial sums go to C (or to an
+ *       ic over M in MC rows       fp32 plane W) and the next K-block reloads them
+ *         A block (MC, KC) packed, in L2
+ *         jr, ir over NR x MR tiles: the micro-kernel, B micro-panel in L1
+ * None of this changes which products an element sums or in which order. */
+#include "cpu_gemm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype_convert.h"
+#include "host_parallel.h"
+
+#define KC 256  /* K-block: a (KC, NR) micro-panel of B stays in L1 */
+#define MC 192  /* rows of A per block (rounded down to MR): (MC, KC) fp32 in L2 */
+#define NC 2048 /* columns of B per panel: (KC, NC) fp32, 2 MiB */
+#define MAX_TILE (32 * 48)
+/* multiply-adds below which one more thread costs more than it saves */
+#define WORK_PER_THREAD ((int64_t)1 << 22)
+
+/* ---- which variant ---- */
+
+static const char *const isa_names[CPU_ISA_COUNT] = {"scalar", "avx2", "avx512"};
+
+const char *cpu_isa_name(enum cpu_isa isa)
+{
+    return (unsigned)isa < CPU_ISA_COUNT ? isa_names[isa] : "unknown";
+}
+
+int cpu_isa_supported(enum cpu_isa isa)
+{
+    if ((unsigned)isa >= CPU_ISA_COUNT || cpu_gemm_kernel(isa)->tile == NULL)
+        return 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (isa == CPU_ISA_AVX2)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (isa == CPU_ISA_AVX512)
+        return __builtin_cpu_supports("avx512f") != 0;
+#endif
+    return 1;
+}
+
+int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len)
+{
+    const char *want = getenv("ZERO_CPU_ISA");
+    if (want == NULL || want[0] == '\0') {
+        *isa = CPU_ISA_SCALAR;
+        for (int i = CPU_ISA_COUNT - 1; i > 0; i--)
+            if (cpu_isa_supported((enum cpu_isa)i)) {
+                *isa = (enum cpu_isa)i;
+                break;
+            }
+        return 0;
+    }
+    for (int i = 0; i < CPU_ISA_COUNT; i++) {
+        if (strcmp(want, isa_names[i]) != 0)
+            continue;
+        if (!cpu_isa_supported((enum cpu_isa)i)) {
+            snprintf(why, why_len,
+                     "ZERO_CPU_ISA=%s: this processor or build lacks it (scalar always works)",
+                     want);
+            return 1;
+        }
+        *isa = (enum cpu_isa)i;
+        return 0;
+    }
+    snprintf(why, why_len, "ZERO_CPU_ISA=%s: unknown; expected scalar, avx2 or avx512", want);
+    return 1;
+}
+
+/* ---- reading operands ---- */
+
+/* An operand seen as X (x, k): A with x = the row i, B with x = the column j.
+ * k_contig says whether consecutive k are adjacent in memory. */
+struct view {
+    const char *p;
+    size_t esize;
+    int64_t ld;
+    int k_contig;
+    enum zero_dtype type, round;
+};
+
+static struct view view_of(const struct cpu_gemm_operand *o, int is_b)
+{
+    return (struct view){.p = o->p,
+                         .esize = zero_dtype_size(o->type),
+                         .ld = o->ld,
+                         .k_contig = is_b ? o->trans : !o->trans,
+                         .type = o->type,
+                         .round = o->round};
+}
+
+static const void *view_at(const struct view *v, int64_t x, int64_t k)
+{
+    int64_t off = v->k_contig ? x * v->ld + k : k * v->ld + x;
+    return v->p + off * (int64_t)v->esize;
+}
+
+/* dst (n) = n consecutive elements at src as exact fp32, rounded to v->round
+ * first when the operand is fp32 and asks for it. */
+static void widen_run(float *restrict dst, const void *src, const struct view *v, int64_t n)
+{
+    const uint16_t *restrict h = src;
+    const float *restrict f = src;
+    if (v->type == ZERO_BF16)
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_bf16_to_f32(h[i]);
+    else if (v->type == ZERO_F16)
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_f16_to_f32(h[i]);
+    else if (v->round == ZERO_BF16)
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_bf16_to_f32(dtype_f32_to_bf16(f[i]));
+    else if (v->round == ZERO_F16)
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_f16_to_f32(dtype_f32_to_f16(f[i]));
+    else
+        memcpy(dst, src, (size_t)n * sizeof(float));
+}
+
+/* One micro-panel: dst (kc, w) row k = X[x0 .. x0 + valid)[k0 + k], the last
+ * w - valid entries of each row 0 (their results are never stored). */
+static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_t k0, int64_t kc,
+                       const struct view *v, cpu_gemm_transpose8_fn transpose8)
+{
+    if (v->k_contig) {
+        float run[8 * KC];
+        int r = 0;
+        for (; transpose8 != NULL && r + 8 <= valid; r += 8) {
+            /* fp32 rows straight from the operand, others widened first */
+            const float *src = view_at(v, x0 + r, k0);
+            int64_t lds = v->ld;
+            if (v->type != ZERO_F32 || v->round != ZERO_F32) {
+                for (int q = 0; q < 8; q++)
+                    widen_run(run + q * KC, view_at(v, x0 + r + q, k0), v, kc);
+                src = run;
+                lds = KC;
+            }
+            transpose8(dst + r, w, src, lds, kc);
+        }
+        for (; r < valid; r++) {
+            widen_run(run, view_at(v, x0 + r, k0), v, kc);
+            for (int64_t k = 0; k < kc; k++)
+                dst[k * w + r] = run[k];
+        }
+        for (int64_t k = 0; k < kc; k++)
+            for (int r = valid; r < w; r++)
+                dst[k * w + r] = 0.0f;
+    } else {
+        for (int64_t k = 0; k < kc; k++) {
+            widen_run(dst + k * w, view_at(v, x0, k0 + k), v, valid);
+            for (int r = valid; r < w; r++)
+                dst[k * w + r] = 0.0f;
+        }
+    }
+}
+
+/* dst = X rows [x0, x0 + len) over k [k0, k0 + kc), in panels of w */
+static void pack_block(float *dst, int w, int64_t x0, int64_t len, int64_t k0, int64_t kc,
+                       const struct view *v, cpu_gemm_transpose8_fn transpose8)
+{
+    for (int64_t p = 0; p * w < len; p++) {
+        int64_t left = len - p * w;
+        pack_panel(dst + p * w * kc, w, left < w ? (int)left : w, x0 + p * w, k0, kc, v,
+                   transpose8);
+    }
+}
+
+/* ---- C: loads, stores, the epilogue ---- */
+
+static float load_c(const void *c, enum zero_dtype t, int64_t i)
+{
+    if (t == ZERO_BF16)
+        return dtype_bf16_to_f32(((const uint16_t *)c)[i]);
+    if (t == ZERO_F16)
+        return dtype_f16_to_f32(((const uint16_t *)c)[i]);
+    return ((const float *)c)[i];
+}
+
+static void store_c(void *c, enum zero_dtype t, int64_t i, float v)
+{
+    if (t == ZERO_BF16)
+        ((uint16_t *)c)[i] = dtype_f32_to_bf16(v);
+    else if (t == ZERO_F16)
+        ((uint16_t *)c)[i] = dtype_f32_to_f16(v);
+    else
+        ((float *)c)[i] = v;
+}
+
+/* What one GEMM shares among its threads. */
+struct job {
+    const struct cpu_gemm_args *g;
+    const struct cpu_gemm_kernel *kr;
+    int chain_from_c; /* alpha 1, beta 1: the chain starts from C's old value */
+    int epilogue;     /* alpha, beta other than (1, 0) and (1, 1) */
+    float *part;      /* partial sums between K-blocks: C itself or the plane W (fp32) */
+    int64_t ldp;
+    struct view a, b;
+    int threads, split_n;
+    char *ws;         /* per-thread packing buffers */
+    size_t ws_stride; /* bytes per thread */
+    int64_t mc, nc, kc;
+};
+
+/* The only place alpha and beta act (cpu_gemm.h). */
+static float finish(const struct job *j, float acc, int64_t ci)
+{
+    const struct cpu_gemm_args *g = j->g;
+    if (!j->epilogue)
+        return acc;
+    float t = g->alpha * acc;
+    if (g->beta == 0.0f)
+        return t;
+    return fmaf(g->beta, load_c(g->c, g->c_type, ci), t);
+}
+
+/* Tile (i, j) of valid (mr, nr) for one K-block of kc, from packed panels. */
+static void run_tile(const struct job *j, int64_t i, int64_t jj, int mr, int nr, int64_t kc,
+                     const float *ap, const float *bp, int first, int last)
+{
+    const struct cpu_gemm_args *g = j->g;
+    const int MR = j->kr->mr, NR = j->kr->nr, full = mr == MR && nr == NR;
+    float tile[MAX_TILE] __attribute__((aligned(64)));
+    const float *cin = NULL;
+    int64_t ldin = NR;
+    const int64_t ci = i * g->ldc + jj, pi = i * j->ldp + jj;
+    if (!first || j->chain_from_c) {
+        /* from the partial sums (fp32), or from C's old value (any type) */
+        const int from_part = !first;
+        if (full && (from_part || g->c_type == ZERO_F32)) {
+            cin = from_part ? j->part + pi : (const float *)g->c + ci;
+            ldin = from_part ? j->ldp : g->ldc;
+        } else {
+            memset(tile, 0, sizeof(float) * (size_t)(MR * NR));
+            for (int r = 0; r < mr; r++)
+                for (int c = 0; c < nr; c++)
+                    tile[r * NR + c] = from_part ? j->part[pi + r * j->ldp + c]
+                                                 : load_c(g->c, g->c_type, ci + r * g->ldc + c);
+            cin = tile;
+        }
+    }
+    if (!last) { /* partial sums stay fp32 */
+        if (full) {
+            j->kr->tile(kc, ap, bp, cin, ldin, j->part + pi, j->ldp);
+            return;
+        }
+        j->kr->tile(kc, ap, bp, cin, ldin, tile, NR);
+        for (int r = 0; r < mr; r++)
+            memcpy(j->part + pi + r * j->ldp, tile + r * NR, sizeof(float) * (size_t)nr);
+        return;
+    }
+    if (full && !j->epilogue && g->c_type == ZERO_F32) {
+        j->kr->tile(kc, ap, bp, cin, ldin, (float *)g->c + ci, g->ldc);
+        return;
+    }
+    j->kr->tile(kc, ap, bp, cin, ldin, tile, NR);
+    for (int r = 0; r < mr; r++)
+        for (int c = 0; c < nr; c++) {
+            const int64_t at = ci + r * g->ldc + c;
+            store_c(g->c, g->c_type, at, finish(j, tile[r * NR + c], at));
+        }
+}
+
+/* The whole loop nest over C rows [m0, m1), columns [n0, n1). */
+static void run_range(const struct job *j, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                      float *apack, float *bpack)
+{
+    const struct cpu_gemm_args *g = j->g;
+    const int MR = j->kr->mr, NR = j->kr->nr;
+    const int64_t K = g->k, nk = K > 0 ? (K + j->kc - 1) / j->kc : 1;
+    for (int64_t jc = n0; jc < n1; jc += j->nc) {
+        const int64_t nc = n1 - jc < j->nc ? n1 - jc : j->nc;
+        for (int64_t pb = 0; pb < nk; pb++) {
+            const int64_t k0 = pb * j->kc, kc = K - k0 < j->kc ? K - k0 : j->kc;
+            pack_block(bpack, NR, jc, nc, k0, kc, &j->b, j->kr->transpose8);
+            for (int64_t ic = m0; ic < m1; ic += j->mc) {
+                const int64_t mc = m1 - ic < j->mc ? m1 - ic : j->mc;
+                pack_block(apack, MR, ic, mc, k0, kc, &j->a, j->kr->transpose8);
+                for (int64_t jr = 0; jr < nc; jr += NR)
+                    for (int64_t ir = 0; ir < mc; ir += MR)
+                        run_tile(j, ic + ir, jc + jr, mc - ir < MR ? (int)(mc - ir) : MR,
+                                 nc - jr < NR ? (int)(nc - jr) : NR, kc, apack + ir * kc,
+                                 bpack + jr * kc, pb == 0, pb == nk - 1);
+            }
+        }
+    }
+}
+
+/* Thread t's share: contiguous whole MR-row (or NR-column) panels. Which
+ * thread computes an element does not change its chain. */
+static void run_thread(void *arg, size_t begin, size_t end)
+{
+    const struct job *j = arg;
+    const struct cpu_gemm_args *g = j->g;
+    for (size_t t = begin; t < end; t++) {
+        const int unit = j->split_n ? j->kr->nr : j->kr->mr;
+        const int64_t len = j->split_n ? g->n : g->m, panels = (len + unit - 1) / unit;
+        int64_t p0 = panels * (int64_t)t / j->threads, p1 = panels * (int64_t)(t + 1) / j->threads;
+        int64_t x0 = p0 * unit, x1 = p1 * unit < len ? p1 * unit : len;
+        if (x0 >= x1)
+            continue;
+        float *apack = (float *)(j->ws + t * j->ws_stride);
+        float *bpack = apack + j->mc * j->kc;
+        if (j->split_n)
+            run_range(j, 0, g->m, x0, x1, apack, bpack);
+        else
+            run_range(j, x0, x1, 0, g->n, apack, bpack);
+    }
+}
+
+/* ---- the plan: block sizes, threads, workspace ---- */
+
+struct plan {
+    int64_t mc, nc, kc;
+    int threads, split_n;
+    size_t per_thread; /* bytes, a multiple of 64 */
+    int need_plane;    /* partial sums need the fp32 plane W (m, n) */
+};
+
+static int64_t round_up(int64_t x, int64_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g)
+{
+    const struct cpu_gemm_kernel *kr = cpu_gemm_kernel(isa);
+    struct plan p;
+    p.kc = g->k < KC ? (g->k > 0 ? g->k : 1) : KC;
+    const int64_t mc = MC / kr->mr * kr->mr, nc = NC / kr->nr * kr->nr;
+    p.mc = round_up(g->m, kr->mr) < mc ? round_up(g->m, kr->mr) : mc;
+    p.nc = round_up(g->n, kr->nr) < nc ? round_up(g->n, kr->nr) : nc;
+    p.split_n = (g->n + kr->nr - 1) / kr->nr >= (g->m + kr->mr - 1) / kr->mr;
+    const int64_t units = p.split_n ? (g->n + kr->nr - 1) / kr->nr : (g->m + kr->mr - 1) / kr->mr;
+    const int64_t work = g->m * g->n * (g->k > 0 ? g->k : 1) / WORK_PER_THREAD;
+    int64_t t = threads < 1 ? 1 : threads;
+    t = t < units ? t : units;
+    t = t < work ? t : (work > 0 ? work : 1);
+    p.threads = (int)(t > 0 ? t : 1);
+    p.per_thread = (size_t)round_up((p.mc * p.kc + p.kc * p.nc) * (int64_t)sizeof(float), 64);
+    const int epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f));
+    p.need_plane = g->k > KC && (g->c_type != ZERO_F32 || (epilogue && g->beta != 0.0f));
+    return p;
+}
+
+size_t cpu_gemm_workspace_bytes(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g)
+{
+    struct plan p = make_plan(isa, threads, g);
+    size_t plane = p.need_plane ? (size_t)(g->m * g->n) * sizeof(float) : 0;
+    return p.per_thread * (size_t)p.threads + plane;
+}
+
+void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g, void *workspace)
+{
+    if (g->m == 0 || g->n == 0)
+        return;
+    struct plan p = make_plan(isa, threads, g);
+    struct job j = {.g = g,
+                    .kr = cpu_gemm_kernel(isa),
+                    .chain_from_c = g->alpha == 1.0f && g->beta == 1.0f,
+                    .epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f)),
+                    .a = view_of(&g->a, 0),
+                    .b = view_of(&g->b, 1),
+                    .threads = p.threads,
+                    .split_n = p.split_n,
+                    .ws = workspace,
+                    .ws_stride = p.per_thread,
+                    .mc = p.mc,
+                    .nc = p.nc,
+                    .kc = p.kc};
+    if (p.need_plane) {
+        j.part = (float *)((char *)workspace + p.per_thread * (size_t)p.threads);
+        j.ldp = g->n;
+    } else { /* C is fp32 and may hold the partial sums (or there is one K-block) */
+        j.part = g->c;
+        j.ldp = g->ldc;
+    }
+    host_parallel_for((size_t)p.threads, 1, p.threads, run_thread, &j);
+}

@@ -1,0 +1,95 @@
+/* libzero's own GEMM for exact mode: fixed order, so its bits depend on the
+ * operands alone, not on the CPU's vector width, the blocking, or the threads
+ * (not installed).
+ *
+ * The contract. C (m, n) = alpha * op(A) (m, k) op(B) (k, n) + beta * C, where
+ * every output element is ONE sequential chain of fused multiply-adds in
+ * increasing k:
+ *
+ *   acc = start;  for k = 0 .. K-1:  acc = fmaf(A[i,k], B[k,j], acc)
+ *
+ *   alpha == 1, beta == 0:  start = 0,        c = acc      (old C never read, NaN included)
+ *   alpha == 1, beta == 1:  start = C[i,j],   c = acc
+ *   any other alpha, beta:  start = 0,        t = alpha * acc (rounded to fp32), then
+ *                           c = t if beta == 0 (old C never read), else c = fmaf(beta, C[i,j], t)
+ *
+ * and c is rounded (nearest even) to C's type. Operands of type fp16/bf16 are
+ * widened exactly to fp32 while they are packed (no converted copy of the
+ * whole operand); an operand may also ask to be rounded to fp16/bf16 while it
+ * is packed (the attention kernels' "fp16/bf16 operands, fp32 sums"). The
+ * scalar, AVX2 and AVX-512 micro-kernels all compute that chain; a K-block
+ * stores its partial sums as fp32 and the next one reloads them, which is the
+ * same chain. alpha and beta are applied only by the driver (cpu_gemm.c),
+ * after the last K-block, in scalar C that is the same for every variant.
+ * Threads split the output over M or N blocks, never K. */
+#ifndef ZERO_CPU_GEMM_H
+#define ZERO_CPU_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zero/dtype.h"
+
+enum cpu_isa { CPU_ISA_SCALAR = 0, CPU_ISA_AVX2, CPU_ISA_AVX512, CPU_ISA_COUNT };
+
+const char *cpu_isa_name(enum cpu_isa isa); /* "scalar", "avx2", "avx512" */
+/* 1 if this build has the variant and this processor runs it. */
+int cpu_isa_supported(enum cpu_isa isa);
+/* The widest supported variant, or the one the environment variable
+ * ZERO_CPU_ISA names. 0, or nonzero with why filled when ZERO_CPU_ISA is
+ * unknown or names a variant this processor lacks. */
+int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len);
+
+/* One operand as stored: p (rows, cols) with leading dimension ld, of type
+ * fp32/fp16/bf16; trans says whether it is op's transpose. round = ZERO_F16 or
+ * ZERO_BF16 rounds each (fp32) element to that type while packing; ZERO_F32
+ * reads it as it is. */
+struct cpu_gemm_operand {
+    const void *p;
+    enum zero_dtype type;
+    int64_t ld;
+    int trans;
+    enum zero_dtype round;
+};
+
+/* One GEMM: shapes and pointers already checked by the caller. */
+struct cpu_gemm_args {
+    int64_t m, n, k;
+    float alpha, beta;
+    struct cpu_gemm_operand a, b; /* op(A) (m, k), op(B) (k, n) */
+    void *c;                      /* (m, n), ld ldc, of c_type (fp32/fp16/bf16) */
+    enum zero_dtype c_type;
+    int64_t ldc;
+};
+
+/* Bytes of workspace cpu_gemm_exact needs for g on that many threads. */
+size_t cpu_gemm_workspace_bytes(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g);
+
+/* Computes g with the named variant (which must be supported) on up to
+ * `threads` threads; workspace holds cpu_gemm_workspace_bytes(...) bytes,
+ * 64-byte aligned. Never fails. */
+void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g, void *workspace);
+
+/* ---- the micro-kernels (cpu_gemm_kernels.c) ---- */
+
+/* One (mr, nr) tile of C: acc (mr, nr) = cin (or 0 when cin is NULL), then
+ * for k = 0 .. kc-1: acc[r][c] = fmaf(ap[k * mr + r], bp[k * nr + c], acc[r][c]);
+ * then cout = acc. cin (ld ldin) and cout (ld ldout) may be the same tile. */
+typedef void (*cpu_gemm_tile_fn)(int64_t kc, const float *ap, const float *bp, const float *cin,
+                                 int64_t ldin, float *cout, int64_t ldout);
+
+/* Packing's transpose (data movement only): dst[k * ldd + r] = src[r * lds + k]
+ * for r < 8, k < kc. */
+typedef void (*cpu_gemm_transpose8_fn)(float *dst, int64_t ldd, const float *src, int64_t lds,
+                                       int64_t kc);
+
+struct cpu_gemm_kernel {
+    int mr, nr; /* tile shape */
+    cpu_gemm_tile_fn tile;
+    cpu_gemm_transpose8_fn transpose8; /* NULL: packing transposes element by element */
+};
+
+/* The kernel of a variant; tile is NULL when this build lacks it. */
+const struct cpu_gemm_kernel *cpu_gemm_kernel(enum cpu_isa isa);
+
+#endif

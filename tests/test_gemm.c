@@ -1,0 +1,300 @@
+/* The exact GEMM (backends/cpu/cpu_gemm.h): the scalar variant equals a naive
+ * triple loop that spells the contract (one fmaf chain per element in k order,
+ * alpha and beta applied as documented), and every other variant, at 1, 2 and
+ * 3 threads, equals the scalar one bit for bit, over odd shapes, several
+ * K-blocks, transposes, padded leading dimensions, every dtype combination, and
+ * beta 0 / 1 / other with alpha 1 / other. A variant this processor lacks is
+ * skipped. Single process, no MPI. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_gemm.h"
+#include "dtype_convert.h"
+
+/* ---- operands ---- */
+
+static uint32_t rng_state = 12345;
+
+static uint32_t rng(void)
+{
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return rng_state >> 8;
+}
+
+/* full-mantissa values over a few binades, signs mixed, some exact zeros */
+static float random_value(void)
+{
+    if (rng() % 29 == 0)
+        return 0.0f;
+    float u = (float)(rng() & 0xffffff) / (float)0x1000000;
+    return (rng() & 1 ? -1.0f : 1.0f) * ldexpf(0.5f + u, (int)(rng() % 9) - 4);
+}
+
+static size_t esize(enum zero_dtype t)
+{
+    return t == ZERO_F32 ? 4 : 2;
+}
+
+static void put(void *x, enum zero_dtype t, int64_t i, float v)
+{
+    if (t == ZERO_F32)
+        ((float *)x)[i] = v;
+    else if (t == ZERO_BF16)
+        ((uint16_t *)x)[i] = dtype_f32_to_bf16(v);
+    else
+        ((uint16_t *)x)[i] = dtype_f32_to_f16(v);
+}
+
+static float get(const void *x, enum zero_dtype t, int64_t i)
+{
+    if (t == ZERO_F32)
+        return ((const float *)x)[i];
+    if (t == ZERO_BF16)
+        return dtype_bf16_to_f32(((const uint16_t *)x)[i]);
+    return dtype_f16_to_f32(((const uint16_t *)x)[i]);
+}
+
+/* rows * ld elements of t, random; the padding past cols random too */
+static void *random_matrix(enum zero_dtype t, int64_t rows, int64_t ld)
+{
+    int64_t n = rows * ld > 0 ? rows * ld : 1;
+    void *x = malloc((size_t)n * esize(t));
+    for (int64_t i = 0; i < n; i++)
+        put(x, t, i, random_value());
+    return x;
+}
+
+static float rounded(float v, enum zero_dtype r)
+{
+    if (r == ZERO_BF16)
+        return dtype_bf16_to_f32(dtype_f32_to_bf16(v));
+    if (r == ZERO_F16)
+        return dtype_f16_to_f32(dtype_f32_to_f16(v));
+    return v;
+}
+
+/* op(X)[x][k] of an operand (A: x = row; B: x = column) */
+static float op_at(const struct cpu_gemm_operand *o, int is_b, int64_t x, int64_t k)
+{
+    int k_contig = is_b ? o->trans : !o->trans;
+    int64_t i = k_contig ? x * o->ld + k : k * o->ld + x;
+    float v = get(o->p, o->type, i);
+    return o->type == ZERO_F32 ? rounded(v, o->round) : v;
+}
+
+/* ---- the contract, spelled naively ---- */
+
+static void naive_gemm(const struct cpu_gemm_args *g)
+{
+    const int plain = g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f);
+    for (int64_t i = 0; i < g->m; i++)
+        for (int64_t j = 0; j < g->n; j++) {
+            const int64_t ci = i * g->ldc + j;
+            float acc = g->alpha == 1.0f && g->beta == 1.0f ? get(g->c, g->c_type, ci) : 0.0f;
+            for (int64_t k = 0; k < g->k; k++)
+                acc = fmaf(op_at(&g->a, 0, i, k), op_at(&g->b, 1, j, k), acc);
+            if (!plain) {
+                float t = g->alpha * acc;
+                acc = g->beta == 0.0f ? t : fmaf(g->beta, get(g->c, g->c_type, ci), t);
+            }
+            put(g->c, g->c_type, ci, acc);
+        }
+}
+
+/* ---- one case: naive vs every variant and thread count ---- */
+
+struct gemm_case {
+    int64_t m, n, k;
+    int ta, tb;
+    int pad; /* extra columns in every leading dimension */
+    enum zero_dtype at, bt, ct, round;
+    float alpha, beta;
+};
+
+static void run_variant(enum cpu_isa isa, int threads, struct cpu_gemm_args *g)
+{
+    size_t bytes = cpu_gemm_workspace_bytes(isa, threads, g);
+    void *ws = NULL;
+    ck_assert_int_eq(posix_memalign(&ws, 64, bytes > 0 ? bytes : 64), 0);
+    cpu_gemm_exact(isa, threads, g, ws);
+    free(ws);
+}
+
+static void check_case(const struct gemm_case *c)
+{
+    const int64_t a_rows = c->ta ? c->k : c->m, a_cols = c->ta ? c->m : c->k;
+    const int64_t b_rows = c->tb ? c->n : c->k, b_cols = c->tb ? c->k : c->n;
+    const int64_t lda = a_cols + c->pad, ldb = b_cols + c->pad, ldc = c->n + c->pad;
+    struct cpu_gemm_args g = {.m = c->m,
+                              .n = c->n,
+                              .k = c->k,
+                              .alpha = c->alpha,
+                              .beta = c->beta,
+                              .a = {NULL, c->at, lda > 0 ? lda : 1, c->ta, c->round},
+                              .b = {NULL, c->bt, ldb > 0 ? ldb : 1, c->tb, c->round},
+                              .c_type = c->ct,
+                              .ldc = ldc > 0 ? ldc : 1};
+    void *a = random_matrix(c->at, a_rows, g.a.ld), *b = random_matrix(c->bt, b_rows, g.b.ld);
+    void *c0 = random_matrix(c->ct, c->m, g.ldc);
+    const size_t c_bytes = (size_t)(c->m * g.ldc) * esize(c->ct);
+    if (c->beta == 0.0f) /* beta 0 must ignore the old C, NaN included */
+        for (int64_t i = 0; i < c->m * g.ldc; i += 3)
+            put(c0, c->ct, i, NAN);
+    g.a.p = a;
+    g.b.p = b;
+    void *want = malloc(c_bytes + 1), *got = malloc(c_bytes + 1);
+    memcpy(want, c0, c_bytes);
+    g.c = want;
+    naive_gemm(&g);
+    for (int isa = 0; isa < CPU_ISA_COUNT; isa++) {
+        if (!cpu_isa_supported((enum cpu_isa)isa))
+            continue;
+        for (int threads = 1; threads <= 3; threads++) {
+            /* below 2^22 multiply-adds per thread the GEMM runs on one thread anyway;
+             * the scalar variant is slow, the others cover the threads */
+            if (threads > 1 &&
+                (c->m * c->n * c->k < ((int64_t)1 << 22) * threads || isa == CPU_ISA_SCALAR))
+                continue;
+            memcpy(got, c0, c_bytes);
+            g.c = got;
+            run_variant((enum cpu_isa)isa, threads, &g);
+            ck_assert_msg(memcmp(got, want, c_bytes) == 0,
+                          "%s, %d threads: m=%lld n=%lld k=%lld ta=%d tb=%d pad=%d %s*%s->%s "
+                          "round %s alpha=%g beta=%g differs from the naive chain",
+                          cpu_isa_name((enum cpu_isa)isa), threads, (long long)c->m,
+                          (long long)c->n, (long long)c->k, c->ta, c->tb, c->pad,
+                          zero_dtype_name(c->at), zero_dtype_name(c->bt), zero_dtype_name(c->ct),
+                          zero_dtype_name(c->round), (double)c->alpha, (double)c->beta);
+        }
+    }
+    free(a);
+    free(b);
+    free(c0);
+    free(want);
+    free(got);
+}
+
+static const float alphas[] = {1.0f, 1.0f, 0.125f, -0.3f, 1.0f};
+static const float betas[] = {0.0f, 1.0f, 0.0f, 1.0f, 0.7f};
+#define N_SCALES 5
+
+/* ---- the tests ---- */
+
+/* odd sizes, tile and block edges (MR 4 and 8, NR 4, 24 and 48, KC 256, MC 192,
+ * NC 2016 or 2048), K = 0 */
+static const int64_t shapes[][3] = {
+    {1, 1, 1},     {1, 1, 0},    {5, 7, 3},    {8, 48, 8},    {9, 49, 257},
+    {25, 65, 300}, {3, 100, 1},  {200, 9, 40}, {37, 17, 513}, {7, 2, 600},
+    {193, 70, 31}, {4, 2100, 5}, {16, 24, 70},
+};
+
+START_TEST(test_every_variant_equals_the_naive_chain_fp32)
+{
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (int sc = 0; sc < N_SCALES; sc++) {
+                struct gemm_case c = {shapes[s][0], shapes[s][1], shapes[s][2], t & 1,
+                                      t >> 1,       (int)(s % 3), ZERO_F32,     ZERO_F32,
+                                      ZERO_F32,     ZERO_F32,     alphas[sc],   betas[sc]};
+                check_case(&c);
+            }
+}
+END_TEST
+
+START_TEST(test_every_dtype_combination_equals_the_naive_chain)
+{
+    static const enum zero_dtype types[] = {ZERO_F32, ZERO_F16, ZERO_BF16};
+    for (int at = 0; at < 3; at++)
+        for (int bt = 0; bt < 3; bt++)
+            for (int ct = 0; ct < 3; ct++)
+                for (int t = 0; t < 4; t++)
+                    for (int sc = 0; sc < N_SCALES; sc++) {
+                        /* K over two K-blocks: partial sums of a 16-bit C stay fp32 */
+                        struct gemm_case c = {9,         26,       260,        t & 1,
+                                              t >> 1,    1 + t,    types[at],  types[bt],
+                                              types[ct], ZERO_F32, alphas[sc], betas[sc]};
+                        check_case(&c);
+                    }
+}
+END_TEST
+
+/* the attention kernels' fp32 operands rounded to fp16/bf16 while packing */
+START_TEST(test_rounding_while_packing_equals_rounding_first)
+{
+    static const enum zero_dtype rounds[] = {ZERO_F16, ZERO_BF16};
+    for (int r = 0; r < 2; r++)
+        for (int t = 0; t < 4; t++) {
+            struct gemm_case c = {31,       40,       65,       t & 1,     t >> 1, 3,
+                                  ZERO_F32, ZERO_F32, ZERO_F32, rounds[r], 0.125f, 0.0f};
+            check_case(&c);
+        }
+}
+END_TEST
+
+/* big enough that 2 and 3 threads really split it, over M and over N */
+START_TEST(test_threads_do_not_change_a_bit)
+{
+    struct gemm_case by_n = {40,       1000,     330,      0,        1,    0,
+                             ZERO_F32, ZERO_F32, ZERO_F32, ZERO_F32, 1.0f, 1.0f};
+    struct gemm_case by_m = {700,       60,        300,      1,        0,    2,
+                             ZERO_BF16, ZERO_BF16, ZERO_F32, ZERO_F32, 1.0f, 0.0f};
+    check_case(&by_n);
+    check_case(&by_m);
+}
+END_TEST
+
+START_TEST(test_zero_cpu_isa_forces_a_variant_or_says_why)
+{
+    enum cpu_isa isa;
+    char why[200] = "";
+    setenv("ZERO_CPU_ISA", "scalar", 1);
+    ck_assert_int_eq(cpu_isa_choose(&isa, why, sizeof why), 0);
+    ck_assert_int_eq(isa, CPU_ISA_SCALAR);
+    setenv("ZERO_CPU_ISA", "sse9", 1);
+    ck_assert_int_ne(cpu_isa_choose(&isa, why, sizeof why), 0);
+    ck_assert_msg(strstr(why, "sse9") && strstr(why, "avx512"), "message: %s", why);
+    for (int i = 0; i < CPU_ISA_COUNT; i++) {
+        setenv("ZERO_CPU_ISA", cpu_isa_name((enum cpu_isa)i), 1);
+        int rc = cpu_isa_choose(&isa, why, sizeof why);
+        ck_assert_int_eq(rc == 0, cpu_isa_supported((enum cpu_isa)i));
+        if (rc == 0)
+            ck_assert_int_eq(isa, i);
+        else
+            ck_assert_ptr_nonnull(strstr(why, "lacks"));
+    }
+    unsetenv("ZERO_CPU_ISA");
+    ck_assert_int_eq(cpu_isa_choose(&isa, why, sizeof why), 0);
+    ck_assert(cpu_isa_supported(isa));
+}
+END_TEST
+
+static Suite *gemm_suite(void)
+{
+    Suite *s = suite_create("gemm");
+    TCase *tc = tcase_create("exact");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_every_variant_equals_the_naive_chain_fp32);
+    tcase_add_test(tc, test_every_dtype_combination_equals_the_naive_chain);
+    tcase_add_test(tc, test_rounding_while_packing_equals_rounding_first);
+    tcase_add_test(tc, test_threads_do_not_change_a_bit);
+    tcase_add_test(tc, test_zero_cpu_isa_forces_a_variant_or_says_why);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    for (int i = 0; i < CPU_ISA_COUNT; i++)
+        if (!cpu_isa_supported((enum cpu_isa)i))
+            fprintf(stderr, "test_gemm: skipping the %s variant: this processor lacks it\n",
+                    cpu_isa_name((enum cpu_isa)i));
+    SRunner *sr = srunner_create(gemm_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
