@@ -26,3 +26,9 @@ bench_gpt_mfu_LDADD = libzero.la $(BLAS_LIBS) -lm
 noinst_PROGRAMS += %reldir%/host_optim
 bench_host_optim_SOURCES = %reldir%/host_optim.c
 bench_host_optim_LDADD = libzero.la
+
+# src/exact_math.h's error over all 2^32 floats per function: bench/math_ulp [--stride S]
+noinst_PROGRAMS += %reldir%/math_ulp
+bench_math_ulp_SOURCES = %reldir%/math_ulp.c tests/exact_math_ref.h
+bench_math_ulp_LDADD = -lm
+EXTRA_DIST += %reldir%/exact_math_coeffs.py
