@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the polynomials of src/exact_math.h (erf, tanh) as C, coefficients in hex floats.
+"""Prints the polynomials of src/exact_math.h (exp, erf, tanh) as C, coefficients in hex floats.
 
 Chebyshev fits with mpmath at 40 digits, each coefficient rounded once to the nearest
 double. Run it only to change the algorithm (the header's pinned test hashes change too):
@@ -44,3 +44,7 @@ for i, (coeffs, _) in enumerate(pieces):
 tanh = fit(tanh_small, 0, 0.5625 ** 2, 7)
 emit("tanh(x) / x, a polynomial in s = x^2, |x| <= 0.5625", [tanh])
 print("    return %s;" % poly("s", tanh[0]))
+half_ln2 = mp.log(2) / 2 * mp.mpf("1.0001")  # a margin for the rounding of the reduction
+exp_fit = fit(mp.exp, -half_ln2, half_ln2, 9)
+emit("e^r, |r| <= ln2 / 2", [exp_fit])
+print("    return %s;" % poly("r", exp_fit[0]))

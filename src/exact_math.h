@@ -9,12 +9,12 @@
  * Needs -ffp-contract=off on the host (the build sets it: a fused multiply-add
  * would round differently); device code rounds every product apart with __dmul_rn.
  *
- * Float functions compute in double and round once to float. Measured maximum
- * error against the correctly rounded result, over all 2^32 inputs (bench/math_ulp.c,
- * docs/exactness.md): exact_expf, exact_logf, exact_erff, exact_tanhf  <= 0.5000 + 2^-? ulp
- * (MEASURED_BOUNDS). Double functions follow fdlibm's algorithms (error < 1 ulp):
- * exact_exp, exact_log, exact_cos (|x| <= 2^20 pi/2; NaN outside), and
- * exact_powi (x^n for an integer n >= 0 by squaring in double-double).
+ * Float functions (exact_expf, exact_logf, exact_erff, exact_tanhf) compute in double,
+ * far below an ulp of float, and round once: within 0.5001 ulp of the exact value
+ * (tests/test_exact_math.c asserts it on 1.6 million floats; the measured maxima over
+ * all 2^32 inputs, from bench/math_ulp, are in docs/exactness.md). Double functions
+ * (exact_exp, exact_log, exact_cos) follow fdlibm's algorithms, < 1 ulp; exact_cos
+ * takes |x| <= 2^20 pi/2 (NaN beyond); exact_powi is x^n by squaring in double-double.
  * Specials: NaN in gives NaN out (quieted, payload kept), +-inf and +-0 as C99 Annex F,
  * overflow to inf, underflow through the subnormals to 0. */
 #ifndef ZERO_EXACT_MATH_H
@@ -347,14 +347,42 @@ EXACT_FN double exact_powi(double x, uint64_t n)
 
 /* ---------------------------------------------------------------- float */
 
-/* Computed in double (error < 1 ulp of double, 2^-29 ulp of float) and rounded once. */
+/* e^r, |r| <= ln2 / 2; max fit error 1.39e-14 (bench/exact_math_coeffs.py) */
+EXACT_FN double exact_exp_poly(double r)
+{
+    return EXACT_POLY10(r, 0x1.72e1150d0c9b6p-19, 0x1.a17e031985654p-16, 0x1.a01994bd214e7p-13,
+                        0x1.6c162ba880942p-10, 0x1.11111123c1f47p-7, 0x1.55555588c026cp-5,
+                        0x1.5555555550d79p-3, 0x1.ffffffffe74a0p-2, 0x1.0000000000006p+0,
+                        0x1.000000000003dp+0);
+}
+
+/* e^y for -150 ln2 < y < 129 ln2 within 2^-45 relative: enough for a float result
+ * (2^-21 ulp before its one rounding), and no division. y = k ln2 + r with k the
+ * nearest integer (added to 1.5 * 2^52, a double rounds to an integer), k ln2 in two
+ * pieces (k ln2_hi exact), then e^r times 2^k, exact in double. */
+EXACT_FN double exact_exp_for_float(double y)
+{
+    const double ln2_hi = 0x1.62e42fee00000p-1, ln2_lo = 0x1.a39ef35793c76p-33;
+    const double inv_ln2 = 0x1.71547652b82fep+0, round_int = 0x1.8p52;
+    double kd = (EXACT_MUL(y, inv_ln2) + round_int) - round_int;
+    double r = (y - EXACT_MUL(kd, ln2_hi)) - EXACT_MUL(kd, ln2_lo);
+    return EXACT_MUL(exact_exp_poly(r), exact_pow2((int)kd));
+}
+
+/* e^x rounded once from double; 0 below -104 (e^-104 < 2^-150), inf above 89. */
 EXACT_FN float exact_expf(float x)
 {
     if (x != x)
         return exact_f32_quiet(x);
-    return (float)exact_exp((double)x);
+    if (x > 89.0f)
+        return exact_f32_from_bits(0x7f800000u);
+    if (x < -104.0f)
+        return 0.0f;
+    return (float)exact_exp_for_float((double)x);
 }
 
+/* The float functions below compute in double (error far below an ulp of float) and
+ * round once. */
 EXACT_FN float exact_logf(float x)
 {
     if (x != x)
@@ -443,7 +471,7 @@ EXACT_FN float exact_tanhf(float x)
     double xd = (double)x, ax = xd < 0.0 ? -xd : xd;
     if (ax <= 0.5625)
         return (float)EXACT_MUL(xd, exact_tanh_small(EXACT_MUL(xd, xd)));
-    double r = ax < 10.0 ? 1.0 - 2.0 / (exact_exp(2.0 * ax) + 1.0) : 1.0;
+    double r = ax < 10.0 ? 1.0 - 2.0 / (exact_exp_for_float(2.0 * ax) + 1.0) : 1.0;
     return (float)(xd < 0.0 ? -r : r);
 }
 

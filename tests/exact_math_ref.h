@@ -179,6 +179,44 @@ static inline double exact_f64_call(enum exact_f64_fn f, double x, uint64_t n)
     }
 }
 
+static const char *const exact_f64_names[EXACT_F64_COUNT] = {"exp", "log", "cos", "powi"};
+
+/* libm's long double value of the double function f at x (and n) */
+static inline long double exact_f64_ref(enum exact_f64_fn f, double x, uint64_t n)
+{
+    switch (f) {
+    case EXACT_EXP:
+        return expl(x);
+    case EXACT_LOG:
+        return logl(x);
+    case EXACT_COS:
+        return cosl(x);
+    default:
+        return powl(x, (long double)n);
+    }
+}
+
+/* The largest error of f over its first `count` sample arguments (powers below 2^-960
+ * left out: their double-double tails go subnormal). */
+static inline double exact_f64_max_error(enum exact_f64_fn f, uint64_t count, double *where)
+{
+    double worst = 0.0;
+    *where = 0.0;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t n = 0;
+        double x = exact_f64_arg(f, i, &n);
+        double got = exact_f64_call(f, x, n);
+        if (f == EXACT_POWI && got < 0x1p-960)
+            continue;
+        double err = exact_ulp_error_f64(got, exact_f64_ref(f, x, n));
+        if (err > worst) {
+            worst = err;
+            *where = x;
+        }
+    }
+    return worst;
+}
+
 static inline uint64_t exact_sample_hash_f64(enum exact_f64_fn f, uint64_t count)
 {
     uint64_t h = EXACT_FNV_BASIS;

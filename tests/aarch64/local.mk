@@ -11,3 +11,9 @@ EXTRA_DIST += tests/aarch64/run.sh tests/aarch64/naive_sgemm.c
 check-aarch64: all
 	$(SHELL) $(top_srcdir)/tests/aarch64/run.sh $(abs_top_builddir)
 .PHONY: check-aarch64
+
+# the cross build, its sysroot and outputs live in $(builddir)/aarch64
+clean-local: clean-local-aarch64
+clean-local-aarch64:
+	rm -rf aarch64
+.PHONY: clean-local-aarch64
