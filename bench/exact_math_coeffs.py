@@ -41,7 +41,7 @@ emit("erf(c + t), t in [-1/4, 1/4], c = 0.75, 1.25, ..., 3.75", pieces)
 for i, (coeffs, _) in enumerate(pieces):
     c = 0.75 + 0.5 * i
     print("    if (ax < %.1f)\n        return %s;" % (c + 0.25, poly("(ax - %.2f)" % c, coeffs)))
-tanh = fit(tanh_small, 0, 0.5625 ** 2, 7)
+tanh = fit(tanh_small, 0, 0.5625 ** 2, 9)
 emit("tanh(x) / x, a polynomial in s = x^2, |x| <= 0.5625", [tanh])
 print("    return %s;" % poly("s", tanh[0]))
 half_ln2 = mp.log(2) / 2 * mp.mpf("1.0001")  # a margin for the rounding of the reduction

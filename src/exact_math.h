@@ -454,12 +454,13 @@ EXACT_FN float exact_erff(float x)
     return (float)(xd < 0.0 ? -r : r);
 }
 
-/* tanh(x) / x, a polynomial in s = x^2, |x| <= 0.5625; max fit error 1.1e-12 */
+/* tanh(x) / x, a polynomial in s = x^2, |x| <= 0.5625; max fit error 1.0e-15 */
 EXACT_FN double exact_tanh_small(double s)
 {
-    return EXACT_POLY8(s, -0x1.d3a720c508289p-11, 0x1.b470adb6e2c08p-9, -0x1.203d126895574p-7,
-                       0x1.6626cde846a15p-6, -0x1.ba1a074f14e4dp-5, 0x1.11110d0c6f52dp-3,
-                       -0x1.5555554d9f9edp-2, 0x1.fffffffffd902p-1);
+    return EXACT_POLY10(s, -0x1.0fd737a408af2p-13, 0x1.13333b5c17191p-11, -0x1.77a8becf9a400p-10,
+                        0x1.d62da4092b797p-9, -0x1.22688d6fc1506p-7, 0x1.664f0c0c85fc9p-6,
+                        -0x1.ba1ba0450794fp-5, 0x1.1111110ec6733p-3, -0x1.555555555287cp-2,
+                        0x1.ffffffffffff7p-1);
 }
 
 /* tanh(x): x P(x^2) up to 0.5625, then 1 - 2 / (e^2|x| + 1) (no cancellation: the
