@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "example_mpi.h"
+#include "exact_math.h" /* libzero's exp: the same samples on every machine */
 #include "gpt_generate.h"
 
 /* Uniform in [0, 1) from splitmix64. */
@@ -50,14 +51,14 @@ int32_t gpt_pick_token(const float *logits, int64_t V, double temperature, int64
     double total = 0.0;
     for (int64_t v = 0; v < V; v++)
         if (logits[v] >= cut)
-            total += exp(((double)logits[v] - max) / temperature);
+            total += exact_exp(((double)logits[v] - max) / temperature);
     double u = next_uniform(rng) * total;
     int32_t last = 0;
     for (int64_t v = 0; v < V; v++) {
         if (logits[v] < cut)
             continue;
         last = (int32_t)v;
-        u -= exp(((double)logits[v] - max) / temperature);
+        u -= exact_exp(((double)logits[v] - max) / temperature);
         if (u < 0.0)
             break;
     }

@@ -3,12 +3,15 @@
  * Every element's value is a pure function of (seed, parameter name, element
  * index), so it does not depend on the world size, the stage, or which rank
  * computes it: each rank initializes only its own shard and nobody ever holds
- * the whole model (stage 3). */
+ * the whole model (stage 3). The normal values take Box-Muller's log and cos from
+ * src/exact_math.h (sqrt is correctly rounded by IEEE-754), so they are the same bits
+ * on every machine. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_internal.h"
+#include "exact_math.h"
 
 #define INIT_CHUNK 65536 /* elements generated on the host per upload */
 
@@ -44,7 +47,7 @@ static float init_value(const struct zero_param_spec *p, uint64_t key, int64_t i
     case ZERO_INIT_UNIFORM:
         return (float)((2.0 * u2 - 1.0) * p->init_a);
     case ZERO_INIT_NORMAL:
-        return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2) * p->init_a);
+        return (float)(sqrt(-2.0 * exact_log(u1)) * exact_cos(6.283185307179586 * u2) * p->init_a);
     }
     return 0.0f;
 }

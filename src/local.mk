@@ -44,7 +44,7 @@ libzero_la_SOURCES += \
 	%reldir%/memory_limit.c
 noinst_HEADERS += %reldir%/engine_internal.h %reldir%/memory_limit.h %reldir%/optim_consts.h %reldir%/host_optim.h \
 	%reldir%/host_parallel.h \
-	%reldir%/dtype_convert.h
+	%reldir%/dtype_convert.h %reldir%/exact_math.h
 zeroinclude_HEADERS += include/zero/layout.h include/zero/engine.h include/zero/zero.h \
 	include/zero/events.h include/zero/loss_scaler.h
 

@@ -15,11 +15,13 @@
  *                              (log(0 + 1) = 0 and 0 / warmup_num_steps = 0);
  *   step warmup_num_steps + 1 is the first update past the warmup (gamma exactly 1).
  * The engine passes the count of applied updates, so skipped steps do not
- * advance the schedule, as in DeepSpeed. */
+ * advance the schedule, as in DeepSpeed. log and cos are src/exact_math.h's (within
+ * an ulp of Python's, and the same bits on every machine). */
 #include "zero/config.h"
 
-#include <math.h>
 #include <stdint.h>
+
+#include "exact_math.h"
 
 /* Python's math.pi (M_PI is not part of C11). */
 static const double pi = 3.14159265358979323846;
@@ -36,8 +38,8 @@ static double warmup_gamma(const struct zero_scheduler_config *s, int64_t it)
     int64_t w = warmup_steps(s);
     if (s->warmup_type == ZERO_WARMUP_LINEAR)
         return (double)it / (double)w;
-    double inverse_log_warm_up = 1.0 / log((double)w);
-    return inverse_log_warm_up * log((double)(it + 1));
+    double inverse_log_warm_up = 1.0 / exact_log((double)w);
+    return inverse_log_warm_up * exact_log((double)(it + 1));
 }
 
 /* Python's max(0.0, x): 0 unless x is greater (NaN gives 0 too). */
@@ -85,7 +87,7 @@ static double warmup_cosine_lr(const struct zero_scheduler_config *s, double lr,
     }
     /* Not clamped at total_num_steps: like DeepSpeed's, the cosine rises again
      * past the end (back to the full lr at it = w - 1 + 2 * real_total_steps). */
-    ratio = (1.0 + cos(pi * (double)real_last_step / (double)real_total_steps)) / 2.0;
+    ratio = (1.0 + exact_cos(pi * (double)real_last_step / (double)real_total_steps)) / 2.0;
     ratio = at_least_zero(s->cos_min_ratio + (1.0 - s->cos_min_ratio) * ratio);
     return lr * ratio;
 }

@@ -1,7 +1,7 @@
 /* See optim_consts.h. */
-#include <math.h>
 #include <stdio.h>
 
+#include "exact_math.h"
 #include "optim_consts.h"
 
 int zero_adam_prepare(const struct zero_adam_args *a, struct zero_adam_consts *k, char *why,
@@ -29,8 +29,9 @@ int zero_adam_prepare(const struct zero_adam_args *a, struct zero_adam_consts *k
         .grad_div = a->grad_div,
     };
     if (a->bias_correction) {
-        k->bias_correction1 = (float)(1.0 - pow(a->beta1, (double)a->step));
-        k->bias_correction2 = (float)(1.0 - pow(a->beta2, (double)a->step));
+        /* beta^step by squaring in double-double: correctly rounded, on every machine */
+        k->bias_correction1 = (float)(1.0 - exact_powi(a->beta1, (uint64_t)a->step));
+        k->bias_correction2 = (float)(1.0 - exact_powi(a->beta2, (uint64_t)a->step));
     }
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "cpu_ops.h"
 #include "dtype_convert.h"
+#include "exact_math.h"
 
 /* ---- token embedding ---- */
 
@@ -181,7 +182,7 @@ static void causal_softmax_rows(float *att, int64_t T)
             max = a[j] > max ? a[j] : max;
         float sum = 0.0f;
         for (int64_t j = 0; j <= i; j++) {
-            a[j] = expf(a[j] - max);
+            a[j] = exact_expf(a[j] - max);
             sum += a[j];
         }
         const float inv = 1.0f / sum;

@@ -1,8 +1,7 @@
 /* Layer kernels of the cpu backend, fp32 activations: bias, GELU, softmax
  * cross-entropy. Forward and backward side by side. */
-#include <math.h>
-
 #include "cpu_ops.h"
+#include "exact_math.h"
 
 /* y (rows, cols) += b (cols) */
 int cpu_bias_add(void *self, float *y, const float *b, int64_t rows, int64_t cols)
@@ -64,12 +63,12 @@ int cpu_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_g
     const float *restrict xr = x;
     if (kind == ZERO_GELU_ERF) {
         for (size_t i = 0; i < n; i++)
-            yr[i] = 0.5f * xr[i] * (1.0f + erff(xr[i] * GELU_INV_SQRT2));
+            yr[i] = 0.5f * xr[i] * (1.0f + exact_erff(xr[i] * GELU_INV_SQRT2));
     } else {
         for (size_t i = 0; i < n; i++) {
             float v = xr[i];
             float u = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
-            yr[i] = 0.5f * v * (1.0f + tanhf(u));
+            yr[i] = 0.5f * v * (1.0f + exact_tanhf(u));
         }
     }
     return ZERO_OK;
@@ -90,15 +89,15 @@ int cpu_gelu_backward(void *self, float *dx, const float *x, const float *dy, si
     if (kind == ZERO_GELU_ERF) {
         for (size_t i = 0; i < n; i++) {
             float v = xr[i];
-            float cdf = 0.5f * (1.0f + erff(v * GELU_INV_SQRT2));
-            float pdf = expf(-0.5f * v * v) * GELU_INV_SQRT_2PI;
+            float cdf = 0.5f * (1.0f + exact_erff(v * GELU_INV_SQRT2));
+            float pdf = exact_expf(-0.5f * v * v) * GELU_INV_SQRT_2PI;
             dxr[i] = dyr[i] * (cdf + v * pdf);
         }
     } else {
         for (size_t i = 0; i < n; i++) {
             float v = xr[i];
             float u = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
-            float t = tanhf(u);
+            float t = exact_tanhf(u);
             float du = GELU_TANH_SCALE * (1.0f + 3.0f * GELU_TANH_CUBIC * v * v);
             dxr[i] = dyr[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
         }
@@ -119,7 +118,8 @@ static int check_labels(struct cpu_state *s, const char *what, const int32_t *la
 
 /* probs (rows, classes) = softmax(logits (rows, classes)); losses (rows) =
  * logsumexp(logits) - logits[label]. The row max is subtracted before exp, and the
- * sum of exps is kept in double so that a 50k vocabulary loses no digits. */
+ * sum of exps is kept in double so that a 50k vocabulary loses no digits; its log is
+ * exact_log's in double (the cuda backend's too). */
 int cpu_xent_forward(void *self, float *losses, float *probs, const float *logits,
                      const int32_t *labels, int64_t rows, int64_t classes)
 {
@@ -137,13 +137,13 @@ int cpu_xent_forward(void *self, float *losses, float *probs, const float *logit
             max = z[c] > max ? z[c] : max;
         double sum = 0.0;
         for (int64_t c = 0; c < classes; c++) {
-            p[c] = expf(z[c] - max);
+            p[c] = exact_expf(z[c] - max);
             sum += p[c];
         }
         float inv_sum = (float)(1.0 / sum);
         for (int64_t c = 0; c < classes; c++)
             p[c] *= inv_sum;
-        losses[r] = (float)(log(sum) - (double)(z[labels[r]] - max));
+        losses[r] = (float)(exact_log(sum) - (double)(z[labels[r]] - max));
     }
     return ZERO_OK;
 }

@@ -5,7 +5,7 @@
 //
 // Every sum here runs in the cpu backend's order (one thread per row or per
 // column, ascending), so embedding, LayerNorm and the softmax equal the cpu
-// backend's bits for the same inputs (expf aside in the softmax forward). No
+// backend's bits for the same inputs (exp is src/exact_math.h's on both). No
 // atomics: the embedding backward gives each table row its rows in ascending order.
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
@@ -437,7 +437,7 @@ __global__ void causal_softmax_kernel(float *att, size_t rows, size_t T)
             max = a[j] > max ? a[j] : max;
         float sum = 0.0f;
         for (size_t j = 0; j <= i; j++) {
-            a[j] = expf(__fsub_rn(a[j], max));
+            a[j] = exact_expf(__fsub_rn(a[j], max));
             sum = __fadd_rn(sum, a[j]);
         }
         const float inv = __fdiv_rn(1.0f, sum);

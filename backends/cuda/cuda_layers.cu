@@ -2,10 +2,12 @@
 // GELU, softmax cross-entropy, and the id/label range check. Forward and backward
 // side by side, mirroring backends/cpu/cpu_layers.c.
 //
-// bias_add, bias_grad and xent_backward equal the cpu backend's bits (same
-// operations, same order, no contraction). GELU and the softmax use the device's
-// erff/tanhf/expf/log, which differ from glibc's by an ulp or two: those agree
-// with the cpu backend to a tolerance, and are deterministic run to run.
+// bias_add, bias_grad, GELU and xent_backward equal the cpu backend's bits (same
+// operations, same order, no contraction). GELU calls src/exact_math.h's erf, tanh
+// and exp, the functions the cpu backend calls, not the device's libm. xent_forward's
+// exp and log (in double) are exact_math.h's too, but its sum of exps is a tree over
+// the block's threads, not the cpu backend's sequence: its loss and probabilities
+// agree with the cpu backend to a tolerance, and are deterministic run to run.
 #include <float.h>
 
 #include "cuda_device.cuh"
@@ -100,12 +102,12 @@ __global__ void gelu_forward_kernel(float *y, const float *x, size_t n, zero_gel
     {
         float v = x[i];
         if (kind == ZERO_GELU_ERF) {
-            y[i] =
-                __fmul_rn(__fmul_rn(0.5f, v), __fadd_rn(1.0f, erff(__fmul_rn(v, GELU_INV_SQRT2))));
+            y[i] = __fmul_rn(__fmul_rn(0.5f, v),
+                             __fadd_rn(1.0f, exact_erff(__fmul_rn(v, GELU_INV_SQRT2))));
         } else {
             float cube = __fmul_rn(__fmul_rn(__fmul_rn(GELU_TANH_CUBIC, v), v), v);
             float u = __fmul_rn(GELU_TANH_SCALE, __fadd_rn(v, cube));
-            y[i] = __fmul_rn(__fmul_rn(0.5f, v), __fadd_rn(1.0f, tanhf(u)));
+            y[i] = __fmul_rn(__fmul_rn(0.5f, v), __fadd_rn(1.0f, exact_tanhf(u)));
         }
     }
 }
@@ -118,13 +120,13 @@ __global__ void gelu_backward_kernel(float *dx, const float *x, const float *dy,
     {
         float v = x[i], d;
         if (kind == ZERO_GELU_ERF) {
-            float cdf = __fmul_rn(0.5f, __fadd_rn(1.0f, erff(__fmul_rn(v, GELU_INV_SQRT2))));
-            float pdf = __fmul_rn(expf(__fmul_rn(__fmul_rn(-0.5f, v), v)), GELU_INV_SQRT_2PI);
+            float cdf = __fmul_rn(0.5f, __fadd_rn(1.0f, exact_erff(__fmul_rn(v, GELU_INV_SQRT2))));
+            float pdf = __fmul_rn(exact_expf(__fmul_rn(__fmul_rn(-0.5f, v), v)), GELU_INV_SQRT_2PI);
             d = __fadd_rn(cdf, __fmul_rn(v, pdf));
         } else {
             float cube = __fmul_rn(__fmul_rn(__fmul_rn(GELU_TANH_CUBIC, v), v), v);
             float u = __fmul_rn(GELU_TANH_SCALE, __fadd_rn(v, cube));
-            float t = tanhf(u);
+            float t = exact_tanhf(u);
             float du =
                 __fmul_rn(GELU_TANH_SCALE,
                           __fadd_rn(1.0f, __fmul_rn(__fmul_rn(3.0f * GELU_TANH_CUBIC, v), v)));
@@ -208,7 +210,7 @@ __global__ void xent_forward_kernel(float *losses, float *probs, const float *lo
 
     double sum = 0.0;
     for (size_t c = threadIdx.x; c < classes; c += blockDim.x) {
-        float e = expf(__fsub_rn(z[c], max));
+        float e = exact_expf(__fsub_rn(z[c], max));
         p[c] = e;
         sum = __dadd_rn(sum, (double)e);
     }
@@ -224,7 +226,7 @@ __global__ void xent_forward_kernel(float *losses, float *probs, const float *lo
     for (size_t c = threadIdx.x; c < classes; c += blockDim.x)
         p[c] = __fmul_rn(p[c], inv_sum);
     if (threadIdx.x == 0)
-        losses[r] = __double2float_rn(log(sum) - (double)__fsub_rn(z[labels[r]], max));
+        losses[r] = __double2float_rn(exact_log(sum) - (double)__fsub_rn(z[labels[r]], max));
 }
 
 extern "C" cudaError_t cuda_launch_xent_forward(cudaStream_t st, float *losses, float *probs,
