@@ -31,4 +31,4 @@ TESTS += tests/test_gemm
 
 # exact mode's bits under every ZERO_CPU_ISA, OPENBLAS_CORETYPE and thread count (MLP and GPT)
 TESTS += tests/test_portable_bits.sh
-EXTRA_DIST += tests/test_portable_bits.sh
+EXTRA_DIST += tests/test_portable_bits.sh tests/golden/portable_bits.txt

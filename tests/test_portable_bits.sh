@@ -7,7 +7,8 @@
 # Haswell, SkylakeX), and under ZERO_CPU_THREADS = 1, 2, 3. A variant this
 # processor lacks is skipped (the rest must still agree). The weights are
 # compared as files (cksum of --save-weights), the fp32 MLP through the hash
-# table `zero verify` prints for stages 0 and 3 at N = 3, 2, 1.
+# table `zero verify` prints for stages 0 and 3 at N = 3, 2, 1; and all of them
+# equal the golden fingerprints in tests/golden/portable_bits.txt.
 # Run by `make check' from the build directory; by hand: sh tests/test_portable_bits.sh
 # shellcheck source=SCRIPTDIR/lib.sh
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
@@ -71,6 +72,22 @@ for pair in scalar:Prescott avx2:Haswell avx512:SkylakeX; do
     threads=$((threads + 1))
     if [ -z "$ref" ]; then ref=$isa; else compare "$isa" "$ref"; fi
 done
+
+# golden: what every machine prints (computed once, on x86-64; tests/aarch64 checks
+# arm64 against x86-64). A change of the numerics must update the file on purpose:
+# ZERO_UPDATE_GOLDEN=1 sh tests/test_portable_bits.sh rewrites it.
+golden=$top_srcdir/tests/golden/portable_bits.txt
+if [ -n "$ref" ]; then
+    for f in verify mlp-bf16 mlp-fp16 gpt-fp32 gpt-bf16; do
+        sed "s/^/$f: /" "$tmp/$ref-$f.sum"
+    done >"$tmp/golden.now"
+    if [ "${ZERO_UPDATE_GOLDEN:-0}" = 1 ]; then
+        cp "$tmp/golden.now" "$golden"
+    elif ! cmp -s "$tmp/golden.now" "$golden"; then
+        fail "the bits differ from the golden ones in $golden (diff below: - golden, + here)"
+        diff "$golden" "$tmp/golden.now" | sed 's/^/    /'
+    fi
+fi
 
 # an unknown variant is refused with a message, not a crash
 run badisa 0 env ZERO_CPU_ISA=sse9 "$mlp" --hidden 8 --layers 1 --steps 1 --quiet
