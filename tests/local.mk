@@ -32,6 +32,7 @@ include tests/config_json.mk
 include tests/gpt.mk
 include tests/observability.mk
 include tests/checkpoint.mk
+include tests/hardening.mk
 if HAVE_CUDA
 include tests/cuda.mk
 endif
