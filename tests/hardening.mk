@@ -17,5 +17,5 @@ TESTS += tests/test_file_replace
 
 # the programs: overflowing batches (also under --enable-sanitizers), every
 # writer refusing a FIFO, a directory and a character device
-TESTS += tests/test_sizes.sh tests/test_outputs.sh
-EXTRA_DIST += tests/test_sizes.sh tests/test_outputs.sh
+TESTS += tests/test_sizes.sh tests/test_outputs.sh tests/test_meta.sh
+EXTRA_DIST += tests/test_sizes.sh tests/test_outputs.sh tests/test_meta.sh
