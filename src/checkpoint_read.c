@@ -305,6 +305,43 @@ int ckpt_read_range(struct ckpt_reader *r, int u, int kind, int64_t begin, int64
     return rc;
 }
 
+/* 1 if some parameter of unit u has an element in [first, first + n) */
+static int holds_parameter(const struct ckpt_unit *unit, int64_t first, int64_t n)
+{
+    for (int p = 0; p < unit->nparams; p++) {
+        const struct ckpt_param *q = &unit->params[p];
+        if (q->numel > 0 && q->offset < first + n && q->offset + q->numel > first)
+            return 1;
+    }
+    return 0;
+}
+
+int ckpt_verify_padding(struct ckpt_reader *r, int u, int reader, int nreaders,
+                        struct zero_error *err)
+{
+    const struct ckpt_meta *m = r->m;
+    const struct ckpt_unit *unit = &m->units[u];
+    int rc = ZERO_OK;
+    for (int old = 0; old < m->world && !rc; old++) {
+        int header_checked = 0;
+        for (int64_t c = 0; c * m->chunk < unit->shard && !rc; c++) {
+            int64_t first = (int64_t)old * unit->shard + c * m->chunk, n;
+            int64_t len =
+                unit->shard - c * m->chunk < m->chunk ? unit->shard - c * m->chunk : m->chunk;
+            if ((old + c) % nreaders != reader || holds_parameter(unit, first, len))
+                continue;
+            for (int ki = 0; ki < m->nkinds && !rc; ki++) {
+                if (!header_checked && ((rc = open_rank(r, old, err)) ||
+                                        (rc = check_section_header(r, old, u, ki, err))))
+                    break;
+                rc = read_chunk(r, old, u, ki, c, &n, err);
+            }
+            header_checked = 1; /* the section headers of every kind */
+        }
+    }
+    return rc;
+}
+
 int ckpt_verify_rank_file(struct ckpt_reader *r, int rank, struct zero_error *err)
 {
     const struct ckpt_meta *m = r->m;

@@ -19,3 +19,10 @@ TESTS += tests/test_file_replace
 # writer refusing a FIFO, a directory and a character device
 TESTS += tests/test_sizes.sh tests/test_outputs.sh tests/test_meta.sh
 EXTRA_DIST += tests/test_sizes.sh tests/test_outputs.sh tests/test_meta.sh
+
+# a flipped checksum in a chunk of padding fails the load, as it fails inspect
+check_PROGRAMS += tests/test_checkpoint_padding
+tests_test_checkpoint_padding_SOURCES = tests/test_checkpoint_padding.c tests/mpi_check.h
+tests_test_checkpoint_padding_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_checkpoint_padding_LDADD = $(TEST_LDADD)
+TESTS += tests/test_checkpoint_padding.np1 tests/test_checkpoint_padding.np3
