@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
+#include "file_replace.h"
 #include "crc32c.h"
 
 #define META_MAX_BYTES ((off_t)256 << 20)
@@ -175,10 +176,11 @@ static int open_rank(struct ckpt_reader *r, int old, struct zero_error *err)
         return ZERO_OK;
     char path[4200], w[32];
     rank_path(r, old, path, sizeof path);
-    int fd = open(path, O_RDONLY);
+    int fd = zero_input_open(path, err); /* a FIFO or directory is refused, not waited on */
+    if (fd < 0 && errno == ENOENT)
+        return zero_fail(err, ZERO_EFORMAT, "%s%s: rank file is missing", who(r, w, 32), path);
     if (fd < 0)
-        return zero_fail(err, errno == ENOENT ? ZERO_EFORMAT : ZERO_EIO, "%s%s: %s", who(r, w, 32),
-                         path, errno == ENOENT ? "rank file is missing" : strerror(errno));
+        return zero_error_wrap(err, "%s", who(r, w, 32));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
@@ -384,8 +386,13 @@ int ckpt_resolve(const char *path, char *step_dir, size_t len, struct zero_error
     }
     char latest[4200], name[64] = {0};
     snprintf(latest, sizeof latest, "%s/%s", path, CKPT_LATEST);
-    FILE *f = fopen(latest, "r");
+    int fd = zero_input_open(latest, err);
+    if (fd < 0 && errno != ENOENT)
+        return err->code; /* latest is a FIFO, a directory, unreadable */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
     if (!f) {
+        if (fd >= 0)
+            close(fd);
         struct stat st;
         if (stat(path, &st) != 0)
             return zero_fail(err, ZERO_EIO, "%s: %s", path, strerror(errno));
@@ -410,10 +417,11 @@ int ckpt_meta_load(struct ckpt_meta *m, const char *step_dir, struct zero_error 
     memset(m, 0, sizeof *m);
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", step_dir, CKPT_META);
-    int fd = open(path, O_RDONLY);
+    int fd = zero_input_open(path, err);
+    if (fd < 0 && errno == ENOENT)
+        return zero_fail(err, ZERO_EFORMAT, "%s: %s", path, strerror(ENOENT));
     if (fd < 0)
-        return zero_fail(err, errno == ENOENT ? ZERO_EFORMAT : ZERO_EIO, "%s: %s", path,
-                         strerror(errno));
+        return err->code;
     struct stat st;
     char *text = NULL;
     int rc =

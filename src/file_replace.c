@@ -1,4 +1,5 @@
-/* Outputs written to a temporary and renamed onto a regular file (file_replace.h). */
+/* Inputs that must be regular files; outputs written to a temporary and renamed onto a
+ * regular file (file_replace.h). */
 #include "file_replace.h"
 
 #include <errno.h>
@@ -43,6 +44,41 @@ int zero_replace_check(const char *path, struct zero_error *err)
     }
     return zero_fail(err, ZERO_EINVAL, "%s: is %s, not a regular file: refusing to replace it",
                      path, kind_name(st.st_mode));
+}
+
+int zero_input_check(const char *path, struct zero_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return ZERO_OK;
+    return zero_fail(err, ZERO_EINVAL, "%s: is %s, not a regular file", path,
+                     kind_name(st.st_mode));
+}
+
+int zero_input_open(const char *path, struct zero_error *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno; /* kept for callers that treat ENOENT their own way */
+        zero_fail(err, ZERO_EIO, "%s: cannot open: %s", path, strerror(e));
+        errno = e;
+        return -1;
+    }
+    struct stat st;
+    int bad = fstat(fd, &st) != 0
+                  ? zero_fail(err, ZERO_EIO, "%s: cannot examine it: %s", path, strerror(errno))
+              : !S_ISREG(st.st_mode) ? zero_fail(err, ZERO_EINVAL, "%s: is %s, not a regular file",
+                                                 path, kind_name(st.st_mode))
+                                     : ZERO_OK;
+    if (bad) {
+        close(fd);
+        errno = EINVAL; /* not ENOENT: the file is there */
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* ordinary blocking reads from here on */
+    return fd;
 }
 
 /* Distinct per call, per process and per thread of time: the O_EXCL create retries on a clash. */

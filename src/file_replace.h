@@ -1,5 +1,5 @@
-/* Writing an output file so that nothing already on disk is lost and nothing
- * that is not a regular file is ever replaced: every writer of the library
+/* Inputs that must be regular files, and writing an output file so that nothing already on disk is
+ * lost and nothing that is not a regular file is ever replaced: every writer of the library
  * (safetensors, checkpoints' `latest`, traces, SVG charts, token shards) goes
  * through this.
  *
@@ -31,6 +31,17 @@ struct zero_replace {
  * "PATH: is a FIFO, not a regular file: refusing to replace it" for a
  * directory, device node, FIFO, socket or a symlink to one of those. */
 int zero_replace_check(const char *path, struct zero_error *err);
+
+/* For inputs: ZERO_OK when path is (or links to) a regular file; a directory,
+ * FIFO (whose open would wait for a writer) or device is ZERO_EINVAL "PATH: is
+ * a directory, not a regular file"; a missing file is left to the open (ZERO_OK). */
+int zero_input_check(const char *path, struct zero_error *err);
+
+/* Opens an input for reading: a file descriptor, or -1 with err (ZERO_EIO
+ * "PATH: cannot open: why", or ZERO_EINVAL as zero_input_check for anything
+ * but a regular file, found without waiting for a FIFO's writer). A failed
+ * open leaves errno set (ENOENT: the file is missing). */
+int zero_input_open(const char *path, struct zero_error *err);
 
 /* Checks path and creates the temporary. */
 int zero_replace_begin(struct zero_replace *r, const char *path, struct zero_error *err);

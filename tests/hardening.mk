@@ -17,8 +17,8 @@ TESTS += tests/test_file_replace
 
 # the programs: overflowing batches (also under --enable-sanitizers), every
 # writer refusing a FIFO, a directory and a character device
-TESTS += tests/test_sizes.sh tests/test_outputs.sh tests/test_meta.sh
-EXTRA_DIST += tests/test_sizes.sh tests/test_outputs.sh tests/test_meta.sh
+TESTS += tests/test_sizes.sh tests/test_outputs.sh tests/test_meta.sh tests/test_inputs.sh
+EXTRA_DIST += tests/test_sizes.sh tests/test_outputs.sh tests/test_meta.sh tests/test_inputs.sh
 
 # a flipped checksum in a chunk of padding fails the load, as it fails inspect
 check_PROGRAMS += tests/test_checkpoint_padding

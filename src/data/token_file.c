@@ -19,24 +19,14 @@
 static int open_sized(const char *path, FILE **f, int64_t *bytes, struct zero_error *err)
 {
     *f = NULL;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = zero_input_open(path, err);
     if (fd < 0)
-        return zero_fail(err, ZERO_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return err->code;
     struct stat st;
-    int rc = ZERO_OK;
-    if (fstat(fd, &st) != 0)
-        rc = zero_fail(err, ZERO_EIO, "%s: cannot examine it: %s", path, strerror(errno));
-    else if (S_ISDIR(st.st_mode))
-        rc = zero_fail(err, ZERO_EINVAL, "%s: is a directory, not a token file", path);
-    else if (!S_ISREG(st.st_mode))
-        rc = zero_fail(err, ZERO_EINVAL, "%s: not a regular file (a FIFO or device?)", path);
-    if (rc) {
+    if (fstat(fd, &st) != 0) {
         close(fd);
-        return rc;
+        return zero_fail(err, ZERO_EIO, "%s: cannot measure its size: %s", path, strerror(errno));
     }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0)
-        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     if (!(*f = fdopen(fd, "rb"))) {
         close(fd);
         return zero_fail(err, ZERO_EIO, "%s: cannot open: %s", path, strerror(errno));
