@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zero/nn.h"
 #include "zero/size.h"
 #include "zero/tokens.h"
 
@@ -83,6 +84,26 @@ START_TEST(test_token_split_fill_wraps_a_negative_first_sequence)
 }
 END_TEST
 
+/* Model sizes come from flags: an overflowing width or a unit beyond 2^56
+ * elements is refused naming the unit and parameter. */
+START_TEST(test_model_builders_refuse_overflowing_sizes)
+{
+    struct zero_error err = {0};
+    struct zero_model *m = NULL;
+    ck_assert_int_eq(zero_nn_build_mlp(&m, 4611686018427387904LL, 1, 10, &err), ZERO_EINVAL);
+    ck_assert_str_eq(
+        err.msg, "mlp model: inner width 4 * hidden: 4611686018427387904 * 4 overflows 64 bits");
+    ck_assert_int_eq(zero_nn_build_mlp(&m, 4, 1, 4611686018427387904LL, &err), ZERO_EINVAL);
+    ck_assert_str_eq(err.msg, "unit classifier: parameter weight: 4611686018427387904 * 4 "
+                              "overflows 64 bits");
+    ck_assert_int_eq(zero_nn_build_mlp(&m, 4, 0, (int64_t)1 << 55, &err), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "more than 2^56"));
+    ck_assert_ptr_null(m);
+    ck_assert_int_eq(zero_nn_build_mlp(&m, 4, 1, 3, &err), ZERO_OK);
+    zero_model_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("size");
@@ -92,6 +113,7 @@ int main(void)
     tcase_add_test(tc, test_add_overflow_and_negative_are_errors);
     tcase_add_test(tc, test_bytes_and_alloc_check_the_element_size_product);
     tcase_add_test(tc, test_token_split_fill_wraps_a_negative_first_sequence);
+    tcase_add_test(tc, test_model_builders_refuse_overflowing_sizes);
     suite_add_tcase(suite, tc);
     SRunner *sr = srunner_create(suite);
     srunner_run_all(sr, CK_NORMAL);

@@ -24,4 +24,10 @@ expect_error mlp_huge 1 "micro-batch of 1000000000000 samples.*no memory for 400
 run gpt_batch 0 "$gpt" --block-size 524288 --batch 35184372088832
 expect_error gpt_batch 1 "train_micro_batch_size_per_gpu) x --block-size 524288.*overflows"
 
+# model sizes from flags
+run mlp_hidden 0 "$mlp" --hidden 4611686018427387904 --layers 1 --steps 1 --batch 2
+expect_error mlp_hidden 1 "inner width 4 \* hidden: 4611686018427387904 \* 4 overflows"
+run mlp_classes 0 "$mlp" --hidden 4 --classes 4611686018427387904 --layers 1 --steps 1 --batch 2
+expect_error mlp_classes 1 "unit classifier: parameter weight: .* overflows"
+
 finish "test_sizes: overflowing and huge batches are clear errors in train_mlp and train_gpt"
