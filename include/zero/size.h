@@ -3,9 +3,9 @@
  * came from instead of a wrapped product, a short buffer and a crash.
  *
  *     int64_t n;
- *     if (zero_size_mul(&n, micro_batch, hidden, "train_micro_batch_size_per_gpu * --hidden", err))
- *         return err->code;   // "train_micro_batch_size_per_gpu * --hidden: 4611686018427387904 *
- * 4 overflows"
+ *     if (zero_size_mul(&n, micro_batch, hidden, "micro-batch x --hidden", err))
+ *         return err->code;
+ *     // err->msg: "micro-batch x --hidden: 4611686018427387904 * 4 overflows 64 bits"
  *
  * `what` names the flag or key (or both, as here); it starts the message. */
 #ifndef ZERO_SIZE_H
