@@ -6,6 +6,9 @@
 #   ./quickstart.sh check   same set-up, then `make check' in build/, a second build
 #                           with --enable-sanitizers in build-asan/ and its
 #                           `make check', then `make distcheck' in build/
+#   ./quickstart.sh fuzz    install clang too, build the libFuzzer targets in
+#                           build-fuzz/ (OMPI_CC=clang, --enable-fuzzing) and run
+#                           `make fuzz-smoke' (each target FUZZ_SECONDS, 30 s)
 #
 # Both builds are VPATH builds; the source tree itself is never configured.
 # Environment:
@@ -13,18 +16,19 @@
 #   ZERO_DISTCHECK=1        also run `make distcheck' in the default mode
 #   ZERO_CONFIGURE_FLAGS    extra flags for ./configure (both builds)
 #   JOBS                    parallel make jobs (default: nproc)
+#   FUZZ_SECONDS            seconds per fuzz target in fuzz mode (default 30)
 set -euo pipefail
 
 cd "$(dirname "$0")"
 srcdir=$(pwd)
 
 usage() {
-    sed -n '2,17s/^# \{0,1\}//p' "$0"
+    sed -n '2,19s/^# \{0,1\}//p' "$0"
 }
 
 mode=${1:-run}
 case $mode in
-    run | check) ;;
+    run | check | fuzz) ;;
     -h | --help)
         usage
         exit 0
@@ -50,6 +54,10 @@ die() {
 # ------------------------------------------------------------------ packages
 packages=(build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
     libopenblas-dev check libjansson-dev libsubunit-dev)
+# fuzz mode: clang brings libFuzzer (libclang-rt-14-dev on Debian 12)
+if [ "$mode" = fuzz ]; then
+    packages+=(clang)
+fi
 
 install_packages() {
     phase "Checking system packages"
@@ -198,6 +206,17 @@ install_packages
 phase "Looking for CUDA"
 detect_cuda
 generate
+if [ "$mode" = fuzz ]; then
+    phase "Configuring in build-fuzz/ (OMPI_CC=clang configure --enable-fuzzing)"
+    mkdir -p build-fuzz
+    (cd build-fuzz && OMPI_CC=clang "$srcdir/configure" --enable-fuzzing --without-cuda \
+        --without-nccl "${extra_configure_flags[@]}")
+    build_in build-fuzz
+    phase "Fuzzing every reader and parser (make fuzz-smoke, ${FUZZ_SECONDS:-30} s each)"
+    make -C build-fuzz fuzz-smoke FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
+    phase "quickstart.sh fuzz: all done"
+    exit 0
+fi
 configure_in build "${cuda_flags[@]}" "${extra_configure_flags[@]}"
 build_in build
 

@@ -409,7 +409,7 @@ enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, c
     longs[nl] = (struct option){NULL, 0, NULL, 0};
     msg[0] = '\0';
     opterr = 0; /* we name the flag ourselves */
-    optind = 1;
+    optind = 0; /* glibc: 0 resets getopt fully (1 keeps the last parse's position in a word) */
     int c;
     while ((c = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
         if (c == 'h')

@@ -16,7 +16,7 @@ examples_train_mlp_SOURCES = %reldir%/train_mlp.c \
 	%reldir%/mlp_args.c %reldir%/mlp_args.h \
 	%reldir%/mlp_data.c %reldir%/mlp_data.h \
 	$(EXAMPLES_COMMON)
-examples_train_mlp_LDADD = libzero.la -lm
+examples_train_mlp_LDADD = libzero.la $(JANSSON_LIBS) -lm
 
 noinst_PROGRAMS += %reldir%/custom_unit
 examples_custom_unit_SOURCES = %reldir%/custom_unit.c
@@ -29,4 +29,4 @@ examples_train_gpt_SOURCES = %reldir%/train_gpt.c \
 	%reldir%/gpt_source.c %reldir%/gpt_source.h \
 	%reldir%/gpt_generate.c %reldir%/gpt_generate.h \
 	$(EXAMPLES_COMMON)
-examples_train_gpt_LDADD = libzero.la -lm
+examples_train_gpt_LDADD = libzero.la $(JANSSON_LIBS) -lm

@@ -466,7 +466,7 @@ static int load_config(struct mlp_args *a, int *overlap_derived, char *msg, size
 static void prescan(struct mlp_args *a, int argc, char **argv, int *overlap_given, int *help)
 {
     opterr = 0; /* we name the flag ourselves */
-    optind = 1;
+    optind = 0; /* glibc: 0 resets getopt fully (1 keeps the last parse's position in a word) */
     int opt, index;
     while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
         if (opt == OPT_CONFIG)
@@ -487,7 +487,7 @@ enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, c
         return MLP_ARGS_HELP;
     if (a->config && load_config(a, &overlap_derived, msg, msg_len))
         return MLP_ARGS_USAGE;
-    optind = 1;
+    optind = 0; /* glibc: 0 resets getopt fully (1 keeps the last parse's position in a word) */
     int opt, index;
     while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
         if (opt == '?') {

@@ -5,6 +5,7 @@
 #include "example_mpi.h"
 #include "mlp_data.h"
 #include "zero/safetensors.h"
+#include "zero/size.h"
 #include "zero/synthetic.h"
 
 void mlp_data_synthetic(struct mlp_data *d, int64_t hidden, int64_t classes, uint64_t seed)
@@ -29,6 +30,17 @@ static int find(struct zero_st_file *f, const char *path, const char *name, int 
     return ZERO_OK;
 }
 
+/* inputs (S, hidden) and labels (S) for d->samples; *n = S * hidden. */
+static int alloc_samples(struct mlp_data *d, int64_t *n, struct zero_error *err)
+{
+    int rc = zero_size_mul(n, d->samples, d->hidden, "samples * --hidden", err);
+    if (!rc && !(d->inputs = zero_size_alloc(*n, sizeof *d->inputs, "sample inputs", err)))
+        rc = err->code;
+    if (!rc && !(d->labels = zero_size_alloc(d->samples, sizeof *d->labels, "sample labels", err)))
+        rc = err->code;
+    return rc;
+}
+
 /* Rank 0: reads inputs and labels and checks shapes and label range. */
 static int read_file(struct mlp_data *d, const char *path, struct zero_error *err)
 {
@@ -49,14 +61,12 @@ static int read_file(struct mlp_data *d, const char *path, struct zero_error *er
         goto out;
     }
     d->samples = s;
-    d->inputs = malloc((size_t)(s * d->hidden) * sizeof *d->inputs);
-    d->labels = malloc((size_t)s * sizeof *d->labels);
-    if (!d->inputs || !d->labels) {
-        rc = zero_fail(err, ZERO_ENOMEM, "%s: %lld samples", path, (long long)s);
+    int64_t n = 0;
+    if ((rc = alloc_samples(d, &n, err))) {
+        zero_error_wrap(err, "%s: ", path);
         goto out;
     }
-    if ((rc = zero_st_read(f, zero_st_find(f, "inputs"), d->inputs, ZERO_F32,
-                           (size_t)(s * d->hidden), err)) ||
+    if ((rc = zero_st_read(f, zero_st_find(f, "inputs"), d->inputs, ZERO_F32, (size_t)n, err)) ||
         (rc = zero_st_read(f, zero_st_find(f, "labels"), d->labels, ZERO_I32, (size_t)s, err))) {
         zero_error_wrap(err, "%s: ", path);
         goto out;
@@ -84,16 +94,13 @@ int mlp_data_load(struct mlp_data *d, const char *path, int64_t hidden, int64_t 
         goto fail;
     long long s = d->samples;
     MPI_Bcast(&s, 1, MPI_LONG_LONG, 0, comm);
-    if (rank != 0) {
-        d->samples = s;
-        d->inputs = malloc((size_t)(s * hidden) * sizeof *d->inputs);
-        d->labels = malloc((size_t)s * sizeof *d->labels);
-        if (!d->inputs || !d->labels)
-            rc = zero_fail(err, ZERO_ENOMEM, "%s: %lld samples", path, s);
-    }
+    d->samples = s;
+    int64_t n = s * hidden; /* rank 0 checked it */
+    if (rank != 0 && (rc = alloc_samples(d, &n, err)))
+        zero_error_wrap(err, "%s: ", path);
     if ((rc = example_agree(rc, err, comm)))
         goto fail;
-    example_bcast(d->inputs, (size_t)(s * hidden) * sizeof *d->inputs, 0, comm);
+    example_bcast(d->inputs, (size_t)n * sizeof *d->inputs, 0, comm);
     example_bcast(d->labels, (size_t)s * sizeof *d->labels, 0, comm);
     return ZERO_OK;
 fail:
@@ -117,7 +124,8 @@ void mlp_data_fill(const struct mlp_data *d, int64_t first, int64_t n, float *in
         return;
     }
     for (int64_t i = 0; i < n; i++) {
-        int64_t s = (first + i) % d->samples;
+        int64_t s = (first + i) % d->samples; /* epochs wrap; a negative first too */
+        s += s < 0 ? d->samples : 0;
         memcpy(inputs + i * d->hidden, d->inputs + s * d->hidden,
                (size_t)d->hidden * sizeof *inputs);
         labels[i] = d->labels[s];
@@ -127,13 +135,15 @@ void mlp_data_fill(const struct mlp_data *d, int64_t first, int64_t n, float *in
 int mlp_data_write_synthetic(const char *path, uint64_t seed, int64_t hidden, int64_t classes,
                              int64_t samples, struct zero_error *err)
 {
-    float *x = malloc((size_t)(samples * hidden) * sizeof *x); /* (samples, hidden) */
-    int32_t *y = malloc((size_t)samples * sizeof *y);          /* (samples) */
-    if (!x || !y) {
-        free(x);
-        free(y);
-        return zero_fail(err, ZERO_ENOMEM, "%s: %lld samples", path, (long long)samples);
+    struct mlp_data d = {.hidden = hidden, .samples = samples};
+    int64_t n;
+    int rc = alloc_samples(&d, &n, err);
+    if (rc) {
+        mlp_data_free(&d);
+        return zero_error_wrap(err, "%s: --samples %lld: ", path, (long long)samples);
     }
+    float *x = d.inputs;   /* (samples, hidden) */
+    int32_t *y = d.labels; /* (samples) */
     zero_synthetic_samples(seed, hidden, classes, 0, samples, x, y);
     const int64_t xshape[2] = {samples, hidden}, yshape[1] = {samples};
     const struct zero_st_tensor_desc descs[2] = {
@@ -141,9 +151,9 @@ int mlp_data_write_synthetic(const char *path, uint64_t seed, int64_t hidden, in
         {.name = "labels", .dtype = ZERO_I64, .ndim = 1, .shape = yshape},
     };
     struct zero_st_writer *w;
-    int rc = zero_st_writer_begin(&w, path, descs, 2, NULL, 0, err);
+    rc = zero_st_writer_begin(&w, path, descs, 2, NULL, 0, err);
     if (!rc) {
-        if ((rc = zero_st_writer_put(w, 0, x, ZERO_F32, (size_t)(samples * hidden), err)) ||
+        if ((rc = zero_st_writer_put(w, 0, x, ZERO_F32, (size_t)n, err)) ||
             (rc = zero_st_writer_put(w, 1, y, ZERO_I32, (size_t)samples, err)))
             zero_st_writer_abort(w);
         else

@@ -3,22 +3,10 @@
  * fail with a status and a NUL-terminated message, or produce a config that
  * keeps the loader's promises: no unsupported feature, DeepSpeed's batch rule
  * holding when the world size is known, every value printable. */
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
+#include "fuzz_util.h"
 #include "zero/config_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_config: %s:%d: %s\n", __FILE__, __LINE__, #cond);                \
-            __builtin_trap();                                                                      \
-        }                                                                                          \
-    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,22 +22,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     before = c;
     int rc = zero_config_load_string(&c, &o, (const char *)data, size, world, 0, &err);
     if (rc != ZERO_OK) {
-        CHECK(rc > ZERO_OK && rc <= ZERO_EMISMATCH && err.code == rc);
-        CHECK(memchr(err.msg, '\0', sizeof err.msg) != NULL && err.msg[0] != '\0');
-        CHECK(zero_config_diff(&c, &before, NULL, 0) == 0); /* untouched on failure */
+        FUZZ_CHECK(rc > ZERO_OK && rc <= ZERO_EMISMATCH && err.code == rc);
+        FUZZ_CHECK(memchr(err.msg, '\0', sizeof err.msg) != NULL && err.msg[0] != '\0');
+        FUZZ_CHECK(zero_config_diff(&c, &before, NULL, 0) == 0); /* untouched on failure */
         return 0;
     }
     char why[256];
-    CHECK(zero_config_unsupported(&c, why, sizeof why) == 0);
-    CHECK(zero_config_diff(&c, &c, NULL, 0) == 0);
-    CHECK(c.zero_optimization.stage >= 0 && c.zero_optimization.stage <= 3);
+    FUZZ_CHECK(zero_config_unsupported(&c, why, sizeof why) == 0);
+    FUZZ_CHECK(zero_config_diff(&c, &c, NULL, 0) == 0);
+    FUZZ_CHECK(c.zero_optimization.stage >= 0 && c.zero_optimization.stage <= 3);
     if (world > 0)
-        CHECK(c.train_batch_size ==
-              c.train_micro_batch_size_per_gpu * c.gradient_accumulation_steps * world);
+        FUZZ_CHECK(c.train_batch_size ==
+                   c.train_micro_batch_size_per_gpu * c.gradient_accumulation_steps * world);
     else
-        CHECK(c.train_batch_size > 0 || c.train_micro_batch_size_per_gpu > 0);
+        FUZZ_CHECK(c.train_batch_size > 0 || c.train_micro_batch_size_per_gpu > 0);
     for (int k = 0; k < ZERO_CONFIG_MAX_KEYS; k++)
-        CHECK(o.of[k] <= ZERO_ORIGIN_AUTO);
+        FUZZ_CHECK(o.of[k] <= ZERO_ORIGIN_AUTO);
     if (sink)
         zero_config_print(sink, &c, &o);
     return 0;

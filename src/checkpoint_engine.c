@@ -529,6 +529,9 @@ int zero_checkpoint_load(struct zero_engine *e, const char *path, char **user_me
         !(rc = ckpt_meta_load(&m, step_dir, err)) && !(rc = check_model(e, &m, step_dir, err)) &&
         !(rc = ckpt_reader_open(&r, &m, step_dir, e->rank, err)))
         rc = read_states(e, r, &m, 0, err);
+    /* and the padding no range read touches, so that a load trusts what inspect does */
+    for (int u = 0; u < m.nunits && !rc; u++)
+        rc = ckpt_verify_padding(r, u, e->rank, e->world, err);
     /* nothing has changed yet: stop here unless every rank verified its part */
     if (!(rc = agree(e, rc, err))) {
         rc = read_states(e, r, &m, 1, err);

@@ -4,7 +4,8 @@
  * Order of a save (checkpoint_engine.c): every rank writes and fsyncs its file
  * in DIR/.tmp-step_N-<random>/; rank 0 writes meta.json there, fsyncs the
  * directory, renames it to DIR/step_N and fsyncs DIR (publish), then writes
- * DIR/latest.tmp, fsyncs it, renames it onto DIR/latest and fsyncs DIR again.
+ * DIR/latest.tmp.<random>, fsyncs it, renames it onto DIR/latest (only if that is a
+ * regular file or absent: file_replace.h) and fsyncs DIR again.
  * Until the rename of the directory nothing a reader looks at has changed;
  * after it the new step directory is complete; `latest` moves last. */
 #include <dirent.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
+#include "file_replace.h"
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1) /* linux/fs.h */
@@ -207,21 +209,27 @@ int ckpt_publish(const char *dir, const char *tmp_name, const char *name, int ra
 
 int ckpt_set_latest(const char *dir, const char *name, int rank, struct zero_error *err)
 {
-    char tmp[4096], latest[4096], text[256];
-    snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, CKPT_LATEST);
+    char latest[4096], text[256], w[32];
     snprintf(latest, sizeof latest, "%s/%s", dir, CKPT_LATEST);
     int n = snprintf(text, sizeof text, "%s\n", name);
-    int rc = ckpt_write_file(tmp, text, (size_t)n, rank, err);
+    /* a temporary next to it, renamed on only if latest is a regular file (or absent) */
+    struct zero_replace out;
+    int rc = zero_replace_begin(&out, latest, err);
+    if (rc)
+        return zero_error_wrap(err, "%s", who(rank, w, sizeof w));
+    rc = ckpt_write_all(out.fd, text, (size_t)n, rank, out.tmp, err);
+    if (!rc)
+        rc = ckpt_fsync_fd(out.fd, rank, out.tmp, err);
     int injected = rc ? 0 : ckpt_fault("latest", rank);
     if (injected)
         rc = io_fail(rank, latest, "rename", injected, err);
-    if (!rc && rename(tmp, latest) != 0)
-        rc = io_fail(rank, latest, "rename", errno, err);
     if (rc) {
-        unlink(tmp);
+        zero_replace_abort(&out);
         return rc;
     }
-    return ckpt_fsync_dir(dir, rank, err);
+    if (zero_replace_commit(&out, err))
+        return zero_error_wrap(err, "%s", who(rank, w, sizeof w));
+    return ZERO_OK;
 }
 
 /* "step_000300" -> 300; -1 if name is not a step directory name */

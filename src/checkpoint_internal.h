@@ -130,6 +130,12 @@ typedef int (*ckpt_sink_fn)(void *user, int64_t at, const float *values, int64_t
  * chunk touched; sink may be NULL (verify only). */
 int ckpt_read_range(struct ckpt_reader *r, int u, int kind, int64_t begin, int64_t end,
                     ckpt_sink_fn sink, void *user, struct zero_error *err);
+/* Verifies the chunks of unit u that hold no parameter element (alignment and
+ * shard padding), which no range read touches: chunk c of old rank j is
+ * verified by the reader for which (j + c) % nreaders == reader, so a load on
+ * any world size checks every chunk of the checkpoint once. */
+int ckpt_verify_padding(struct ckpt_reader *r, int u, int reader, int nreaders,
+                        struct zero_error *err);
 /* Checks one rank file completely: header, every section header, every chunk. */
 int ckpt_verify_rank_file(struct ckpt_reader *r, int rank, struct zero_error *err);
 /* DIR or DIR/step_N -> the step directory (via DIR/latest). */

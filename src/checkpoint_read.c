@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
+#include "file_replace.h"
 #include "crc32c.h"
 
 #define META_MAX_BYTES ((off_t)256 << 20)
@@ -175,10 +176,11 @@ static int open_rank(struct ckpt_reader *r, int old, struct zero_error *err)
         return ZERO_OK;
     char path[4200], w[32];
     rank_path(r, old, path, sizeof path);
-    int fd = open(path, O_RDONLY);
+    int fd = zero_input_open(path, err); /* a FIFO or directory is refused, not waited on */
+    if (fd < 0 && errno == ENOENT)
+        return zero_fail(err, ZERO_EFORMAT, "%s%s: rank file is missing", who(r, w, 32), path);
     if (fd < 0)
-        return zero_fail(err, errno == ENOENT ? ZERO_EFORMAT : ZERO_EIO, "%s%s: %s", who(r, w, 32),
-                         path, errno == ENOENT ? "rank file is missing" : strerror(errno));
+        return zero_error_wrap(err, "%s", who(r, w, 32));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
@@ -305,6 +307,43 @@ int ckpt_read_range(struct ckpt_reader *r, int u, int kind, int64_t begin, int64
     return rc;
 }
 
+/* 1 if some parameter of unit u has an element in [first, first + n) */
+static int holds_parameter(const struct ckpt_unit *unit, int64_t first, int64_t n)
+{
+    for (int p = 0; p < unit->nparams; p++) {
+        const struct ckpt_param *q = &unit->params[p];
+        if (q->numel > 0 && q->offset < first + n && q->offset + q->numel > first)
+            return 1;
+    }
+    return 0;
+}
+
+int ckpt_verify_padding(struct ckpt_reader *r, int u, int reader, int nreaders,
+                        struct zero_error *err)
+{
+    const struct ckpt_meta *m = r->m;
+    const struct ckpt_unit *unit = &m->units[u];
+    int rc = ZERO_OK;
+    for (int old = 0; old < m->world && !rc; old++) {
+        int header_checked = 0;
+        for (int64_t c = 0; c * m->chunk < unit->shard && !rc; c++) {
+            int64_t first = (int64_t)old * unit->shard + c * m->chunk, n;
+            int64_t len =
+                unit->shard - c * m->chunk < m->chunk ? unit->shard - c * m->chunk : m->chunk;
+            if ((old + c) % nreaders != reader || holds_parameter(unit, first, len))
+                continue;
+            for (int ki = 0; ki < m->nkinds && !rc; ki++) {
+                if (!header_checked && ((rc = open_rank(r, old, err)) ||
+                                        (rc = check_section_header(r, old, u, ki, err))))
+                    break;
+                rc = read_chunk(r, old, u, ki, c, &n, err);
+            }
+            header_checked = 1; /* the section headers of every kind */
+        }
+    }
+    return rc;
+}
+
 int ckpt_verify_rank_file(struct ckpt_reader *r, int rank, struct zero_error *err)
 {
     const struct ckpt_meta *m = r->m;
@@ -347,8 +386,13 @@ int ckpt_resolve(const char *path, char *step_dir, size_t len, struct zero_error
     }
     char latest[4200], name[64] = {0};
     snprintf(latest, sizeof latest, "%s/%s", path, CKPT_LATEST);
-    FILE *f = fopen(latest, "r");
+    int fd = zero_input_open(latest, err);
+    if (fd < 0 && errno != ENOENT)
+        return err->code; /* latest is a FIFO, a directory, unreadable */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
     if (!f) {
+        if (fd >= 0)
+            close(fd);
         struct stat st;
         if (stat(path, &st) != 0)
             return zero_fail(err, ZERO_EIO, "%s: %s", path, strerror(errno));
@@ -373,10 +417,11 @@ int ckpt_meta_load(struct ckpt_meta *m, const char *step_dir, struct zero_error 
     memset(m, 0, sizeof *m);
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", step_dir, CKPT_META);
-    int fd = open(path, O_RDONLY);
+    int fd = zero_input_open(path, err);
+    if (fd < 0 && errno == ENOENT)
+        return zero_fail(err, ZERO_EFORMAT, "%s: %s", path, strerror(ENOENT));
     if (fd < 0)
-        return zero_fail(err, errno == ENOENT ? ZERO_EFORMAT : ZERO_EIO, "%s: %s", path,
-                         strerror(errno));
+        return err->code;
     struct stat st;
     char *text = NULL;
     int rc =

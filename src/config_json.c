@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "config_keys.h"
+#include "file_replace.h"
 
 #define PATH_LEN 256
 
@@ -517,6 +518,8 @@ int zero_config_load_string(struct zero_config *c, struct zero_config_origins *o
 int zero_config_load_file(struct zero_config *c, struct zero_config_origins *origins,
                           const char *path, int world, unsigned flags, struct zero_error *err)
 {
+    if (zero_input_check(path, err)) /* a directory would read as an empty document */
+        return err->code;
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!root && je.line < 1) /* jansson could not read it: "unable to open ...: why" */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "zero/size.h"
 
 void engine_free_batch(struct zero_engine *e)
 {
@@ -53,6 +54,18 @@ static int upload_batch(struct zero_engine *e, const struct zero_batch *b, int n
     if (!b->labels && need_labels)
         return zero_fail(err, ZERO_EINVAL, "batch has no labels for the loss unit %s",
                          m->units[m->nunits - 1]->name);
+    /* every activation buffer is rows x a unit's width floats: checked once here */
+    for (int u = 0; u < m->nunits; u++) {
+        const struct zero_unit *unit = m->units[u];
+        int64_t width =
+            unit->out_width > unit->predict_width ? unit->out_width : unit->predict_width;
+        width = width > unit->in_width ? width : unit->in_width;
+        size_t bytes;
+        if (zero_size_mul(&width, width, (int64_t)sizeof(float), unit->name, err) ||
+            zero_size_bytes(&bytes, b->rows, (size_t)width, unit->name, err))
+            return zero_error_wrap(err, "batch of %lld rows: activations of unit ",
+                                   (long long)b->rows);
+    }
     e->rows = b->rows;
     size_t rows = (size_t)b->rows;
     int rc = 0;

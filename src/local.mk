@@ -4,16 +4,21 @@
 # core utilities: status codes, dtypes and conversions, ledger, comm counters, backend registry
 libzero_la_SOURCES += \
 	%reldir%/error.c \
+	%reldir%/size.c \
+	%reldir%/file_replace.c \
 	%reldir%/dtype.c \
 	%reldir%/ledger.c \
 	%reldir%/comm_stats.c \
 	%reldir%/registry.c
 zeroinclude_HEADERS += \
 	include/zero/error.h \
+	include/zero/size.h \
 	include/zero/dtype.h \
 	include/zero/ledger.h \
 	include/zero/comm_stats.h \
 	include/zero/backend.h
+
+noinst_HEADERS += %reldir%/file_replace.h
 
 # config and schedules
 libzero_la_SOURCES += %reldir%/config.c %reldir%/lr_schedule.c

@@ -2,7 +2,9 @@
  * that the engine can trust widths, names and references without checking them
  * again. */
 #include "zero/model.h"
+#include "zero/size.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +95,13 @@ int zero_model_add(struct zero_model *m, struct zero_unit *u, struct zero_error 
     if (u == NULL)
         return zero_fail(err, ZERO_EINVAL, "model: unit %d is NULL", m->nunits);
     int rc = check_next_unit(m, u, err);
+    int64_t total = zero_model_numel(m); /* each unit is at most 2^56: this cannot overflow */
+    for (int p = 0; p < u->nparams && rc == ZERO_OK; p++)
+        total += zero_param_numel(&u->params[p]);
+    if (rc == ZERO_OK && total > ZERO_MAX_NUMEL)
+        rc = zero_fail(err, ZERO_EINVAL,
+                       "unit %s: the model would hold %lld elements, more than 2^56", u->name,
+                       (long long)total);
     if (rc != ZERO_OK) {
         zero_unit_destroy(u);
         return rc;
@@ -174,6 +183,23 @@ int zero_unit_add_param(struct zero_unit *u, const char *name, int ndim, const i
                       name, d, (long long)shape[d]);
             return -1;
         }
+    }
+    /* sizes from flags and files: the unit's elements must leave room for its
+     * padding and the byte counts of every model state (include/zero/size.h) */
+    int64_t numel = 1, total = 0;
+    char what[2 * ZERO_NAME_LEN + 32];
+    snprintf(what, sizeof what, "unit %s: parameter %s", u->name, name);
+    for (int d = 0; d < ndim; d++)
+        if (zero_size_mul(&numel, numel, shape[d], what, err))
+            return -1;
+    for (int i = 0; i < u->nparams; i++)
+        total += zero_param_numel(&u->params[i]);
+    if (zero_size_add(&total, total, numel, what, err))
+        return -1;
+    if (total > ZERO_MAX_NUMEL) {
+        zero_fail(err, ZERO_EINVAL, "%s: the unit would hold %lld elements, more than 2^56", what,
+                  (long long)total);
+        return -1;
     }
     for (int i = 0; i < u->nparams; i++) {
         if (strcmp(u->params[i].name, name) == 0) {

@@ -3,6 +3,7 @@
  * Only the header and the tensor table stay in memory. A tensor read in its stored dtype
  * goes straight into the caller's buffer; a converting read goes through a scratch buffer
  * of at most ZERO_ST_CHUNK_BYTES. */
+#include "file_replace.h"
 #include "safetensors_internal.h"
 
 #include <errno.h>
@@ -320,9 +321,9 @@ int zero_st_open(struct zero_st_file **out, const char *path, struct zero_error 
         free(f);
         return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", path);
     }
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    f->fd = zero_input_open(path, err); /* a directory or FIFO is refused, not waited on */
     if (f->fd < 0) {
-        rc = zero_fail(err, ZERO_EIO, "%s: cannot open: %s", path, strerror(errno));
+        rc = err->code;
         zero_st_close(f);
         return rc;
     }

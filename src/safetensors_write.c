@@ -1,6 +1,8 @@
-/* safetensors writer: header first, then one tensor at a time, into "<path>.tmp.<pid>",
- * which replaces path only after every byte is on disk (fsync, rename, fsync of the
- * directory). Until then whatever was at path stays as it was. */
+/* safetensors writer: header first, then one tensor at a time, into a temporary
+ * next to path, which replaces path only after every byte is on disk
+ * (file_replace.h: fsync, rename, fsync of the directory; never over a device,
+ * FIFO or directory). Until then whatever was at path stays as it was. */
+#include "file_replace.h"
 #include "safetensors_internal.h"
 
 #include <errno.h>
@@ -14,13 +16,11 @@
 
 struct zero_st_writer {
     char *path;
-    char *tmp_path;
-    int fd;
+    struct zero_replace out; /* the temporary; out.fd < 0 until created */
     int n_tensors;
     struct zero_st_entry *tensors; /* in descriptor order, which is file order */
     int next;                      /* the tensor the next put must supply */
     int failed;                    /* a put failed midway: the file is inconsistent */
-    int created;                   /* tmp_path is ours to remove */
 };
 
 static int write_all(int fd, const void *buf, size_t n)
@@ -39,12 +39,10 @@ static int write_all(int fd, const void *buf, size_t n)
 
 static void writer_free(struct zero_st_writer *w)
 {
-    if (w->fd >= 0)
-        close(w->fd);
+    zero_replace_abort(&w->out);
     for (int i = 0; i < w->n_tensors; i++)
         zero_st_entry_free(&w->tensors[i]);
     free(w->tensors);
-    free(w->tmp_path);
     free(w->path);
     free(w);
 }
@@ -186,8 +184,8 @@ static int write_header(struct zero_st_writer *w, const char *text, size_t len,
     unsigned char len_bytes[8];
     for (int k = 0; k < 8; k++)
         len_bytes[k] = (unsigned char)((uint64_t)len >> (8 * k));
-    if (write_all(w->fd, len_bytes, 8) != 0 || write_all(w->fd, text, len) != 0)
-        return zero_fail(err, ZERO_EIO, "%s: writing the header: %s", w->tmp_path, strerror(errno));
+    if (write_all(w->out.fd, len_bytes, 8) != 0 || write_all(w->out.fd, text, len) != 0)
+        return zero_fail(err, ZERO_EIO, "%s: writing the header: %s", w->out.tmp, strerror(errno));
     return ZERO_OK;
 }
 
@@ -210,11 +208,8 @@ static int writer_setup(struct zero_st_writer *w, const struct zero_st_tensor_de
     int rc = build_header(w, kv, n_kv, &text, &len, err);
     if (rc != ZERO_OK)
         return rc;
-    w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    w->created = w->fd >= 0;
-    if (w->fd < 0)
-        rc = zero_fail(err, ZERO_EIO, "%s: cannot create: %s", w->tmp_path, strerror(errno));
-    else
+    rc = zero_replace_begin(&w->out, w->path, err);
+    if (rc == ZERO_OK)
         rc = write_header(w, text, len, err);
     free(text);
     return rc;
@@ -230,17 +225,14 @@ int zero_st_writer_begin(struct zero_st_writer **out, const char *path,
     int rc = zero_st_check_host(path, err);
     if (rc != ZERO_OK)
         return rc;
+    if ((rc = zero_replace_check(path, err)) != ZERO_OK)
+        return rc;
     struct zero_st_writer *w = calloc(1, sizeof(*w));
-    size_t tmp_len = strlen(path) + 32;
-    if (w == NULL || (w->path = strdup(path)) == NULL || (w->tmp_path = malloc(tmp_len)) == NULL) {
-        if (w != NULL) {
-            free(w->path);
-            free(w);
-        }
+    if (w == NULL || (w->path = strdup(path)) == NULL) {
+        free(w);
         return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", path);
     }
-    snprintf(w->tmp_path, tmp_len, "%s.tmp.%ld", path, (long)getpid());
-    w->fd = -1;
+    w->out.fd = -1;
     rc = writer_setup(w, descs, n, metadata, n_metadata, err);
     if (rc != ZERO_OK) {
         zero_st_writer_abort(w);
@@ -322,8 +314,8 @@ static int put_converting(struct zero_st_writer *w, const struct zero_st_entry *
                            "%s: tensor '%s': element %zu = %" PRId64 " does not fit in %s", w->path,
                            e->desc.name, done + bad, ((const int64_t *)from)[bad],
                            zero_st_dtype_tag(e->desc.dtype));
-        else if (write_all(w->fd, scratch, n * out_size) != 0)
-            rc = zero_fail(err, ZERO_EIO, "%s: writing tensor '%s': %s", w->tmp_path, e->desc.name,
+        else if (write_all(w->out.fd, scratch, n * out_size) != 0)
+            rc = zero_fail(err, ZERO_EIO, "%s: writing tensor '%s': %s", w->out.tmp, e->desc.name,
                            strerror(errno));
         else
             *written += n * out_size;
@@ -346,9 +338,9 @@ int zero_st_writer_put(struct zero_st_writer *w, int i, const void *src, enum ze
         /* nothing to write */
     } else if (src_type != e->desc.dtype) {
         rc = put_converting(w, e, src, src_type, &written, err);
-    } else if (write_all(w->fd, src, (size_t)e->nbytes) != 0) {
+    } else if (write_all(w->out.fd, src, (size_t)e->nbytes) != 0) {
         written = 1; /* part of it may have reached the file */
-        rc = zero_fail(err, ZERO_EIO, "%s: writing tensor '%s': %s", w->tmp_path, e->desc.name,
+        rc = zero_fail(err, ZERO_EIO, "%s: writing tensor '%s': %s", w->out.tmp, e->desc.name,
                        strerror(errno));
     }
     if (rc != ZERO_OK) {
@@ -357,26 +349,6 @@ int zero_st_writer_put(struct zero_st_writer *w, int i, const void *src, enum ze
     }
     w->next++;
     return ZERO_OK;
-}
-
-/* The directory entry of a rename is durable only once the directory is synced. */
-static int sync_parent_dir(const char *path, struct zero_error *err)
-{
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
-    char *dir = slash == NULL ? strdup(".") : strndup(path, dir_len);
-    if (dir == NULL)
-        return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", path);
-    int rc = ZERO_OK;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    /* some file systems cannot fsync a directory (EINVAL): nothing more to do there */
-    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
-        rc = zero_fail(err, ZERO_EIO, "%s: written, but syncing directory %s failed: %s", path, dir,
-                       strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    free(dir);
-    return rc;
 }
 
 int zero_st_writer_finish(struct zero_st_writer *w, struct zero_error *err)
@@ -391,25 +363,9 @@ int zero_st_writer_finish(struct zero_st_writer *w, struct zero_error *err)
                        "%s: tensor '%s' (index %d of %d) was never put; "
                        "nothing was written",
                        w->path, w->tensors[w->next].desc.name, w->next, w->n_tensors);
-    else if (fsync(w->fd) != 0)
-        rc = zero_fail(err, ZERO_EIO, "%s: fsync: %s", w->tmp_path, strerror(errno));
-    if (rc != ZERO_OK) {
-        zero_st_writer_abort(w);
-        return rc;
-    }
-    int fd = w->fd;
-    w->fd = -1;
-    if (close(fd) != 0)
-        rc = zero_fail(err, ZERO_EIO, "%s: close: %s", w->tmp_path, strerror(errno));
-    else if (rename(w->tmp_path, w->path) != 0)
-        rc = zero_fail(err, ZERO_EIO, "%s: cannot rename %s onto it: %s", w->path, w->tmp_path,
-                       strerror(errno));
-    if (rc != ZERO_OK) {
-        zero_st_writer_abort(w);
-        return rc;
-    }
-    rc = sync_parent_dir(w->path, err);
-    writer_free(w);
+    else
+        rc = zero_replace_commit(&w->out, err);
+    writer_free(w); /* after a failed commit the temporary is gone, path untouched */
     return rc;
 }
 
@@ -417,11 +373,5 @@ void zero_st_writer_abort(struct zero_st_writer *w)
 {
     if (w == NULL)
         return;
-    if (w->fd >= 0) {
-        close(w->fd);
-        w->fd = -1;
-    }
-    if (w->created)
-        unlink(w->tmp_path);
     writer_free(w);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "file_replace.h"
 #include "zero/svg_chart.h"
 
 #define BAR_W 76.0
@@ -244,12 +245,17 @@ int zero_svg_chart_fprint(FILE *out, const struct zero_chart *c, struct zero_err
 
 int zero_svg_chart_write(const char *path, const struct zero_chart *c, struct zero_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return zero_fail(err, ZERO_EIO, "%s: cannot create: %s", path, strerror(errno));
-    int rc = zero_svg_chart_fprint(f, c, err);
-    if (fclose(f) != 0 && rc == ZERO_OK)
-        rc = zero_fail(err, ZERO_EIO, "%s: write failed: %s", path, strerror(errno));
+    struct zero_replace out;
+    FILE *f = NULL;
+    int rc = zero_replace_begin(&out, path, err);
+    if (!rc && !(f = zero_replace_stream(&out, err)))
+        rc = err->code;
+    if (!rc)
+        rc = zero_svg_chart_fprint(f, c, err);
+    if (!rc)
+        rc = zero_replace_commit(&out, err);
+    else
+        zero_replace_abort(&out); /* path untouched */
     if (rc && strncmp(err->msg, path, strlen(path)) != 0)
         zero_error_wrap(err, "%s: ", path);
     return rc;

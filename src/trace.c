@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_replace.h"
 #include "zero/trace.h"
 
 struct record {
@@ -256,9 +257,13 @@ static int gather_failed(struct zero_device *dev, int rc, struct zero_error *err
 static int write_file(const char *path, const char *all, const int64_t *lens, int64_t stride,
                       int world, struct zero_error *err)
 {
-    FILE *f = fopen(path, "w");
+    struct zero_replace out;
+    FILE *f = NULL;
+    int rc = zero_replace_begin(&out, path, err);
+    if (!rc && !(f = zero_replace_stream(&out, err)))
+        zero_replace_abort(&out);
     if (!f)
-        return zero_fail(err, ZERO_EIO, "trace: %s: cannot create: %s", path, strerror(errno));
+        return zero_error_wrap(err, "trace: ");
     fputs("{\"traceEvents\":[\n", f);
     for (int r = 0; r < world; r++) {
         if (r > 0)
@@ -266,9 +271,8 @@ static int write_file(const char *path, const char *all, const int64_t *lens, in
         fwrite(all + (size_t)r * (size_t)stride, 1, (size_t)lens[r], f);
     }
     fputs("\n],\"displayTimeUnit\":\"ms\"}\n", f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return zero_fail(err, ZERO_EIO, "trace: %s: write failed", path);
+    if (zero_replace_commit(&out, err))
+        return zero_error_wrap(err, "trace: ");
     return ZERO_OK;
 }
 

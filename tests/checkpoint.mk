@@ -24,24 +24,4 @@ tests_ckpt_crash_writer_LDADD = $(TEST_LDADD)
 TESTS += tests/test_checkpoint_crash.sh tests/test_checkpoint_cli.sh
 EXTRA_DIST += tests/test_checkpoint_crash.sh tests/test_checkpoint_cli.sh
 
-# libFuzzer harness for the meta.json and rank-file readers (./configure --enable-fuzzing):
-#   make fuzz-ckpt FUZZ_SECONDS=60
-if ENABLE_FUZZING
-noinst_PROGRAMS += fuzz/fuzz_ckpt
-# the readers are compiled into the harness so that libFuzzer sees their coverage
-fuzz_fuzz_ckpt_SOURCES = fuzz/fuzz_ckpt.c src/crc32c.c src/checkpoint_format.c \
-	src/checkpoint_meta.c src/checkpoint_read.c src/checkpoint_offline.c
-fuzz_fuzz_ckpt_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
-fuzz_fuzz_ckpt_LDFLAGS = -fsanitize=fuzzer,address,undefined
-fuzz_fuzz_ckpt_LDADD = libzero.la $(JANSSON_LIBS) -lm
-endif
-FUZZ_SECONDS ?= 60
-fuzz-ckpt:
-	@if test ! -x fuzz/fuzz_ckpt; then \
-	  echo "fuzz-ckpt: configure with --enable-fuzzing (OMPI_CC=clang) first" >&2; exit 1; fi
-	$(MKDIR_P) fuzz/corpus-ckpt-run
-	./fuzz/fuzz_ckpt -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
-	  fuzz/corpus-ckpt-run $(srcdir)/fuzz/corpus/ckpt
-.PHONY: fuzz-ckpt
-EXTRA_DIST += fuzz/fuzz_ckpt.c
-EXTRA_DIST += fuzz/corpus/ckpt/seed_stage3_world1.bin fuzz/corpus/ckpt/seed_meta_only.bin
+# The readers' fuzzers (fuzz/fuzz_ckpt.c, fuzz/fuzz_ckpt_load.c) are in fuzz/local.mk.

@@ -21,47 +21,4 @@ EXTRA_DIST += tests/test_config_cli.sh \
 	examples/configs/bf16.json \
 	examples/configs/offload.json
 
-# Fuzzing the loader (not part of make check): OMPI_CC=clang ../configure --enable-fuzzing,
-# then `make fuzz-config` runs fuzz/fuzz_config for FUZZ_SECONDS over the seed corpus
-# fuzz/corpus/config (new inputs go to fuzz-corpus/config in the build directory).
-# The config sources are compiled into the harness itself so that libFuzzer's
-# coverage instrumentation sees them.
-FUZZ_SECONDS = 60
-FUZZ_CONFIG_SOURCES = fuzz/fuzz_config.c src/config.c src/config_keys.c \
-	src/config_unsupported.c src/config_json.c src/config_print.c src/config_auto.c \
-	src/config_validate.c src/trace_steps.c src/error.c
-EXTRA_DIST += fuzz/fuzz_config.c fuzz/config.dict \
-	fuzz/corpus/config/seed_bad_syntax.json \
-	fuzz/corpus/config/seed_bf16.json \
-	fuzz/corpus/config/seed_duplicate.json \
-	fuzz/corpus/config/seed_fp16.json \
-	fuzz/corpus/config/seed_fp16_libzero.json \
-	fuzz/corpus/config/seed_hf_auto.json \
-	fuzz/corpus/config/seed_misspelled.json \
-	fuzz/corpus/config/seed_nulls.json \
-	fuzz/corpus/config/seed_offload.json \
-	fuzz/corpus/config/seed_sgd_cosine.json \
-	fuzz/corpus/config/seed_stage0.json \
-	fuzz/corpus/config/seed_stage1.json \
-	fuzz/corpus/config/seed_stage2.json \
-	fuzz/corpus/config/seed_stage3.json
-if ENABLE_FUZZING
-noinst_PROGRAMS += fuzz/fuzz_config
-fuzz_fuzz_config_SOURCES = $(FUZZ_CONFIG_SOURCES)
-fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
-fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
-fuzz_fuzz_config_LDADD = $(JANSSON_LIBS) -lm
-fuzz-config: fuzz/fuzz_config$(EXEEXT)
-	@$(MKDIR_P) fuzz-corpus/config
-	./fuzz/fuzz_config$(EXEEXT) -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	  -dict=$(srcdir)/fuzz/config.dict -print_final_stats=1 \
-	  fuzz-corpus/config $(srcdir)/fuzz/corpus/config
-else
-fuzz-config:
-	@echo "make fuzz-config: configure with --enable-fuzzing (OMPI_CC=clang ../configure --enable-fuzzing)" >&2; exit 1
-endif
-.PHONY: fuzz-config
-clean-local: clean-local-fuzz-config
-clean-local-fuzz-config:
-	-rm -rf fuzz-corpus
-.PHONY: clean-local-fuzz-config
+# The loader's fuzzer (fuzz/fuzz_config.c) is built and run by fuzz/local.mk.

@@ -33,6 +33,7 @@ include tests/gpt.mk
 include tests/observability.mk
 include tests/checkpoint.mk
 include tests/aarch64/local.mk
+include tests/hardening.mk
 if HAVE_CUDA
 include tests/cuda.mk
 endif

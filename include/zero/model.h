@@ -21,6 +21,9 @@ extern "C" {
 #define ZERO_NAME_LEN 96
 #define ZERO_MAX_DIMS 4
 #define ZERO_UNIT_MAX_PARAMS 16
+/* Elements a unit, and a whole model, may hold (2^56): padding and the byte
+ * counts of the model states (16 bytes an element and more) then fit 64 bits. */
+#define ZERO_MAX_NUMEL ((int64_t)1 << 56)
 #define ZERO_UNIT_MAX_EXTERNAL 4
 
 enum zero_init_kind {

@@ -3,6 +3,7 @@
 #define ZERO_ZERO_H
 
 #include "zero/error.h"
+#include "zero/size.h"
 #include "zero/dtype.h"
 #include "zero/ledger.h"
 #include "zero/comm_stats.h"

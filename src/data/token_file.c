@@ -1,28 +1,37 @@
 /* Token streams from files: byte-level text and llm.c shards (include/zero/tokens.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "file_replace.h"
+#include "zero/size.h"
 #include "zero/tokens.h"
 
 #define LLMC_HEADER_BYTES (ZERO_LLMC_HEADER_INTS * 4)
 
-/* Opens path and measures it; fills err naming the file on failure. */
+/* Opens path and measures it; fills err naming the file on failure. Only a
+ * regular file has a size to trust: a directory reads as LONG_MAX bytes and a
+ * FIFO would block, so both are refused (the open does not wait for a writer). */
 static int open_sized(const char *path, FILE **f, int64_t *bytes, struct zero_error *err)
 {
-    *f = fopen(path, "rb");
-    if (*f == NULL)
-        return zero_fail(err, ZERO_EIO, "%s: cannot open: %s", path, strerror(errno));
-    long size = -1;
-    if (fseek(*f, 0, SEEK_END) == 0)
-        size = ftell(*f);
-    if (size < 0 || fseek(*f, 0, SEEK_SET) != 0) {
-        fclose(*f);
-        *f = NULL;
+    *f = NULL;
+    int fd = zero_input_open(path, err);
+    if (fd < 0)
+        return err->code;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
         return zero_fail(err, ZERO_EIO, "%s: cannot measure its size: %s", path, strerror(errno));
     }
-    *bytes = size;
+    if (!(*f = fdopen(fd, "rb"))) {
+        close(fd);
+        return zero_fail(err, ZERO_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    *bytes = (int64_t)st.st_size;
     return ZERO_OK;
 }
 
@@ -35,11 +44,9 @@ static int read_all(FILE *f, void *buf, size_t bytes, const char *path, struct z
 
 static int alloc_ids(struct zero_tokens *t, int64_t n, const char *path, struct zero_error *err)
 {
-    t->ids = malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
-    t->n = n;
-    if (t->ids == NULL)
-        return zero_fail(err, ZERO_ENOMEM, "%s: no memory for %lld tokens", path, (long long)n);
-    return ZERO_OK;
+    t->ids = zero_size_alloc(n, sizeof(int32_t), "tokens", err);
+    t->n = t->ids ? n : 0;
+    return t->ids ? ZERO_OK : zero_error_wrap(err, "%s: ", path);
 }
 
 int zero_tokens_read_text(struct zero_tokens *t, const char *path, struct zero_error *err)
@@ -53,8 +60,8 @@ int zero_tokens_read_text(struct zero_tokens *t, const char *path, struct zero_e
     unsigned char *text = NULL;
     if (bytes == 0)
         rc = zero_fail(err, ZERO_EFORMAT, "%s: empty file, no tokens", path);
-    else if ((text = malloc((size_t)bytes)) == NULL)
-        rc = zero_fail(err, ZERO_ENOMEM, "%s: no memory for %lld bytes", path, (long long)bytes);
+    else if ((text = zero_size_alloc(bytes, 1, "text", err)) == NULL)
+        rc = zero_error_wrap(err, "%s: ", path);
     if (rc == ZERO_OK)
         rc = read_all(f, text, (size_t)bytes, path, err);
     if (rc == ZERO_OK)
@@ -122,8 +129,8 @@ int zero_tokens_read_llmc(struct zero_tokens *t, const char *path, int64_t vocab
         rc = read_all(f, header, sizeof header, path, err);
     if (rc == ZERO_OK)
         rc = check_llmc_header(header, bytes, path, &count, err);
-    if (rc == ZERO_OK && (body = malloc((size_t)count * 2)) == NULL)
-        rc = zero_fail(err, ZERO_ENOMEM, "%s: no memory for %lld tokens", path, (long long)count);
+    if (rc == ZERO_OK && (body = zero_size_alloc(count, 2, "tokens", err)) == NULL)
+        rc = zero_error_wrap(err, "%s: ", path);
     if (rc == ZERO_OK)
         rc = read_all(f, body, (size_t)count * 2, path, err);
     if (rc == ZERO_OK)
@@ -172,9 +179,14 @@ int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n, stru
         if (ids[i] < 0 || ids[i] > 65535)
             return zero_fail(err, ZERO_EINVAL, "%s: token %lld is %d, not a uint16", path,
                              (long long)i, (int)ids[i]);
-    FILE *f = fopen(path, "wb");
-    if (f == NULL)
-        return zero_fail(err, ZERO_EIO, "%s: cannot create: %s", path, strerror(errno));
+    struct zero_replace out;
+    FILE *f = NULL;
+    if (zero_replace_begin(&out, path, err))
+        return err->code;
+    if (!(f = zero_replace_stream(&out, err))) {
+        zero_replace_abort(&out);
+        return err->code;
+    }
     unsigned char header[LLMC_HEADER_BYTES] = {0};
     const uint32_t fields[3] = {ZERO_LLMC_MAGIC, ZERO_LLMC_VERSION, (uint32_t)n};
     for (int k = 0; k < 3; k++)
@@ -185,9 +197,11 @@ int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n, stru
         const unsigned char v[2] = {(unsigned char)ids[i], (unsigned char)(ids[i] >> 8)};
         ok = fwrite(v, 1, 2, f) == 2;
     }
-    if (fclose(f) != 0)
-        ok = 0;
-    return ok ? ZERO_OK : zero_fail(err, ZERO_EIO, "%s: write failed: %s", path, strerror(errno));
+    if (!ok) {
+        zero_replace_abort(&out);
+        return zero_fail(err, ZERO_EIO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return zero_replace_commit(&out, err);
 }
 
 void zero_tokens_free(struct zero_tokens *t)

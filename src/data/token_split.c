@@ -25,7 +25,9 @@ void zero_token_split_fill(const struct zero_token_split *s, int64_t first, int6
 {
     const int64_t T = s->T;
     for (int64_t i = 0; i < n; i++) {
-        const int32_t *w = s->ids + s->begin + ((first + i) % s->windows) * T;
+        int64_t k = (first + i) % s->windows; /* epochs wrap; a negative first too */
+        k += k < 0 ? s->windows : 0;
+        const int32_t *w = s->ids + s->begin + k * T;
         memcpy(tokens + i * T, w, (size_t)T * sizeof(int32_t));
         memcpy(labels + i * T, w + 1, (size_t)T * sizeof(int32_t));
     }
