@@ -33,9 +33,10 @@ struct unit_states {
     void *gathered;
     enum zero_unit_state state;
     struct zero_request *gather_req;
-    int persistent; /* stage 3: gathered once, never released */
-    int scope_pins; /* held by a gathered-parameters scope */
-    int in_use;     /* fetched for the unit being computed */
+    double gather_t_issue; /* engine_now() when gather_req was issued */
+    int persistent;        /* stage 3: gathered once, never released */
+    int scope_pins;        /* held by a gathered-parameters scope */
+    int in_use;            /* fetched for the unit being computed */
     /* (cdt) stages 0-1: whole (padded,); stages 2-3: shard (shard,) */
     void *grads;
     /* (cdt) stages 2-3: this micro-step's local gradient, whole (padded,), during backward */
@@ -45,7 +46,9 @@ struct unit_states {
     /* mixed precision: fp32 copy of the whole parameters while computing (padded,) */
     float *param_work;
     struct zero_request *reduce_req;
-    float *reduce_into; /* accumulation: this micro-step's fp32 sum, pushed at its end */
+    double reduce_t_issue;   /* engine_now() when reduce_req was issued */
+    const char *reduce_coll; /* its collective's name */
+    float *reduce_into;      /* accumulation: this micro-step's fp32 sum, pushed at its end */
     /* optimizer state: stage 0 whole (padded,), stages 1-3 shard (shard,) */
     float *exp_avg, *exp_avg_sq; /* SGD uses exp_avg as the momentum buffer */
     /* offload_optimizer (host memory, (shard,) cdt): the reduced gradient comes
@@ -218,5 +221,10 @@ float *engine_master(struct zero_engine *e, int unit);
 /* Reports an event [t0, now] to the observer, if any. */
 void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
                   const char *collective, int64_t elements, double t0);
+/* Waits for req (NULL: completed at issue, nothing to do), then reports the wait
+ * [now, return] as wait_kind and the collective's flight [t_issue, completion] as
+ * ZERO_EV_INFLIGHT (the completion the backend saw: wait_timed, else the return). */
+int engine_wait(struct zero_engine *e, struct zero_request *req, enum zero_event_kind wait_kind,
+                int unit, int bucket, const char *collective, int64_t elements, double t_issue);
 
 #endif

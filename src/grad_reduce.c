@@ -98,6 +98,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
                                     e->model->units[u]->name);
+    s->reduce_t_issue = t0;
+    s->reduce_coll = coll;
     engine_event(e, ZERO_EV_REDUCE, u, e->bucket_of_unit[u], coll, s->layout.padded, t0);
     return ZERO_OK;
 }
@@ -109,7 +111,8 @@ static int complete_bucket(struct zero_engine *e, int b, struct zero_error *err)
         int u = e->nunits - 1 - pos;
         struct unit_states *s = &e->us[u];
         if (s->reduce_req) {
-            int rc = e->be->wait(e->bself, s->reduce_req);
+            int rc = engine_wait(e, s->reduce_req, ZERO_EV_REDUCE_WAIT, u, b, s->reduce_coll,
+                                 s->layout.padded, s->reduce_t_issue);
             s->reduce_req = NULL;
             if (rc)
                 return engine_backend_error(e, rc, err, "waiting for the reduction of %s",

@@ -74,7 +74,8 @@ struct totals {
 static void count(void *user, const struct zero_event *ev)
 {
     struct totals *t = user;
-    if (ev->step + 1 != t->step || !ev->collective || strcmp(ev->collective, "control") == 0)
+    if (ev->step + 1 != t->step || !ev->collective || strcmp(ev->collective, "control") == 0 ||
+        ev->kind == ZERO_EV_INFLIGHT) /* counted at its issue event */
         return;
     int k = strcmp(ev->collective, "reduce_scatter") == 0 ? ZERO_COLL_REDUCE_SCATTER
             : strcmp(ev->collective, "all_gather") == 0   ? ZERO_COLL_ALL_GATHER

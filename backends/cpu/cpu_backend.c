@@ -124,6 +124,8 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
     cpu_set_blas_threads(opt);
 
     rc = cpu_coll_init(s);
+    if (rc == ZERO_OK && (rc = cpu_progress_init(s)) != ZERO_OK)
+        cpu_coll_fini(s);
     if (rc != ZERO_OK) {
         snprintf(why, why_len, "cpu backend: collectives: %s", s->err);
         cpu_release(s);
@@ -138,6 +140,7 @@ static void cpu_close(void *self)
     struct cpu_state *s = self;
     if (s == NULL)
         return;
+    cpu_progress_fini(s); /* first: its queued jobs complete */
     cpu_coll_fini(s);
     cpu_memory_fini(s);
     cpu_release(s);
@@ -226,5 +229,6 @@ const struct zero_backend zero_backend_cpu = {
     .broadcast = cpu_broadcast,
     .barrier = cpu_barrier,
     .wait = cpu_wait,
+    .wait_timed = cpu_wait_timed,
     .host_all_gather = cpu_host_all_gather,
 };
