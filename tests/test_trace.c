@@ -20,12 +20,19 @@ struct run {
     struct zero_engine *engine;
 };
 
+/* overlap_comm and reduce_bucket_size of the next open_run (the trace tests' knobs) */
+static int run_overlap = 0;
+static int64_t run_bucket = 0;
+
 static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
 {
     memset(r, 0, sizeof *r);
     struct zero_config cfg;
     zero_config_defaults(&cfg);
     cfg.zero_optimization.stage = stage;
+    cfg.zero_optimization.overlap_comm = run_overlap;
+    if (run_bucket > 0)
+        cfg.zero_optimization.reduce_bucket_size = run_bucket;
     cfg.zero_optimization.stage3_param_persistence_threshold = persistence;
     cfg.optimizer.type = ZERO_OPTIM_ADAMW;
     cfg.train_micro_batch_size_per_gpu = 2;
@@ -210,6 +217,11 @@ START_TEST(test_trace_json_parses_with_one_pid_per_rank_and_two_threads)
                 named[pid]++;
             continue;
         }
+        if (strcmp(ph, "b") == 0 || strcmp(ph, "e") == 0) { /* a collective's flight */
+            ck_assert_str_eq(json_string_value(json_object_get(ev, "cat")), "in_flight");
+            ck_assert(json_is_integer(json_object_get(ev, "id")));
+            continue;
+        }
         ck_assert_str_eq(ph, "X");
         int tid = (int)json_integer_value(json_object_get(ev, "tid"));
         ck_assert(tid == ZERO_TRACE_TID_COMPUTE || tid == ZERO_TRACE_TID_COMM);
@@ -231,6 +243,106 @@ START_TEST(test_trace_json_parses_with_one_pid_per_rank_and_two_threads)
     ck_assert_int_gt(slices, 0);
     ck_assert_int_gt(comm_with_bytes, 0);
     json_decref(root);
+}
+END_TEST
+
+/* ---- overlap: flights that span compute ---- */
+
+struct flights {
+    int64_t flights, reduce_flights; /* "b" events; those of reductions */
+    int64_t overlapping;             /* flights some compute slice of their rank overlaps */
+};
+
+/* Pairs each flight's "b" with its "e" (same id) and looks for a compute slice of the same
+ * rank that starts inside the flight. */
+static struct flights read_flights(json_t *events)
+{
+    struct flights f = {0};
+    size_t i, j;
+    json_t *b, *x;
+    json_array_foreach(events, i, b)
+    {
+        const char *ph = json_string_value(json_object_get(b, "ph"));
+        if (!ph || strcmp(ph, "b") != 0)
+            continue;
+        json_int_t id = json_integer_value(json_object_get(b, "id"));
+        int pid = (int)json_integer_value(json_object_get(b, "pid"));
+        double t0 = json_number_value(json_object_get(b, "ts")), t1 = -1.0;
+        json_array_foreach(events, j, x)
+        {
+            const char *xph = json_string_value(json_object_get(x, "ph"));
+            if (xph && strcmp(xph, "e") == 0 && json_integer_value(json_object_get(x, "id")) == id)
+                t1 = json_number_value(json_object_get(x, "ts"));
+        }
+        ck_assert_msg(t1 >= t0, "flight %lld has no end after its begin", (long long)id);
+        f.flights++;
+        json_t *args = json_object_get(b, "args");
+        if (json_object_get(args, "bucket"))
+            f.reduce_flights++;
+        json_array_foreach(events, j, x)
+        {
+            const char *xph = json_string_value(json_object_get(x, "ph"));
+            const char *cat = json_string_value(json_object_get(x, "cat"));
+            if (!xph || strcmp(xph, "X") != 0 || !cat || strcmp(cat, "compute") != 0 ||
+                json_integer_value(json_object_get(x, "pid")) != pid)
+                continue;
+            double s = json_number_value(json_object_get(x, "ts"));
+            if (s > t0 && s < t1) {
+                f.overlapping++;
+                break;
+            }
+        }
+    }
+    return f;
+}
+
+static struct flights trace_flights(int stage, int overlap)
+{
+    char path[512];
+    const int64_t steps[1] = {2};
+    run_overlap = overlap;
+    run_bucket = 1; /* one bucket per unit: reductions are issued while backward goes on */
+    json_t *root = load_trace(stage, steps, 1, path, sizeof path);
+    run_overlap = 0;
+    run_bucket = 0;
+    struct flights f = {0};
+    if (root)
+        f = read_flights(json_object_get(root, "traceEvents"));
+    json_decref(root);
+    return f;
+}
+
+/* With the communication thread (N > 1, MPI_THREAD_MULTIPLE: mpi_check.h) an issued
+ * reduction runs while the next unit's backward computes: the trace shows it. */
+START_TEST(test_overlap_1_shows_reductions_in_flight_over_compute_stage2)
+{
+    struct flights f = trace_flights(2, 1);
+    if (mpi_check_rank() != 0 || mpi_check_size() == 1)
+        return;
+    ck_assert_int_gt(f.reduce_flights, 0);
+    ck_assert_msg(f.overlapping > 0, "no flight of %lld overlaps a compute slice",
+                  (long long)f.flights);
+}
+END_TEST
+
+/* overlap_comm 0: reductions are blocking, so no reduction has a flight. */
+START_TEST(test_overlap_0_has_no_reduction_flights_stage2)
+{
+    struct flights f = trace_flights(2, 0);
+    if (mpi_check_rank() != 0)
+        return;
+    ck_assert_int_eq(f.reduce_flights, 0);
+}
+END_TEST
+
+/* Stage 3's prefetched gathers run while the previous unit computes. */
+START_TEST(test_stage3_prefetches_in_flight_over_compute)
+{
+    struct flights f = trace_flights(3, 1);
+    if (mpi_check_rank() != 0 || mpi_check_size() == 1)
+        return;
+    ck_assert_int_gt(f.flights, f.reduce_flights);
+    ck_assert_int_gt(f.overlapping, 0);
 }
 END_TEST
 
@@ -262,6 +374,9 @@ static Suite *suite(void)
     tcase_add_test(t, test_event_totals_equal_comm_stats_and_theory_stage3_persistent_units);
     tcase_add_test(t, test_trace_json_parses_with_one_pid_per_rank_and_two_threads);
     tcase_add_test(t, test_step_list_parses_ranges_and_rejects_nonsense);
+    tcase_add_test(t, test_overlap_1_shows_reductions_in_flight_over_compute_stage2);
+    tcase_add_test(t, test_overlap_0_has_no_reduction_flights_stage2);
+    tcase_add_test(t, test_stage3_prefetches_in_flight_over_compute);
     suite_add_tcase(s, t);
     return s;
 }
