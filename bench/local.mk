@@ -26,3 +26,11 @@ bench_gpt_mfu_LDADD = libzero.la $(BLAS_LIBS) -lm
 noinst_PROGRAMS += %reldir%/host_optim
 bench_host_optim_SOURCES = %reldir%/host_optim.c
 bench_host_optim_LDADD = libzero.la
+
+# where a step's time goes, each part next to its bound on this machine (the roofline):
+# mpirun -np 2 bench/roofline --stage S --precision fp32|bf16; bench/table.sh runs it
+# for stages 0-3 in both precisions and prints the table
+noinst_PROGRAMS += %reldir%/roofline
+bench_roofline_SOURCES = %reldir%/roofline.c
+bench_roofline_LDADD = libzero.la
+EXTRA_DIST += %reldir%/table.sh
