@@ -49,7 +49,8 @@ die() {
 
 # ------------------------------------------------------------------ packages
 packages=(build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
-    libopenblas-dev check libjansson-dev libsubunit-dev)
+    libopenblas-dev check libjansson-dev libsubunit-dev
+    iproute2) # iproute2: ip netns for tests/test_multihost.sh
 
 install_packages() {
     phase "Checking system packages"

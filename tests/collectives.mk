@@ -19,3 +19,8 @@ TESTS += tests/test_collectives.np1 tests/test_collectives.np2 tests/test_collec
 # N = 2, 3, 4, stages 0-3.
 TESTS += tests/test_overlap.sh
 EXTRA_DIST += tests/test_overlap.sh
+
+# 2 x 2 ranks across two network namespaces (TCP between them) match one node, stages
+# 0-3; skips (77) unless root with iproute2.
+TESTS += tests/test_multihost.sh
+EXTRA_DIST += tests/test_multihost.sh

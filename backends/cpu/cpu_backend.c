@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu_internal.h"
 #include "cpu_ops.h"
@@ -48,6 +49,22 @@ static int cpu_split_node(struct cpu_state *s, char *why, size_t why_len)
     MPI_Comm_size(s->node_comm, &s->node_size);
     s->single_node = s->node_size == s->size;
     return ZERO_OK;
+}
+
+/* ZERO_CPU_SHOW_NODES=1: one line per rank on stderr saying which node it found itself
+ * on and which path the exact collectives take (tests/test_multihost.sh reads it). */
+static void cpu_show_nodes(const struct cpu_state *s)
+{
+    const char *show = getenv("ZERO_CPU_SHOW_NODES");
+    if (!show || strcmp(show, "1") != 0)
+        return;
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    fprintf(stderr, "cpu backend: rank %d of %d: node rank %d of %d on %s: %s path%s\n", s->rank,
+            s->size, s->node_rank, s->node_size, host,
+            cpu_shm_in_use(s) ? "shared-memory" : "MPI_Alltoallv",
+            s->progress ? ", communication thread" : "");
 }
 
 /* A GEMM's bits may depend on how many threads split it (each thread owns a
@@ -131,6 +148,7 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
         cpu_release(s);
         return rc;
     }
+    cpu_show_nodes(s);
     *self = s;
     return ZERO_OK;
 }

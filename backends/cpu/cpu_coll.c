@@ -527,6 +527,11 @@ static int choose_path(struct cpu_state *s)
     return 0;
 }
 
+int cpu_shm_in_use(const struct cpu_state *s)
+{
+    return s->shm != NULL && s->shm->use_shm;
+}
+
 int cpu_coll_init(struct cpu_state *s)
 {
     size_t n = (size_t)s->size;

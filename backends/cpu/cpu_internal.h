@@ -39,6 +39,7 @@ void cpu_memory_fini(struct cpu_state *s);
 /* cpu_coll.c and friends: set up / tear down collective resources in open/close. */
 int cpu_coll_init(struct cpu_state *s);
 void cpu_coll_fini(struct cpu_state *s);
+int cpu_shm_in_use(const struct cpu_state *s); /* exact collectives read peers' windows */
 /* cpu_progress.c: the communication thread, started where MPI_THREAD_MULTIPLE allows. */
 int cpu_progress_init(struct cpu_state *s);
 void cpu_progress_fini(struct cpu_state *s);
