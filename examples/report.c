@@ -190,10 +190,13 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 measured == t.sent_elements_per_step ? "ok" : "MISMATCH");
     } else {
         fprintf(out,
-                "sent elements per rank: measured %" PRId64 "; theory %" PRId64 " = %s holds"
-                " without accumulation: with %" PRId64 " micro-steps the gradient reduction%s"
-                " repeats per micro-step\n",
-                measured, t.sent_elements_per_step, formula, accum,
-                stage3 ? " and the gathers" : "");
+                "sent elements per rank: measured %" PRId64 ", theory %" PRId64 " = %s"
+                " with A = %" PRId64 " micro-steps, each reduced (exact mode)  %s\n"
+                "  accumulating locally, reducing once per step: %" PRId64 " = %s\n",
+                measured, t.sent_elements_accumulated,
+                stage3 ? "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "(A + 1)Ψ(N-1)/N", accum,
+                measured == t.sent_elements_accumulated ? "ok" : "MISMATCH",
+                t.sent_elements_local_accumulation,
+                stage3 ? "the same (stage 3 gathers every micro-step)" : "2Ψ(N-1)/N");
     }
 }

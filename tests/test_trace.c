@@ -23,6 +23,7 @@ struct run {
 /* overlap_comm and reduce_bucket_size of the next open_run (the trace tests' knobs) */
 static int run_overlap = 0;
 static int64_t run_bucket = 0;
+static int run_accum = 1; /* gradient_accumulation_steps */
 
 static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
 {
@@ -36,7 +37,7 @@ static int open_run(struct run *r, int stage, int64_t persistence, struct zero_e
     cfg.zero_optimization.stage3_param_persistence_threshold = persistence;
     cfg.optimizer.type = ZERO_OPTIM_ADAMW;
     cfg.train_micro_batch_size_per_gpu = 2;
-    cfg.gradient_accumulation_steps = 1;
+    cfg.gradient_accumulation_steps = run_accum;
     cfg.libzero.align = 64;
     MPI_Comm comm = MPI_COMM_WORLD;
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
@@ -52,12 +53,15 @@ static int train_step(struct run *r, int64_t step, struct zero_error *err)
 {
     float x[2 * 16];
     int32_t y[2];
-    int64_t first = zero_atom_first_sample(step, 0, r->dev->rank, r->dev->size, 1, 2);
-    zero_synthetic_samples(3, 16, 5, first, 2, x, y);
-    struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
-    int rc = zero_engine_forward(r->engine, &b, NULL, err);
-    if (!rc)
-        rc = zero_engine_backward(r->engine, err);
+    int rc = 0;
+    for (int i = 0; i < run_accum && !rc; i++) {
+        int64_t first = zero_atom_first_sample(step, i, r->dev->rank, r->dev->size, run_accum, 2);
+        zero_synthetic_samples(3, 16, 5, first, 2, x, y);
+        struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
+        rc = zero_engine_forward(r->engine, &b, NULL, err);
+        if (!rc)
+            rc = zero_engine_backward(r->engine, err);
+    }
     if (!rc)
         rc = zero_engine_step(r->engine, NULL, err);
     return rc;
@@ -153,6 +157,62 @@ END_TEST
 START_TEST(test_event_totals_equal_comm_stats_and_theory_stage3_persistent_units)
 {
     check_stage_totals(3, 1000000);
+}
+END_TEST
+
+/* With accumulation exact mode reduces every micro-step: the step's comm stats equal
+ * the accumulated formula, and local accumulation would send less in stages 0-2. */
+static void check_accumulated_volume(int stage)
+{
+    struct run r;
+    struct zero_error err = {0};
+    run_accum = 3;
+    int rc = open_run(&r, stage, 0, &err);
+    for (int s = 0; s < 2 && !rc; s++)
+        rc = train_step(&r, s, &err);
+    run_accum = 1;
+    ck_assert_msg(mpi_check_all(rc == 0), "stage %d: %s", stage, err.msg);
+    const struct zero_comm_stats *m = &zero_engine_last_step(r.engine)->comm;
+    struct zero_theory th;
+    zero_engine_theory(r.engine, &th);
+    int64_t sent = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        if (k != ZERO_COLL_CONTROL)
+            sent += m->kind[k].sent_bytes / 4;
+    int n = mpi_check_size();
+    int64_t psi = th.psi_padded;
+    int ok = sent == th.sent_elements_accumulated;
+    if (stage < 3) { /* the closed forms */
+        ok &= th.sent_elements_accumulated == 4 * psi / n * (n - 1);
+        ok &= th.sent_elements_local_accumulation == 2 * psi / n * (n - 1);
+    }
+    close_run(&r);
+    ck_assert_msg(mpi_check_all(ok), "stage %d, A = 3: sent %lld, theory %lld (local %lld)", stage,
+                  (long long)sent, (long long)th.sent_elements_accumulated,
+                  (long long)th.sent_elements_local_accumulation);
+}
+
+START_TEST(test_accumulated_volume_is_a_plus_1_psi_stage0)
+{
+    check_accumulated_volume(0);
+}
+END_TEST
+
+START_TEST(test_accumulated_volume_is_a_plus_1_psi_stage1)
+{
+    check_accumulated_volume(1);
+}
+END_TEST
+
+START_TEST(test_accumulated_volume_is_a_plus_1_psi_stage2)
+{
+    check_accumulated_volume(2);
+}
+END_TEST
+
+START_TEST(test_accumulated_volume_stage3)
+{
+    check_accumulated_volume(3);
 }
 END_TEST
 
@@ -377,6 +437,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_overlap_1_shows_reductions_in_flight_over_compute_stage2);
     tcase_add_test(t, test_overlap_0_has_no_reduction_flights_stage2);
     tcase_add_test(t, test_stage3_prefetches_in_flight_over_compute);
+    tcase_add_test(t, test_accumulated_volume_is_a_plus_1_psi_stage0);
+    tcase_add_test(t, test_accumulated_volume_is_a_plus_1_psi_stage1);
+    tcase_add_test(t, test_accumulated_volume_is_a_plus_1_psi_stage2);
+    tcase_add_test(t, test_accumulated_volume_stage3);
     suite_add_tcase(s, t);
     return s;
 }
