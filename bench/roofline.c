@@ -3,6 +3,7 @@
  *
  *   mpirun -np 2 bench/roofline [--stage S] [--precision fp32|bf16|fp16] [--overlap 0|1]
  *                               [--hidden 1024] [--layers 12] [--batch 32] [--steps 10]
+ *                               [--bucket N (reduce_bucket_size)] [--mode exact|native]
  *
  * The parts come from the engine's event stream (events.h), not from timers of their
  * own: GEMMs (a timing wrapper around the backend table's gemm entry, as bench/gpt.c
@@ -42,6 +43,8 @@ struct opts {
     int64_t hidden, batch;
     int layers, steps, stage, overlap;
     enum zero_dtype precision;
+    int64_t bucket; /* reduce_bucket_size; 0: DeepSpeed's 5e8 */
+    enum zero_coll_mode mode;
 };
 
 static double now(void)
@@ -153,6 +156,9 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
     zero_config_defaults(&cfg);
     cfg.zero_optimization.stage = o->stage;
     cfg.zero_optimization.overlap_comm = o->overlap;
+    if (o->bucket > 0)
+        cfg.zero_optimization.reduce_bucket_size = o->bucket;
+    cfg.libzero.coll_mode = o->mode;
     cfg.optimizer.type = ZERO_OPTIM_ADAMW;
     cfg.optimizer.lr = 1e-4;
     cfg.optimizer.weight_decay = 0.01;
@@ -238,7 +244,8 @@ static int parse(int argc, char **argv, struct opts *o)
         {"stage", required_argument, NULL, 's'},   {"precision", required_argument, NULL, 'p'},
         {"overlap", required_argument, NULL, 'o'}, {"hidden", required_argument, NULL, 'H'},
         {"layers", required_argument, NULL, 'L'},  {"batch", required_argument, NULL, 'B'},
-        {"steps", required_argument, NULL, 'k'},   {NULL, 0, NULL, 0}};
+        {"steps", required_argument, NULL, 'k'},   {"bucket", required_argument, NULL, 'b'},
+        {"mode", required_argument, NULL, 'm'},    {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
@@ -267,6 +274,14 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'k':
             o->steps = atoi(optarg);
             break;
+        case 'b':
+            o->bucket = (int64_t)atof(optarg);
+            break;
+        case 'm':
+            if (strcmp(optarg, "exact") && strcmp(optarg, "native"))
+                return 1;
+            o->mode = strcmp(optarg, "native") == 0 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
+            break;
         default:
             return 1;
         }
@@ -287,14 +302,15 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "usage: mpirun -np N bench/roofline [--stage S] [--precision "
                             "fp32|bf16|fp16] [--overlap 0|1] [--hidden H] [--layers L] "
-                            "[--batch B (a multiple of N)] [--steps K (1-64)]\n");
+                            "[--batch B (a multiple of N)] [--steps K (1-64)] [--bucket N] "
+                            "[--mode exact|native]\n");
         MPI_Finalize();
         return 2;
     }
     struct zero_error err = {0};
     struct zero_device *dev = NULL;
     MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options bo = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    struct zero_backend_options bo = {.coll_mode = o.mode, .device = -1};
     int rc = zero_device_open(&dev, "cpu", &comm, &bo, &err);
     struct rates rt = {0};
     double measured[64][NPARTS] = {{0}}, bound[64][NPARTS] = {{0}};
@@ -320,6 +336,8 @@ int main(int argc, char **argv)
                "(median of steps %d-%d, max over ranks)\n",
                o.stage, pname, world, o.overlap, (long long)o.hidden, o.layers, (long long)o.batch,
                first + 1, o.steps);
+        printf("  reduce_bucket_size %.3g, %s collectives\n", o.bucket > 0 ? (double)o.bucket : 5e8,
+               o.mode == ZERO_COLL_NATIVE ? "native" : "exact");
         printf("  rates: gemm %.1f GFLOP/s (fp32 1024^3), memory %.1f GB/s (read+write), "
                "memcpy %.1f GB/s\n",
                rt.gemm_flops * 1e-9, rt.mem_bw * 1e-9, rt.memcpy_bw * 1e-9);
