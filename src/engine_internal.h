@@ -162,6 +162,9 @@ int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit);
 /* grad_reduce.c: per micro-step reduction, buckets, accumulation */
 int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err);
 int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err);
+/* Native (fast) mode, accumulation, stages 0-2: micro-steps are summed locally and
+ * reduced once per step. */
+int reduce_accumulates_locally(const struct zero_engine *e);
 int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err);
 /* The reduced gradient of this rank's shard of `unit` at the boundary: the
  * last micro-step's sum (cdt) or the accumulated sum (fp32). */

@@ -102,4 +102,7 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->sent_elements_accumulated = a == 1 ? t->sent_elements_per_step : accumulated / n * (n - 1);
     t->sent_elements_local_accumulation =
         e->stage == 3 ? t->sent_elements_accumulated : 2 * padded / n * (n - 1);
+    t->accumulates_locally = reduce_accumulates_locally(e);
+    if (t->accumulates_locally)
+        t->sent_elements_accumulated = t->sent_elements_local_accumulation;
 }

@@ -5,6 +5,7 @@
  * rank with a compute and a communication thread, and only the chosen steps. */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct run {
 static int run_overlap = 0;
 static int64_t run_bucket = 0;
 static int run_accum = 1; /* gradient_accumulation_steps */
+static enum zero_coll_mode run_mode = ZERO_COLL_EXACT;
 
 static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
 {
@@ -39,8 +41,9 @@ static int open_run(struct run *r, int stage, int64_t persistence, struct zero_e
     cfg.train_micro_batch_size_per_gpu = 2;
     cfg.gradient_accumulation_steps = run_accum;
     cfg.libzero.align = 64;
+    cfg.libzero.coll_mode = run_mode;
     MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    struct zero_backend_options opt = {.coll_mode = run_mode, .device = -1};
     int rc = zero_device_open(&r->dev, "cpu", &comm, &opt, err);
     if (!rc)
         rc = zero_nn_build_mlp(&r->model, 16, 2, 5, err);
@@ -213,6 +216,74 @@ END_TEST
 START_TEST(test_accumulated_volume_stage3)
 {
     check_accumulated_volume(3);
+}
+END_TEST
+
+/* Native (fast) mode accumulates locally and reduces once: 2Ψ(N-1)/N per step in
+ * stages 0-2, and parameters within a tolerance of exact mode's. */
+static int64_t accumulated_run(int stage, enum zero_coll_mode mode, float *w, int64_t n,
+                               struct zero_theory *th)
+{
+    struct run r;
+    struct zero_error err = {0};
+    run_accum = 3;
+    run_mode = mode;
+    int rc = open_run(&r, stage, 0, &err);
+    for (int s = 0; s < 2 && !rc; s++)
+        rc = train_step(&r, s, &err);
+    if (!rc) {
+        ck_assert_int_le(zero_param_numel(&r.model->units[0]->params[0]), n);
+        rc = zero_engine_read_param(r.engine, 0, 0, w, &err);
+    }
+    run_accum = 1;
+    run_mode = ZERO_COLL_EXACT;
+    ck_assert_msg(mpi_check_all(rc == 0), "stage %d: %s", stage, err.msg);
+    int64_t sent = 0;
+    const struct zero_comm_stats *m = &zero_engine_last_step(r.engine)->comm;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        if (k != ZERO_COLL_CONTROL)
+            sent += m->kind[k].sent_bytes / 4;
+    zero_engine_theory(r.engine, th);
+    close_run(&r);
+    return sent;
+}
+
+static void check_local_accumulation(int stage)
+{
+    enum { W = 64 * 16 }; /* layers.0's first weight: (4 * 16, 16) */
+    static float exact[W], fast[W];
+    struct zero_theory th;
+    accumulated_run(stage, ZERO_COLL_EXACT, exact, W, &th);
+    int64_t sent = accumulated_run(stage, ZERO_COLL_NATIVE, fast, W, &th);
+    int n = mpi_check_size();
+    ck_assert_msg(mpi_check_all(sent == th.sent_elements_local_accumulation &&
+                                sent == 2 * th.psi_padded / n * (n - 1)),
+                  "stage %d, native, A = 3: sent %lld, local-accumulation theory %lld", stage,
+                  (long long)sent, (long long)th.sent_elements_local_accumulation);
+    double worst = 0.0;
+    for (int i = 0; i < W; i++) {
+        double d = fabs((double)exact[i] - (double)fast[i]);
+        if (d > worst)
+            worst = d;
+    }
+    ck_assert_msg(mpi_check_all(worst < 1e-5), "stage %d: fast mode differs by %g", stage, worst);
+}
+
+START_TEST(test_native_accumulates_locally_2psi_stage0)
+{
+    check_local_accumulation(0);
+}
+END_TEST
+
+START_TEST(test_native_accumulates_locally_2psi_stage1)
+{
+    check_local_accumulation(1);
+}
+END_TEST
+
+START_TEST(test_native_accumulates_locally_2psi_stage2)
+{
+    check_local_accumulation(2);
 }
 END_TEST
 
@@ -441,6 +512,9 @@ static Suite *suite(void)
     tcase_add_test(t, test_accumulated_volume_is_a_plus_1_psi_stage1);
     tcase_add_test(t, test_accumulated_volume_is_a_plus_1_psi_stage2);
     tcase_add_test(t, test_accumulated_volume_stage3);
+    tcase_add_test(t, test_native_accumulates_locally_2psi_stage0);
+    tcase_add_test(t, test_native_accumulates_locally_2psi_stage1);
+    tcase_add_test(t, test_native_accumulates_locally_2psi_stage2);
     suite_add_tcase(s, t);
     return s;
 }
