@@ -9,12 +9,13 @@
  * One process (pid) per rank, named "rank r"; on each, thread 1 "compute" holds
  * forward, backward, recompute and optimizer slices, thread 2 "communication" holds
  * gathers, prefetches, waits, releases, reductions, parameter gathers and the norm
- * exchange, and each non-blocking collective's flight from issue to completion is an
- * async slice (ph "b"/"e", cat "in_flight"), which Perfetto draws on its own track under
- * the rank, so a flight that spans compute slices is overlap. Every slice's args name the step, micro-step, unit, collective, bucket,
+ * exchange. Every slice's args name the step, micro-step, unit, collective, bucket,
  * elements and bytes (elements x 4: fp32 on the wire) and, for a collective, the
  * elements this rank sends ((N-1)/N of the buffer, 2(N-1)/N for an all-reduce).
- * Times are microseconds since the engine was created on that rank. */
+ * Times are microseconds since the engine was created on that rank.
+ * Each non-blocking collective's flight from issue to completion is an async slice (ph
+ * "b"/"e", cat "in_flight"), which Perfetto draws on a track of its own under the rank:
+ * a flight that spans compute slices is overlap. */
 #ifndef ZERO_TRACE_H
 #define ZERO_TRACE_H
 
