@@ -38,3 +38,11 @@ noinst_PROGRAMS += %reldir%/math_ulp
 bench_math_ulp_SOURCES = %reldir%/math_ulp.c tests/exact_math_ref.h
 bench_math_ulp_LDADD = -lm
 EXTRA_DIST += %reldir%/exact_math_coeffs.py
+
+# where a step's time goes, each part next to its bound on this machine (the roofline):
+# mpirun -np 2 bench/roofline --stage S --precision fp32|bf16; bench/table.sh runs it
+# for stages 0-3 in both precisions and prints the table
+noinst_PROGRAMS += %reldir%/roofline
+bench_roofline_SOURCES = %reldir%/roofline.c
+bench_roofline_LDADD = libzero.la
+EXTRA_DIST += %reldir%/table.sh

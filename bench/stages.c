@@ -175,7 +175,8 @@ static int parse(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int rank, world;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);

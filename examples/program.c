@@ -585,7 +585,8 @@ void program_error(const struct program *p, const char *what, const struct zero_
 
 int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world))
 {
-    MPI_Init(&argc, &argv);
+    int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int rank, world;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);

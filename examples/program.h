@@ -139,7 +139,8 @@ int program_resume(struct program *p);
 /* Rank 0 prints "prog: <what><err->msg>" to stderr. */
 void program_error(const struct program *p, const char *what, const struct zero_error *err);
 
-/* MPI_Init, run(argc, argv, rank, world), MPI_Finalize; returns run's status. */
+/* MPI_Init_thread (MULTIPLE, for the cpu backend's communication thread), run(argc, argv,
+ * rank, world), MPI_Finalize; returns run's status. */
 int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world));
 
 #endif

@@ -190,11 +190,24 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
         fprintf(out, ", N = %d)  %s\n", world,
                 measured == t.sent_elements_per_step ? "ok" : "MISMATCH");
     } else {
-        fprintf(out,
-                "sent elements per rank: measured %" PRId64 "; theory %" PRId64 " = %s holds"
-                " without accumulation: with %" PRId64 " micro-steps the gradient reduction%s"
-                " repeats per micro-step\n",
-                measured, t.sent_elements_per_step, formula, accum,
-                stage3 ? " and the gathers" : "");
+        /* per micro-step (exact mode) = (A + 1)Ψ(N-1)/N; local (native mode) = 2Ψ(N-1)/N */
+        int64_t per_micro = t.accumulates_locally ? 0 : t.sent_elements_accumulated;
+        if (t.accumulates_locally)
+            fprintf(out,
+                    "sent elements per rank: measured %" PRId64 ", theory %" PRId64
+                    " = 2Ψ(N-1)/N: %" PRId64 " micro-steps accumulated locally, reduced once"
+                    " (native mode)  %s\n",
+                    measured, t.sent_elements_local_accumulation, accum,
+                    measured == t.sent_elements_local_accumulation ? "ok" : "MISMATCH");
+        else
+            fprintf(out,
+                    "sent elements per rank: measured %" PRId64 ", theory %" PRId64 " = %s"
+                    " with A = %" PRId64 " micro-steps, each reduced  %s\n"
+                    "  accumulating locally (--mode native), reducing once per step: %" PRId64
+                    " = %s\n",
+                    measured, per_micro,
+                    stage3 ? "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "(A + 1)Ψ(N-1)/N", accum,
+                    measured == per_micro ? "ok" : "MISMATCH", t.sent_elements_local_accumulation,
+                    stage3 ? "the same (stage 3 gathers every micro-step)" : "2Ψ(N-1)/N");
     }
 }

@@ -33,9 +33,10 @@ struct unit_states {
     void *gathered;
     enum zero_unit_state state;
     struct zero_request *gather_req;
-    int persistent; /* stage 3: gathered once, never released */
-    int scope_pins; /* held by a gathered-parameters scope */
-    int in_use;     /* fetched for the unit being computed */
+    double gather_t_issue; /* engine_now() when gather_req was issued */
+    int persistent;        /* stage 3: gathered once, never released */
+    int scope_pins;        /* held by a gathered-parameters scope */
+    int in_use;            /* fetched for the unit being computed */
     /* (cdt) stages 0-1: whole (padded,); stages 2-3: shard (shard,) */
     void *grads;
     /* (cdt) stages 2-3: this micro-step's local gradient, whole (padded,), during backward */
@@ -45,7 +46,9 @@ struct unit_states {
     /* mixed precision: fp32 copy of the whole parameters while computing (padded,) */
     float *param_work;
     struct zero_request *reduce_req;
-    float *reduce_into; /* accumulation: this micro-step's fp32 sum, pushed at its end */
+    double reduce_t_issue;   /* engine_now() when reduce_req was issued */
+    const char *reduce_coll; /* its collective's name */
+    float *reduce_into;      /* accumulation: this micro-step's fp32 sum, pushed at its end */
     /* optimizer state: stage 0 whole (padded,), stages 1-3 shard (shard,) */
     float *exp_avg, *exp_avg_sq; /* SGD uses exp_avg as the momentum buffer */
     /* offload_optimizer (host memory, (shard,) cdt): the reduced gradient comes
@@ -163,6 +166,9 @@ int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit);
 /* grad_reduce.c: per micro-step reduction, buckets, accumulation */
 int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err);
 int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err);
+/* Native (fast) mode, accumulation, stages 0-2: micro-steps are summed locally and
+ * reduced once per step. */
+int reduce_accumulates_locally(const struct zero_engine *e);
 int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err);
 /* The reduced gradient of this rank's shard of `unit` at the boundary: the
  * last micro-step's sum (cdt) or the accumulated sum (fp32). */
@@ -225,5 +231,10 @@ int engine_outside_scope(struct zero_engine *e, const char *what, struct zero_er
 /* Reports an event [t0, now] to the observer, if any. */
 void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
                   const char *collective, int64_t elements, double t0);
+/* Waits for req (NULL: completed at issue, nothing to do), then reports the wait
+ * [now, return] as wait_kind and the collective's flight [t_issue, completion] as
+ * ZERO_EV_INFLIGHT (the completion the backend saw: wait_timed, else the return). */
+int engine_wait(struct zero_engine *e, struct zero_request *req, enum zero_event_kind wait_kind,
+                int unit, int bucket, const char *collective, int64_t elements, double t_issue);
 
 #endif

@@ -78,6 +78,34 @@ void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, in
     e->observer(e->observer_user, &ev);
 }
 
+int engine_wait(struct zero_engine *e, struct zero_request *req, enum zero_event_kind wait_kind,
+                int unit, int bucket, const char *collective, int64_t elements, double t_issue)
+{
+    if (!req)
+        return ZERO_OK; /* completed at issue */
+    double t0 = engine_now(), done_ago = 0.0;
+    int rc = e->be->wait_timed ? e->be->wait_timed(e->bself, req, &done_ago)
+                               : e->be->wait(e->bself, req);
+    if (rc || !e->observer)
+        return rc;
+    engine_event(e, wait_kind, unit, bucket, NULL, elements, t0);
+    struct zero_event ev = {
+        .kind = ZERO_EV_INFLIGHT,
+        .unit = unit,
+        .bucket = bucket,
+        .collective = collective,
+        .elements = elements,
+        .step = e->global_steps,
+        .micro_step = e->micro_steps,
+        .t_begin = t_issue - e->t_created,
+        .t_end = engine_now() - done_ago - e->t_created,
+    };
+    if (ev.t_end < ev.t_begin)
+        ev.t_end = ev.t_begin;
+    e->observer(e->observer_user, &ev);
+    return ZERO_OK;
+}
+
 const char *zero_event_name(enum zero_event_kind k)
 {
     static const char *const names[ZERO_EV_KIND_COUNT] = {
@@ -86,7 +114,8 @@ const char *zero_event_name(enum zero_event_kind k)
         [ZERO_EV_PREFETCH] = "prefetch",         [ZERO_EV_GATHER_WAIT] = "gather_wait",
         [ZERO_EV_RELEASE] = "release",           [ZERO_EV_REDUCE] = "reduce",
         [ZERO_EV_PARAM_GATHER] = "param_gather", [ZERO_EV_NORM] = "norm",
-        [ZERO_EV_OPTIMIZER] = "optimizer",
+        [ZERO_EV_OPTIMIZER] = "optimizer",       [ZERO_EV_REDUCE_WAIT] = "reduce_wait",
+        [ZERO_EV_INFLIGHT] = "in_flight",
     };
     return (int)k >= 0 && k < ZERO_EV_KIND_COUNT ? names[k] : "?";
 }

@@ -19,10 +19,24 @@
  * rank's part of the gradient, and stage 0 all-gathers it. Rounding once,
  * after the whole tree over atoms, is what keeps mixed precision bit-identical
  * across world sizes (the tree does not depend on how atoms spread over ranks;
- * a rounding per micro-step would). */
+ * a rounding per micro-step would).
+ *
+ * Native (fast) mode with accumulation, stages 0-2, no offload: each rank
+ * accumulates its whole local gradient over the micro-steps in the same
+ * binary counter (slots of the whole unit, fp32) and reduces the sum once, at
+ * the last micro-step: 2Ψ(N-1)/N per step with the parameter gather, DeepSpeed's
+ * volume, instead of (A + 1)Ψ(N-1)/N. The sums then depend on how atoms spread
+ * over ranks (MPI's reduction on top of that), so results match exact mode to a
+ * tolerance, not in bits (docs/stages.md, "Overlap and accumulation"). */
 #include <stdlib.h>
 
 #include "engine_internal.h"
+
+int reduce_accumulates_locally(const struct zero_engine *e)
+{
+    return e->accum > 1 && e->stage <= 2 && e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE &&
+           e->cfg.zero_optimization.reduce_scatter && !e->offload_opt;
+}
 
 int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err)
 {
@@ -60,6 +74,43 @@ const void *reduce_shard_grads(struct zero_engine *e, int unit, enum zero_dtype 
     return landing(e, unit);
 }
 
+/* Fast mode: keep this micro-step's whole gradient in the counter; at the last
+ * micro-step reduce the counter's fp32 sum once into this rank's part. */
+static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    const void *mine = e->stage <= 1 ? s->grads : s->local_grad; /* (padded,) cdt */
+    size_t padded = (size_t)s->layout.padded, shard = (size_t)s->layout.shard;
+    if (s->counter.len != s->layout.padded) { /* first use: slots of the whole unit */
+        counter_destroy(e, &s->counter);
+        s->counter.len = s->layout.padded;
+    }
+    int last = s->counter.pushed + 1 == e->accum;
+    int rc = counter_push(e, &s->counter, mine, e->cdt, err);
+    float *sum = NULL;
+    if (rc || !last)
+        return rc;
+    double t0 = engine_now();
+    if ((rc = counter_finish(e, &s->counter, &sum, err)))
+        return rc;
+    const char *coll = e->stage == 0 ? "all_reduce" : "reduce_scatter";
+    if (e->stage == 0) {
+        rc = e->be->all_reduce(e->bself, sum, sum, ZERO_F32, padded, NULL);
+        if (!rc)
+            rc = e->cdt == ZERO_F32
+                     ? e->be->copy(e->bself, s->grads, sum, padded * sizeof(float))
+                     : e->be->cast(e->bself, s->grads, e->cdt, sum, ZERO_F32, padded);
+    } else {
+        rc = e->be->reduce_scatter(e->bself, sum, ZERO_F32, landing(e, u), e->cdt, shard, NULL);
+    }
+    counter_release(&s->counter);
+    if (rc)
+        return engine_backend_error(e, rc, err, "reduction of the accumulated gradient of %s",
+                                    e->model->units[u]->name);
+    engine_event(e, ZERO_EV_REDUCE, u, e->bucket_of_unit[u], coll, s->layout.padded, t0);
+    return ZERO_OK;
+}
+
 static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
@@ -70,6 +121,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     int rc;
     if (shard == 0)
         return ZERO_OK; /* no parameters */
+    if (reduce_accumulates_locally(e))
+        return accumulate_locally(e, u, err);
     double t0 = engine_now();
     const char *coll =
         (e->stage == 0 && e->accum == 1) || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
@@ -98,6 +151,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
                                     e->model->units[u]->name);
+    s->reduce_t_issue = t0;
+    s->reduce_coll = coll;
     engine_event(e, ZERO_EV_REDUCE, u, e->bucket_of_unit[u], coll, s->layout.padded, t0);
     return ZERO_OK;
 }
@@ -109,7 +164,8 @@ static int complete_bucket(struct zero_engine *e, int b, struct zero_error *err)
         int u = e->nunits - 1 - pos;
         struct unit_states *s = &e->us[u];
         if (s->reduce_req) {
-            int rc = e->be->wait(e->bself, s->reduce_req);
+            int rc = engine_wait(e, s->reduce_req, ZERO_EV_REDUCE_WAIT, u, b, s->reduce_coll,
+                                 s->layout.padded, s->reduce_t_issue);
             s->reduce_req = NULL;
             if (rc)
                 return engine_backend_error(e, rc, err, "waiting for the reduction of %s",
@@ -151,7 +207,7 @@ int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err)
         if (rc)
             return rc;
     }
-    for (int u = e->nunits - 1; u >= 0 && e->accum > 1; u--) {
+    for (int u = e->nunits - 1; u >= 0 && e->accum > 1 && !reduce_accumulates_locally(e); u--) {
         struct unit_states *s = &e->us[u];
         if (s->layout.shard == 0)
             continue;
@@ -170,8 +226,8 @@ int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err)
  * the compute dtype into this rank's part; stage 0 then makes it whole. */
 int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err)
 {
-    if (e->accum <= 1)
-        return ZERO_OK;
+    if (e->accum <= 1 || reduce_accumulates_locally(e))
+        return ZERO_OK; /* fast mode reduced at the last micro-step */
     for (int u = 0; u < e->nunits; u++) {
         struct unit_states *s = &e->us[u];
         if (s->layout.shard == 0)

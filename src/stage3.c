@@ -57,6 +57,7 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
     if (rc)
         return engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u));
     s->state = ZERO_UNIT_INFLIGHT;
+    s->gather_t_issue = t0;
     engine_event(e, prefetch ? ZERO_EV_PREFETCH : ZERO_EV_GATHER, u, -1, "all_gather",
                  s->layout.padded, t0);
     return ZERO_OK;
@@ -66,12 +67,16 @@ static int finish_gather(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     double t0 = engine_now();
-    int rc = e->be->wait(e->bself, s->gather_req);
+    int rc = s->gather_req ? engine_wait(e, s->gather_req, ZERO_EV_GATHER_WAIT, u, -1, "all_gather",
+                                         s->layout.padded, s->gather_t_issue)
+                           : ZERO_OK;
+    int waited = s->gather_req != NULL;
     s->gather_req = NULL;
     if (rc)
         return engine_backend_error(e, rc, err, "waiting for the all-gather of %s", uname(e, u));
     s->state = ZERO_UNIT_AVAILABLE;
-    engine_event(e, ZERO_EV_GATHER_WAIT, u, -1, NULL, s->layout.padded, t0);
+    if (!waited) /* completed at issue: the wait is still a step of the schedule */
+        engine_event(e, ZERO_EV_GATHER_WAIT, u, -1, NULL, s->layout.padded, t0);
     return ZERO_OK;
 }
 

@@ -13,7 +13,11 @@
  * each reduce-scatter or all-gather of all parameters (in the compute dtype).
  * Stage 3 gathers every unit for forward and again for backward (3Ψ with the
  * reduce-scatter), less persistent units (gathered once per step, Ψp) and
- * less the gathers saved by keeping units for reuse (Ψr). */
+ * less the gathers saved by keeping units for reuse (Ψr).
+ * With A micro-steps exact mode reduces each one: (A + 1)Ψ(N-1)/N in stages 0-2 (A
+ * reduce-scatters into the counter, then one all-gather of the gradients or the
+ * parameters), (A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N in stage 3; accumulating locally and
+ * reducing once gives 2Ψ(N-1)/N in stages 0-2 (docs/stages.md says when that is exact). */
 #include <stdlib.h>
 
 #include "engine_internal.h"
@@ -91,4 +95,14 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->psi_reused = 2 * (padded - persistent) - replayed_gathers(e, padded - persistent);
     int64_t volumes = e->stage == 3 ? 3 * padded - persistent - t->psi_reused : 2 * padded;
     t->sent_elements_per_step = volumes / n * (n - 1);
+    int64_t a = e->accum;
+    int64_t accumulated = e->stage == 3
+                              ? a * (3 * padded - 2 * persistent - t->psi_reused) + persistent
+                              : (a + 1) * padded;
+    t->sent_elements_accumulated = a == 1 ? t->sent_elements_per_step : accumulated / n * (n - 1);
+    t->sent_elements_local_accumulation =
+        e->stage == 3 ? t->sent_elements_accumulated : 2 * padded / n * (n - 1);
+    t->accumulates_locally = reduce_accumulates_locally(e);
+    if (t->accumulates_locally)
+        t->sent_elements_accumulated = t->sent_elements_local_accumulation;
 }

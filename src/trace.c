@@ -190,6 +190,35 @@ static void add_metadata(struct text *b, int rank)
         rank, ZERO_TRACE_TID_COMM);
 }
 
+/* A collective's flight, issue to completion, as a pair of async events ("b", "e"): Perfetto
+ * draws them on tracks of their own under the rank, where they can overlap each other and
+ * the compute slices (X slices on one thread must nest, flights do not). id: the record's
+ * index, unique over ranks with the rank in the high part. */
+static void add_flight(struct text *b, const struct zero_trace *t, const struct record *r,
+                       int64_t index)
+{
+    const char *unit = r->unit >= 0 && t->model && r->unit < t->model->nunits
+                           ? t->model->units[r->unit]->name
+                           : "";
+    long long id = (long long)t->rank * 1000000000LL + (long long)index;
+    for (int end = 0; end < 2; end++) {
+        add(b, ",\n{\"name\":\"%s%s", r->collective[0] ? r->collective : "collective",
+            unit[0] ? " " : "");
+        add_escaped(b, unit);
+        add(b,
+            "\",\"cat\":\"in_flight\",\"ph\":\"%s\",\"id\":%lld,\"ts\":%.3f,\"pid\":%d,\"tid\":%d",
+            end ? "e" : "b", id, (end ? r->t_end : r->t_begin) * 1e6, t->rank, ZERO_TRACE_TID_COMM);
+        if (!end)
+            add(b, ",\"args\":{\"step\":%lld,\"micro_step\":%lld,\"elements\":%lld%s%s%s",
+                (long long)r->step, (long long)r->micro_step, (long long)r->elements,
+                r->collective[0] ? ",\"collective\":\"" : "", r->collective,
+                r->collective[0] ? "\"" : "");
+        if (!end && r->bucket >= 0)
+            add(b, ",\"bucket\":%d", r->bucket);
+        add(b, end ? "}" : "}}");
+    }
+}
+
 static void add_record(struct text *b, const struct zero_trace *t, const struct record *r)
 {
     const char *unit = r->unit >= 0 && t->model && r->unit < t->model->nunits
@@ -235,8 +264,12 @@ int zero_trace_events_json(const struct zero_trace *t, char **json, size_t *len,
 {
     struct text b = {0};
     add_metadata(&b, t->rank);
-    for (int64_t i = 0; i < t->n; i++)
-        add_record(&b, t, &t->rec[i]);
+    for (int64_t i = 0; i < t->n; i++) {
+        if (t->rec[i].kind == ZERO_EV_INFLIGHT)
+            add_flight(&b, t, &t->rec[i], i);
+        else
+            add_record(&b, t, &t->rec[i]);
+    }
     if (b.failed) {
         free(b.s);
         return zero_fail(err, ZERO_ENOMEM, "trace: rank %d: JSON text", t->rank);

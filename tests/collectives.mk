@@ -14,3 +14,13 @@ tests_test_collectives_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_collectives_LDADD = $(TEST_LDADD)
 TESTS += tests/test_collectives.np1 tests/test_collectives.np2 tests/test_collectives.np3 \
 	tests/test_collectives.np4
+
+# Overlap (the communication thread) keeps the bits: train_mlp --overlap 0 and 1 at
+# N = 2, 3, 4, stages 0-3.
+TESTS += tests/test_overlap.sh
+EXTRA_DIST += tests/test_overlap.sh
+
+# 2 x 2 ranks across two network namespaces (TCP between them) match one node, stages
+# 0-3; skips (77) unless root with iproute2.
+TESTS += tests/test_multihost.sh
+EXTRA_DIST += tests/test_multihost.sh

@@ -92,7 +92,8 @@ static inline int mpi_check_run(Suite *(*make_suite)(void))
 /* The whole main of a test that needs no setup outside its fixtures. */
 static inline int mpi_check_main(int *argc, char ***argv, Suite *(*make_suite)(void))
 {
-    MPI_Init(argc, argv);
+    int provided; /* MULTIPLE: the cpu backend's communication thread is exercised */
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     int status = mpi_check_run(make_suite);
     MPI_Finalize();
     return status;

@@ -510,6 +510,44 @@ START_TEST(test_several_requests_in_flight_complete_in_any_order)
 }
 END_TEST
 
+/* The communication thread (MPI_THREAD_MULTIPLE) runs an exact reduce-scatter while the
+ * caller's thread does a blocking all-reduce on its own communicator: both keep the
+ * tree's bits, and the buffers the thread grows for it reach the device's ledger. */
+START_TEST(test_blocking_call_while_a_request_is_in_flight_keeps_bits_and_ledger)
+{
+    size_t count = 90001; /* larger than before: the thread's window or staging grows */
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    for (int p = 0; p < PATH_COUNT; p++) {
+        struct zero_device *d = devs[p];
+        set_mode(d, ZERO_COLL_EXACT);
+        float *send = xmalloc((size_t)nranks * count * sizeof(float));
+        float *rs = xmalloc(count * sizeof(float));
+        float *ar = xmalloc(1000 * sizeof(float));
+        fill_inputs(send, ZERO_F32, me, 0, (size_t)nranks * count);
+        fill_inputs(ar, ZERO_F32, me, 0, 1000);
+        int64_t comm0 = d->ledger.current[ZERO_TAG_COMM];
+        struct zero_request *req = NULL;
+        int rc = d->be->reduce_scatter(d->self, send, ZERO_F32, rs, ZERO_F32, count, &req);
+        int rc2 = d->be->all_reduce(d->self, ar, ar, ZERO_F32, 1000, NULL);
+        int rc1 = wait_if(d, req);
+        rc = rc ? rc : rc1 ? rc1 : rc2;
+        ASSERT_ALL_OK(d, rc);
+        int64_t grown = d->ledger.current[ZERO_TAG_COMM] - comm0;
+        long bad = count_tree_mismatches(rs, ZERO_F32, ZERO_F32, (size_t)me * count, count) +
+                   count_tree_mismatches(ar, ZERO_F32, ZERO_F32, 0, 1000);
+        free(send);
+        free(rs);
+        free(ar);
+        ASSERT_NONE_WRONG(bad, "%s path, one in flight and one blocking", path_name[p]);
+        if (nranks > 1 && level == MPI_THREAD_MULTIPLE)
+            ck_assert_msg(mpi_check_all(grown >= (int64_t)((size_t)(nranks - 1) * count * 4)),
+                          "%s path: the ledger grew by %lld bytes, not the thread's buffers",
+                          path_name[p], (long long)grown);
+    }
+}
+END_TEST
+
 /* ---- comm stats and ledger ---- */
 
 static struct zero_coll_counter delta(struct zero_device *d, const struct zero_comm_stats *before,
@@ -657,6 +695,7 @@ static Suite *make_suite(void)
     tcase_add_test(modes, test_native_agrees_with_exact_within_tolerance);
     tcase_add_test(modes, test_nonblocking_gives_the_same_bits_as_blocking);
     tcase_add_test(modes, test_several_requests_in_flight_complete_in_any_order);
+    tcase_add_test(modes, test_blocking_call_while_a_request_is_in_flight_keeps_bits_and_ledger);
     suite_add_tcase(s, modes);
 
     TCase *accounting = tcase_create("accounting and errors");

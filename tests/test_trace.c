@@ -5,6 +5,7 @@
  * rank with a compute and a communication thread, and only the chosen steps. */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,11 @@ struct run {
 };
 
 static int run_bf16; /* the next open_run trains in bf16 */
+/* overlap_comm and reduce_bucket_size of the next open_run (the trace tests' knobs) */
+static int run_overlap = 0;
+static int64_t run_bucket = 0;
+static int run_accum = 1; /* gradient_accumulation_steps */
+static enum zero_coll_mode run_mode = ZERO_COLL_EXACT;
 
 static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
 {
@@ -29,13 +35,17 @@ static int open_run(struct run *r, int stage, int64_t persistence, struct zero_e
     zero_config_defaults(&cfg);
     cfg.bf16.enabled = run_bf16;
     cfg.zero_optimization.stage = stage;
+    cfg.zero_optimization.overlap_comm = run_overlap;
+    if (run_bucket > 0)
+        cfg.zero_optimization.reduce_bucket_size = run_bucket;
     cfg.zero_optimization.stage3_param_persistence_threshold = persistence;
     cfg.optimizer.type = ZERO_OPTIM_ADAMW;
     cfg.train_micro_batch_size_per_gpu = 2;
-    cfg.gradient_accumulation_steps = 1;
+    cfg.gradient_accumulation_steps = run_accum;
     cfg.libzero.align = 64;
+    cfg.libzero.coll_mode = run_mode;
     MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    struct zero_backend_options opt = {.coll_mode = run_mode, .device = -1};
     int rc = zero_device_open(&r->dev, "cpu", &comm, &opt, err);
     if (!rc)
         rc = zero_nn_build_mlp(&r->model, 16, 2, 5, err);
@@ -48,12 +58,15 @@ static int train_step(struct run *r, int64_t step, struct zero_error *err)
 {
     float x[2 * 16];
     int32_t y[2];
-    int64_t first = zero_atom_first_sample(step, 0, r->dev->rank, r->dev->size, 1, 2);
-    zero_synthetic_samples(3, 16, 5, first, 2, x, y);
-    struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
-    int rc = zero_engine_forward(r->engine, &b, NULL, err);
-    if (!rc)
-        rc = zero_engine_backward(r->engine, err);
+    int rc = 0;
+    for (int i = 0; i < run_accum && !rc; i++) {
+        int64_t first = zero_atom_first_sample(step, i, r->dev->rank, r->dev->size, run_accum, 2);
+        zero_synthetic_samples(3, 16, 5, first, 2, x, y);
+        struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
+        rc = zero_engine_forward(r->engine, &b, NULL, err);
+        if (!rc)
+            rc = zero_engine_backward(r->engine, err);
+    }
     if (!rc)
         rc = zero_engine_step(r->engine, NULL, err);
     return rc;
@@ -77,7 +90,8 @@ struct totals {
 static void count(void *user, const struct zero_event *ev)
 {
     struct totals *t = user;
-    if (ev->step + 1 != t->step || !ev->collective || strcmp(ev->collective, "control") == 0)
+    if (ev->step + 1 != t->step || !ev->collective || strcmp(ev->collective, "control") == 0 ||
+        ev->kind == ZERO_EV_INFLIGHT) /* counted at its issue event */
         return;
     int k = strcmp(ev->collective, "reduce_scatter") == 0 ? ZERO_COLL_REDUCE_SCATTER
             : strcmp(ev->collective, "all_gather") == 0   ? ZERO_COLL_ALL_GATHER
@@ -151,6 +165,130 @@ START_TEST(test_event_totals_equal_comm_stats_and_theory_stage3_persistent_units
 }
 END_TEST
 
+/* With accumulation exact mode reduces every micro-step: the step's comm stats equal
+ * the accumulated formula, and local accumulation would send less in stages 0-2. */
+static void check_accumulated_volume(int stage)
+{
+    struct run r;
+    struct zero_error err = {0};
+    run_accum = 3;
+    int rc = open_run(&r, stage, 0, &err);
+    for (int s = 0; s < 2 && !rc; s++)
+        rc = train_step(&r, s, &err);
+    run_accum = 1;
+    ck_assert_msg(mpi_check_all(rc == 0), "stage %d: %s", stage, err.msg);
+    const struct zero_comm_stats *m = &zero_engine_last_step(r.engine)->comm;
+    struct zero_theory th;
+    zero_engine_theory(r.engine, &th);
+    int64_t sent = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        if (k != ZERO_COLL_CONTROL)
+            sent += m->kind[k].sent_bytes / 4;
+    int n = mpi_check_size();
+    int64_t psi = th.psi_padded;
+    int ok = sent == th.sent_elements_accumulated;
+    if (stage < 3) { /* the closed forms */
+        ok &= th.sent_elements_accumulated == 4 * psi / n * (n - 1);
+        ok &= th.sent_elements_local_accumulation == 2 * psi / n * (n - 1);
+    }
+    close_run(&r);
+    ck_assert_msg(mpi_check_all(ok), "stage %d, A = 3: sent %lld, theory %lld (local %lld)", stage,
+                  (long long)sent, (long long)th.sent_elements_accumulated,
+                  (long long)th.sent_elements_local_accumulation);
+}
+
+START_TEST(test_accumulated_volume_is_a_plus_1_psi_stage0)
+{
+    check_accumulated_volume(0);
+}
+END_TEST
+
+START_TEST(test_accumulated_volume_is_a_plus_1_psi_stage1)
+{
+    check_accumulated_volume(1);
+}
+END_TEST
+
+START_TEST(test_accumulated_volume_is_a_plus_1_psi_stage2)
+{
+    check_accumulated_volume(2);
+}
+END_TEST
+
+START_TEST(test_accumulated_volume_stage3)
+{
+    check_accumulated_volume(3);
+}
+END_TEST
+
+/* Native (fast) mode accumulates locally and reduces once: 2Ψ(N-1)/N per step in
+ * stages 0-2, and parameters within a tolerance of exact mode's. */
+static int64_t accumulated_run(int stage, enum zero_coll_mode mode, float *w, int64_t n,
+                               struct zero_theory *th)
+{
+    struct run r;
+    struct zero_error err = {0};
+    run_accum = 3;
+    run_mode = mode;
+    int rc = open_run(&r, stage, 0, &err);
+    for (int s = 0; s < 2 && !rc; s++)
+        rc = train_step(&r, s, &err);
+    if (!rc) {
+        ck_assert_int_le(zero_param_numel(&r.model->units[0]->params[0]), n);
+        rc = zero_engine_read_param(r.engine, 0, 0, w, &err);
+    }
+    run_accum = 1;
+    run_mode = ZERO_COLL_EXACT;
+    ck_assert_msg(mpi_check_all(rc == 0), "stage %d: %s", stage, err.msg);
+    int64_t sent = 0;
+    const struct zero_comm_stats *m = &zero_engine_last_step(r.engine)->comm;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        if (k != ZERO_COLL_CONTROL)
+            sent += m->kind[k].sent_bytes / 4;
+    zero_engine_theory(r.engine, th);
+    close_run(&r);
+    return sent;
+}
+
+static void check_local_accumulation(int stage)
+{
+    enum { W = 64 * 16 }; /* layers.0's first weight: (4 * 16, 16) */
+    static float exact[W], fast[W];
+    struct zero_theory th;
+    accumulated_run(stage, ZERO_COLL_EXACT, exact, W, &th);
+    int64_t sent = accumulated_run(stage, ZERO_COLL_NATIVE, fast, W, &th);
+    int n = mpi_check_size();
+    ck_assert_msg(mpi_check_all(sent == th.sent_elements_local_accumulation &&
+                                sent == 2 * th.psi_padded / n * (n - 1)),
+                  "stage %d, native, A = 3: sent %lld, local-accumulation theory %lld", stage,
+                  (long long)sent, (long long)th.sent_elements_local_accumulation);
+    double worst = 0.0;
+    for (int i = 0; i < W; i++) {
+        double d = fabs((double)exact[i] - (double)fast[i]);
+        if (d > worst)
+            worst = d;
+    }
+    ck_assert_msg(mpi_check_all(worst < 1e-5), "stage %d: fast mode differs by %g", stage, worst);
+}
+
+START_TEST(test_native_accumulates_locally_2psi_stage0)
+{
+    check_local_accumulation(0);
+}
+END_TEST
+
+START_TEST(test_native_accumulates_locally_2psi_stage1)
+{
+    check_local_accumulation(1);
+}
+END_TEST
+
+START_TEST(test_native_accumulates_locally_2psi_stage2)
+{
+    check_local_accumulation(2);
+}
+END_TEST
+
 /* ---- the trace file ---- */
 
 static json_t *load_trace(int stage, const int64_t *steps, int nsteps, char *path, size_t len)
@@ -212,6 +350,11 @@ START_TEST(test_trace_json_parses_with_one_pid_per_rank_and_two_threads)
                 named[pid]++;
             continue;
         }
+        if (strcmp(ph, "b") == 0 || strcmp(ph, "e") == 0) { /* a collective's flight */
+            ck_assert_str_eq(json_string_value(json_object_get(ev, "cat")), "in_flight");
+            ck_assert(json_is_integer(json_object_get(ev, "id")));
+            continue;
+        }
         ck_assert_str_eq(ph, "X");
         int tid = (int)json_integer_value(json_object_get(ev, "tid"));
         ck_assert(tid == ZERO_TRACE_TID_COMPUTE || tid == ZERO_TRACE_TID_COMM);
@@ -233,6 +376,106 @@ START_TEST(test_trace_json_parses_with_one_pid_per_rank_and_two_threads)
     ck_assert_int_gt(slices, 0);
     ck_assert_int_gt(comm_with_bytes, 0);
     json_decref(root);
+}
+END_TEST
+
+/* ---- overlap: flights that span compute ---- */
+
+struct flights {
+    int64_t flights, reduce_flights; /* "b" events; those of reductions */
+    int64_t overlapping;             /* flights some compute slice of their rank overlaps */
+};
+
+/* Pairs each flight's "b" with its "e" (same id) and looks for a compute slice of the same
+ * rank that starts inside the flight. */
+static struct flights read_flights(json_t *events)
+{
+    struct flights f = {0};
+    size_t i, j;
+    json_t *b, *x;
+    json_array_foreach(events, i, b)
+    {
+        const char *ph = json_string_value(json_object_get(b, "ph"));
+        if (!ph || strcmp(ph, "b") != 0)
+            continue;
+        json_int_t id = json_integer_value(json_object_get(b, "id"));
+        int pid = (int)json_integer_value(json_object_get(b, "pid"));
+        double t0 = json_number_value(json_object_get(b, "ts")), t1 = -1.0;
+        json_array_foreach(events, j, x)
+        {
+            const char *xph = json_string_value(json_object_get(x, "ph"));
+            if (xph && strcmp(xph, "e") == 0 && json_integer_value(json_object_get(x, "id")) == id)
+                t1 = json_number_value(json_object_get(x, "ts"));
+        }
+        ck_assert_msg(t1 >= t0, "flight %lld has no end after its begin", (long long)id);
+        f.flights++;
+        json_t *args = json_object_get(b, "args");
+        if (json_object_get(args, "bucket"))
+            f.reduce_flights++;
+        json_array_foreach(events, j, x)
+        {
+            const char *xph = json_string_value(json_object_get(x, "ph"));
+            const char *cat = json_string_value(json_object_get(x, "cat"));
+            if (!xph || strcmp(xph, "X") != 0 || !cat || strcmp(cat, "compute") != 0 ||
+                json_integer_value(json_object_get(x, "pid")) != pid)
+                continue;
+            double s = json_number_value(json_object_get(x, "ts"));
+            if (s > t0 && s < t1) {
+                f.overlapping++;
+                break;
+            }
+        }
+    }
+    return f;
+}
+
+static struct flights trace_flights(int stage, int overlap)
+{
+    char path[512];
+    const int64_t steps[1] = {2};
+    run_overlap = overlap;
+    run_bucket = 1; /* one bucket per unit: reductions are issued while backward goes on */
+    json_t *root = load_trace(stage, steps, 1, path, sizeof path);
+    run_overlap = 0;
+    run_bucket = 0;
+    struct flights f = {0};
+    if (root)
+        f = read_flights(json_object_get(root, "traceEvents"));
+    json_decref(root);
+    return f;
+}
+
+/* With the communication thread (N > 1, MPI_THREAD_MULTIPLE: mpi_check.h) an issued
+ * reduction runs while the next unit's backward computes: the trace shows it. */
+START_TEST(test_overlap_1_shows_reductions_in_flight_over_compute_stage2)
+{
+    struct flights f = trace_flights(2, 1);
+    if (mpi_check_rank() != 0 || mpi_check_size() == 1)
+        return;
+    ck_assert_int_gt(f.reduce_flights, 0);
+    ck_assert_msg(f.overlapping > 0, "no flight of %lld overlaps a compute slice",
+                  (long long)f.flights);
+}
+END_TEST
+
+/* overlap_comm 0: reductions are blocking, so no reduction has a flight. */
+START_TEST(test_overlap_0_has_no_reduction_flights_stage2)
+{
+    struct flights f = trace_flights(2, 0);
+    if (mpi_check_rank() != 0)
+        return;
+    ck_assert_int_eq(f.reduce_flights, 0);
+}
+END_TEST
+
+/* Stage 3's prefetched gathers run while the previous unit computes. */
+START_TEST(test_stage3_prefetches_in_flight_over_compute)
+{
+    struct flights f = trace_flights(3, 1);
+    if (mpi_check_rank() != 0 || mpi_check_size() == 1)
+        return;
+    ck_assert_int_gt(f.flights, f.reduce_flights);
+    ck_assert_int_gt(f.overlapping, 0);
 }
 END_TEST
 
@@ -321,6 +564,16 @@ static Suite *suite(void)
     tcase_add_test(t, test_trace_json_parses_with_one_pid_per_rank_and_two_threads);
     tcase_add_test(t, test_step_list_parses_ranges_and_rejects_nonsense);
     tcase_add_test(t, test_trace_bytes_are_the_compute_dtype_s_in_bf16);
+    tcase_add_test(t, test_overlap_1_shows_reductions_in_flight_over_compute_stage2);
+    tcase_add_test(t, test_overlap_0_has_no_reduction_flights_stage2);
+    tcase_add_test(t, test_stage3_prefetches_in_flight_over_compute);
+    tcase_add_test(t, test_accumulated_volume_is_a_plus_1_psi_stage0);
+    tcase_add_test(t, test_accumulated_volume_is_a_plus_1_psi_stage1);
+    tcase_add_test(t, test_accumulated_volume_is_a_plus_1_psi_stage2);
+    tcase_add_test(t, test_accumulated_volume_stage3);
+    tcase_add_test(t, test_native_accumulates_locally_2psi_stage0);
+    tcase_add_test(t, test_native_accumulates_locally_2psi_stage1);
+    tcase_add_test(t, test_native_accumulates_locally_2psi_stage2);
     suite_add_tcase(s, t);
     return s;
 }

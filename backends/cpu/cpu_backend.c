@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu_internal.h"
 #include "cpu_ops.h"
@@ -50,6 +51,22 @@ static int cpu_split_node(struct cpu_state *s, char *why, size_t why_len)
     MPI_Comm_size(s->node_comm, &s->node_size);
     s->single_node = s->node_size == s->size;
     return ZERO_OK;
+}
+
+/* ZERO_CPU_SHOW_NODES=1: one line per rank on stderr saying which node it found itself
+ * on and which path the exact collectives take (tests/test_multihost.sh reads it). */
+static void cpu_show_nodes(const struct cpu_state *s)
+{
+    const char *show = getenv("ZERO_CPU_SHOW_NODES");
+    if (!show || strcmp(show, "1") != 0)
+        return;
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    fprintf(stderr, "cpu backend: rank %d of %d: node rank %d of %d on %s: %s path%s\n", s->rank,
+            s->size, s->node_rank, s->node_size, host,
+            cpu_shm_in_use(s) ? "shared-memory" : "MPI_Alltoallv",
+            s->progress ? ", communication thread" : "");
 }
 
 /* OpenBLAS serves native mode only. Its bits may depend on how many threads
@@ -162,11 +179,14 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
     }
 
     rc = cpu_coll_init(s);
+    if (rc == ZERO_OK && (rc = cpu_progress_init(s)) != ZERO_OK)
+        cpu_coll_fini(s);
     if (rc != ZERO_OK) {
         snprintf(why, why_len, "cpu backend: collectives: %s", s->err);
         cpu_release(s);
         return rc;
     }
+    cpu_show_nodes(s);
     *self = s;
     return ZERO_OK;
 }
@@ -176,6 +196,7 @@ static void cpu_close(void *self)
     struct cpu_state *s = self;
     if (s == NULL)
         return;
+    cpu_progress_fini(s); /* first: its queued jobs complete */
     cpu_coll_fini(s);
     cpu_memory_fini(s);
     cpu_release(s);
@@ -265,5 +286,6 @@ const struct zero_backend zero_backend_cpu = {
     .broadcast = cpu_broadcast,
     .barrier = cpu_barrier,
     .wait = cpu_wait,
+    .wait_timed = cpu_wait_timed,
     .host_all_gather = cpu_host_all_gather,
 };

@@ -4,9 +4,10 @@
  * the plain copies (all-gather, broadcast: MPI's own, identical in both modes).
  *
  * Non-blocking calls: native mode issues MPI_I* operations and wait() completes them.
- * Exact mode completes the operation at issue and hands back an already-completed
- * handle: on the cpu every rank is one core, so there is nobody to make progress in the
- * background and overlap would only reorder the same work. wait() frees every handle.
+ * Exact mode queues the operation to the communication thread (cpu_progress.c), which
+ * performs it while the caller computes; where there is no such thread (MPI below
+ * MPI_THREAD_MULTIPLE, one rank, ZERO_CPU_PROGRESS=0) it completes at issue and hands
+ * back an already-completed handle. wait() frees every handle.
  *
  * Comm stats (counted when an operation completes):
  *   payload_bytes  N * count * size for reduce-scatter and all-gather, count * size for
@@ -176,16 +177,38 @@ static int request_finish(struct cpu_state *s, struct zero_request *rq, int rc,
     return 0;
 }
 
-int cpu_wait(void *self, struct zero_request *req)
+/* Exact mode with a communication thread: the handle goes to its queue. */
+static int request_submit(struct cpu_state *s, const struct zero_request *rq,
+                          struct zero_request **req)
+{
+    *req = malloc(sizeof(**req));
+    if (*req == NULL)
+        return cpu_fail(s, ZERO_ENOMEM, "%s: no memory for a request handle",
+                        zero_coll_kind_name(rq->kind));
+    **req = *rq;
+    cpu_progress_submit(s, *req);
+    return 0;
+}
+
+int cpu_wait_timed(void *self, struct zero_request *req, double *done_ago)
 {
     struct cpu_state *s = self;
+    *done_ago = 0.0;
     if (req == NULL)
         return 0;
-    int rc = request_settle(s, req);
+    int rc = req->queued ? cpu_progress_wait(s, req) : request_settle(s, req);
+    if (rc == 0)
+        *done_ago = MPI_Wtime() - req->t_done;
     if (rc == 0)
         request_account(s, req);
     free(req);
     return rc;
+}
+
+int cpu_wait(void *self, struct zero_request *req)
+{
+    double done_ago;
+    return cpu_wait_timed(self, req, &done_ago);
 }
 
 /* rank r's piece of `total` elements split as evenly as possible: the first total % N
@@ -203,6 +226,20 @@ static struct cpu_split split_even(struct cpu_state *s, size_t total)
 }
 
 /* ---- the collectives ---- */
+
+/* Exact reduce-scatter of N pieces of count elements each. */
+static int exact_reduce_scatter_equal(struct cpu_state *s, const void *send,
+                                      enum zero_dtype wire_type, void *recv,
+                                      enum zero_dtype recv_type, size_t count, int64_t *sent)
+{
+    size_t n = (size_t)s->size;
+    for (size_t r = 0; r < n; r++) {
+        s->shm->split_count[r] = count;
+        s->shm->split_displ[r] = r * count;
+    }
+    struct cpu_split split = {s->shm->split_count, s->shm->split_displ, n * count};
+    return cpu_exact_reduce_scatter(s, send, wire_type, recv, recv_type, &split, sent);
+}
 
 int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
                        enum zero_dtype recv_type, size_t count, struct zero_request **req)
@@ -234,13 +271,11 @@ int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, 
         rc = check_mpi_count(s, op, n * count);
         if (rc == 0)
             rc = cpu_native_reduce_scatter(s, send, wire_type, recv, recv_type, count, &rq);
+    } else if (req != NULL && cpu_progress_active(s)) {
+        rq.job = (struct cpu_job){send, recv, wire_type, recv_type, count, 0};
+        return request_submit(s, &rq, req);
     } else {
-        for (size_t r = 0; r < n; r++) {
-            s->shm->split_count[r] = count;
-            s->shm->split_displ[r] = r * count;
-        }
-        struct cpu_split split = {s->shm->split_count, s->shm->split_displ, n * count};
-        rc = cpu_exact_reduce_scatter(s, send, wire_type, recv, recv_type, &split, &rq.sent_bytes);
+        rc = exact_reduce_scatter_equal(s, send, wire_type, recv, recv_type, count, &rq.sent_bytes);
     }
     return request_finish(s, &rq, rc, req);
 }
@@ -267,8 +302,11 @@ static int exact_all_reduce(struct cpu_state *s, const void *send, void *recv, e
         m->recv_displs[r] = (int)split.displ[r];
     }
     MPI_Datatype type = cpu_mpi_type(t);
-    int err = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, m->recv_counts,
-                             m->recv_displs, type, s->comm);
+    MPI_Request r;
+    int err = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, m->recv_counts,
+                              m->recv_displs, type, s->comm, &r);
+    if (err == MPI_SUCCESS)
+        err = cpu_mpi_complete(s, &r);
     if (err != MPI_SUCCESS)
         return cpu_mpi_fail(s, "all_reduce: MPI_Allgatherv", err);
     *sent = rs_sent + (int64_t)((size_t)(s->size - 1) * mine * esize);
@@ -300,6 +338,9 @@ int cpu_all_reduce(void *self, const void *send, void *recv, enum zero_dtype t, 
         rc = check_mpi_count(s, op, count);
         if (rc == 0)
             rc = cpu_native_all_reduce(s, send, recv, t, count, &rq);
+    } else if (req != NULL && cpu_progress_active(s)) {
+        rq.job = (struct cpu_job){send, recv, t, t, count, 0};
+        return request_submit(s, &rq, req);
     } else {
         rc = exact_all_reduce(s, send, recv, t, count, &rq.sent_bytes);
     }
@@ -331,6 +372,10 @@ int cpu_all_gather(void *self, const void *send, void *recv, enum zero_dtype t, 
     struct zero_request rq;
     request_start(s, &rq, ZERO_COLL_ALL_GATHER, (int64_t)(n * count * esize),
                   (int64_t)((n - 1) * count * esize), req != NULL);
+    if (req != NULL && cpu_progress_active(s)) {
+        rq.job = (struct cpu_job){send, recv, t, t, count, 0};
+        return request_submit(s, &rq, req);
+    }
     MPI_Datatype type = cpu_mpi_type(t);
     const void *src = in_place ? MPI_IN_PLACE : send;
     int err;
@@ -363,6 +408,10 @@ int cpu_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int ro
     struct zero_request rq;
     request_start(s, &rq, ZERO_COLL_BROADCAST, (int64_t)bytes,
                   s->rank == root && s->size > 1 ? (int64_t)bytes : 0, req != NULL);
+    if (req != NULL && cpu_progress_active(s)) {
+        rq.job = (struct cpu_job){buf, buf, t, t, count, root};
+        return request_submit(s, &rq, req);
+    }
     MPI_Datatype type = cpu_mpi_type(t);
     int err;
     if (rq.blocking)
@@ -372,6 +421,38 @@ int cpu_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int ro
     if (err != MPI_SUCCESS)
         rc = cpu_mpi_fail(s, "broadcast: MPI_Bcast", err);
     return request_finish(s, &rq, rc, req);
+}
+
+/* On the communication thread: the same operations as at issue, on its copy s. */
+int cpu_coll_run_job(struct cpu_state *s, struct zero_request *rq)
+{
+    const struct cpu_job *j = &rq->job;
+    MPI_Datatype type = cpu_mpi_type(j->wire_type);
+    const char *op = zero_coll_kind_name(rq->kind);
+    MPI_Request r = MPI_REQUEST_NULL;
+    int err = MPI_SUCCESS;
+    switch (rq->kind) {
+    case ZERO_COLL_REDUCE_SCATTER:
+        return exact_reduce_scatter_equal(s, j->send, j->wire_type, j->recv, j->recv_type, j->count,
+                                          &rq->sent_bytes);
+    case ZERO_COLL_ALL_REDUCE:
+        return exact_all_reduce(s, j->send, j->recv, j->wire_type, j->count, &rq->sent_bytes);
+    case ZERO_COLL_ALL_GATHER: {
+        size_t esize = zero_dtype_size(j->wire_type);
+        int in_place = j->send == (const char *)j->recv + (size_t)s->rank * j->count * esize;
+        err = MPI_Iallgather(in_place ? MPI_IN_PLACE : j->send, (int)j->count, type, j->recv,
+                             (int)j->count, type, s->comm, &r);
+        break;
+    }
+    case ZERO_COLL_BROADCAST:
+        err = MPI_Ibcast(j->recv, (int)j->count, type, j->root, s->comm, &r);
+        break;
+    default:
+        return cpu_fail(s, ZERO_EINVAL, "%s: not a queued collective", op);
+    }
+    if (err == MPI_SUCCESS)
+        err = cpu_mpi_complete(s, &r);
+    return err == MPI_SUCCESS ? 0 : cpu_mpi_fail(s, op, err);
 }
 
 int cpu_barrier(void *self)
@@ -444,6 +525,11 @@ static int choose_path(struct cpu_state *s)
     MPI_Group_free(&group);
     MPI_Group_free(&node_group);
     return 0;
+}
+
+int cpu_shm_in_use(const struct cpu_state *s)
+{
+    return s->shm != NULL && s->shm->use_shm;
 }
 
 int cpu_coll_init(struct cpu_state *s)

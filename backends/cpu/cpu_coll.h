@@ -7,6 +7,7 @@
  *   cpu_coll_native.c  native mode: MPI's own reductions (MPI_I* calls)
  *   cpu_combine.c      the cache-blocked tree combine of N pieces (no MPI)
  *   cpu_shm.c          the shared-memory window peers read each other's pieces from
+ *   cpu_progress.c     the communication thread that runs exact non-blocking collectives
  *
  * Environment: ZERO_CPU_NO_SHM=1 (read once per open) forces the MPI path even when all
  * ranks share one node, so both paths can be tested on one machine. */
@@ -39,7 +40,17 @@ struct cpu_shm {
     MPI_Op op_sum_bf16;
 };
 
-/* A non-blocking collective in flight. Exact mode completes at issue (mpi is
+/* What a queued exact collective does (run on the communication thread). */
+struct cpu_job {
+    const void *send;
+    void *recv;
+    enum zero_dtype wire_type, recv_type;
+    size_t count;
+    int root;
+};
+
+/* A non-blocking collective in flight. Exact mode: queued to the communication thread
+ * (queued = 1; it sets settled when done) or, without one, completed at issue (mpi is
  * MPI_REQUEST_NULL); native mode finishes in cpu_wait. */
 struct zero_request {
     MPI_Request mpi;
@@ -56,6 +67,13 @@ struct zero_request {
     void *finish_dst;
     enum zero_dtype finish_type;
     size_t finish_n;
+    /* communication thread */
+    int queued;
+    struct cpu_job job;
+    int rc; /* the job's status, err its message */
+    char err[ZERO_ERRMSG_LEN];
+    int64_t comm_bytes;        /* ZERO_TAG_COMM bytes the job allocated (the thread's ledger) */
+    struct zero_request *next; /* queue link */
 };
 
 /* How a buffer of `total` elements splits into one piece per rank: rank r owns
@@ -91,6 +109,15 @@ int cpu_exact_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dt
 
 /* ---- cpu_coll.c helpers used by the other files ---- */
 int cpu_mpi_fail(struct cpu_state *s, const char *what, int mpi_err);
+/* Runs a queued job's collective on s (the communication thread's copy). */
+int cpu_coll_run_job(struct cpu_state *s, struct zero_request *rq);
+
+/* ---- cpu_progress.c ---- */
+/* MPI_Wait, or on the communication thread a polling wait that sleeps between tests. */
+int cpu_mpi_complete(struct cpu_state *s, MPI_Request *r);
+int cpu_progress_active(const struct cpu_state *s); /* exact mode with a thread */
+void cpu_progress_submit(struct cpu_state *s, struct zero_request *rq); /* rq on the heap */
+int cpu_progress_wait(struct cpu_state *s, struct zero_request *rq);    /* until settled */
 MPI_Datatype cpu_mpi_type(enum zero_dtype t); /* MPI_DATATYPE_NULL if unknown */
 
 /* ---- cpu_coll_native.c ---- */

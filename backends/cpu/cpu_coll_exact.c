@@ -93,8 +93,11 @@ static int reduce_scatter_mpi(struct cpu_state *s, const char *send, enum zero_d
         m->recv_counts[r] = r == me ? 0 : (int)mine;
         m->recv_displs[r] = (int)((size_t)(r < me ? r : r - 1) * mine);
     }
-    int err = MPI_Alltoallv(send, m->send_counts, m->send_displs, type, m->staging, m->recv_counts,
-                            m->recv_displs, type, s->comm);
+    MPI_Request r;
+    int err = MPI_Ialltoallv(send, m->send_counts, m->send_displs, type, m->staging, m->recv_counts,
+                             m->recv_displs, type, s->comm, &r);
+    if (err == MPI_SUCCESS)
+        err = cpu_mpi_complete(s, &r);
     if (err != MPI_SUCCESS)
         return cpu_mpi_fail(s, "reduce_scatter: MPI_Alltoallv", err);
 

@@ -3,7 +3,9 @@
  * The shard is processed in blocks of CPU_COMBINE_CHUNK elements so that the N input
  * blocks and the few fp32 accumulators stay in L1/L2: every input byte is read once from
  * memory and every output byte written once. Within a block the tree is evaluated
- * recursively, one accumulator per level still waiting for its right subtree. */
+ * recursively, one accumulator per level still waiting for its right subtree.
+ * fp16/bf16 pieces are widened and the result narrowed with dtype_convert.h's inline
+ * conversions (the same bits as zero_f16_to_f32 and friends), so the loops vectorize. */
 #include <string.h>
 
 #include "cpu_coll.h"

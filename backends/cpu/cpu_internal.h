@@ -11,6 +11,7 @@
 
 struct cpu_shm; /* shared-memory window state, owned by the collectives */
 struct cpu_cache;
+struct cpu_progress; /* the communication thread (cpu_progress.c) */
 
 struct cpu_state {
     MPI_Comm comm; /* our duplicate of the user's communicator */
@@ -26,7 +27,10 @@ struct cpu_state {
     struct zero_comm_stats *stats;
     char err[ZERO_ERRMSG_LEN];
     struct cpu_shm *shm;
-    struct cpu_cache *cache; /* freed blocks kept for reuse (cpu_memory.c) */
+    struct cpu_cache *cache;       /* freed blocks kept for reuse (cpu_memory.c) */
+    struct cpu_progress *progress; /* NULL: exact collectives complete at issue */
+    int polite; /* this copy runs on the communication thread: wait for peers by polling
+                   with short sleeps instead of MPI's busy wait (cpu_mpi_complete) */
 };
 
 /* Formats the instance's last error; returns code. */
@@ -39,6 +43,10 @@ void cpu_memory_fini(struct cpu_state *s);
 /* cpu_coll.c and friends: set up / tear down collective resources in open/close. */
 int cpu_coll_init(struct cpu_state *s);
 void cpu_coll_fini(struct cpu_state *s);
+int cpu_shm_in_use(const struct cpu_state *s); /* exact collectives read peers' windows */
+/* cpu_progress.c: the communication thread, started where MPI_THREAD_MULTIPLE allows. */
+int cpu_progress_init(struct cpu_state *s);
+void cpu_progress_fini(struct cpu_state *s);
 
 int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
                        enum zero_dtype recv_type, size_t count, struct zero_request **req);
@@ -50,6 +58,7 @@ int cpu_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int ro
                   struct zero_request **req);
 int cpu_barrier(void *self);
 int cpu_wait(void *self, struct zero_request *req);
+int cpu_wait_timed(void *self, struct zero_request *req, double *done_ago);
 int cpu_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes);
 
 #endif

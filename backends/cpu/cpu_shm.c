@@ -7,7 +7,9 @@
  * synchronized the "unified model" way: a passive-target epoch (lock_all) stays open,
  * and MPI_Win_sync + MPI_Barrier order the writes of one phase before the reads of the
  * next. The barrier blocks inside MPI rather than spinning on flags in the window, which
- * matters when ranks outnumber cores. */
+ * matters when ranks outnumber cores; on the communication thread it is a polled
+ * MPI_Ibarrier with short sleeps between tests (cpu_mpi_complete), so a waiting thread
+ * leaves its core to the compute threads. */
 #include "cpu_coll.h"
 
 enum { SEG_ROUND = 64 * 1024 }; /* segments grow in whole 64 KiB steps */
@@ -67,7 +69,10 @@ int cpu_shm_fence(struct cpu_state *s)
 {
     struct cpu_shm *m = s->shm;
     MPI_Win_sync(m->win);
-    int err = MPI_Barrier(s->node_comm);
+    MPI_Request r;
+    int err = MPI_Ibarrier(s->node_comm, &r);
+    if (err == MPI_SUCCESS)
+        err = cpu_mpi_complete(s, &r);
     if (err != MPI_SUCCESS)
         return cpu_mpi_fail(s, "shared-memory fence: MPI_Barrier", err);
     MPI_Win_sync(m->win);

@@ -18,6 +18,7 @@ libzero_la_SOURCES += \
 	%reldir%/cpu_coll_exact.c \
 	%reldir%/cpu_coll_native.c \
 	%reldir%/cpu_combine.c \
+	%reldir%/cpu_progress.c \
 	%reldir%/cpu_shm.c
 noinst_HEADERS += %reldir%/cpu_coll.h
 # the canonical summation tree (pure math, shared with the engine's gradient counter)

@@ -254,6 +254,10 @@ struct zero_backend {
     int (*wait)(void *self, struct zero_request *req);
     /* Control plane: recv_host (N*bytes) = every rank's send_host (bytes), host memory. */
     int (*host_all_gather)(void *self, const void *send_host, void *recv_host, size_t bytes);
+    /* Optional (NULL: the engine calls wait): wait(), and *done_ago = seconds between the
+     * collective's completion and this call's return (0 when it completed only now), so
+     * the trace can show when a collective really finished. */
+    int (*wait_timed)(void *self, struct zero_request *req, double *done_ago);
 };
 
 /* ---- the registry (src/registry.c) ---- */

@@ -22,6 +22,11 @@ enum zero_event_kind {
     ZERO_EV_PARAM_GATHER, /* stages 1-2: all-gather of updated parameters of a unit */
     ZERO_EV_NORM,         /* gradient norm: block sums and their exchange */
     ZERO_EV_OPTIMIZER,    /* optimizer update of a unit's shard */
+    ZERO_EV_REDUCE_WAIT,  /* waiting for an issued gradient reduction */
+    ZERO_EV_INFLIGHT,     /* a non-blocking collective from its issue to its completion,
+                             reported when it is waited for; it repeats a collective the
+                             issue event (gather, prefetch, reduce) already named: count
+                             collectives at their issue events */
     ZERO_EV_KIND_COUNT
 };
 

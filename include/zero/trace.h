@@ -12,7 +12,10 @@
  * exchange. Every slice's args name the step, micro-step, unit, collective, bucket,
  * elements and bytes (elements x 4: fp32 on the wire) and, for a collective, the
  * elements this rank sends ((N-1)/N of the buffer, 2(N-1)/N for an all-reduce).
- * Times are microseconds since the engine was created on that rank. */
+ * Times are microseconds since the engine was created on that rank.
+ * Each non-blocking collective's flight from issue to completion is an async slice (ph
+ * "b"/"e", cat "in_flight"), which Perfetto draws on a track of its own under the rank:
+ * a flight that spans compute slices is overlap. */
 #ifndef ZERO_TRACE_H
 #define ZERO_TRACE_H
 

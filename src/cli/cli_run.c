@@ -184,8 +184,10 @@ int cli_mpi_init(void)
 {
     int initialized = 0;
     MPI_Initialized(&initialized);
-    if (!initialized)
-        MPI_Init(NULL, NULL);
+    if (!initialized) {
+        int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
+    }
     return !initialized;
 }
 
