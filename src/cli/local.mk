@@ -4,7 +4,7 @@
 # The zero tool: a dispatcher (zero.c) and one file per subcommand (see commands.h).
 bin_PROGRAMS += %reldir%/zero
 src_cli_zero_SOURCES = %reldir%/zero.c %reldir%/commands.h %reldir%/selftest.c
-src_cli_zero_LDADD = libzero.la
+src_cli_zero_LDADD = libzero.la $(JANSSON_LIBS)
 # the commands that run under MPI agree on start-up and step through examples/'s driver
 src_cli_zero_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
 src_cli_zero_SOURCES += examples/program.c examples/program.h \
