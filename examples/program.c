@@ -149,7 +149,8 @@ int program_input_file(struct program_startup *s, const char *flag, const char *
         return 0;
     }
     if (!S_ISREG(st.st_mode))
-        return program_fail(s, 2, "%s: %s is %s, not a file", flag, path, file_kind(st.st_mode));
+        return program_fail(s, 2, "%s: %s: is %s, not a regular file", flag, path,
+                            file_kind(st.st_mode));
     int fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) {
         program_field(s, name, "unreadable"); /* the reader says why */

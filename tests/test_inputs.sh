@@ -21,12 +21,13 @@ for t in dir fifo; do
     expect_error config_$t 1 "$what"
     run mlp_config_$t 0 timeout 20 "$mlp" $small --config "$tmp/$t"
     expect_error mlp_config_$t 2 "$what"
+    # an unusable input is a usage error, found at start-up (examples/program.c): exit 2
     run mlp_data_$t 0 timeout 20 "$mlp" $small --data "$tmp/$t"
-    expect_error mlp_data_$t 1 "$what"
+    expect_error mlp_data_$t 2 "$what"
     run mlp_init_$t 0 timeout 20 "$mlp" $small --init-weights "$tmp/$t"
-    expect_error mlp_init_$t 1 "$what"
+    expect_error mlp_init_$t 2 "$what"
     run gpt_data_$t 0 timeout 20 "$gpt" --steps 1 --quiet --data "$tmp/$t"
-    expect_error gpt_data_$t 1 "$what"
+    expect_error gpt_data_$t 2 "$what"
 done
 
 # a checkpoint whose latest, or whose rank file, is a FIFO

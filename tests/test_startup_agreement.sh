@@ -145,14 +145,14 @@ expect_error verify_stage 2 "rank 1: --stages = 0,2, rank 0: --stages = 0,1"
 # ---- input files (one process) ----
 mkdir "$tmp/dir"
 run gpt_data_dir 0 $g --data "$tmp/dir"
-expect_error gpt_data_dir 2 "train_gpt: --data: $tmp/dir is a directory, not a file"
+expect_error gpt_data_dir 2 "train_gpt: --data: $tmp/dir: is a directory, not a regular file"
 
 mkfifo "$tmp/fifo"
 start=$(date +%s)
 timeout 20 $g --data "$tmp/fifo" >"$tmp/gpt_data_fifo.out" 2>"$tmp/gpt_data_fifo.err"
 rc=$?
 [ $(($(date +%s) - start)) -ge 10 ] && fail "gpt_data_fifo took 10 s or more"
-expect_error gpt_data_fifo 2 "train_gpt: --data: $tmp/fifo is a FIFO, not a file"
+expect_error gpt_data_fifo 2 "train_gpt: --data: $tmp/fifo: is a FIFO, not a regular file"
 
 # --save-checkpoint that cannot be created: found before the training
 : >"$tmp/file"
