@@ -49,7 +49,7 @@ die() {
 
 # ------------------------------------------------------------------ packages
 packages=(build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
-    libopenblas-dev check libjansson-dev libsubunit-dev)
+    libopenblas-dev check libjansson-dev libsubunit-dev liburing-dev)
 
 install_packages() {
     phase "Checking system packages"

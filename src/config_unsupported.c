@@ -1,7 +1,7 @@
 /* What DeepSpeed knows and this build does not implement yet: two tables.
  *
  * A field-backed entry names a key of the key table with values this build
- * cannot honour (true; NVMe as an offload device); zero_config_unsupported()
+ * cannot honour (true); zero_config_unsupported()
  * checks them on a struct, so the engine can call it too. A JSON-only entry names a DeepSpeed key
  * or section that has no field here: the loader accepts it only with a value that asks for nothing
  * (inert), so a DeepSpeed config that spells out the defaults still loads. When a feature lands,
@@ -29,8 +29,7 @@ static const struct {
     const char *path, *feature;
     int from;
 } fields[] = {
-    {ZO "offload_optimizer.device", "NVMe optimizer offload " NYI, ZERO_OFFLOAD_NVME},
-    {ZO "offload_param.device", "NVMe parameter offload " NYI, ZERO_OFFLOAD_NVME},
+    {"aio.use_gds", "GPUDirect Storage " NYI, 1},
     {AC "partition_activations", "activation partitioning " NYI, 1},
     {AC "contiguous_memory_optimization", "contiguous activation memory " NYI, 1},
     {AC "cpu_checkpointing", "activation checkpointing to the CPU " NYI, 1},
@@ -82,7 +81,6 @@ static const struct config_unsupported unsupported[] = {
     {ZO "model_persistence_threshold", "9223372036854775807", "a model persistence threshold " NYI},
     {"checkpoint", "{\"load_universal\": false, \"use_node_local_storage\": false}",
      "DeepSpeed's checkpoint options (see libzero.checkpoint) " NYI},
-    {"aio", "null", "asynchronous I/O (NVMe offload) " NYI},
     {"tensorboard", OFF, "TensorBoard monitoring " NYI},
     {"wandb", OFF, "Weights & Biases monitoring " NYI},
     {"csv_monitor", OFF, "CSV monitoring " NYI},

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "nvme_swap.h"
 
 static int check_index(struct zero_engine *e, int unit, int param, struct zero_error *err)
 {
@@ -65,6 +66,8 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
         return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
     }
     float *tmp = NULL;
+    if ((rc = nvme_unit_load(e, unit, 1, err)))
+        return rc;
     if (!(rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
                             (void **)&tmp, "parameter read", err))) {
         rc = e->be->all_gather(e->bself, engine_master(e, unit), tmp, ZERO_F32,
@@ -75,7 +78,8 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
             rc = engine_backend_error(e, rc, err, "reading parameter");
     }
     engine_free(e, tmp);
-    return rc;
+    int rs = nvme_unit_store(e, unit, 0, err);
+    return rc ? rc : rs;
 }
 
 /* dst (cdt, n) = host (fp32, n) */
@@ -103,6 +107,8 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
     if (e->stage > 0) /* this rank's part of the master */
         zero_layout_param_in_shard(l, param, e->rank, &b, &end);
     int64_t master_base = e->stage == 0 ? 0 : s->shard_begin;
+    if ((rc = nvme_unit_load(e, unit, 1, err)))
+        return rc;
     if (end > b && e->separate_master)
         rc = e->be->from_host(e->bself, engine_master(e, unit) + (b - master_base),
                               host + (b - off), (size_t)(end - b) * sizeof(float));
@@ -115,6 +121,10 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
         if (!rc && s->gathered) /* keep a live whole copy (persistent, scope) current */
             rc = upload_cast(e, engine_at(e, s->gathered, off), host, (size_t)n);
     }
+    if (rc)
+        nvme_unit_store(e, unit, 0, err);
+    else if ((rc = nvme_unit_store(e, unit, 1, err)))
+        return rc;
     return rc ? engine_backend_error(e, rc, err, "writing parameter %s.%s",
                                      e->model->units[unit]->name,
                                      e->model->units[unit]->params[param].name)
@@ -150,7 +160,11 @@ int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nuni
             (rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_GATHER,
                                &s->gathered, "gathered-parameters scope", err)))
             return rc;
-        if ((rc = gather_into(e, units[i], s->gathered, err)))
+        if ((rc = nvme_unit_load(e, units[i], 1, err)))
+            return rc;
+        rc = gather_into(e, units[i], s->gathered, err);
+        int rs = nvme_unit_store(e, units[i], 0, err);
+        if (rc || (rc = rs))
             return rc;
         s->state = ZERO_UNIT_AVAILABLE;
         e->live_elements += s->layout.padded;
@@ -202,11 +216,16 @@ int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
         if (e->scope_modifier >= 0 && s->layout.padded > 0) {
             rc = e->be->broadcast(e->bself, whole, e->cdt, (size_t)s->layout.padded,
                                   e->scope_modifier, NULL);
-            if (!rc)
-                rc = scatter_back(e, u, whole);
-            if (rc)
+            if (rc) {
                 rc = engine_backend_error(e, rc, err, "scattering unit %s back",
                                           e->model->units[u]->name);
+            } else if (!(rc = nvme_unit_load(e, u, 1, err))) {
+                if ((rc = scatter_back(e, u, whole)))
+                    rc = engine_backend_error(e, rc, err, "scattering unit %s back",
+                                              e->model->units[u]->name);
+                int rs = nvme_unit_store(e, u, !rc, err);
+                rc = rc ? rc : rs;
+            }
         }
         if (e->stage == 3 && --s->scope_pins == 0 && !rc)
             rc = stage3_release(e, u, err);

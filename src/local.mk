@@ -39,7 +39,10 @@ libzero_la_SOURCES += \
 	%reldir%/optim_consts.c \
 	%reldir%/host_optim.c \
 	%reldir%/host_parallel.c \
-	%reldir%/offload.c
+	%reldir%/offload.c \
+	%reldir%/aio.c \
+	%reldir%/nvme_swap.c
+noinst_HEADERS += %reldir%/aio.h %reldir%/nvme_swap.h
 noinst_HEADERS += %reldir%/engine_internal.h %reldir%/optim_consts.h %reldir%/host_optim.h \
 	%reldir%/host_parallel.h \
 	%reldir%/dtype_convert.h

@@ -15,6 +15,11 @@
  * shared among the node's ranks); the update is element-wise, so the split
  * does not change a bit.
  *
+ * With offload_optimizer.device = nvme (ZeRO-Infinity) the master and the
+ * optimizer state are not in host memory at all: the host optimizer walks the
+ * shards chunk by chunk through nvme_swap.c's ring, each chunk read ahead of
+ * its update and written back behind it, the same loop on the same values.
+ *
  * Exactness: the host optimizer is the loop the cpu backend's adam and sgd
  * entries run, so on the cpu backend an offloaded step gives the same bits as
  * one that is not (tests/test_offload.c). */
@@ -25,6 +30,7 @@
 #include "engine_internal.h"
 #include "host_optim.h"
 #include "host_parallel.h"
+#include "nvme_swap.h"
 
 /* Ranks of this engine on this host, from every rank's host name: the host's
  * processors are shared among them. 1 if the names cannot be exchanged. */
@@ -45,23 +51,29 @@ static int ranks_on_this_host(struct zero_engine *e)
 int offload_configure(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_optimization_config *z = &e->cfg.zero_optimization;
-    /* nvme is refused with the other unimplemented features (config_unsupported.c) */
-    e->offload_opt = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
-    e->offload_param = z->offload_param.device == ZERO_OFFLOAD_CPU;
+    static const char *const names[] = {"none", "cpu", "nvme"};
+    const char *od = names[z->offload_optimizer.device], *pd = names[z->offload_param.device];
+    e->offload_opt = z->offload_optimizer.device != ZERO_OFFLOAD_NONE;
+    e->offload_param = z->offload_param.device != ZERO_OFFLOAD_NONE;
     if (e->offload_opt && e->stage == 0)
         return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3 "
-                         "(stage is 0): the offloaded optimizer updates this rank's shard");
+                         "zero_optimization.offload_optimizer.device = %s needs stage 1, 2 or 3 "
+                         "(stage is 0): the offloaded optimizer updates this rank's shard",
+                         od);
     if (e->offload_param && e->stage != 3)
         return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_param.device = cpu needs stage 3 (stage is "
+                         "zero_optimization.offload_param.device = %s needs stage 3 (stage is "
                          "%d): only stage 3 partitions the parameters",
-                         e->stage);
+                         pd, e->stage);
     if (e->offload_param && !e->offload_opt)
         return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_param.device = cpu needs "
-                         "offload_optimizer.device = cpu as well: the host optimizer writes the "
-                         "host parameter shard in place");
+                         "zero_optimization.offload_param.device = %s needs "
+                         "offload_optimizer.device = cpu or nvme as well: the host optimizer "
+                         "writes the host parameter shard in place",
+                         pd);
+    int rc = nvme_configure(e, err);
+    if (rc)
+        return rc;
     e->separate_master |= e->offload_opt; /* fp32 too: the parameters stay on the device */
     if (e->offload_opt) {                 /* collective, as engine creation is */
         int64_t t = e->cfg.libzero.offload_threads;
@@ -110,10 +122,11 @@ static int prepare(struct zero_engine *e, float lr, float grad_div, struct host_
     return bad ? zero_fail(err, ZERO_EINVAL, "rank %d: host optimizer: %s", e->rank, why) : ZERO_OK;
 }
 
-/* One unit's host update, handed to host_parallel_for range by range. */
+/* One unit's (or chunk's) host update, handed to host_parallel_for range by range. */
 struct unit_job {
     const struct host_update *h;
-    const struct unit_states *s;
+    float *master, *exp_avg, *exp_avg_sq; /* (n,); exp_* NULL without the state */
+    const void *grad;                     /* (grad_type, n) */
     enum zero_dtype grad_type, copy_type;
     void *out; /* (copy_type, n) */
 };
@@ -121,16 +134,33 @@ struct unit_job {
 static void update_range(void *arg, size_t b, size_t end)
 {
     const struct unit_job *j = arg;
-    const struct unit_states *s = j->s;
-    const void *g = (const char *)s->host_stage + b * zero_dtype_size(j->grad_type);
+    const void *g = (const char *)j->grad + b * zero_dtype_size(j->grad_type);
     void *out = (char *)j->out + b * zero_dtype_size(j->copy_type);
-    float *m = s->exp_avg ? s->exp_avg + b : NULL;
+    float *m = j->exp_avg ? j->exp_avg + b : NULL;
     if (j->h->sgd)
-        zero_host_sgd(j->h->isa, &j->h->sgd_args, s->master + b, g, j->grad_type, m, end - b, out,
+        zero_host_sgd(j->h->isa, &j->h->sgd_args, j->master + b, g, j->grad_type, m, end - b, out,
                       j->copy_type);
     else
-        zero_host_adam(j->h->isa, &j->h->adam, s->master + b, g, j->grad_type, m, s->exp_avg_sq + b,
+        zero_host_adam(j->h->isa, &j->h->adam, j->master + b, g, j->grad_type, m, j->exp_avg_sq + b,
                        end - b, out, j->copy_type);
+}
+
+static void run_job(struct zero_engine *e, struct unit_job *job, size_t n)
+{
+    /* a grain of 16 Ki elements (tens of microseconds): enough work to pay for a thread */
+    host_parallel_for(n, (size_t)1 << 14, e->offload_threads, update_range, job);
+}
+
+/* Unit u's new compute-dtype parameters (in its staging buffer) back to the device. */
+static int copy_back(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    size_t n = optimizer_update_count(e, u);
+    int rc = e->be->copy_async(e->bself, optimizer_param_copy(e, u), s->host_stage, n * e->csize,
+                               ZERO_STREAM_COMM);
+    return rc ? engine_backend_error(e, rc, err, "copying back the parameters of %s",
+                                     e->model->units[u]->name)
+              : ZERO_OK;
 }
 
 /* The host optimizer on unit u once its gradient (t) has landed; then its
@@ -146,15 +176,56 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
                                     e->model->units[u]->name);
     double t0 = engine_now();
     void *out = e->offload_param ? s->params : s->host_stage; /* (cdt, n) */
-    struct unit_job job = {.h = h, .s = s, .grad_type = t, .copy_type = e->cdt, .out = out};
-    /* a grain of 16 Ki elements (tens of microseconds): enough work to pay for a thread */
-    host_parallel_for(n, (size_t)1 << 14, e->offload_threads, update_range, &job);
+    struct unit_job job = {.h = h,
+                           .master = s->master,
+                           .exp_avg = s->exp_avg,
+                           .exp_avg_sq = s->exp_avg_sq,
+                           .grad = s->host_stage,
+                           .grad_type = t,
+                           .copy_type = e->cdt,
+                           .out = out};
+    run_job(e, &job, n);
     engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)n, t0);
-    if (!e->offload_param && (rc = e->be->copy_async(e->bself, optimizer_param_copy(e, u), out,
-                                                     n * e->csize, ZERO_STREAM_COMM)))
-        return engine_backend_error(e, rc, err, "copying back the parameters of %s",
-                                    e->model->units[u]->name);
-    return ZERO_OK;
+    return e->offload_param ? ZERO_OK : copy_back(e, u, err);
+}
+
+/* The NVMe step: every chunk of every shard through the ring, in unit order;
+ * a unit's parameters go back to the device once its last chunk is done. */
+static int update_from_nvme(struct zero_engine *e, const struct host_update *h, enum zero_dtype t,
+                            struct zero_error *err)
+{
+    struct nvme_chunk c;
+    int rc, more, cur = -1;
+    while ((more = nvme_stream_next(e, &c, err)) == 1) {
+        struct unit_states *s = &e->us[c.unit];
+        if (c.unit != cur) {
+            if (cur >= 0 && !e->offload_param && (rc = copy_back(e, cur, err)))
+                return rc;
+            cur = c.unit;
+            if ((rc = e->be->event_synchronize(e->bself, s->host_stage_ready)))
+                return engine_backend_error(e, rc, err, "copying out the gradient of %s",
+                                            e->model->units[cur]->name);
+        }
+        double t0 = engine_now();
+        void *out = c.params           ? c.params
+                    : e->offload_param ? engine_at(e, s->params, c.begin)
+                                       : engine_at(e, s->host_stage, c.begin);
+        struct unit_job job = {.h = h,
+                               .master = c.master,
+                               .exp_avg = c.exp_avg,
+                               .exp_avg_sq = c.exp_avg_sq,
+                               .grad = (const char *)s->host_stage + c.begin * zero_dtype_size(t),
+                               .grad_type = t,
+                               .copy_type = e->cdt,
+                               .out = out};
+        run_job(e, &job, (size_t)c.n);
+        engine_event(e, ZERO_EV_OPTIMIZER, c.unit, -1, NULL, c.n, t0);
+        if ((rc = nvme_stream_put(e, &c, err)))
+            return rc;
+    }
+    if (more < 0 || (more = nvme_stream_end(e, err)))
+        return more;
+    return cur >= 0 && !e->offload_param ? copy_back(e, cur, err) : ZERO_OK;
 }
 
 int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_error *err)
@@ -168,6 +239,9 @@ int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_
         }
     if (rc || first < 0)
         return rc;
+    /* the step rewrites the parameter shards the NVMe read-ahead holds copies of */
+    if ((rc = nvme_param_invalidate(e, err)))
+        return rc;
     /* the copies out start once the compute stream has finished the gradients */
     if ((rc = fence(e, e->us[first].host_stage_ready, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM)))
         return engine_backend_error(e, rc, err, "ordering the gradient copies");
@@ -177,7 +251,9 @@ int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_
             (rc = copy_out(e, u, reduce_shard_grads(e, u, &t), t, optimizer_update_count(e, u))))
             rc = engine_backend_error(e, rc, err, "copying out the gradient of %s",
                                       e->model->units[u]->name);
-    for (int u = first; u <= last && !rc; u++)
+    if (!rc && e->nvme_opt)
+        rc = update_from_nvme(e, &h, t, err);
+    for (int u = first; u <= last && !rc && !e->nvme_opt; u++)
         if (e->us[u].layout.shard > 0)
             rc = update_on_host(e, u, &h, t, err);
     /* the compute stream's next work reads the parameters copied back */
