@@ -593,11 +593,12 @@ static int issue_read(struct zero_engine *e, int k, struct zero_error *err)
     return rc ? io_fail(e, err, rc, &s->opt, "reading", u, "optimizer chunk", off, len) : ZERO_OK;
 }
 
-int nvme_stream_next(struct zero_engine *e, struct nvme_chunk *c, struct zero_error *err)
+int nvme_stream_next(struct zero_engine *e, struct nvme_chunk *c, int *got, struct zero_error *err)
 {
     struct nvme_swap *s = nv(e);
+    *got = 0;
     if (!s || s->next_out >= s->nchunks)
-        return 0;
+        return ZERO_OK;
     int k = s->next_out, rc;
     /* pipeline_read: the chunks that follow are read while this one is updated,
      * leaving one buffer for the write behind */
@@ -621,7 +622,8 @@ int nvme_stream_next(struct zero_engine *e, struct nvme_chunk *c, struct zero_er
     c->exp_avg_sq = s->nparts > 2 ? (float *)(sl->buf + 2 * stride) : NULL;
     c->params = s->par_off[u] >= 0 ? sl->buf + s->nparts * pad(s->chunk * 4) : NULL;
     s->next_out++;
-    return 1;
+    *got = 1;
+    return ZERO_OK;
 }
 
 int nvme_stream_put(struct zero_engine *e, const struct nvme_chunk *c, struct zero_error *err)

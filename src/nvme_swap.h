@@ -55,8 +55,9 @@ struct nvme_chunk {
     void *params;                         /* (cdt, n) in the ring when the shard is on NVMe */
     int slot;
 };
-/* The step's walk over every chunk in unit order: 1 with *c filled, 0 at the end. */
-int nvme_stream_next(struct zero_engine *e, struct nvme_chunk *c, struct zero_error *err);
+/* The step's walk over every chunk in unit order: *got = 1 with *c filled,
+ * 0 at the end. */
+int nvme_stream_next(struct zero_engine *e, struct nvme_chunk *c, int *got, struct zero_error *err);
 int nvme_stream_put(struct zero_engine *e, const struct nvme_chunk *c, struct zero_error *err);
 /* Waits for the last writes; the next step's walk starts from the first chunk. */
 int nvme_stream_end(struct zero_engine *e, struct zero_error *err);

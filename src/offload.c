@@ -195,8 +195,8 @@ static int update_from_nvme(struct zero_engine *e, const struct host_update *h, 
                             struct zero_error *err)
 {
     struct nvme_chunk c;
-    int rc, more, cur = -1;
-    while ((more = nvme_stream_next(e, &c, err)) == 1) {
+    int rc, got, cur = -1;
+    while (!(rc = nvme_stream_next(e, &c, &got, err)) && got) {
         struct unit_states *s = &e->us[c.unit];
         if (c.unit != cur) {
             if (cur >= 0 && !e->offload_param && (rc = copy_back(e, cur, err)))
@@ -223,8 +223,8 @@ static int update_from_nvme(struct zero_engine *e, const struct host_update *h, 
         if ((rc = nvme_stream_put(e, &c, err)))
             return rc;
     }
-    if (more < 0 || (more = nvme_stream_end(e, err)))
-        return more;
+    if (rc || (rc = nvme_stream_end(e, err)))
+        return rc;
     return cur >= 0 && !e->offload_param ? copy_back(e, cur, err) : ZERO_OK;
 }
 
