@@ -50,7 +50,8 @@ struct slot {
     int used;    /* param ring: handed out since read (a copy may be reading it) */
     int64_t age; /* param ring: last use */
     int64_t bytes;
-    void *ev; /* param ring, pinned: the gather's copy out of it */
+    void *ev;   /* param ring, pinned: the gather's copy out of it */
+    int pinned; /* host_alloc memory (pin_memory), else malloc */
 };
 
 struct nvme_swap {
@@ -60,7 +61,7 @@ struct nvme_swap {
     int64_t chunk;
     int64_t *opt_off, *par_off; /* per unit; -1: not on NVMe */
     char *loaded;
-    int pinned;
+    int pinned; /* offload_param.pin_memory: the parameter ring is page-locked */
     /* the step's walk */
     int nchunks, *chunk_unit;
     int64_t *chunk_begin;
@@ -179,6 +180,7 @@ static int slot_alloc(struct zero_engine *e, struct slot *s, int64_t bytes, int 
     memset(s, 0, sizeof *s);
     s->unit = -1;
     s->bytes = bytes;
+    s->pinned = pinned;
     size_t total = (size_t)bytes + PAGE;
     if (pinned) {
         int rc = engine_host_alloc(e, total, ZERO_TAG_WORKSPACE, &s->base, "NVMe buffer", err);
@@ -195,9 +197,10 @@ static int slot_alloc(struct zero_engine *e, struct slot *s, int64_t bytes, int 
     return ZERO_OK;
 }
 
-static void slot_free(struct zero_engine *e, struct slot *s, int pinned)
+static void slot_free(struct zero_engine *e, struct slot *s)
 {
     int64_t bytes = s->bytes;
+    int pinned = s->pinned;
     if (!s->base)
         return;
     if (pinned) {
@@ -292,7 +295,7 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     e->nvme = s;
     s->opt.fd = s->par.fd = -1;
     s->nparts = 1 + optim_count(e);
-    s->pinned = e->nvme_param ? z->offload_param.pin_memory : z->offload_optimizer.pin_memory;
+    s->pinned = z->offload_param.pin_memory;
     s->opt_off = malloc((size_t)e->nunits * sizeof *s->opt_off);
     s->par_off = malloc((size_t)e->nunits * sizeof *s->par_off);
     s->loaded = calloc((size_t)e->nunits, 1);
@@ -386,7 +389,8 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     if (!s->slots || !s->pslots)
         return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe rings", e->rank);
     for (int i = 0; i < s->nslots; i++)
-        if ((rc = slot_alloc(e, &s->slots[i], s->nparts * part + ppart, s->pinned, err)))
+        if ((rc = slot_alloc(e, &s->slots[i], s->nparts * part + ppart,
+                             z->offload_optimizer.pin_memory, err)))
             return rc;
     for (int i = 0; i < s->npslots; i++) {
         if ((rc = slot_alloc(e, &s->pslots[i], pad(maxpar * (int64_t)e->csize), s->pinned, err)))
@@ -426,13 +430,13 @@ void nvme_close(struct zero_engine *e)
         return;
     for (int i = 0; s->slots && i < s->nslots; i++) {
         finish_slot(s, &s->slots[i]);
-        slot_free(e, &s->slots[i], s->pinned);
+        slot_free(e, &s->slots[i]);
     }
     for (int i = 0; s->pslots && i < s->npslots; i++) {
         finish_slot(s, &s->pslots[i]);
-        slot_free(e, &s->pslots[i], s->pinned);
+        slot_free(e, &s->pslots[i]);
     }
-    slot_free(e, &s->bounce, 0);
+    slot_free(e, &s->bounce);
     aio_destroy(s->aio);
     close_file(&s->opt);
     close_file(&s->par);

@@ -18,7 +18,8 @@ EXTRA_DIST += tests/test_config_cli.sh \
 	examples/configs/stage3.json \
 	examples/configs/fp16.json \
 	examples/configs/bf16.json \
-	examples/configs/offload.json
+	examples/configs/offload.json \
+	examples/configs/nvme.json
 
 # Fuzzing the loader (not part of make check): OMPI_CC=clang ../configure --enable-fuzzing,
 # then `make fuzz-config` runs fuzz/fuzz_config for FUZZ_SECONDS over the seed corpus
@@ -38,6 +39,7 @@ EXTRA_DIST += fuzz/fuzz_config.c fuzz/config.dict \
 	fuzz/corpus/config/seed_misspelled.json \
 	fuzz/corpus/config/seed_nulls.json \
 	fuzz/corpus/config/seed_offload.json \
+	fuzz/corpus/config/seed_nvme.json \
 	fuzz/corpus/config/seed_sgd_cosine.json \
 	fuzz/corpus/config/seed_stage0.json \
 	fuzz/corpus/config/seed_stage1.json \

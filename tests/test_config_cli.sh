@@ -24,7 +24,7 @@ for stage in 0 1 2 3; do
     expect_line "stage$stage" out "gradient_accumulation_steps = 2 (derived)"
     expect_line "stage$stage" out "train_batch_size = 16 (file)"
     lines=$(grep -c ' = ' "$tmp/stage$stage.out")
-    [ "$lines" -eq 67 ] || fail "stage$stage: $lines keys printed, expected 67"
+    [ "$lines" -eq 73 ] || fail "stage$stage: $lines keys printed, expected 73"
 done
 expect_line stage3 out "zero_optimization.stage3_max_live_parameters = 1000000000 (file)"
 expect_line stage3 out "zero_optimization.reduce_scatter = true (default)"
@@ -41,13 +41,17 @@ expect_line auto out "train_batch_size = 8 (auto)"
 expect_line auto out "optimizer.params.lr = 0.001 (auto)"
 expect_line auto out "zero_optimization.stage3_prefetch_bucket_size = 50000000 (auto)"
 
-# fp16, bf16, offload: valid DeepSpeed configs
-for f in fp16 bf16 offload; do
+# fp16, bf16, offload, nvme: valid DeepSpeed configs
+for f in fp16 bf16 offload nvme; do
     run "$f" 0 "$zero" config "$configs/$f.json" --world 2
     expect_rc "$f" 0
 done
 expect_line offload out "zero_optimization.offload_optimizer.device = \"cpu\" (file)"
 expect_line offload out "zero_optimization.offload_param.device = \"cpu\" (file)"
+expect_line nvme out "zero_optimization.offload_optimizer.device = \"nvme\" (file)"
+expect_line nvme out "zero_optimization.offload_param.nvme_path = \"/var/tmp\" (file)"
+expect_line nvme out "aio.queue_depth = 8 (file)"
+expect_line nvme out "aio.use_gds = false (default)"
 
 # ---- bad configs: exit 1, the key named
 run misspelled 0 "$zero" config "$bad/misspelled.json"
