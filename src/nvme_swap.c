@@ -368,17 +368,17 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
         (rc = open_file(e, &s->par, z->offload_param.nvme_path,
                         "zero_optimization.offload_param.nvme_path", "param", pbytes, 0, err)))
         return rc;
-    /* the third tier of the ledger: bytes on disk, padding included */
+    /* the third tier of the ledger: the states' bytes on disk (as the other
+     * ledgers count what was asked for, the files' 4 KiB padding is left out) */
     for (int u = 0; u < e->nunits; u++) {
+        int64_t shard = e->us[u].layout.shard;
         if (s->opt_off[u] >= 0) {
-            int64_t rec = unit_record_bytes(s, e->us[u].layout.shard);
-            zero_ledger_add(&s->disk, ZERO_TAG_MASTER, rec / s->nparts);
+            zero_ledger_add(&s->disk, ZERO_TAG_MASTER, 4 * shard);
             if (s->nparts > 1)
-                zero_ledger_add(&s->disk, ZERO_TAG_OPTIM, rec / s->nparts * (s->nparts - 1));
+                zero_ledger_add(&s->disk, ZERO_TAG_OPTIM, 4 * shard * (s->nparts - 1));
         }
         if (s->par_off[u] >= 0)
-            zero_ledger_add(&s->disk, ZERO_TAG_PARAMS,
-                            pad(e->us[u].layout.shard * (int64_t)e->csize));
+            zero_ledger_add(&s->disk, ZERO_TAG_PARAMS, shard * (int64_t)e->csize);
     }
     /* rings */
     int64_t part = pad(s->chunk * 4), ppart = pad(s->chunk * (int64_t)e->csize);

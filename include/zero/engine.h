@@ -80,9 +80,9 @@ const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e);
 const struct zero_ledger *zero_engine_ledger(const struct zero_engine *e);
 /* Host memory of offloaded states (ZeRO-Offload); all zero without offload. */
 const struct zero_ledger *zero_engine_host_ledger(const struct zero_engine *e);
-/* ZeRO-Infinity's third tier: bytes this rank's NVMe swap files hold, by tag
- * (master, optimizer state, parameters; padding to 4 KiB included); all zero
- * without NVMe offload. */
+/* ZeRO-Infinity's third tier: bytes of model states this rank's NVMe swap files
+ * hold, by tag (master, optimizer state, parameters; the files add padding to
+ * 4 KiB per unit); all zero without NVMe offload. */
 const struct zero_ledger *zero_engine_nvme_ledger(const struct zero_engine *e);
 /* Bytes read from and written to the swap files since the engine was created. */
 void zero_engine_nvme_io(const struct zero_engine *e, int64_t *read, int64_t *written);
@@ -135,7 +135,7 @@ struct zero_theory {
      * grads) and, with offload_param, the parameter shard */
     int64_t host_state_bytes;
     int64_t host_params_bytes, host_grads_bytes, host_master_bytes, host_optim_bytes;
-    /* per rank on NVMe (the nvme ledger, unpadded): offload_optimizer.device
+    /* per rank on NVMe (the nvme ledger): offload_optimizer.device
      * = nvme moves the master and optimizer state there (12Ψ/N), offload_param
      * the parameter shards past max_in_cpu (2Ψ/N); each step reads and writes
      * both once (nvme_*_bytes), and stage 3 reads the parameter shards again
