@@ -84,7 +84,7 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
         (rc = state_alloc(e, host, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg_sq, what, err)))
         return rc;
     /* the reduced gradient shard (cdt) comes in; the parameters (cdt) go out */
-    if (host &&
+    if (host && !e->nvme_opt && /* NVMe: the gradient comes in through the ring */
         (rc = engine_host_alloc(e, ocount * e->csize, ZERO_TAG_GRADS, &s->host_stage, what, err)))
         return rc;
     if (host && (rc = e->be->event_create(e->bself, &s->host_stage_ready)))

@@ -50,7 +50,8 @@ struct slot {
     int used;    /* param ring: handed out since read (a copy may be reading it) */
     int64_t age; /* param ring: last use */
     int64_t bytes;
-    void *ev;   /* param ring, pinned: the gather's copy out of it */
+    void *ev;   /* param ring, pinned: the gather's copy out of it; optimizer ring:
+                   the copies in and out of its stage */
     int pinned; /* host_alloc memory (pin_memory), else malloc */
 };
 
@@ -381,24 +382,30 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
             zero_ledger_add(&s->disk, ZERO_TAG_PARAMS, shard * (int64_t)e->csize);
     }
     /* rings */
-    int64_t part = pad(s->chunk * 4), ppart = pad(s->chunk * (int64_t)e->csize);
+    /* a slot: the optimizer record, then the stage the gradient (at most fp32)
+     * comes in through and the compute-dtype parameters go out of */
+    int64_t part = pad(s->chunk * 4), ppart = pad(s->chunk * 4);
     s->nslots = e->nvme_opt ? (int)z->offload_optimizer.buffer_count : 0;
     s->slots = calloc((size_t)(s->nslots > 0 ? s->nslots : 1), sizeof *s->slots);
     s->npslots = pbytes > 0 ? (int)z->offload_param.buffer_count : 0;
     s->pslots = calloc((size_t)(s->npslots > 0 ? s->npslots : 1), sizeof *s->pslots);
     if (!s->slots || !s->pslots)
         return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe rings", e->rank);
-    for (int i = 0; i < s->nslots; i++)
+    for (int i = 0; i < s->nslots; i++) {
         if ((rc = slot_alloc(e, &s->slots[i], s->nparts * part + ppart,
                              z->offload_optimizer.pin_memory, err)))
             return rc;
+        if ((rc = e->be->event_create(e->bself, &s->slots[i].ev)))
+            return engine_backend_error(e, rc, err, "NVMe buffer event");
+    }
     for (int i = 0; i < s->npslots; i++) {
         if ((rc = slot_alloc(e, &s->pslots[i], pad(maxpar * (int64_t)e->csize), s->pinned, err)))
             return rc;
         if (s->pinned && (rc = e->be->event_create(e->bself, &s->pslots[i].ev)))
             return engine_backend_error(e, rc, err, "NVMe parameter buffer event");
     }
-    s->bounce_bytes = s->nparts * part > ppart ? s->nparts * part : ppart;
+    int64_t pbounce = pad(s->chunk * (int64_t)e->csize);
+    s->bounce_bytes = s->nparts * part > pbounce ? s->nparts * part : pbounce;
     if ((rc = slot_alloc(e, &s->bounce, s->bounce_bytes, 0, err)))
         return rc;
     if (e->rank == 0 && !getenv("ZERO_NVME_QUIET")) {
@@ -624,7 +631,10 @@ int nvme_stream_next(struct zero_engine *e, struct nvme_chunk *c, int *got, stru
     c->master = (float *)sl->buf;
     c->exp_avg = s->nparts > 1 ? (float *)(sl->buf + stride) : NULL;
     c->exp_avg_sq = s->nparts > 2 ? (float *)(sl->buf + 2 * stride) : NULL;
-    c->params = s->par_off[u] >= 0 ? sl->buf + s->nparts * pad(s->chunk * 4) : NULL;
+    c->stage = sl->buf + s->nparts * pad(s->chunk * 4);
+    c->params = s->par_off[u] >= 0 ? c->stage : NULL;
+    c->ev = sl->ev;
+    c->pinned = sl->pinned;
     s->next_out++;
     *got = 1;
     return ZERO_OK;

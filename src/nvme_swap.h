@@ -52,7 +52,12 @@ struct nvme_chunk {
     int unit;
     int64_t begin, n;
     float *master, *exp_avg, *exp_avg_sq; /* (n,) in the ring; exp_* NULL without the state */
-    void *params;                         /* (cdt, n) in the ring when the shard is on NVMe */
+    /* (4 bytes x n) in the ring: the gradient comes in here and the updated
+     * compute-dtype parameters go out of it (to the device, or to the swap file) */
+    void *stage;
+    void *params; /* = stage when the parameter shard is on NVMe, else NULL */
+    void *ev;     /* the copies in and out of stage (the caller records and waits) */
+    int pinned;   /* stage is host_alloc memory (copy_async), else ordinary (to/from_host) */
     int slot;
 };
 /* The step's walk over every chunk in unit order: *got = 1 with *c filled,

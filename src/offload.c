@@ -189,43 +189,67 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
     return e->offload_param ? ZERO_OK : copy_back(e, u, err);
 }
 
-/* The NVMe step: every chunk of every shard through the ring, in unit order;
- * a unit's parameters go back to the device once its last chunk is done. */
+/* Between a chunk's stage and device memory, on the comm stream behind the
+ * reduction; wait = 1 waits for it. A stage in ordinary memory (pin_memory
+ * false) moves synchronously (to_host / from_host take any host memory). */
+static int copy_in_out(struct zero_engine *e, const struct nvme_chunk *c, void *dst,
+                       const void *src, size_t bytes, int wait)
+{
+    int rc;
+    if (!c->pinned) {
+        /* the comm stream's reduction must have finished first */
+        if ((rc = e->be->event_record(e->bself, c->ev, ZERO_STREAM_COMM)) ||
+            (rc = e->be->event_synchronize(e->bself, c->ev)))
+            return rc;
+        return wait ? e->be->to_host(e->bself, dst, src, bytes)
+                    : e->be->from_host(e->bself, dst, src, bytes);
+    }
+    if ((rc = e->be->copy_async(e->bself, dst, src, bytes, ZERO_STREAM_COMM)) ||
+        (rc = e->be->event_record(e->bself, c->ev, ZERO_STREAM_COMM)))
+        return rc;
+    return wait ? e->be->event_synchronize(e->bself, c->ev) : ZERO_OK;
+}
+
+/* The NVMe step: every chunk of every shard through the ring, in unit order.
+ * A chunk's gradient comes into its slot's stage, the update writes the new
+ * compute-dtype parameters over it there, and they go back to the device (or
+ * to the parameter swap file) from there: no per-unit staging shard. */
 static int update_from_nvme(struct zero_engine *e, const struct host_update *h, enum zero_dtype t,
                             struct zero_error *err)
 {
     struct nvme_chunk c;
-    int rc, got, cur = -1;
+    size_t gsize = zero_dtype_size(t);
+    int rc, got;
     while (!(rc = nvme_stream_next(e, &c, &got, err)) && got) {
         struct unit_states *s = &e->us[c.unit];
-        if (c.unit != cur) {
-            if (cur >= 0 && !e->offload_param && (rc = copy_back(e, cur, err)))
-                return rc;
-            cur = c.unit;
-            if ((rc = e->be->event_synchronize(e->bself, s->host_stage_ready)))
-                return engine_backend_error(e, rc, err, "copying out the gradient of %s",
-                                            e->model->units[cur]->name);
-        }
+        const char *name = e->model->units[c.unit]->name;
+        /* the stage's last copy back must be done before the gradient lands there */
+        if ((rc = e->be->event_synchronize(e->bself, c.ev)))
+            return engine_backend_error(e, rc, err, "copying back the parameters of %s", name);
+        const char *grad = (const char *)reduce_shard_grads(e, c.unit, &t) + c.begin * gsize;
+        if ((rc = copy_in_out(e, &c, c.stage, grad, (size_t)c.n * gsize, 1)))
+            return engine_backend_error(e, rc, err, "copying out the gradient of %s", name);
         double t0 = engine_now();
-        void *out = c.params           ? c.params
-                    : e->offload_param ? engine_at(e, s->params, c.begin)
-                                       : engine_at(e, s->host_stage, c.begin);
+        int host_params = e->offload_param && !c.params; /* max_in_cpu kept it in host memory */
+        void *out = host_params ? engine_at(e, s->params, c.begin) : c.stage;
         struct unit_job job = {.h = h,
                                .master = c.master,
                                .exp_avg = c.exp_avg,
                                .exp_avg_sq = c.exp_avg_sq,
-                               .grad = (const char *)s->host_stage + c.begin * zero_dtype_size(t),
+                               .grad = c.stage,
                                .grad_type = t,
                                .copy_type = e->cdt,
                                .out = out};
         run_job(e, &job, (size_t)c.n);
         engine_event(e, ZERO_EV_OPTIMIZER, c.unit, -1, NULL, c.n, t0);
+        if (!e->offload_param &&
+            (rc = copy_in_out(e, &c, engine_at(e, optimizer_param_copy(e, c.unit), c.begin),
+                              c.stage, (size_t)c.n * e->csize, 0)))
+            return engine_backend_error(e, rc, err, "copying back the parameters of %s", name);
         if ((rc = nvme_stream_put(e, &c, err)))
             return rc;
     }
-    if (rc || (rc = nvme_stream_end(e, err)))
-        return rc;
-    return cur >= 0 && !e->offload_param ? copy_back(e, cur, err) : ZERO_OK;
+    return rc ? rc : nvme_stream_end(e, err);
 }
 
 int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_error *err)
@@ -246,7 +270,7 @@ int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_
     if ((rc = fence(e, e->us[first].host_stage_ready, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM)))
         return engine_backend_error(e, rc, err, "ordering the gradient copies");
     enum zero_dtype t = e->cdt; /* the reduced gradient (reduce_shard_grads) */
-    for (int u = first; u <= last && !rc; u++)
+    for (int u = first; u <= last && !rc && !e->nvme_opt; u++)
         if (e->us[u].layout.shard > 0 &&
             (rc = copy_out(e, u, reduce_shard_grads(e, u, &t), t, optimizer_update_count(e, u))))
             rc = engine_backend_error(e, rc, err, "copying out the gradient of %s",

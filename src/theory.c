@@ -87,7 +87,7 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     for (int u = 0; u < e->nunits; u++)
         on_nvme += nvme_holds_params(e, u) ? e->us[u].layout.shard : 0;
     t->host_params_bytes = e->offload_param ? params - c * on_nvme : 0;
-    t->host_grads_bytes = e->offload_opt ? c * shard : 0;
+    t->host_grads_bytes = e->offload_opt && !e->nvme_opt ? c * shard : 0; /* NVMe: the ring */
     t->host_master_bytes = e->offload_opt && !e->nvme_opt ? master : 0;
     t->host_optim_bytes = e->offload_opt && !e->nvme_opt ? optim_state : 0;
     t->nvme_params_bytes = c * on_nvme;

@@ -91,9 +91,9 @@ static int run_ok(struct harness_run *r)
 
 /* The knobs each variant turns: none of them may change a bit. */
 struct variant {
-    int pipeline, fast_init, buffers;
-    const char *aio;      /* ZERO_AIO */
-    int tmpfs, no_direct; /* /dev/shm (no O_DIRECT there), ZERO_NVME_NO_DIRECT */
+    int pipeline, fast_init, buffers, pin; /* pin: pin_memory (copies through copy_async) */
+    const char *aio;                       /* ZERO_AIO */
+    int tmpfs, no_direct;                  /* /dev/shm (no O_DIRECT there), ZERO_NVME_NO_DIRECT */
 };
 
 static void check_same_bits(enum zero_dtype precision, const struct variant *v, int accum,
@@ -130,6 +130,8 @@ static void check_same_bits(enum zero_dtype precision, const struct variant *v, 
                     z->offload_optimizer.pipeline_read = v->pipeline;
                     z->offload_optimizer.pipeline_write = v->pipeline;
                     z->offload_optimizer.fast_init = v->fast_init;
+                    z->offload_optimizer.pin_memory = v->pin;
+                    z->offload_param.pin_memory = v->pin;
                 }
                 ck_assert(run_ok(x));
             }
@@ -153,7 +155,7 @@ static void check_same_bits(enum zero_dtype precision, const struct variant *v, 
 
 START_TEST(test_nvme_training_is_bit_identical_fp32)
 {
-    struct variant a = {.pipeline = 1, .fast_init = 0, .buffers = 2, .aio = "io_uring"};
+    struct variant a = {.pipeline = 1, .fast_init = 0, .buffers = 2, .pin = 1, .aio = "io_uring"};
     struct variant b = {.pipeline = 0, .fast_init = 1, .buffers = 1, .aio = "threads"};
     check_same_bits(ZERO_F32, &a, 1, 0.0);
     check_same_bits(ZERO_F32, &b, 2, 0.05);
@@ -162,7 +164,8 @@ END_TEST
 
 START_TEST(test_nvme_training_is_bit_identical_mixed_precision)
 {
-    struct variant a = {.pipeline = 1, .fast_init = 1, .buffers = 3, .aio = "io_uring", .tmpfs = 1};
+    struct variant a = {
+        .pipeline = 1, .fast_init = 1, .buffers = 3, .pin = 1, .aio = "io_uring", .tmpfs = 1};
     struct variant b = {.pipeline = 1, .buffers = 4, .aio = "threads", .no_direct = 1};
     check_same_bits(ZERO_BF16, &a, 2, 0.05);
     check_same_bits(ZERO_F16, &b, 1, 0.0);
@@ -184,16 +187,17 @@ START_TEST(test_nvme_ledger_holds_the_states_the_theory_puts_on_disk)
         const struct zero_ledger *d = &r.nvme_ledger_after_create;
         const struct zero_theory *t = &r.theory;
         int64_t n = mpi_check_size(), shard = t->psi_padded / n;
-        /* host memory: no master, no optimizer state; the gradient staging shard stays */
+        /* host memory: no model state at all (the gradient streams through the ring) */
         ck_assert_int_eq(h->current[ZERO_TAG_MASTER], 0);
         ck_assert_int_eq(h->current[ZERO_TAG_OPTIM], 0);
         ck_assert_int_eq(h->current[ZERO_TAG_PARAMS], 0); /* on disk, or on the device */
-        ck_assert_int_eq(h->current[ZERO_TAG_GRADS], 2 * shard);
+        ck_assert_int_eq(h->current[ZERO_TAG_GRADS], 0);
+        ck_assert_int_gt(h->current[ZERO_TAG_WORKSPACE], 0); /* the rings */
         /* disk: 4 + 8 (+ 2) bytes per shard element */
         ck_assert_int_eq(t->nvme_master_bytes, 4 * shard);
         ck_assert_int_eq(t->nvme_optim_bytes, 8 * shard);
         ck_assert_int_eq(t->nvme_params_bytes, param ? 2 * shard : 0);
-        ck_assert_int_eq(t->host_state_bytes, 2 * shard);
+        ck_assert_int_eq(t->host_state_bytes, 0);
         ck_assert_int_eq(d->current[ZERO_TAG_MASTER], t->nvme_master_bytes);
         ck_assert_int_eq(d->current[ZERO_TAG_OPTIM], t->nvme_optim_bytes);
         ck_assert_int_eq(d->current[ZERO_TAG_PARAMS], t->nvme_params_bytes);
