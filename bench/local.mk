@@ -26,3 +26,10 @@ bench_gpt_mfu_LDADD = libzero.la $(BLAS_LIBS) -lm
 noinst_PROGRAMS += %reldir%/host_optim
 bench_host_optim_SOURCES = %reldir%/host_optim.c
 bench_host_optim_LDADD = libzero.la
+
+# ZeRO-Infinity: a model whose states exceed the host's memory trains at stage 3 with them
+# on NVMe, under a memory cgroup, next to the disk's dd bandwidth (bench/nvme_infinity.sh)
+noinst_PROGRAMS += %reldir%/nvme_infinity
+bench_nvme_infinity_SOURCES = %reldir%/nvme_infinity.c
+bench_nvme_infinity_LDADD = libzero.la
+EXTRA_DIST += %reldir%/nvme_infinity.sh
