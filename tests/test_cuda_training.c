@@ -35,6 +35,9 @@
  * noise, 3e-4 from 1e-6). SGD passes gradient differences on scaled by lr. The Adam
  * kernel itself is compared bit for bit in test_cuda_backend.c.
  *
+ * With its states on NVMe (offload device nvme) the cuda run is held to the fp32
+ * tolerance too: the update is the host optimizer's, the path the same.
+ *
  * Runs at 1 and 2 ranks; skips (exit 77) where no CUDA device is found. Ranks that share
  * one GPU use the host-staged mode (ZERO_CUDA_COMM=auto unless set). */
 #include <check.h>
@@ -43,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cuda_pair.h"
 #include "mpi_check.h"
@@ -71,6 +75,7 @@ static int rank_;
 struct run {
     enum model_kind kind;
     int stage, bf16;
+    int nvme; /* states on NVMe (ZeRO-Infinity): 1 through page-locked rings, 2 through ordinary */
     float losses[STEPS];
     float *initial, *final; /* (n) every parameter, whole, in model order */
     int64_t n;
@@ -93,6 +98,22 @@ static void configure(struct zero_config *c, const struct run *r, const struct z
     c->bf16.enabled = r->bf16;
     c->libzero.matmul = ZERO_MATMUL_COMPUTE; /* both backends alike; fp32 training ignores it */
     c->libzero.align = 64; /* small blocks: tiny units still split over the ranks */
+    if (r->nvme) {
+        struct zero_optimization_config *z = &c->zero_optimization;
+        const char *dir = "/tmp/libzero-test-cuda-nvme";
+        mkdir(dir, 0700); /* every rank: its own files in it */
+        z->offload_optimizer.device = ZERO_OFFLOAD_NVME;
+        z->offload_optimizer.pin_memory = r->nvme == 1;
+        z->offload_optimizer.pipeline_read = z->offload_optimizer.pipeline_write = 1;
+        snprintf(z->offload_optimizer.nvme_path, sizeof z->offload_optimizer.nvme_path, "%s", dir);
+        z->sub_group_size = 2048; /* several chunks per unit */
+        if (r->stage == 3) {
+            z->offload_param.device = ZERO_OFFLOAD_NVME;
+            z->offload_param.pin_memory = r->nvme == 1;
+            z->offload_param.max_in_cpu = 0;
+            snprintf(z->offload_param.nvme_path, sizeof z->offload_param.nvme_path, "%s", dir);
+        }
+    }
 }
 
 /* Token t of global sequence s: mostly 3 x the previous token + 1, now and then a jump,
@@ -256,6 +277,36 @@ START_TEST(test_cuda_trains_tiny_gpt_like_cpu_in_bf16_at_stages_0_to_3)
 }
 END_TEST
 
+/* ZeRO-Infinity on the cuda backend: the gradient copied into a ring buffer, updated by
+ * the host optimizer, the parameters copied back (and at stage 3 the shards read from
+ * NVMe for every gather), against the cpu backend with its states in memory. */
+START_TEST(test_cuda_trains_toy_mlp_with_states_on_nvme_like_cpu)
+{
+    for (int stage = 1; stage < 4; stage++)
+        for (int nvme = 1; nvme <= 2; nvme++) {
+            struct run want = {.kind = TOY_MLP, .stage = stage}, got = want;
+            got.nvme = nvme;
+            struct zero_error err = {0};
+            int rc = train(&want, cpu, &err);
+            if (!rc)
+                rc = train(&got, gpu, &err);
+            ck_assert_msg(mpi_check_all(rc == ZERO_OK), "nvme stage %d: %s", stage,
+                          rc ? err.msg : "training failed on another rank");
+            double rel = rel_diff(got.final, want.final, want.n);
+            double moved = rel_diff(want.initial, want.final, want.n);
+            if (rank_ == 0)
+                printf("cuda (states on NVMe, %s rings) vs cpu: stage %d: rel %.2e (tolerance "
+                       "%.0e), training moved the weights %.2e\n",
+                       nvme == 1 ? "page-locked" : "ordinary", stage, rel, FP32_TOL, moved);
+            run_free(&want);
+            run_free(&got);
+            ck_assert(moved >= 10 * FP32_TOL);
+            ck_assert_msg(rel <= FP32_TOL, "nvme stage %d: cuda's weights are %.3g from the cpu's",
+                          stage, rel);
+        }
+}
+END_TEST
+
 static Suite *training_suite(void)
 {
     Suite *s = suite_create("cuda training vs cpu training");
@@ -265,6 +316,7 @@ static Suite *training_suite(void)
     tcase_add_test(tc, test_cuda_trains_tiny_gpt_like_cpu_in_fp32_at_stages_0_to_3);
     tcase_add_test(tc, test_cuda_trains_toy_mlp_like_cpu_in_bf16_at_stages_0_to_3);
     tcase_add_test(tc, test_cuda_trains_tiny_gpt_like_cpu_in_bf16_at_stages_0_to_3);
+    tcase_add_test(tc, test_cuda_trains_toy_mlp_with_states_on_nvme_like_cpu);
     suite_add_tcase(s, tc);
     return s;
 }
