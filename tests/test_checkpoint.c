@@ -185,8 +185,10 @@ static void set_offload(struct run *r, int on, const char *swap)
         MPI_Barrier(MPI_COMM_WORLD);
         snprintf(z->offload_optimizer.nvme_path, sizeof z->offload_optimizer.nvme_path, "%.200s",
                  dir);
-        snprintf(z->offload_param.nvme_path, sizeof z->offload_param.nvme_path, "%.200s", dir);
-        z->offload_param.max_in_cpu = 0;   /* every shard on NVMe */
+        if (z->stage == 3) {
+            snprintf(z->offload_param.nvme_path, sizeof z->offload_param.nvme_path, "%.200s", dir);
+            z->offload_param.max_in_cpu = 0; /* every shard on NVMe */
+        }
         z->sub_group_size = 2048;          /* several chunks per unit */
         setenv("ZERO_NVME_QUIET", "1", 1); /* the engine's line about its I/O choice */
     }

@@ -432,6 +432,20 @@ START_TEST(test_nvme_keys_the_build_cannot_honour_name_the_key)
     r.cfg.zero_optimization.offload_param.buffer_size = 10;
     ck_assert(harness_train(&r, MPI_COMM_WORLD, &err) != 0);
     expect(err.msg, "offload_param.buffer_size 10 is smaller than unit", "shard", NULL);
+    /* the NVMe-only keys away from their defaults without NVMe: refused, not ignored */
+    harness_defaults(&r, 3);
+    r.cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    r.cfg.zero_optimization.offload_optimizer.pipeline_read = 1;
+    ck_assert(harness_train(&r, MPI_COMM_WORLD, &err) != 0);
+    expect(err.msg, "offload_optimizer.{nvme_path,", "the device is not nvme", NULL);
+    harness_defaults(&r, 3);
+    r.cfg.zero_optimization.offload_param.max_in_cpu = 5;
+    ck_assert(harness_train(&r, MPI_COMM_WORLD, &err) != 0);
+    expect(err.msg, "offload_param.{nvme_path,", "the device is not nvme", NULL);
+    harness_defaults(&r, 2);
+    r.cfg.aio.queue_depth = 32;
+    ck_assert(harness_train(&r, MPI_COMM_WORLD, &err) != 0);
+    expect(err.msg, "aio: set to other than DeepSpeed's defaults", NULL, NULL);
     harness_defaults(&r, 3);
     nvme(&r, scratch, 0);
     r.cfg.aio.block_size = 1000;
