@@ -70,7 +70,11 @@ static void configure(struct zero_config *c, const struct args *a)
     c->optimizer.weight_decay = 0.01;
     struct zero_optimization_config *z = &c->zero_optimization;
     z->stage = 3;
-    z->stage3_prefetch_bucket_size = 3 * 8 * a->hidden * a->hidden; /* the next units */
+    /* memory: gather the next units ahead, keep no unit for its reuse (every unit is
+     * gathered for forward and again for backward: 2Ψ of shards read per step) */
+    z->stage3_prefetch_bucket_size = 3 * 8 * a->hidden * a->hidden;
+    z->stage3_max_live_parameters = 5 * 8 * a->hidden * a->hidden;
+    z->stage3_max_reuse_distance = 0;
     z->sub_group_size = 8000000; /* the optimizer's chunk: 4 buffers of ~128 MB */
     z->offload_optimizer.device = ZERO_OFFLOAD_NVME;
     z->offload_optimizer.buffer_count = 4;

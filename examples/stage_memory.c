@@ -27,11 +27,16 @@ static int one_stage(const struct zero_config *base, int stage, struct zero_mode
     cfg.train_micro_batch_size_per_gpu = base->train_micro_batch_size_per_gpu;
     cfg.gradient_accumulation_steps = 1;
     cfg.train_batch_size = 0; /* derived: micro-batch x world */
-    /* offload what this stage can: the optimizer from stage 1, the parameters at 3 */
-    if (stage == 0)
-        cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_NONE;
+    /* offload what this stage can: the optimizer from stage 1, the parameters at 3
+     * (a section it cannot take goes back to its defaults, NVMe keys included) */
+    struct zero_config defaults;
+    zero_config_defaults(&defaults);
+    if (stage == 0) {
+        cfg.zero_optimization.offload_optimizer = defaults.zero_optimization.offload_optimizer;
+        cfg.aio = defaults.aio;
+    }
     if (stage < 3)
-        cfg.zero_optimization.offload_param.device = ZERO_OFFLOAD_NONE;
+        cfg.zero_optimization.offload_param = defaults.zero_optimization.offload_param;
     struct zero_engine *e = NULL;
     zero_ledger_reset_peaks(&dev->ledger);
     int rc = example_agree(zero_engine_create(&e, &cfg, model, dev, err), err, comm);
