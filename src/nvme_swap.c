@@ -109,27 +109,7 @@ int nvme_configure(struct zero_engine *e, struct zero_error *err)
     const struct zero_aio_config *a = &e->cfg.aio;
     e->nvme_opt = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
     e->nvme_param = z->offload_param.device == ZERO_OFFLOAD_NVME;
-    /* the NVMe-only keys mean nothing elsewhere: a value other than DeepSpeed's
-     * default there is refused rather than ignored */
-    const struct zero_offload_config *o = &z->offload_optimizer, *p = &z->offload_param;
-    const char *bad = NULL;
-    if (!e->nvme_opt && (o->buffer_count != 4 || o->pipeline_read || o->pipeline_write ||
-                         o->fast_init || o->nvme_path[0]))
-        bad = "zero_optimization.offload_optimizer.{nvme_path, buffer_count, pipeline_read, "
-              "pipeline_write, fast_init}";
-    else if (!e->nvme_param && (p->buffer_count != 5 || p->buffer_size != 100000000 ||
-                                p->max_in_cpu != 1000000000 || p->nvme_path[0]))
-        bad = "zero_optimization.offload_param.{nvme_path, buffer_count, buffer_size, "
-              "max_in_cpu}";
-    else if (!e->nvme_opt && !e->nvme_param &&
-             (a->block_size != 1048576 || a->queue_depth != 8 || a->thread_count != 1 ||
-              a->single_submit || !a->overlap_events))
-        bad = "aio";
-    if (bad)
-        return zero_fail(err, ZERO_EINVAL,
-                         "%s: set to other than DeepSpeed's defaults, but they tune NVMe offload "
-                         "only and the device is not nvme",
-                         bad);
+    /* the NVMe-only keys elsewhere are zero_config_validate's, checked before this */
     if (!e->nvme_opt && !e->nvme_param)
         return ZERO_OK;
     if (e->nvme_param && !e->nvme_opt)

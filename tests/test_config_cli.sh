@@ -77,9 +77,9 @@ check_refused() { # NAME JSON-MEMBERS TEXT
 check_refused ratio '"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 0.3}}' \
     "zero_optimization.offload_optimizer.ratio=0.3: partial optimizer offload (a ratio below 1) is not implemented yet in this build"
 check_refused buffers '"zero_optimization": {"offload_param": {"buffer_count": 8}}' \
-    "zero_optimization.offload_param.buffer_count=8: NVMe offload buffers is not implemented yet"
+    "zero_optimization.offload_param.{nvme_path, buffer_count, buffer_size, max_in_cpu}: set to other than DeepSpeed's defaults, but they tune NVMe offload only"
 check_refused fast_init '"zero_optimization": {"offload_optimizer": {"fast_init": true}}' \
-    "zero_optimization.offload_optimizer.fast_init=true: NVMe fast initialization is not implemented yet"
+    "zero_optimization.offload_optimizer.{nvme_path, buffer_count, pipeline_read, pipeline_write, fast_init}: set to other than DeepSpeed's defaults, but they tune NVMe offload only"
 check_refused amp '"amp": {"enabled": true}' "amp.enabled=true: NVIDIA Apex AMP is not implemented yet"
 check_refused flops '"flops_profiler": {"enabled": true}' \
     "flops_profiler.enabled=true: the flops profiler is not implemented yet"
