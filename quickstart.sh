@@ -53,7 +53,7 @@ die() {
 
 # ------------------------------------------------------------------ packages
 packages=(build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
-    libopenblas-dev check libjansson-dev libsubunit-dev
+    libopenblas-dev check libjansson-dev libsubunit-dev liburing-dev
     iproute2) # iproute2: ip netns for tests/test_multihost.sh
 # fuzz mode: clang brings libFuzzer (libclang-rt-14-dev on Debian 12)
 if [ "$mode" = fuzz ]; then

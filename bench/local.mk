@@ -46,3 +46,10 @@ noinst_PROGRAMS += %reldir%/roofline
 bench_roofline_SOURCES = %reldir%/roofline.c
 bench_roofline_LDADD = libzero.la
 EXTRA_DIST += %reldir%/table.sh
+
+# ZeRO-Infinity: a model whose states exceed the host's memory trains at stage 3 with them
+# on NVMe, under a memory cgroup, next to the disk's dd bandwidth (bench/nvme_infinity.sh)
+noinst_PROGRAMS += %reldir%/nvme_infinity
+bench_nvme_infinity_SOURCES = %reldir%/nvme_infinity.c
+bench_nvme_infinity_LDADD = libzero.la
+EXTRA_DIST += %reldir%/nvme_infinity.sh

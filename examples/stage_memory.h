@@ -3,7 +3,8 @@
  * per stage next to the formula (16Ψ, 4Ψ + 12Ψ/N, 2Ψ + 14Ψ/N, 16Ψ/N in mixed
  * precision; 16Ψ, 8Ψ + 8Ψ/N, 4Ψ + 12Ψ/N, 16Ψ/N in fp32). With ZeRO-Offload in
  * cfg each stage keeps what offload it can (the optimizer from stage 1, the
- * parameters at stage 3) and a host column shows the offloaded states. */
+ * parameters at stage 3) and a host column shows the offloaded states; with
+ * device = nvme an nvme column shows those in the swap files (the third tier). */
 #ifndef EXAMPLES_STAGE_MEMORY_H
 #define EXAMPLES_STAGE_MEMORY_H
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
+#include "nvme_swap.h"
 #include "crc32c.h"
 #include "engine_internal.h"
 
@@ -225,6 +226,8 @@ static int write_sections(struct zero_engine *e, const struct ckpt_meta *m, int 
     for (int u = 0; u < e->nunits && !rc; u++) {
         const struct unit_states *s = &e->us[u];
         int64_t shard = s->layout.shard, chunk = m->chunk;
+        if ((rc = nvme_unit_load(e, u, 1, err))) /* states on NVMe: this unit's, for a while */
+            return rc;
         for (int k = 0; k < m->nkinds && !rc; k++) {
             ckpt_section_header(h, u, m->kinds[k], s->shard_begin, shard, chunk);
             rc = ckpt_write_all(fd, h, sizeof h, e->rank, path, err);
@@ -241,6 +244,8 @@ static int write_sections(struct zero_engine *e, const struct ckpt_meta *m, int 
                 rc = ckpt_write_all(fd, buf, (size_t)n * 4 + 4, e->rank, path, err);
             }
         }
+        int rs = nvme_unit_store(e, u, 0, err);
+        rc = rc ? rc : rs;
     }
     return rc;
 }
@@ -444,6 +449,8 @@ static int read_states(struct zero_engine *e, struct ckpt_reader *r, const struc
         const struct unit_states *s = &e->us[u];
         int64_t begin, n;
         part_of(e, u, &begin, &n);
+        if (apply && (rc = nvme_unit_load(e, u, 0, err)))
+            return rc;
         for (int k = 0; k < m->nkinds && !rc; k++) {
             float *dst = state_buffer(e, u, m->kinds[k]);
             if (apply && n > 0 && (rc = e->be->fill(e->bself, dst, ZERO_F32, 0.0, (size_t)n)))
@@ -460,6 +467,8 @@ static int read_states(struct zero_engine *e, struct ckpt_reader *r, const struc
                                      apply ? upload_sink : NULL, &up, err);
             }
         }
+        int rs = apply ? nvme_unit_store(e, u, 1, err) : ZERO_OK;
+        rc = rc ? rc : rs;
     }
     return rc;
 }
@@ -474,21 +483,25 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
             continue;
         int64_t begin, n;
         part_of(e, u, &begin, &n);
+        if ((rc = nvme_unit_load(e, u, 1, err)))
+            return rc;
         /* stage 3 params are the shard itself; stages 0-2 whole buffers */
         void *params = e->stage == 3 ? s->params : engine_at(e, s->params, begin);
         if (e->separate_master &&
             (rc = e->be->cast(e->bself, params, e->cdt, engine_master(e, u), ZERO_F32, (size_t)n)))
-            return engine_backend_error(e, rc, err, "casting the master of unit %s",
-                                        e->model->units[u]->name);
+            rc = engine_backend_error(e, rc, err, "casting the master of unit %s",
+                                      e->model->units[u]->name);
+        int rs = nvme_unit_store(e, u, nvme_holds_params(e, u), err);
+        if (rc || (rc = rs))
+            return rc;
         if ((e->stage == 1 || e->stage == 2) &&
             (rc = e->be->all_gather(e->bself, params, s->params, e->cdt, (size_t)s->layout.shard,
                                     NULL)))
             return engine_backend_error(e, rc, err, "all-gather of loaded unit %s",
                                         e->model->units[u]->name);
         if (e->stage == 3 && !s->persistent && s->state == ZERO_UNIT_AVAILABLE &&
-            (rc = stage3_all_gather(e, u, NULL)))
-            return engine_backend_error(e, rc, err, "all-gather of loaded unit %s",
-                                        e->model->units[u]->name);
+            (rc = stage3_all_gather(e, u, NULL, err)))
+            return rc;
     }
     return e->stage == 3 ? stage3_gather_persistent(e, err) : ZERO_OK;
 }

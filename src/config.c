@@ -63,6 +63,8 @@ void zero_config_defaults(struct zero_config *c)
     z->offload_optimizer.ratio = 1.0;
     z->offload_param = z->offload_optimizer;
     z->offload_param.buffer_count = 5;
+    c->aio = (struct zero_aio_config){
+        .block_size = 1048576, .queue_depth = 8, .thread_count = 1, .overlap_events = 1};
 
     /* The scaler DeepSpeed builds when the fp16 section names no dynamic key. */
     struct zero_fp16_config *h = &c->fp16;

@@ -167,6 +167,14 @@ const struct config_key config_keys[] = {
     KEY(KEY_I64, OP "buffer_size", zero_optimization.offload_param.buffer_size, 0, I64MAX),
     KEY(KEY_I64, OP "max_in_cpu", zero_optimization.offload_param.max_in_cpu, 0, I64MAX),
 
+    SECTION("aio"),
+    KEY(KEY_I64, "aio.block_size", aio.block_size, 1, I64MAX),
+    KEY(KEY_I64, "aio.queue_depth", aio.queue_depth, 1, 65536),
+    KEY(KEY_I64, "aio.thread_count", aio.thread_count, 1, 1024),
+    BOOL("aio.single_submit", aio.single_submit),
+    BOOL("aio.overlap_events", aio.overlap_events),
+    BOOL("aio.use_gds", aio.use_gds),
+
     SECTION("activation_checkpointing"),
     BOOL(AC "partition_activations", activation_checkpointing.partition_activations),
     BOOL(AC "contiguous_memory_optimization",

@@ -1,7 +1,7 @@
 /* What DeepSpeed knows and this build does not implement yet: two tables.
  *
  * A field-backed entry names a key of the key table with values this build
- * cannot honour (true; NVMe as an offload device); zero_config_unsupported()
+ * cannot honour (true); zero_config_unsupported()
  * checks them on a struct, so the engine can call it too. A JSON-only entry names a DeepSpeed key
  * or section that has no field here: the loader accepts it only with a value that asks for nothing
  * (inert), so a DeepSpeed config that spells out the defaults still loads. When a feature lands,
@@ -29,8 +29,7 @@ static const struct {
     const char *path, *feature;
     int from;
 } fields[] = {
-    {ZO "offload_optimizer.device", "NVMe optimizer offload " NYI, ZERO_OFFLOAD_NVME},
-    {ZO "offload_param.device", "NVMe parameter offload " NYI, ZERO_OFFLOAD_NVME},
+    {"aio.use_gds", "GPUDirect Storage " NYI, 1},
     {AC "partition_activations", "activation partitioning " NYI, 1},
     {AC "contiguous_memory_optimization", "contiguous activation memory " NYI, 1},
     {AC "cpu_checkpointing", "activation checkpointing to the CPU " NYI, 1},
@@ -39,18 +38,12 @@ static const struct {
 };
 
 /* Field-backed keys this build reads only at DeepSpeed's default: any other
- * value asks for something it does not do (the NVMe keys wait for NVMe offload). */
+ * value asks for something it does not do. (The NVMe keys are honoured with
+ * device nvme and refused without it: nvme_swap.c.) */
 static const struct {
     const char *path, *feature;
 } at_default[] = {
     {ZO "offload_optimizer.ratio", "partial optimizer offload (a ratio below 1) " NYI},
-    {ZO "offload_optimizer.buffer_count", "NVMe offload buffers " NYI},
-    {ZO "offload_optimizer.pipeline_read", "pipelined NVMe reads " NYI},
-    {ZO "offload_optimizer.pipeline_write", "pipelined NVMe writes " NYI},
-    {ZO "offload_optimizer.fast_init", "NVMe fast initialization " NYI},
-    {ZO "offload_param.buffer_count", "NVMe offload buffers " NYI},
-    {ZO "offload_param.buffer_size", "NVMe offload buffers " NYI},
-    {ZO "offload_param.max_in_cpu", "NVMe parameter caching in host memory " NYI},
 };
 
 /* JSON-only: DeepSpeed keys and sections with no field here */
@@ -98,7 +91,6 @@ static const struct config_unsupported unsupported[] = {
     {ZO "model_persistence_threshold", "9223372036854775807", "a model persistence threshold " NYI},
     {"checkpoint", "{\"load_universal\": false, \"use_node_local_storage\": false}",
      "DeepSpeed's checkpoint options (see libzero.checkpoint) " NYI},
-    {"aio", "null", "asynchronous I/O (NVMe offload) " NYI},
     {"tensorboard", OFF, "TensorBoard monitoring " NYI},
     {"wandb", OFF, "Weights & Biases monitoring " NYI},
     {"csv_monitor", OFF, "CSV monitoring " NYI},

@@ -40,6 +40,34 @@ static int check_combinations(const struct zero_config *c, struct zero_error *er
     return ZERO_OK;
 }
 
+/* The NVMe-only keys mean nothing elsewhere: a value other than DeepSpeed's
+ * default where the device is not nvme is refused rather than ignored. */
+static int check_nvme_only_keys(const struct zero_config *c, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &c->zero_optimization;
+    const struct zero_offload_config *o = &z->offload_optimizer, *p = &z->offload_param;
+    const struct zero_aio_config *a = &c->aio;
+    int nvme_opt = o->device == ZERO_OFFLOAD_NVME, nvme_param = p->device == ZERO_OFFLOAD_NVME;
+    const char *bad = NULL;
+    if (!nvme_opt && (o->buffer_count != 4 || o->pipeline_read || o->pipeline_write ||
+                      o->fast_init || o->nvme_path[0]))
+        bad = "zero_optimization.offload_optimizer.{nvme_path, buffer_count, pipeline_read, "
+              "pipeline_write, fast_init}";
+    else if (!nvme_param && (p->buffer_count != 5 || p->buffer_size != 100000000 ||
+                             p->max_in_cpu != 1000000000 || p->nvme_path[0]))
+        bad = "zero_optimization.offload_param.{nvme_path, buffer_count, buffer_size, max_in_cpu}";
+    else if (!nvme_opt && !nvme_param &&
+             (a->block_size != 1048576 || a->queue_depth != 8 || a->thread_count != 1 ||
+              a->single_submit || !a->overlap_events))
+        bad = "aio";
+    if (bad)
+        return zero_fail(err, ZERO_EINVAL,
+                         "%s: set to other than DeepSpeed's defaults, but they tune NVMe offload "
+                         "only and the device is not nvme",
+                         bad);
+    return ZERO_OK;
+}
+
 /* Values the engine needs in range, offload's stage rules, the trace's steps. */
 static int check_values(const struct zero_config *c, struct zero_error *err)
 {
@@ -61,22 +89,28 @@ static int check_values(const struct zero_config *c, struct zero_error *err)
     if (c->gradient_clipping < 0.0)
         return zero_fail(err, ZERO_EINVAL, "gradient_clipping is %g; expected >= 0",
                          c->gradient_clipping);
-    int offload_opt = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
-    int offload_param = z->offload_param.device == ZERO_OFFLOAD_CPU;
+    static const char *const device[] = {"none", "cpu", "nvme"};
+    int offload_opt = z->offload_optimizer.device != ZERO_OFFLOAD_NONE;
+    int offload_param = z->offload_param.device != ZERO_OFFLOAD_NONE;
     if (offload_opt && z->stage == 0)
         return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3 "
-                         "(stage is 0): the offloaded optimizer updates this rank's shard");
+                         "zero_optimization.offload_optimizer.device = %s needs stage 1, 2 or 3 "
+                         "(stage is 0): the offloaded optimizer updates this rank's shard",
+                         device[z->offload_optimizer.device]);
     if (offload_param && z->stage != 3)
         return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_param.device = cpu needs stage 3 (stage is "
+                         "zero_optimization.offload_param.device = %s needs stage 3 (stage is "
                          "%d): only stage 3 partitions the parameters",
-                         z->stage);
+                         device[z->offload_param.device], z->stage);
     if (offload_param && !offload_opt)
         return zero_fail(err, ZERO_EINVAL,
-                         "zero_optimization.offload_param.device = cpu needs "
-                         "offload_optimizer.device = cpu as well: the host optimizer writes the "
-                         "host parameter shard in place");
+                         "zero_optimization.offload_param.device = %s needs "
+                         "offload_optimizer.device = cpu or nvme as well: the host optimizer "
+                         "writes the host parameter shard in place",
+                         device[z->offload_param.device]);
+    int rc = check_nvme_only_keys(c, err);
+    if (rc)
+        return rc;
     if (c->libzero.trace_steps[0]) {
         int64_t steps[ZERO_TRACE_MAX_STEPS];
         int n = 0;

@@ -76,6 +76,10 @@ struct zero_engine {
     int offload_opt;                /* master and optimizer state in host memory (offload.c) */
     int offload_param;              /* stage 3: the parameter shard in host memory */
     int offload_threads;            /* host threads of the offloaded optimizer */
+    int nvme_opt;                   /* offload_optimizer.device = nvme: master and optimizer
+                                       state in a swap file (nvme_swap.c) */
+    int nvme_param;                 /* offload_param.device = nvme: shards past max_in_cpu too */
+    struct nvme_swap *nvme;         /* NULL without NVMe offload */
     int separate_master;            /* mixed || offload_opt: the master is a buffer of its own */
     enum zero_dtype matmul_type;    /* GEMM operands: fp32 or cdt (libzero.matmul) */
     struct zero_loss_scaler scaler; /* fp16 only */
@@ -157,8 +161,10 @@ int engine_check_memory_plan(struct zero_engine *e, struct zero_error *err);
 int stage3_end_step(struct zero_engine *e, struct zero_error *err);
 int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err);
 /* All-gathers unit u's shard into s->gathered (req: NULL blocks). With
- * offload_param the shard is first streamed in from host memory. */
-int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req);
+ * offload_param the shard is first streamed in from host memory (or, on
+ * NVMe, read from its swap file ahead of use). */
+int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
+                      struct zero_error *err);
 /* Elements fetched between trace position pos and the next fetch of unit, or
  * -1 when the recorded order fetches it no more. */
 int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit);

@@ -14,12 +14,15 @@
  * ZeRO-Offload (offload.c) moves states to host memory: offload_optimizer the
  * master (always a buffer of its own then) and the optimizer state, plus a
  * host staging shard for the gradient; offload_param (stage 3) the parameter
- * shard. The ledger counts them on the host side. */
+ * shard. The ledger counts them on the host side. With device = nvme the
+ * master and optimizer state (and the parameter shards past max_in_cpu) live
+ * in swap files instead (nvme_swap.c), counted by the nvme ledger. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_internal.h"
+#include "nvme_swap.h"
 
 static int optim_buffers(const struct zero_engine *e)
 {
@@ -75,14 +78,16 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     char what[ZERO_NAME_LEN + 32];
     snprintf(what, sizeof what, "unit %s", unit->name);
     int host = e->offload_opt;
-    if ((rc = state_alloc(e, e->offload_param, pcount * e->csize, ZERO_TAG_PARAMS, &s->params, what,
-                          err)) ||
+    /* on NVMe (nvme_swap.c) the master and optimizer state have no buffers here,
+     * and the parameter shards get theirs once max_in_cpu has placed them */
+    if ((!e->nvme_param && (rc = state_alloc(e, e->offload_param, pcount * e->csize,
+                                             ZERO_TAG_PARAMS, &s->params, what, err))) ||
         (rc = engine_alloc(e, gcount * e->csize, ZERO_TAG_GRADS, &s->grads, what, err)))
         return rc;
-    if (e->separate_master &&
+    if (e->separate_master && !e->nvme_opt &&
         (rc = state_alloc(e, host, obytes, ZERO_TAG_MASTER, (void **)&s->master, what, err)))
         return rc;
-    int nopt = optim_buffers(e);
+    int nopt = e->nvme_opt ? 0 : optim_buffers(e);
     if (nopt >= 1 &&
         (rc = state_alloc(e, host, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg, what, err)))
         return rc;
@@ -90,7 +95,7 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
         (rc = state_alloc(e, host, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg_sq, what, err)))
         return rc;
     /* the reduced gradient shard (cdt) comes in; the parameters (cdt) go out */
-    if (host &&
+    if (host && !e->nvme_opt && /* NVMe: the gradient comes in through the ring */
         (rc = engine_host_alloc(e, ocount * e->csize, ZERO_TAG_GRADS, &s->host_stage, what, err)))
         return rc;
     if (host && (rc = e->be->event_create(e->bself, &s->host_stage_ready)))
@@ -138,6 +143,13 @@ int engine_states_create(struct zero_engine *e, struct zero_error *err)
     for (int u = 0; u < e->nunits; u++)
         if ((rc = alloc_unit(e, u, err)))
             return rc;
+    if ((rc = nvme_open(e, err)))
+        return rc;
+    for (int u = 0; u < e->nunits && e->nvme_param; u++) /* kept in host memory: max_in_cpu */
+        if (!nvme_holds_params(e, u) &&
+            (rc = engine_host_alloc(e, (size_t)e->us[u].layout.shard * e->csize, ZERO_TAG_PARAMS,
+                                    &e->us[u].params, "parameter shard", err)))
+            return rc;
     if ((rc = engine_init_params(e, err)))
         return rc;
     if (e->stage == 1 || e->stage == 2)
@@ -177,6 +189,7 @@ void engine_states_destroy(struct zero_engine *e)
     }
     free(e->us);
     e->us = NULL;
+    nvme_close(e); /* the swap files go with the states */
 }
 
 void *engine_param_whole(struct zero_engine *e, int unit)

@@ -21,12 +21,13 @@ static int partitioned(int stage, int first_stage)
     return stage >= first_stage;
 }
 
-void zero_estimate_stages(double psi, int ranks, enum zero_estimate_precision p, int offload_cpu,
+void zero_estimate_stages(double psi, int ranks, enum zero_estimate_precision p, int offload,
                           struct zero_estimate_stage out[4])
 {
     struct zero_state_sizes s;
     zero_estimate_state_sizes(p, &s);
     double n = ranks > 0 ? ranks : 1;
+    int off = offload != ZERO_ESTIMATE_OFFLOAD_NONE, nvme = offload == ZERO_ESTIMATE_OFFLOAD_NVME;
     for (int stage = 0; stage < 4; stage++) {
         struct zero_estimate_stage *o = &out[stage];
         int shard_p = partitioned(stage, 3), shard_g = partitioned(stage, 2),
@@ -36,12 +37,19 @@ void zero_estimate_stages(double psi, int ranks, enum zero_estimate_precision p,
         o->master = s.master * psi / (shard_o ? n : 1);
         o->optim = s.optim * psi / (shard_o ? n : 1);
         int fp32_side = s.master + s.optim;
-        o->whole_coef = (shard_p ? 0 : s.params) + (shard_g ? 0 : s.grads) +
-                        (shard_o || offload_cpu ? 0 : fp32_side);
-        o->shard_coef = (shard_p ? s.params : 0) + (shard_g ? s.grads : 0) +
-                        (shard_o && !offload_cpu ? fp32_side : 0);
-        o->host = offload_cpu ? o->master + o->optim : 0.0;
-        o->device = o->params + o->grads + (offload_cpu ? 0.0 : o->master + o->optim);
+        int params_on_nvme = nvme && shard_p; /* ZeRO-Infinity: stage 3's parameter shards */
+        o->whole_coef =
+            (shard_p ? 0 : s.params) + (shard_g ? 0 : s.grads) + (shard_o || off ? 0 : fp32_side);
+        o->shard_coef = (shard_p && !params_on_nvme ? s.params : 0) + (shard_g ? s.grads : 0) +
+                        (shard_o && !off ? fp32_side : 0);
+        o->host = off && !nvme ? o->master + o->optim : 0.0;
+        o->nvme = nvme ? o->master + o->optim + (params_on_nvme ? o->params : 0.0) : 0.0;
+        o->nvme_whole_coef = nvme && !shard_o ? fp32_side : 0;
+        o->nvme_coef = nvme && shard_o ? fp32_side + (params_on_nvme ? s.params : 0) : 0;
+        o->nvme_written = o->nvme;
+        o->nvme_read = o->nvme + (params_on_nvme ? 2 * o->params : 0.0);
+        o->device = o->params + o->grads + (off ? 0.0 : o->master + o->optim) -
+                    (params_on_nvme ? o->params : 0.0);
     }
 }
 
@@ -128,6 +136,7 @@ void zero_ds_zero2(double total_params, int gpus_per_node, int nodes, int cpu_of
         cpu = total_params * 4 * gpus_per_node * buffer_factor;
     }
     out->cpu_bytes = py_int(cpu);
+    out->nvme_bytes = 0;
     out->gpu_bytes = py_int(gpu);
 }
 
@@ -155,7 +164,20 @@ void zero_ds_zero3(double total_params, double largest_layer_params, int gpus_pe
             cpu = total_params * 4 * gpus_per_node * buffer_factor;
     }
     out->cpu_bytes = py_int(cpu);
+    out->nvme_bytes = 0;
     out->gpu_bytes = py_int(gpu);
+}
+
+void zero_ds_zero3_nvme(double total_params, double largest_layer_params, int gpus_per_node,
+                        int nodes, int offload_params, int zero_init, double buffer_factor,
+                        struct zero_ds_estimate *out)
+{
+    struct zero_ds_estimate cpu;
+    zero_ds_zero3(total_params, largest_layer_params, gpus_per_node, nodes, 1, offload_params,
+                  zero_init, buffer_factor, &cpu);
+    out->gpu_bytes = cpu.gpu_bytes;
+    out->nvme_bytes = cpu.cpu_bytes;
+    out->cpu_bytes = 0;
 }
 
 /* ---- GPT-2 ---- */

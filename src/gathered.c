@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "nvme_swap.h"
 
 static int check_index(struct zero_engine *e, int unit, int param, struct zero_error *err)
 {
@@ -58,6 +59,8 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
         return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
     }
     float *tmp = NULL;
+    if ((rc = nvme_unit_load(e, unit, 1, err)))
+        return rc;
     if (!(rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
                             (void **)&tmp, "parameter read", err))) {
         rc = e->be->all_gather(e->bself, engine_master(e, unit), tmp, ZERO_F32,
@@ -68,7 +71,8 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
             rc = engine_backend_error(e, rc, err, "reading parameter");
     }
     engine_free(e, tmp);
-    return rc;
+    int rs = nvme_unit_store(e, unit, 0, err);
+    return rc ? rc : rs;
 }
 
 /* dst (cdt, n) = host (fp32, n) */
@@ -96,6 +100,8 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
     if (e->stage > 0) /* this rank's part of the master */
         zero_layout_param_in_shard(l, param, e->rank, &b, &end);
     int64_t master_base = e->stage == 0 ? 0 : s->shard_begin;
+    if ((rc = nvme_unit_load(e, unit, 1, err)))
+        return rc;
     if (end > b && e->separate_master)
         rc = e->be->from_host(e->bself, engine_master(e, unit) + (b - master_base),
                               host + (b - off), (size_t)(end - b) * sizeof(float));
@@ -108,6 +114,10 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
         if (!rc && s->gathered) /* keep a live whole copy (persistent, scope) current */
             rc = upload_cast(e, engine_at(e, s->gathered, off), host, (size_t)n);
     }
+    if (rc)
+        nvme_unit_store(e, unit, 0, err);
+    else if ((rc = nvme_unit_store(e, unit, 1, err)))
+        return rc;
     return rc ? engine_backend_error(e, rc, err, "writing parameter %s.%s",
                                      e->model->units[unit]->name,
                                      e->model->units[unit]->params[param].name)
@@ -236,11 +246,17 @@ int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
         void *whole = engine_param_whole(e, u);
         rc = e->be->broadcast(e->bself, whole, e->cdt, (size_t)s->layout.padded, e->scope_modifier,
                               NULL);
-        if (!rc)
-            rc = scatter_back(e, u, whole);
-        if (rc)
+        if (rc) {
             rc = engine_backend_error(e, rc, err, "scattering unit %s back",
                                       e->model->units[u]->name);
+        } else if (!(rc = nvme_unit_load(e, u, 1, err))) {
+            /* the shard and master on NVMe are paged in, overwritten, written back */
+            if ((rc = scatter_back(e, u, whole)))
+                rc = engine_backend_error(e, rc, err, "scattering unit %s back",
+                                          e->model->units[u]->name);
+            int rs = nvme_unit_store(e, u, !rc, err);
+            rc = rc ? rc : rs;
+        }
     }
     int released = unpin(e, e->scope_units, e->scope_n, rc ? &(struct zero_error){0} : err);
     close_scope(e);

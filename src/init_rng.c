@@ -12,6 +12,7 @@
 
 #include "engine_internal.h"
 #include "exact_math.h"
+#include "nvme_swap.h"
 
 #define INIT_CHUNK 65536 /* elements generated on the host per upload */
 
@@ -92,6 +93,8 @@ int engine_init_params(struct zero_engine *e, struct zero_error *err)
         struct unit_states *s = &e->us[u];
         int64_t begin = e->stage == 0 ? 0 : s->shard_begin;
         int64_t end = e->stage == 0 ? s->layout.padded : begin + s->layout.shard;
+        if ((rc = nvme_unit_load(e, u, 0, err)))
+            break;
         float *master = engine_master(e, u);
         rc = init_range(e, u, begin, end, master, chunk, err);
         if (!rc && e->separate_master) {
@@ -102,6 +105,10 @@ int engine_init_params(struct zero_engine *e, struct zero_error *err)
                 rc = engine_backend_error(e, rc, err, "casting initial parameters of %s",
                                           e->model->units[u]->name);
         }
+        /* fast_init: the optimizer state stays the sparse swap file's zeros */
+        int fast = e->cfg.zero_optimization.offload_optimizer.fast_init;
+        int rs = nvme_unit_store(e, u, rc ? 0 : fast ? 2 : 1, err);
+        rc = rc ? rc : rs;
     }
     free(chunk);
     return rc;

@@ -46,7 +46,10 @@ libzero_la_SOURCES += \
 	%reldir%/host_parallel.c \
 	%reldir%/offload.c \
 	%reldir%/memory_plan.c \
-	%reldir%/memory_limit.c
+	%reldir%/memory_limit.c \
+	%reldir%/aio.c \
+	%reldir%/nvme_swap.c
+noinst_HEADERS += %reldir%/aio.h %reldir%/nvme_swap.h
 noinst_HEADERS += %reldir%/engine_internal.h %reldir%/memory_limit.h %reldir%/optim_consts.h %reldir%/host_optim.h \
 	%reldir%/host_parallel.h \
 	%reldir%/dtype_convert.h %reldir%/exact_math.h

@@ -15,6 +15,11 @@
  * shared among the node's ranks); the update is element-wise, so the split
  * does not change a bit.
  *
+ * With offload_optimizer.device = nvme (ZeRO-Infinity) the master and the
+ * optimizer state are not in host memory at all: the host optimizer walks the
+ * shards chunk by chunk through nvme_swap.c's ring, each chunk read ahead of
+ * its update and written back behind it, the same loop on the same values.
+ *
  * Exactness: the host optimizer is the loop the cpu backend's adam and sgd
  * entries run, so on the cpu backend an offloaded step gives the same bits as
  * one that is not (tests/test_offload.c). */
@@ -26,6 +31,7 @@
 #include "engine_internal.h"
 #include "host_optim.h"
 #include "host_parallel.h"
+#include "nvme_swap.h"
 
 /* Ranks of this engine on this host, from every rank's host name: the host's
  * processors are shared among them. 1 if the names cannot be exchanged. */
@@ -46,10 +52,12 @@ static int ranks_on_this_host(struct zero_engine *e)
 int offload_configure(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_optimization_config *z = &e->cfg.zero_optimization;
-    /* nvme is refused with the other unimplemented features (config_unsupported.c) */
-    e->offload_opt = z->offload_optimizer.device == ZERO_OFFLOAD_CPU;
-    e->offload_param = z->offload_param.device == ZERO_OFFLOAD_CPU;
-    (void)err; /* the stage rules are zero_config_validate's, checked before this */
+    e->offload_opt = z->offload_optimizer.device != ZERO_OFFLOAD_NONE;
+    e->offload_param = z->offload_param.device != ZERO_OFFLOAD_NONE;
+    /* the stage rules are zero_config_validate's, checked before this */
+    int rc = nvme_configure(e, err);
+    if (rc)
+        return rc;
     e->separate_master |= e->offload_opt; /* fp32 too: the parameters stay on the device */
     if (e->offload_opt) {                 /* collective, as engine creation is */
         int64_t t = e->cfg.libzero.offload_threads;
@@ -98,10 +106,11 @@ static int prepare(struct zero_engine *e, float lr, float grad_div, struct host_
     return bad ? zero_fail(err, ZERO_EINVAL, "rank %d: host optimizer: %s", e->rank, why) : ZERO_OK;
 }
 
-/* One sub-group of a unit's host update, handed to host_parallel_for range by range. */
+/* One unit's (or chunk's) host update, handed to host_parallel_for range by range. */
 struct unit_job {
     const struct host_update *h;
-    const struct unit_states *s;
+    float *master, *exp_avg, *exp_avg_sq; /* (n,); exp_* NULL without the state */
+    const void *grad;                     /* (grad_type, n) */
     enum zero_dtype grad_type, copy_type;
     void *out;   /* (copy_type, n) */
     size_t base; /* the sub-group's first element in the unit's shard */
@@ -110,18 +119,33 @@ struct unit_job {
 static void update_range(void *arg, size_t b, size_t end)
 {
     const struct unit_job *j = arg;
-    const struct unit_states *s = j->s;
-    b += j->base;
-    end += j->base;
-    const void *g = (const char *)s->host_stage + b * zero_dtype_size(j->grad_type);
+    const void *g = (const char *)j->grad + b * zero_dtype_size(j->grad_type);
     void *out = (char *)j->out + b * zero_dtype_size(j->copy_type);
-    float *m = s->exp_avg ? s->exp_avg + b : NULL;
+    float *m = j->exp_avg ? j->exp_avg + b : NULL;
     if (j->h->sgd)
-        zero_host_sgd(j->h->isa, &j->h->sgd_args, s->master + b, g, j->grad_type, m, end - b, out,
+        zero_host_sgd(j->h->isa, &j->h->sgd_args, j->master + b, g, j->grad_type, m, end - b, out,
                       j->copy_type);
     else
-        zero_host_adam(j->h->isa, &j->h->adam, s->master + b, g, j->grad_type, m, s->exp_avg_sq + b,
+        zero_host_adam(j->h->isa, &j->h->adam, j->master + b, g, j->grad_type, m, j->exp_avg_sq + b,
                        end - b, out, j->copy_type);
+}
+
+static void run_job(struct zero_engine *e, struct unit_job *job, size_t n)
+{
+    /* a grain of 16 Ki elements (tens of microseconds): enough work to pay for a thread */
+    host_parallel_for(n, (size_t)1 << 14, e->offload_threads, update_range, job);
+}
+
+/* Unit u's new compute-dtype parameters (in its staging buffer) back to the device. */
+static int copy_back(struct zero_engine *e, int u, struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    size_t n = optimizer_update_count(e, u);
+    int rc = e->be->copy_async(e->bself, optimizer_param_copy(e, u), s->host_stage, n * e->csize,
+                               ZERO_STREAM_COMM);
+    return rc ? engine_backend_error(e, rc, err, "copying back the parameters of %s",
+                                     e->model->units[u]->name)
+              : ZERO_OK;
 }
 
 /* The host optimizer on unit u once its gradient (t) has landed; then its
@@ -136,27 +160,91 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
         return engine_backend_error(e, rc, err, "copying out the gradient of %s",
                                     e->model->units[u]->name);
     void *out = e->offload_param ? s->params : s->host_stage; /* (cdt, n) */
-    struct unit_job job = {.h = h, .s = s, .grad_type = t, .copy_type = e->cdt, .out = out};
     /* DeepSpeed's sub_group_size: the optimizer steps sub-group by sub-group (one
      * event each; 0: the unit's shard is one group). Element-wise: any split gives
      * the same bits. */
     int64_t sub = e->cfg.zero_optimization.sub_group_size;
     size_t group = sub > 0 && (uint64_t)sub < n ? (size_t)sub : (n > 0 ? n : 1);
-    size_t b = 0;
+    size_t gsize = zero_dtype_size(t), b = 0;
     do { /* once at least: an empty shard still reports its (empty) update */
         double t0 = engine_now();
         size_t len = n - b < group ? n - b : group;
-        job.base = b;
-        /* a grain of 16 Ki elements (tens of microseconds): enough work to pay for a thread */
-        host_parallel_for(len, (size_t)1 << 14, e->offload_threads, update_range, &job);
+        struct unit_job job = {.h = h,
+                               .master = s->master + b,
+                               .exp_avg = s->exp_avg ? s->exp_avg + b : NULL,
+                               .exp_avg_sq = s->exp_avg_sq ? s->exp_avg_sq + b : NULL,
+                               .grad = (const char *)s->host_stage + b * gsize,
+                               .grad_type = t,
+                               .copy_type = e->cdt,
+                               .out = (char *)out + b * e->csize};
+        run_job(e, &job, len);
         engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)len, t0);
         b += len;
     } while (b < n);
-    if (!e->offload_param && (rc = e->be->copy_async(e->bself, optimizer_param_copy(e, u), out,
-                                                     n * e->csize, ZERO_STREAM_COMM)))
-        return engine_backend_error(e, rc, err, "copying back the parameters of %s",
-                                    e->model->units[u]->name);
-    return ZERO_OK;
+    return e->offload_param ? ZERO_OK : copy_back(e, u, err);
+}
+
+/* Between a chunk's stage and device memory, on the comm stream behind the
+ * reduction; wait = 1 waits for it. A stage in ordinary memory (pin_memory
+ * false) moves synchronously (to_host / from_host take any host memory). */
+static int copy_in_out(struct zero_engine *e, const struct nvme_chunk *c, void *dst,
+                       const void *src, size_t bytes, int wait)
+{
+    int rc;
+    if (!c->pinned) {
+        /* the comm stream's reduction must have finished first */
+        if ((rc = e->be->event_record(e->bself, c->ev, ZERO_STREAM_COMM)) ||
+            (rc = e->be->event_synchronize(e->bself, c->ev)))
+            return rc;
+        return wait ? e->be->to_host(e->bself, dst, src, bytes)
+                    : e->be->from_host(e->bself, dst, src, bytes);
+    }
+    if ((rc = e->be->copy_async(e->bself, dst, src, bytes, ZERO_STREAM_COMM)) ||
+        (rc = e->be->event_record(e->bself, c->ev, ZERO_STREAM_COMM)))
+        return rc;
+    return wait ? e->be->event_synchronize(e->bself, c->ev) : ZERO_OK;
+}
+
+/* The NVMe step: every chunk of every shard through the ring, in unit order.
+ * A chunk's gradient comes into its slot's stage, the update writes the new
+ * compute-dtype parameters over it there, and they go back to the device (or
+ * to the parameter swap file) from there: no per-unit staging shard. */
+static int update_from_nvme(struct zero_engine *e, const struct host_update *h, enum zero_dtype t,
+                            struct zero_error *err)
+{
+    struct nvme_chunk c;
+    size_t gsize = zero_dtype_size(t);
+    int rc, got;
+    while (!(rc = nvme_stream_next(e, &c, &got, err)) && got) {
+        struct unit_states *s = &e->us[c.unit];
+        const char *name = e->model->units[c.unit]->name;
+        /* the stage's last copy back must be done before the gradient lands there */
+        if ((rc = e->be->event_synchronize(e->bself, c.ev)))
+            return engine_backend_error(e, rc, err, "copying back the parameters of %s", name);
+        const char *grad = (const char *)reduce_shard_grads(e, c.unit, &t) + c.begin * gsize;
+        if ((rc = copy_in_out(e, &c, c.stage, grad, (size_t)c.n * gsize, 1)))
+            return engine_backend_error(e, rc, err, "copying out the gradient of %s", name);
+        double t0 = engine_now();
+        int host_params = e->offload_param && !c.params; /* max_in_cpu kept it in host memory */
+        void *out = host_params ? engine_at(e, s->params, c.begin) : c.stage;
+        struct unit_job job = {.h = h,
+                               .master = c.master,
+                               .exp_avg = c.exp_avg,
+                               .exp_avg_sq = c.exp_avg_sq,
+                               .grad = c.stage,
+                               .grad_type = t,
+                               .copy_type = e->cdt,
+                               .out = out};
+        run_job(e, &job, (size_t)c.n);
+        engine_event(e, ZERO_EV_OPTIMIZER, c.unit, -1, NULL, c.n, t0);
+        if (!e->offload_param &&
+            (rc = copy_in_out(e, &c, engine_at(e, optimizer_param_copy(e, c.unit), c.begin),
+                              c.stage, (size_t)c.n * e->csize, 0)))
+            return engine_backend_error(e, rc, err, "copying back the parameters of %s", name);
+        if ((rc = nvme_stream_put(e, &c, err)))
+            return rc;
+    }
+    return rc ? rc : nvme_stream_end(e, err);
 }
 
 int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_error *err)
@@ -170,16 +258,21 @@ int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_
         }
     if (rc || first < 0)
         return rc;
+    /* the step rewrites the parameter shards the NVMe read-ahead holds copies of */
+    if ((rc = nvme_param_invalidate(e, err)))
+        return rc;
     /* the copies out start once the compute stream has finished the gradients */
     if ((rc = fence(e, e->us[first].host_stage_ready, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM)))
         return engine_backend_error(e, rc, err, "ordering the gradient copies");
     enum zero_dtype t = e->cdt; /* the reduced gradient (reduce_shard_grads) */
-    for (int u = first; u <= last && !rc; u++)
+    for (int u = first; u <= last && !rc && !e->nvme_opt; u++)
         if (e->us[u].layout.shard > 0 &&
             (rc = copy_out(e, u, reduce_shard_grads(e, u, &t), t, optimizer_update_count(e, u))))
             rc = engine_backend_error(e, rc, err, "copying out the gradient of %s",
                                       e->model->units[u]->name);
-    for (int u = first; u <= last && !rc; u++)
+    if (!rc && e->nvme_opt)
+        rc = update_from_nvme(e, &h, t, err);
+    for (int u = first; u <= last && !rc && !e->nvme_opt; u++)
         if (e->us[u].layout.shard > 0)
             rc = update_on_host(e, u, &h, t, err);
     /* the compute stream's next work reads the parameters copied back */

@@ -12,13 +12,16 @@
  * other fetches is kept instead of released (DeepSpeed's rule: the last
  * units of forward stay gathered for their backward).
  * With offload_param the shard lives in host memory and each gather streams
- * it in first, on the comm stream, so a prefetch moves it ahead of use. The
+ * it in first, on the comm stream, so a prefetch moves it ahead of use; a
+ * shard on NVMe is read from its swap file first, and nvme_swap.c reads the
+ * shards of the units next in the recorded order ahead into its buffers. The
  * whole buffer is often the block that drop() just freed while compute still
  * reads it; the backend orders a comm-stream copy_async after the compute work
  * queued before it (as it orders collectives), so the copy cannot overtake. */
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "nvme_swap.h"
 
 static const char *uname(struct zero_engine *e, int u)
 {
@@ -32,16 +35,35 @@ static void live_add(struct zero_engine *e, int64_t n)
         e->peak_live_elements = e->live_elements;
 }
 
-int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req)
+int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
+                      struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     size_t shard = (size_t)s->layout.shard;
     void *mine = engine_at(e, s->gathered, s->shard_begin);
+    int rc;
     if (!e->offload_param)
-        return e->be->all_gather(e->bself, s->params, s->gathered, e->cdt, shard, req);
-    /* host shard -> its place in the whole buffer, then the all-gather in place */
-    int rc = e->be->copy_async(e->bself, mine, s->params, shard * e->csize, ZERO_STREAM_COMM);
-    return rc ? rc : e->be->all_gather(e->bself, mine, s->gathered, e->cdt, shard, req);
+        rc = e->be->all_gather(e->bself, s->params, s->gathered, e->cdt, shard, req);
+    else if (!nvme_holds_params(e, u)) {
+        /* host shard -> its place in the whole buffer, then the all-gather in place */
+        rc = e->be->copy_async(e->bself, mine, s->params, shard * e->csize, ZERO_STREAM_COMM);
+        if (!rc)
+            rc = e->be->all_gather(e->bself, mine, s->gathered, e->cdt, shard, req);
+    } else {
+        /* swap file -> host buffer (read ahead) -> its place -> all-gather in place */
+        const void *host;
+        int pinned;
+        if ((rc = nvme_param_shard(e, u, &host, &pinned, err)))
+            return rc;
+        void *ev = nvme_param_consumed_event(e, u);
+        rc = pinned ? e->be->copy_async(e->bself, mine, host, shard * e->csize, ZERO_STREAM_COMM)
+                    : e->be->from_host(e->bself, mine, host, shard * e->csize);
+        if (!rc && pinned && ev)
+            rc = e->be->event_record(e->bself, ev, ZERO_STREAM_COMM);
+        if (!rc)
+            rc = e->be->all_gather(e->bself, mine, s->gathered, e->cdt, shard, req);
+    }
+    return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u)) : ZERO_OK;
 }
 
 static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_error *err)
@@ -53,9 +75,8 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
                                            &s->gathered, "stage-3 gathered unit", err)))
         return zero_error_wrap(err, "unit %s: ", uname(e, u));
     live_add(e, s->layout.padded);
-    rc = stage3_all_gather(e, u, &s->gather_req);
-    if (rc)
-        return engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u));
+    if ((rc = stage3_all_gather(e, u, &s->gather_req, err)))
+        return rc;
     s->state = ZERO_UNIT_INFLIGHT;
     s->gather_t_issue = t0;
     engine_event(e, prefetch ? ZERO_EV_PREFETCH : ZERO_EV_GATHER, u, -1, "all_gather",
@@ -259,10 +280,8 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
         } else {
             /* refresh the whole copy after the optimizer updated the shard */
             double t0 = engine_now();
-            rc = stage3_all_gather(e, u, NULL);
-            if (rc)
-                return engine_backend_error(e, rc, err, "all-gather of persistent unit %s",
-                                            uname(e, u));
+            if ((rc = stage3_all_gather(e, u, NULL, err)))
+                return rc;
             engine_event(e, ZERO_EV_PARAM_GATHER, u, -1, "all_gather", s->layout.padded, t0);
         }
     }

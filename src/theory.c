@@ -8,7 +8,9 @@
  * state, 12Ψ/N, to host memory, next to a gradient staging shard in the
  * compute dtype (2Ψ/N in mixed precision: ZeRO-Offload's fp16 gradients on
  * the CPU); offload_param moves stage 3's parameter shard (2Ψ/N) there too.
- * Mixed precision, stage 2: device 2Ψ + 2Ψ/N, host 14Ψ/N.
+ * Mixed precision, stage 2: device 2Ψ + 2Ψ/N, host 14Ψ/N. ZeRO-Infinity
+ * (device = nvme) moves the 12Ψ/N (and the parameter shards past max_in_cpu,
+ * 2Ψ/N) from host memory to the swap files: the third tier.
  * Ψ counts padded elements (layout.h); Ψ(N-1)/N elements sent per rank for
  * each reduce-scatter or all-gather of all parameters (in the compute dtype).
  * Stage 3 gathers every unit for forward and again for backward (3Ψ with the
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "nvme_swap.h"
 
 /* Elements stage 3 gathers per step, by replaying the recorded fetch order
  * under the rules of stage3.c: a fetch of a unit that is not gathered gathers
@@ -84,10 +87,17 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->master_bytes = e->offload_opt ? 0 : master;
     t->optim_bytes = e->offload_opt ? 0 : optim_state;
     t->model_state_bytes = t->params_bytes + t->grads_bytes + t->master_bytes + t->optim_bytes;
-    t->host_params_bytes = e->offload_param ? params : 0;
-    t->host_grads_bytes = e->offload_opt ? c * shard : 0;
-    t->host_master_bytes = e->offload_opt ? master : 0;
-    t->host_optim_bytes = e->offload_opt ? optim_state : 0;
+    int64_t on_nvme = 0; /* parameter shard elements past max_in_cpu */
+    for (int u = 0; u < e->nunits; u++)
+        on_nvme += nvme_holds_params(e, u) ? e->us[u].layout.shard : 0;
+    t->host_params_bytes = e->offload_param ? params - c * on_nvme : 0;
+    t->host_grads_bytes = e->offload_opt && !e->nvme_opt ? c * shard : 0; /* NVMe: the ring */
+    t->host_master_bytes = e->offload_opt && !e->nvme_opt ? master : 0;
+    t->host_optim_bytes = e->offload_opt && !e->nvme_opt ? optim_state : 0;
+    t->nvme_params_bytes = c * on_nvme;
+    t->nvme_master_bytes = e->nvme_opt ? master : 0;
+    t->nvme_optim_bytes = e->nvme_opt ? optim_state : 0;
+    t->nvme_state_bytes = t->nvme_params_bytes + t->nvme_master_bytes + t->nvme_optim_bytes;
     t->host_state_bytes =
         t->host_params_bytes + t->host_grads_bytes + t->host_master_bytes + t->host_optim_bytes;
     /* Ψr: the gathers reuse saves against two per unit (negative when external

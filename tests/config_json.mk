@@ -19,6 +19,7 @@ EXTRA_DIST += tests/test_config_cli.sh \
 	examples/configs/stage3.json \
 	examples/configs/fp16.json \
 	examples/configs/bf16.json \
-	examples/configs/offload.json
+	examples/configs/offload.json \
+	examples/configs/nvme.json
 
 # The loader's fuzzer (fuzz/fuzz_config.c) is built and run by fuzz/local.mk.

@@ -40,3 +40,12 @@ tests_test_offload_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_offload_LDADD = $(TEST_LDADD)
 TESTS += tests/test_offload.np1 tests/test_offload.np2 tests/test_offload.np3 \
 	tests/test_offload.np4
+
+# ZeRO-Infinity: states in NVMe swap files, bit-identical; ledgers; path, disk and file faults
+check_PROGRAMS += tests/test_nvme_offload
+tests_test_nvme_offload_SOURCES = tests/test_nvme_offload.c tests/engine_harness.c \
+	tests/engine_harness.h tests/mpi_check.h
+tests_test_nvme_offload_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_nvme_offload_LDADD = $(TEST_LDADD)
+TESTS += tests/test_nvme_offload.np1 tests/test_nvme_offload.np2 tests/test_nvme_offload.np3 \
+	tests/test_nvme_offload.np4

@@ -96,7 +96,9 @@ int harness_train(struct harness_run *r, MPI_Comm comm, struct zero_error *err)
     if (!rc) {
         r->ledger_after_create = dev->ledger;
         r->host_ledger_after_create = dev->host_ledger;
+        r->nvme_ledger_after_create = *zero_engine_nvme_ledger(e);
         rc = train(r, e, dev, err);
+        zero_engine_nvme_io(e, &r->nvme_read, &r->nvme_written);
     }
     if (!rc) {
         r->ledger_end = dev->ledger;

@@ -27,6 +27,8 @@ struct harness_run {
     int64_t nweights;
     struct zero_ledger ledger_after_create;
     struct zero_ledger host_ledger_after_create; /* offloaded states */
+    struct zero_ledger nvme_ledger_after_create; /* states in NVMe swap files */
+    int64_t nvme_read, nvme_written;             /* swap-file bytes over the whole run */
     struct zero_ledger ledger_end;
     struct zero_comm_stats last_comm;
     struct zero_theory theory;

@@ -169,12 +169,29 @@ static void path_in(char *out, size_t len, const char *name)
 
 /* ---- resume ---- */
 
-/* ZeRO-Offload on (optimizer, and the parameters in stage 3) or off. */
-static void set_offload(struct run *r, int on)
+/* ZeRO-Offload on (optimizer, and the parameters in stage 3: 1 in host memory,
+ * 2 on NVMe, in swap files under the scratch directory) or off (0). */
+static void set_offload(struct run *r, int on, const char *swap)
 {
     struct zero_optimization_config *z = &r->cfg.zero_optimization;
-    z->offload_optimizer.device = on ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
-    z->offload_param.device = on && z->stage == 3 ? ZERO_OFFLOAD_CPU : ZERO_OFFLOAD_NONE;
+    enum zero_offload_device d = on == 2 ? ZERO_OFFLOAD_NVME : on ? ZERO_OFFLOAD_CPU : 0;
+    z->offload_optimizer.device = d;
+    z->offload_param.device = z->stage == 3 ? d : ZERO_OFFLOAD_NONE;
+    if (on == 2) {
+        char dir[320];
+        path_in(dir, sizeof dir, swap); /* one per live engine: a swap file is locked */
+        if (mpi_check_rank() == 0)
+            mkdir(dir, 0700);
+        MPI_Barrier(MPI_COMM_WORLD);
+        snprintf(z->offload_optimizer.nvme_path, sizeof z->offload_optimizer.nvme_path, "%.200s",
+                 dir);
+        if (z->stage == 3) {
+            snprintf(z->offload_param.nvme_path, sizeof z->offload_param.nvme_path, "%.200s", dir);
+            z->offload_param.max_in_cpu = 0; /* every shard on NVMe */
+        }
+        z->sub_group_size = 2048;          /* several chunks per unit */
+        setenv("ZERO_NVME_QUIET", "1", 1); /* the engine's line about its I/O choice */
+    }
 }
 
 /* Trains 6 steps saving at step 3 (saving must not disturb training), then a
@@ -189,8 +206,8 @@ static void check_resume_offload(int stage, enum zero_dtype precision, int64_t a
     struct zero_error err = {0};
     run_config(&a, stage, precision, accum);
     run_config(&b, stage, precision, accum);
-    set_offload(&a, offload_writer);
-    set_offload(&b, offload_reader);
+    set_offload(&a, offload_writer, "swap-writer");
+    set_offload(&b, offload_reader, "swap-reader");
     int64_t na = 0, nb = 0;
     float *wa = NULL, *wb = NULL;
     char *user = NULL;
@@ -247,6 +264,19 @@ START_TEST(test_checkpoints_move_between_offloaded_and_device_states)
         check_resume_offload(stage, stage == 2 ? ZERO_BF16 : ZERO_F32, 1, 1, 0);
         check_resume_offload(stage, stage == 1 ? ZERO_F16 : ZERO_F32, 1, 0, 1);
     }
+}
+END_TEST
+
+/* ZeRO-Infinity: a checkpoint saved from states streamed off NVMe loads into
+ * states in memory and the other way round, and training goes on as if never
+ * stopped. */
+START_TEST(test_checkpoints_move_between_nvme_and_memory_states)
+{
+    for (int stage = 1; stage <= 3; stage++) {
+        check_resume_offload(stage, stage == 2 ? ZERO_BF16 : ZERO_F32, 1, 2, 0);
+        check_resume_offload(stage, stage == 3 ? ZERO_F16 : ZERO_F32, 1, 0, 2);
+    }
+    check_resume_offload(3, ZERO_BF16, 1, 2, 2);
 }
 END_TEST
 
@@ -876,6 +906,7 @@ static Suite *make_suite(void)
     tcase_add_test(t, test_resume_is_bit_identical_in_every_stage_fp32);
     tcase_add_test(t, test_resume_is_bit_identical_in_every_stage_fp16_with_changing_scale);
     tcase_add_test(t, test_checkpoints_move_between_offloaded_and_device_states);
+    tcase_add_test(t, test_checkpoints_move_between_nvme_and_memory_states);
     tcase_add_test(t, test_checkpoint_of_4_ranks_continues_on_2_as_if_uninterrupted);
     tcase_add_test(t, test_checkpoint_of_2_ranks_loads_on_3_with_the_same_state);
     tcase_add_test(t, test_export_equals_live_gathered_weights_bit_for_bit);

@@ -24,7 +24,7 @@ for stage in 0 1 2 3; do
     expect_line "stage$stage" out "gradient_accumulation_steps = 2 (derived)"
     expect_line "stage$stage" out "train_batch_size = 16 (file)"
     lines=$(grep -c ' = ' "$tmp/stage$stage.out")
-    [ "$lines" -eq 67 ] || fail "stage$stage: $lines keys printed, expected 67"
+    [ "$lines" -eq 73 ] || fail "stage$stage: $lines keys printed, expected 73"
 done
 expect_line stage3 out "zero_optimization.stage3_max_live_parameters = 1000000000 (file)"
 expect_line stage3 out "zero_optimization.reduce_scatter = true (default)"
@@ -77,9 +77,9 @@ check_refused() { # NAME JSON-MEMBERS TEXT
 check_refused ratio '"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 0.3}}' \
     "zero_optimization.offload_optimizer.ratio=0.3: partial optimizer offload (a ratio below 1) is not implemented yet in this build"
 check_refused buffers '"zero_optimization": {"offload_param": {"buffer_count": 8}}' \
-    "zero_optimization.offload_param.buffer_count=8: NVMe offload buffers is not implemented yet"
+    "zero_optimization.offload_param.{nvme_path, buffer_count, buffer_size, max_in_cpu}: set to other than DeepSpeed's defaults, but they tune NVMe offload only"
 check_refused fast_init '"zero_optimization": {"offload_optimizer": {"fast_init": true}}' \
-    "zero_optimization.offload_optimizer.fast_init=true: NVMe fast initialization is not implemented yet"
+    "zero_optimization.offload_optimizer.{nvme_path, buffer_count, pipeline_read, pipeline_write, fast_init}: set to other than DeepSpeed's defaults, but they tune NVMe offload only"
 check_refused amp '"amp": {"enabled": true}' "amp.enabled=true: NVIDIA Apex AMP is not implemented yet"
 check_refused flops '"flops_profiler": {"enabled": true}' \
     "flops_profiler.enabled=true: the flops profiler is not implemented yet"
@@ -87,13 +87,17 @@ check_refused offload0 '"zero_optimization": {"stage": 0, "offload_optimizer": {
     "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3 (stage is 0)"
 check_refused trace_steps '"libzero": {"trace": {"steps": "3-2"}}' 'libzero.trace.steps "3-2": '
 
-# fp16, bf16, offload: valid DeepSpeed configs
-for f in fp16 bf16 offload; do
+# fp16, bf16, offload, nvme: valid DeepSpeed configs
+for f in fp16 bf16 offload nvme; do
     run "$f" 0 "$zero" config "$configs/$f.json" --world 2
     expect_rc "$f" 0
 done
 expect_line offload out "zero_optimization.offload_optimizer.device = \"cpu\" (file)"
 expect_line offload out "zero_optimization.offload_param.device = \"cpu\" (file)"
+expect_line nvme out "zero_optimization.offload_optimizer.device = \"nvme\" (file)"
+expect_line nvme out "zero_optimization.offload_param.nvme_path = \"/var/tmp\" (file)"
+expect_line nvme out "aio.queue_depth = 8 (file)"
+expect_line nvme out "aio.use_gds = false (default)"
 
 # ---- bad configs: exit 1, the key named
 run misspelled 0 "$zero" config "$bad/misspelled.json"

@@ -48,6 +48,9 @@
  * that forward is still reading (the race of issue 15), and the weights go wrong.
  * Plain stage 3 (the device optimizer) is compared too, within FP32_TOL.
  *
+ * With its states on NVMe (offload device nvme) the cuda run is held to the fp32
+ * tolerance too: the update is the host optimizer's, the path the same.
+ *
  * Runs at 1 and 2 ranks; skips (exit 77) where no CUDA device is found. Ranks that share
  * one GPU use the host-staged mode (ZERO_CUDA_COMM=auto unless set). */
 #include <check.h>
@@ -56,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cuda_pair.h"
 #include "mpi_check.h"
@@ -95,6 +99,7 @@ struct run {
     int native;           /* libzero.collectives = native: on cuda, cuBLAS and the fast kernels */
     int64_t width, micro; /* the MLP's width and rows per rank and step; 0: the defaults */
     int64_t max_live;     /* stage3_max_live_parameters; 0: the default */
+    int nvme; /* states on NVMe (ZeRO-Infinity): 1 through page-locked rings, 2 through ordinary */
     float losses[STEPS];
     float *initial, *final; /* (n) every parameter, whole, in model order */
     int64_t n;
@@ -122,6 +127,22 @@ static void configure(struct zero_config *c, const struct run *r, const struct z
         c->zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
     if (r->offload == OFFLOAD_PARAM)
         c->zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
+    if (r->nvme) {
+        struct zero_optimization_config *z = &c->zero_optimization;
+        const char *dir = "/tmp/libzero-test-cuda-nvme";
+        mkdir(dir, 0700); /* every rank: its own files in it */
+        z->offload_optimizer.device = ZERO_OFFLOAD_NVME;
+        z->offload_optimizer.pin_memory = r->nvme == 1;
+        z->offload_optimizer.pipeline_read = z->offload_optimizer.pipeline_write = 1;
+        snprintf(z->offload_optimizer.nvme_path, sizeof z->offload_optimizer.nvme_path, "%s", dir);
+        z->sub_group_size = 2048; /* several chunks per unit */
+        if (r->stage == 3) {
+            z->offload_param.device = ZERO_OFFLOAD_NVME;
+            z->offload_param.pin_memory = r->nvme == 1;
+            z->offload_param.max_in_cpu = 0;
+            snprintf(z->offload_param.nvme_path, sizeof z->offload_param.nvme_path, "%s", dir);
+        }
+    }
     if (r->max_live > 0) { /* release after use, prefetch one unit ahead */
         c->zero_optimization.stage3_max_live_parameters = r->max_live;
         c->zero_optimization.stage3_prefetch_bucket_size = r->max_live / 2;
@@ -392,6 +413,36 @@ START_TEST(test_cuda_stage3_offload_param_gives_the_bits_of_stage3_with_the_shar
 }
 END_TEST
 
+/* ZeRO-Infinity on the cuda backend: the gradient copied into a ring buffer, updated by
+ * the host optimizer, the parameters copied back (and at stage 3 the shards read from
+ * NVMe for every gather), against the cpu backend with its states in memory. */
+START_TEST(test_cuda_trains_toy_mlp_with_states_on_nvme_like_cpu)
+{
+    for (int stage = 1; stage < 4; stage++)
+        for (int nvme = 1; nvme <= 2; nvme++) {
+            struct run want = {.kind = TOY_MLP, .stage = stage}, got = want;
+            got.nvme = nvme;
+            struct zero_error err = {0};
+            int rc = train(&want, cpu, &err);
+            if (!rc)
+                rc = train(&got, gpu, &err);
+            ck_assert_msg(mpi_check_all(rc == ZERO_OK), "nvme stage %d: %s", stage,
+                          rc ? err.msg : "training failed on another rank");
+            double rel = rel_diff(got.final, want.final, want.n);
+            double moved = rel_diff(want.initial, want.final, want.n);
+            if (rank_ == 0)
+                printf("cuda (states on NVMe, %s rings) vs cpu: stage %d: rel %.2e (tolerance "
+                       "%.0e), training moved the weights %.2e\n",
+                       nvme == 1 ? "page-locked" : "ordinary", stage, rel, FP32_TOL, moved);
+            run_free(&want);
+            run_free(&got);
+            ck_assert(moved >= 10 * FP32_TOL);
+            ck_assert_msg(rel <= FP32_TOL, "nvme stage %d: cuda's weights are %.3g from the cpu's",
+                          stage, rel);
+        }
+}
+END_TEST
+
 static Suite *training_suite(void)
 {
     Suite *s = suite_create("cuda training vs cpu training");
@@ -404,6 +455,7 @@ static Suite *training_suite(void)
     tcase_add_loop_test(tc, test_cuda_exact_mode_trains_to_the_cpu_bits_at_stages_0_to_3, 0, 4);
     tcase_add_test(
         tc, test_cuda_stage3_offload_param_gives_the_bits_of_stage3_with_the_shard_on_device);
+    tcase_add_test(tc, test_cuda_trains_toy_mlp_with_states_on_nvme_like_cpu);
     suite_add_tcase(s, tc);
     return s;
 }

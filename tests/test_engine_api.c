@@ -188,12 +188,12 @@ START_TEST(test_unsupported_config_is_refused_by_the_engine)
 {
     struct zero_config cfg;
     small_config(&cfg, 2);
-    cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_NVME;
+    cfg.aio.use_gds = 1;
     struct fixture f;
     struct zero_error err = {0};
     int rc = open_engine(&f, &cfg, 8, &err);
     ck_assert(mpi_check_all(rc == ZERO_ENOTSUP));
-    ck_assert_msg(strstr(err.msg, "offload_optimizer.device=nvme"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "aio.use_gds=true"), "%s", err.msg);
     close_engine(&f);
 }
 END_TEST

@@ -102,6 +102,32 @@ START_TEST(test_offload_moves_master_and_optimizer_state_to_host)
 }
 END_TEST
 
+START_TEST(test_nvme_moves_the_fp32_side_and_stage3_params_to_disk)
+{
+    struct zero_estimate_stage st[4];
+    zero_estimate_stages(7e9, 4, ZERO_ESTIMATE_MIXED, ZERO_ESTIMATE_OFFLOAD_NVME, st);
+    /* stage 1: the device keeps 2 + 2 bytes whole, NVMe 12 bytes partitioned */
+    ck_assert_double_eq(st[1].device, 28e9);
+    ck_assert_double_eq(st[1].nvme, 21e9);
+    ck_assert_double_eq(st[1].host, 0.0);
+    ck_assert_int_eq(st[1].nvme_coef, 12);
+    /* stage 3: the device keeps the gradient shard; NVMe 14Ψ/N, read again by the gathers */
+    ck_assert_double_eq(st[3].device, 3.5e9);
+    ck_assert_int_eq(st[3].shard_coef, 2);
+    ck_assert_double_eq(st[3].nvme, 24.5e9);
+    ck_assert_int_eq(st[3].nvme_coef, 14);
+    ck_assert_double_eq(st[3].nvme_written, 24.5e9);
+    ck_assert_double_eq(st[3].nvme_read, 24.5e9 + 7e9);
+    /* DeepSpeed's cpu-offload rows, their CPU figure on NVMe */
+    struct zero_ds_estimate cpu, nv;
+    zero_ds_zero3(2851e6, 32e6, 8, 1, 1, 1, 1, 1.5, &cpu);
+    zero_ds_zero3_nvme(2851e6, 32e6, 8, 1, 1, 1, 1.5, &nv);
+    ck_assert_int_eq(nv.gpu_bytes, cpu.gpu_bytes);
+    ck_assert_int_eq(nv.nvme_bytes, cpu.cpu_bytes);
+    ck_assert_int_eq(nv.cpu_bytes, 0);
+}
+END_TEST
+
 /* DeepSpeed prints f"{bytes/2**30:7.2f}GB" */
 static void check_ds(const struct zero_ds_estimate *e, const char *cpu, const char *gpu)
 {
@@ -273,6 +299,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_table1_every_row_for_7_5b_128b_and_1t);
     tcase_add_test(t, test_fp32_formulas_are_the_engine_ledger_16_8_8_4_12_16);
     tcase_add_test(t, test_offload_moves_master_and_optimizer_state_to_host);
+    tcase_add_test(t, test_nvme_moves_the_fp32_side_and_stage3_params_to_disk);
     tcase_add_test(t, test_deepspeed_zero2_memory_page_2851m_on_8_gpus);
     tcase_add_test(t, test_deepspeed_zero3_memory_page_2851m_32m_largest_on_8_gpus);
     tcase_add_test(t, test_deepspeed_zero3_t5_small_on_one_gpu);

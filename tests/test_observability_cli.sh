@@ -48,6 +48,9 @@ has ds '^ +71\.69GB \| +0\.12GB \| offload_param=cpu , offload_optimizer=cpu , z
 has ds '^ +1\.43GB \| +6\.09GB \| offload_param=none, offload_optimizer=none, zero_init=1$'
 run gpt 0 "$zero" estimate --n-layer 12 --n-head 12 --n-embd 768 --ranks 8
 has gpt '^Ψ = 124,439,808 parameters, N = 8 ranks$'
+run nvme 0 "$zero" estimate --params 2.5e9 --ranks 2 --offload nvme --nvme-bandwidth 2
+has nvme '^3      Pos\+g\+p     2Ψ/N  .* 14Ψ/N +17\.5 +22\.5 +17\.5$'
+has nvme 'a stage-3 step spends at least 20\.00 s on the disk'
 run badflag 0 "$zero" estimate --params lots
 [ "$rc" -eq 2 ] || fail "estimate --params lots exited $rc, expected 2"
 grep -q -- '--params' "$tmp/badflag.err" || fail "estimate: the error does not name --params"

@@ -407,7 +407,7 @@ START_TEST(test_offload_the_stage_cannot_honour_names_the_key)
     } cases[] = {
         {0, 1, 0, "zero_optimization.offload_optimizer.device = cpu needs stage 1, 2 or 3"},
         {2, 1, 1, "zero_optimization.offload_param.device = cpu needs stage 3 (stage is 2)"},
-        {3, 0, 1, "needs offload_optimizer.device = cpu as well"},
+        {3, 0, 1, "needs offload_optimizer.device = cpu or nvme as well"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct zero_config cfg;

@@ -98,6 +98,23 @@ done
 grep -q '^host memory of offloaded states' "$tmp/offload.out" ||
     fail "offload: the run's memory table has no host block"
 
+# ZeRO-Infinity: the same with the states in NVMe swap files; the nvme column (the third
+# tier) equals the theory too: 12Ψ/N from stage 1, + 2Ψ/N of parameters at stage 3; the
+# host holds no model state (the gradient streams through the swap buffers)
+mkdir -p "$tmp/swap"
+printf '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "nvme_path": "%s"}, "offload_param": {"device": "nvme", "nvme_path": "%s", "max_in_cpu": 0}}}' \
+    "$tmp/swap" "$tmp/swap" >"$tmp/nvme.json"
+run nvme 2 "$train" --config "$tmp/nvme.json" --bf16 --steps 2 --sample 0 \
+    --eval-problems 0 --memory-table
+expect_ok nvme
+for row in '0 .* 16Ψ .* 0\.00     0\.00  ok$' '1 .* 4Ψ \+ 12Ψ/N .* 0\.00     0\.75  ok$' \
+    '2 .* 2Ψ \+ 14Ψ/N .* 0\.00     0\.75  ok$' '3 .* 16Ψ/N .* 0\.00     0\.88  ok$'; do
+    grep -Eq "^ +$row" "$tmp/nvme.out" || fail "nvme: memory table has no row '$row'"
+done
+grep -q 'libzero: NVMe offload: .*libzero-optim-rank00000.swap' "$tmp/nvme.err" ||
+    fail "nvme: the engine did not say how it reads and writes its swap files"
+[ -z "$(ls -A "$tmp/swap")" ] || fail "nvme: swap files left in $tmp/swap"
+
 # -- the file has Hugging Face GPT2Model's names, Conv1D weights stored [in, out]
 header=$(head -c 8000 "$tmp/w.safetensors" | tr -d '\000')
 for want in '"wte.weight":{"dtype":"F32","shape":[256,64]' '"wpe.weight"' \

@@ -62,6 +62,17 @@ struct zero_offload_config {
     int pipeline_read, pipeline_write, fast_init; /* optimizer: 0 */
 };
 
+/* DeepSpeed's "aio" section (runtime/swap_tensor/aio_config.py): how the NVMe
+ * swap files are read and written (src/aio.c). */
+struct zero_aio_config {
+    int64_t block_size;   /* 1048576 bytes per request */
+    int64_t queue_depth;  /* 8 requests in flight per io_uring */
+    int64_t thread_count; /* 1 I/O worker */
+    int single_submit;    /* 0: requests are submitted in batches */
+    int overlap_events;   /* 1: completions are reaped while submitting */
+    int use_gds;          /* 0: GPUDirect Storage (not implemented) */
+};
+
 struct zero_optimization_config {
     int stage;                                     /* 0 */
     int contiguous_gradients;                      /* 1 */
@@ -146,6 +157,7 @@ struct zero_config {
     struct zero_fp16_config fp16;
     struct zero_bf16_config bf16;
     struct zero_optimization_config zero_optimization;
+    struct zero_aio_config aio;
     struct zero_activation_checkpointing_config activation_checkpointing;
     struct zero_libzero_config libzero;
     /* keys given as "auto" that zero_config_resolve_auto has not filled yet, one

@@ -80,6 +80,12 @@ const struct zero_step_info *zero_engine_last_step(const struct zero_engine *e);
 const struct zero_ledger *zero_engine_ledger(const struct zero_engine *e);
 /* Host memory of offloaded states (ZeRO-Offload); all zero without offload. */
 const struct zero_ledger *zero_engine_host_ledger(const struct zero_engine *e);
+/* ZeRO-Infinity's third tier: bytes of model states this rank's NVMe swap files
+ * hold, by tag (master, optimizer state, parameters; the files add padding to
+ * 4 KiB per unit); all zero without NVMe offload. */
+const struct zero_ledger *zero_engine_nvme_ledger(const struct zero_engine *e);
+/* Bytes read from and written to the swap files since the engine was created. */
+void zero_engine_nvme_io(const struct zero_engine *e, int64_t *read, int64_t *written);
 const struct zero_comm_stats *zero_engine_comm_stats(const struct zero_engine *e);
 
 /* ---- whole parameters, by (unit, param) index; collective calls ---- */
@@ -134,6 +140,13 @@ struct zero_theory {
      * grads) and, with offload_param, the parameter shard */
     int64_t host_state_bytes;
     int64_t host_params_bytes, host_grads_bytes, host_master_bytes, host_optim_bytes;
+    /* per rank on NVMe (the nvme ledger): offload_optimizer.device
+     * = nvme moves the master and optimizer state there (12Ψ/N), offload_param
+     * the parameter shards past max_in_cpu (2Ψ/N); each step reads and writes
+     * both once (nvme_*_bytes), and stage 3 reads the parameter shards again
+     * for every gather from NVMe */
+    int64_t nvme_state_bytes;
+    int64_t nvme_params_bytes, nvme_master_bytes, nvme_optim_bytes;
     /* per rank, no accumulation: 2Ψ(N-1)/N; stage 3: (3Ψ - Ψp - Ψr)(N-1)/N */
     int64_t sent_elements_per_step;
     /* per rank with A = gradient_accumulation_steps micro-steps, as exact mode runs it

@@ -31,18 +31,34 @@ struct zero_state_sizes {
 };
 void zero_estimate_state_sizes(enum zero_estimate_precision p, struct zero_state_sizes *s);
 
-/* One stage's model states on one rank, in bytes. With offload_cpu the master and
+/* Where the fp32 side goes (the `offload` argument below). */
+enum zero_estimate_offload {
+    ZERO_ESTIMATE_OFFLOAD_NONE = 0,
+    ZERO_ESTIMATE_OFFLOAD_CPU = 1, /* ZeRO-Offload: master + optimizer state in host memory */
+    ZERO_ESTIMATE_OFFLOAD_NVME = 2 /* ZeRO-Infinity: master + optimizer state, and at stage 3
+                                      the parameters, in NVMe swap files */
+};
+
+/* One stage's model states on one rank, in bytes. With offload cpu the master and
  * optimizer state (ZeRO-Offload's fp32 side) live in host memory instead of the
- * device; params and grads stay. */
+ * device; params and grads stay. With offload nvme they live on NVMe, and so do
+ * stage 3's parameter shards: the device keeps the gradients (and stages 0-2 the
+ * parameters). A step reads and writes the NVMe side once (the optimizer's
+ * stream), and stage 3 reads each parameter shard again for the forward and the
+ * backward gathers: nvme_read = nvme + 2 x params on NVMe, nvme_written = nvme. */
 struct zero_estimate_stage {
     double params, grads, master, optim; /* per kind, wherever it lives */
     double device;                       /* bytes on the accelerator */
     double host;                         /* bytes offloaded to host memory */
+    double nvme;                         /* bytes in this rank's NVMe swap files */
+    double nvme_read, nvme_written;      /* NVMe bytes moved per step (no accumulation) */
     int whole_coef, shard_coef;          /* device bytes = whole_coef Ψ + shard_coef Ψ/N */
+    int nvme_whole_coef, nvme_coef;      /* nvme bytes = nvme_whole_coef Ψ + nvme_coef Ψ/N */
 };
 
-/* Fills out[0..3] for stages 0-3. */
-void zero_estimate_stages(double psi, int ranks, enum zero_estimate_precision p, int offload_cpu,
+/* Fills out[0..3] for stages 0-3; offload is an enum zero_estimate_offload
+ * (0/1 keep their old meaning: none, cpu). */
+void zero_estimate_stages(double psi, int ranks, enum zero_estimate_precision p, int offload,
                           struct zero_estimate_stage out[4]);
 
 /* "4Ψ + 12Ψ/N", "16Ψ/N", ... from the coefficients; returns buf. */
@@ -65,6 +81,7 @@ char *zero_format_gb_table(char *buf, size_t len, double bytes);
  * nodes * gpus_per_node; host memory is per node. */
 struct zero_ds_estimate {
     int64_t cpu_bytes, gpu_bytes;
+    int64_t nvme_bytes; /* zero_ds_zero3_nvme only; 0 elsewhere */
 };
 /* ZeRO-2, DeepSpeed >= 0.14.3 (PR #5099): offload: gpu 2Ψ, cpu Ψ max(4 total_gpus, 16) f;
  * none: gpu 2Ψ + int(18Ψ / total_gpus), cpu 4Ψ gpus_per_node f. legacy = 1 gives the
@@ -81,6 +98,14 @@ void zero_ds_zero2(double total_params, int gpus_per_node, int nodes, int cpu_of
 void zero_ds_zero3(double total_params, double largest_layer_params, int gpus_per_node, int nodes,
                    int cpu_offload, int offload_params, int zero_init, double buffer_factor,
                    struct zero_ds_estimate *out);
+/* The NVMe case of the ZeRO-3 estimator (DeepSpeed's has none): offload_param and
+ * offload_optimizer on NVMe need on the GPU what DeepSpeed's cpu-offload rows need
+ * (4L, + int(2Ψ / total_gpus) when the parameters stay), and what those rows need
+ * in CPU memory moves to the node's NVMe (nvme_bytes); CPU memory keeps only the
+ * swap buffers, which are not model states (cpu_bytes = 0). */
+void zero_ds_zero3_nvme(double total_params, double largest_layer_params, int gpus_per_node,
+                        int nodes, int offload_params, int zero_init, double buffer_factor,
+                        struct zero_ds_estimate *out);
 
 /* ---- GPT-2 parameter count (llm.c / Hugging Face GPT2LMHeadModel, tied head) ----
  * wte (V, C), wpe (T, C); per layer ln_1 (2C), attn.c_attn (C, 3C) + 3C,

@@ -24,7 +24,8 @@ struct estimate_args {
     int nworlds;
     int nodes, gpus_per_node; /* 0 = not given */
     enum zero_estimate_precision precision;
-    int offload_cpu;
+    int offload_cpu;      /* enum zero_estimate_offload: 0 none, 1 cpu, 2 nvme */
+    double nvme_bw;       /* --nvme-bandwidth: bytes/s one rank's swap files stream at (0: none) */
     double largest_layer; /* 0 = unknown */
     int deepspeed;
     double buffer_factor;
@@ -37,7 +38,8 @@ static const char usage_text[] =
     "\n"
     "SYNOPSIS\n"
     "    zero estimate --params P [--ranks N[,N...] | --nodes M --gpus-per-node G]\n"
-    "                  [--precision mixed|fp32] [--offload none|cpu] [--deepspeed]\n"
+    "                  [--precision mixed|fp32] [--offload none|cpu|nvme] [--deepspeed]\n"
+    "                  [--nvme-bandwidth GBPS]\n"
     "                  [--largest-layer L] [--buffer-factor F] [--svg FILE]\n"
     "    zero estimate --n-layer L --n-head H --n-embd C [--block-size T] [--vocab-size V] ...\n"
     "\n"
@@ -61,6 +63,11 @@ static const char usage_text[] =
     "    --precision P        mixed (fp16/bf16 + fp32 master, default) or fp32\n"
     "    --offload none|cpu   cpu: the fp32 master and optimizer state live in host memory\n"
     "                         (ZeRO-Offload); the device keeps parameters and gradients\n"
+    "    --offload nvme       ZeRO-Infinity: the master and optimizer state, and at stage 3\n"
+    "                         the parameter shards, live in NVMe swap files; prints the\n"
+    "                         disk space per rank and the bytes a step reads and writes\n"
+    "    --nvme-bandwidth B   with --offload nvme: the GB/s (10^9 bytes) one rank's swap\n"
+    "                         files read and write at; prints the step's disk-time bound\n"
     "    --deepspeed          also print DeepSpeed's estimate_zero2_model_states_mem_needs\n"
     "                         and estimate_zero3_model_states_mem_needs tables\n"
     "    --largest-layer L    parameters of the largest layer (ZeRO-3 gathers it whole);\n"
@@ -163,9 +170,16 @@ static int parse(struct estimate_args *a, int argc, char **argv)
                 return bad(f, v, "mixed or fp32");
             a->precision = strcmp(v, "fp32") == 0 ? ZERO_ESTIMATE_FP32 : ZERO_ESTIMATE_MIXED;
         } else if (strcmp(f, "--offload") == 0) {
-            if (strcmp(v, "none") && strcmp(v, "cpu"))
-                return bad(f, v, "none or cpu");
-            a->offload_cpu = strcmp(v, "cpu") == 0;
+            if (strcmp(v, "none") && strcmp(v, "cpu") && strcmp(v, "nvme"))
+                return bad(f, v, "none, cpu or nvme");
+            a->offload_cpu = strcmp(v, "cpu") == 0    ? ZERO_ESTIMATE_OFFLOAD_CPU
+                             : strcmp(v, "nvme") == 0 ? ZERO_ESTIMATE_OFFLOAD_NVME
+                                                      : ZERO_ESTIMATE_OFFLOAD_NONE;
+        } else if (strcmp(f, "--nvme-bandwidth") == 0) {
+            char *end;
+            a->nvme_bw = strtod(v, &end) * 1e9;
+            if (end == v || *end || !(a->nvme_bw > 0.0) || a->nvme_bw > 1e15)
+                return bad(f, v, "a bandwidth in GB/s > 0");
         } else if (strcmp(f, "--largest-layer") == 0) {
             if (parse_count(v, &a->largest_layer))
                 return bad(f, v, "a parameter count >= 1");
@@ -269,14 +283,20 @@ static void print_one_world(const struct estimate_args *a, int n)
     else
         printf(", N = %d rank%s\n", n, n > 1 ? "s" : "");
     printf("%s\n", precision_text(a->precision));
-    if (a->offload_cpu)
+    int nvme = a->offload_cpu == ZERO_ESTIMATE_OFFLOAD_NVME;
+    if (a->offload_cpu == ZERO_ESTIMATE_OFFLOAD_CPU)
         printf(
             "offload cpu: the fp32 master and optimizer state of each rank live in host memory\n");
+    if (nvme)
+        printf("offload nvme (ZeRO-Infinity): the fp32 master and optimizer state of each rank, "
+               "and at stage 3 its parameter shard, live in NVMe swap files\n");
     printf("GB = 10^9 bytes (rounded like the ZeRO paper's Figure 1), GiB = 2^30 bytes\n\n");
     printf("stage  ZeRO paper  %-14s %19s %8s %9s", a->offload_cpu ? "device" : "per rank", "bytes",
            "GB", "GiB");
-    if (a->offload_cpu)
+    if (a->offload_cpu == ZERO_ESTIMATE_OFFLOAD_CPU)
         printf(" %10s %9s", "host GB", "host GiB");
+    if (nvme)
+        printf("  %-8s %9s %9s %9s", "nvme", "nvme GB", "read GB", "write GB");
     printf("\n");
     for (int s = 0; s < 4; s++) {
         char formula[48], bytes[32], gb[32];
@@ -284,11 +304,30 @@ static void print_one_world(const struct estimate_args *a, int n)
         printf("%-6d %-11s %s%*s %19s %8s %9.2f", s, zero_estimate_stage_name(s), formula,
                14 - columns(formula), "", cli_num(bytes, llround(st[s].device)),
                zero_format_gb_figure(gb, sizeof gb, st[s].device), st[s].device / 1073741824.0);
-        if (a->offload_cpu) {
+        if (a->offload_cpu == ZERO_ESTIMATE_OFFLOAD_CPU) {
             zero_format_gb_figure(gb, sizeof gb, st[s].host);
             printf(" %10s %9.2f", gb, st[s].host / 1073741824.0);
         }
+        if (nvme) {
+            char nf[32], r[32], w[32];
+            zero_estimate_formula(nf, sizeof nf, st[s].nvme_whole_coef, st[s].nvme_coef);
+            printf("  %s%*s %9s", nf, 8 - columns(nf), "",
+                   zero_format_gb_figure(gb, sizeof gb, st[s].nvme));
+            printf(" %9s %9s", zero_format_gb_figure(r, sizeof r, st[s].nvme_read),
+                   zero_format_gb_figure(w, sizeof w, st[s].nvme_written));
+        }
         printf("\n");
+    }
+    if (nvme) {
+        char gb[32];
+        printf("\nNVMe needs, per rank: the nvme column of disk space; per step, the read and "
+               "write columns\n(stage 3 reads each parameter shard again for the forward and "
+               "the backward gathers).\n");
+        if (a->nvme_bw > 0)
+            printf("At %s GB/s per rank a stage-3 step spends at least %.2f s on the disk "
+                   "((read + write) / bandwidth).\n",
+                   zero_format_gb_figure(gb, sizeof gb, a->nvme_bw),
+                   (st[3].nvme_read + st[3].nvme_written) / a->nvme_bw);
     }
 }
 
@@ -358,6 +397,22 @@ static void print_deepspeed(const struct estimate_args *a)
                 ds_line(&e, options);
             }
         }
+    if (a->offload_cpu != ZERO_ESTIMATE_OFFLOAD_NVME)
+        return;
+    printf("\nthe same with NVMe (DeepSpeed's estimator has no NVMe case: the per CPU figure of "
+           "its\ncpu-offload rows goes to the node's NVMe; CPU memory keeps only swap buffers)\n"
+           "     per NVMe |  per GPU |   Options\n");
+    for (int params = 1; params >= 0; params--)
+        for (int init = 1; init >= 0; init--) {
+            char options[96];
+            zero_ds_zero3_nvme(a->psi, a->largest_layer, gpn, nodes, params, init, a->buffer_factor,
+                               &e);
+            snprintf(options, sizeof options,
+                     "offload_param=%s, offload_optimizer=nvme, zero_init=%d",
+                     params ? "nvme" : "none", init);
+            printf("   %7.2fGB | %6.2fGB | %s\n", (double)e.nvme_bytes / 1073741824.0,
+                   (double)e.gpu_bytes / 1073741824.0, options);
+        }
 }
 
 /* The stages as bars of the numbers the table prints: per-rank model states,
@@ -379,7 +434,10 @@ static int write_svg(const struct estimate_args *a)
              a->precision == ZERO_ESTIMATE_FP32 ? "fp32 with Adam (4 + 4 + 8 bytes per parameter)"
                                                 : "mixed precision with Adam (2 + 2 + 12 bytes per "
                                                   "parameter)",
-             a->offload_cpu ? "; --offload cpu: solid = device, outlined = host memory" : "");
+             a->offload_cpu == ZERO_ESTIMATE_OFFLOAD_NVME
+                 ? "; --offload nvme: solid = device, outlined = NVMe"
+             : a->offload_cpu ? "; --offload cpu: solid = device, outlined = host memory"
+                              : "");
     const char *names[4] = {"params", "grads", "master", "optimizer"};
     for (int s = 0; s < 4; s++)
         snprintf(c.segment[s], sizeof c.segment[s], "%s", names[s]);
@@ -390,7 +448,9 @@ static int write_svg(const struct estimate_args *a)
             snprintf(b->label, sizeof b->label, "stage %d (%s)", s, zero_estimate_stage_name(s));
             zero_estimate_formula(formula, sizeof formula, st[s].whole_coef, st[s].shard_coef);
             if (a->offload_cpu)
-                snprintf(b->sublabel, sizeof b->sublabel, "%s", k ? "host" : formula);
+                snprintf(b->sublabel, sizeof b->sublabel, "%s",
+                         k ? (a->offload_cpu == ZERO_ESTIMATE_OFFLOAD_NVME ? "nvme" : "host")
+                           : formula);
             else
                 snprintf(b->sublabel, sizeof b->sublabel, "%s", formula);
             b->group = s;

@@ -1,0 +1,809 @@
+/* See nvme_swap.h.
+ *
+ * The optimizer file holds, for every unit, its shard in chunks of at most
+ * `chunk` elements (sub_group_size, rounded to 2048 elements so every offset
+ * stays 4 KiB-aligned for O_DIRECT); a chunk of n elements is one record
+ *   [master (fp32, n) | exp_avg (n) | exp_avg_sq (n)]   each part padded to 4 KiB
+ * so a chunk moves in one read and one write. The parameter file holds each
+ * unit's shard (cdt, shard), padded to 4 KiB. Files are per rank,
+ * <nvme_path>/libzero-{optim,param}-rank<r>.swap, locked while in use,
+ * emptied when opened (the states are rebuilt from initialization or a
+ * checkpoint, so a file left by a crash is rebuilt, never trusted), fully
+ * allocated up front unless fast_init (then sparse: the optimizer state's
+ * zeros cost no writes), and removed on close. */
+#define _GNU_SOURCE /* O_DIRECT */
+#include "nvme_swap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "aio.h"
+#include "engine_internal.h"
+
+#define PAGE 4096
+#define CHUNK_QUANTUM 2048 /* elements: 4 KiB of fp16/bf16, 8 KiB of fp32 */
+
+static int64_t pad(int64_t bytes)
+{
+    return (bytes + PAGE - 1) / PAGE * PAGE;
+}
+
+struct swap_file {
+    char path[512];
+    const char *key; /* the nvme_path key it lives under */
+    int fd, direct;
+    int64_t bytes;
+};
+
+struct slot {
+    void *base; /* allocation; buf is base rounded up to PAGE */
+    char *buf;
+    struct aio_op *read, *write, *pwrite;
+    int unit;    /* param ring: whose shard (-1: none) */
+    int used;    /* param ring: handed out since read (a copy may be reading it) */
+    int64_t age; /* param ring: last use */
+    int64_t bytes;
+    void *ev;   /* param ring, pinned: the gather's copy out of it; optimizer ring:
+                   the copies in and out of its stage */
+    int pinned; /* host_alloc memory (pin_memory), else malloc */
+};
+
+struct nvme_swap {
+    struct aio_queue *aio;
+    struct swap_file opt, par;
+    int nparts; /* master + optimizer buffers */
+    int64_t chunk;
+    int64_t *opt_off, *par_off; /* per unit; -1: not on NVMe */
+    char *loaded;
+    int pinned; /* offload_param.pin_memory: the parameter ring is page-locked */
+    /* the step's walk */
+    int nchunks, *chunk_unit;
+    int64_t *chunk_begin;
+    int next_out, next_read;
+    int nslots;
+    struct slot *slots;
+    /* stage-3 parameter ring */
+    int npslots;
+    struct slot *pslots;
+    int64_t clock;
+    /* rare paths */
+    struct slot bounce;
+    int64_t bounce_bytes;
+    struct zero_ledger disk;
+};
+
+static struct nvme_swap *nv(const struct zero_engine *e)
+{
+    return e->nvme;
+}
+
+static int optim_count(const struct zero_engine *e)
+{
+    if (e->cfg.optimizer.type == ZERO_OPTIM_SGD)
+        return e->cfg.optimizer.momentum != 0.0 ? 1 : 0;
+    return 2;
+}
+
+int nvme_holds_optim(const struct zero_engine *e, int u)
+{
+    return e->nvme && nv(e)->opt_off[u] >= 0;
+}
+
+int nvme_holds_params(const struct zero_engine *e, int u)
+{
+    return e->nvme && nv(e)->par_off[u] >= 0;
+}
+
+/* ---- configuration ---- */
+
+int nvme_configure(struct zero_engine *e, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &e->cfg.zero_optimization;
+    const struct zero_aio_config *a = &e->cfg.aio;
+    e->nvme_opt = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    e->nvme_param = z->offload_param.device == ZERO_OFFLOAD_NVME;
+    /* the NVMe-only keys elsewhere are zero_config_validate's, checked before this */
+    if (!e->nvme_opt && !e->nvme_param)
+        return ZERO_OK;
+    if (e->nvme_param && !e->nvme_opt)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_param.device = nvme needs "
+                         "offload_optimizer.device = nvme as well (the NVMe step writes the "
+                         "parameter shards it updates; optimizer state in host memory next to "
+                         "parameters on NVMe is not implemented yet in this build)");
+    if (e->nvme_opt && !z->offload_optimizer.nvme_path[0])
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_optimizer.device = nvme needs "
+                         "zero_optimization.offload_optimizer.nvme_path (a directory)");
+    if (e->nvme_param && !z->offload_param.nvme_path[0])
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_param.device = nvme needs "
+                         "zero_optimization.offload_param.nvme_path (a directory)");
+    if (e->nvme_opt && z->offload_optimizer.buffer_count < 1)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_optimizer.buffer_count %lld: NVMe offload "
+                         "streams through at least 1 buffer",
+                         (long long)z->offload_optimizer.buffer_count);
+    if (e->nvme_param && (z->offload_param.buffer_count < 1 || z->offload_param.buffer_size < 1))
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.offload_param.buffer_count %lld and buffer_size %lld: "
+                         "NVMe parameter offload reads through at least 1 buffer of 1 element",
+                         (long long)z->offload_param.buffer_count,
+                         (long long)z->offload_param.buffer_size);
+    if (a->block_size < PAGE || a->block_size % PAGE != 0)
+        return zero_fail(err, ZERO_EINVAL,
+                         "aio.block_size %lld: NVMe offload needs a multiple of %d bytes "
+                         "(O_DIRECT requests are page-aligned)",
+                         (long long)a->block_size, PAGE);
+    if (a->queue_depth < 1 || a->thread_count < 1)
+        return zero_fail(err, ZERO_EINVAL,
+                         "aio.queue_depth %lld and aio.thread_count %lld: "
+                         "each must be at least 1",
+                         (long long)a->queue_depth, (long long)a->thread_count);
+    return ZERO_OK;
+}
+
+/* ---- errors ---- */
+
+static int io_fail(struct zero_engine *e, struct zero_error *err, int code,
+                   const struct swap_file *f, const char *doing, int u, const char *what,
+                   int64_t off, int64_t len)
+{
+    const char *why = strerror(code);
+    char extra[160] = "";
+    if (code == ENODATA) {
+        why = "the file ends early (truncated by someone else?)";
+        struct stat st;
+        if (fstat(f->fd, &st) == 0)
+            snprintf(extra, sizeof extra, ": it has %lld bytes, %lld expected",
+                     (long long)st.st_size, (long long)f->bytes);
+    } else if (code == ENOSPC || code == EDQUOT) {
+        snprintf(extra, sizeof extra, " (the file system under %s is full)", f->key);
+    }
+    return zero_fail(err, ZERO_EIO,
+                     "rank %d: NVMe swap file %s: %s unit %s (%s, %lld bytes at offset %lld): "
+                     "%s%s",
+                     e->rank, f->path, doing, u >= 0 ? e->model->units[u]->name : "-", what,
+                     (long long)len, (long long)off, why, extra);
+}
+
+/* ---- buffers ---- */
+
+static int slot_alloc(struct zero_engine *e, struct slot *s, int64_t bytes, int pinned,
+                      struct zero_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->unit = -1;
+    s->bytes = bytes;
+    s->pinned = pinned;
+    size_t total = (size_t)bytes + PAGE;
+    if (pinned) {
+        int rc = engine_host_alloc(e, total, ZERO_TAG_WORKSPACE, &s->base, "NVMe buffer", err);
+        if (rc)
+            return rc;
+    } else {
+        if (!(s->base = malloc(total)))
+            return zero_fail(err, ZERO_ENOMEM, "rank %d: %zu bytes for an NVMe buffer", e->rank,
+                             total);
+        zero_ledger_add(&e->dev->host_ledger, ZERO_TAG_WORKSPACE, (int64_t)total);
+    }
+    s->buf = (char *)(((uintptr_t)s->base + PAGE - 1) / PAGE * PAGE);
+    memset(s->buf, 0, (size_t)bytes); /* padding written to the files is zero */
+    return ZERO_OK;
+}
+
+static void slot_free(struct zero_engine *e, struct slot *s)
+{
+    int64_t bytes = s->bytes;
+    int pinned = s->pinned;
+    if (!s->base)
+        return;
+    if (pinned) {
+        engine_host_free(e, s->base);
+    } else {
+        free(s->base);
+        zero_ledger_add(&e->dev->host_ledger, ZERO_TAG_WORKSPACE, -(bytes + PAGE));
+    }
+    if (s->ev)
+        e->be->event_destroy(e->bself, s->ev);
+    s->base = NULL;
+}
+
+/* ---- files ---- */
+
+static int open_file(struct zero_engine *e, struct swap_file *f, const char *dir, const char *key,
+                     const char *kind, int64_t bytes, int fast_init, struct zero_error *err)
+{
+    struct stat st;
+    f->fd = -1;
+    f->key = key;
+    f->bytes = bytes;
+    if (stat(dir, &st) != 0)
+        return zero_fail(err, ZERO_EIO, "rank %d: %s %s: %s", e->rank, key, dir,
+                         errno == ENOENT ? "does not exist" : strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return zero_fail(err, ZERO_EINVAL, "rank %d: %s %s is not a directory", e->rank, key, dir);
+    snprintf(f->path, sizeof f->path, "%s/libzero-%s-rank%05d.swap", dir, kind, e->rank);
+    const char *no_direct = getenv("ZERO_NVME_NO_DIRECT"); /* to test the buffered path */
+    f->direct = !(no_direct && no_direct[0] == '1');
+    f->fd = f->direct ? open(f->path, O_RDWR | O_CREAT | O_DIRECT, 0600) : -1;
+    if (f->fd < 0 && (!f->direct || errno == EINVAL)) { /* tmpfs and others refuse O_DIRECT */
+        f->direct = 0;
+        f->fd = open(f->path, O_RDWR | O_CREAT, 0600);
+    }
+    if (f->fd < 0)
+        return zero_fail(err, ZERO_EIO, "rank %d: %s %s is not writable: creating %s: %s", e->rank,
+                         key, dir, f->path, strerror(errno));
+    if (flock(f->fd, LOCK_EX | LOCK_NB) != 0)
+        return zero_fail(err, ZERO_EIO,
+                         "rank %d: NVMe swap file %s is in use by another process (another job "
+                         "with the same %s?)",
+                         e->rank, f->path, key);
+    int rc = ftruncate(f->fd, 0) == 0 ? 0 : errno;
+    if (!rc && fast_init)
+        rc = ftruncate(f->fd, (off_t)bytes) == 0 ? 0 : errno;
+    else if (!rc && (rc = posix_fallocate(f->fd, 0, (off_t)bytes)) == EOPNOTSUPP)
+        rc = ftruncate(f->fd, (off_t)bytes) == 0 ? 0 : errno;
+    if (rc) {
+        struct statvfs vs;
+        char room[96] = "";
+        if (fstatvfs(f->fd, &vs) == 0)
+            snprintf(room, sizeof room, " (%lld bytes free)",
+                     (long long)vs.f_bavail * (long long)vs.f_frsize);
+        return zero_fail(err, ZERO_EIO,
+                         "rank %d: NVMe swap file %s: reserving %lld bytes%s: %s (%s is on a file "
+                         "system without room)",
+                         e->rank, f->path, (long long)bytes, room, strerror(rc), key);
+    }
+    return ZERO_OK;
+}
+
+static void close_file(struct swap_file *f)
+{
+    if (f->fd < 0)
+        return;
+    close(f->fd);
+    unlink(f->path);
+    f->fd = -1;
+}
+
+/* The record of chunk j (n elements) of a unit: its offset in the unit's record. */
+static int64_t chunk_record_off(const struct nvme_swap *s, int64_t begin)
+{
+    return begin / s->chunk * s->nparts * pad(s->chunk * 4);
+}
+
+static int64_t unit_record_bytes(const struct nvme_swap *s, int64_t shard)
+{
+    int64_t full = shard / s->chunk, rest = shard % s->chunk;
+    return full * s->nparts * pad(s->chunk * 4) + s->nparts * pad(rest * 4);
+}
+
+int nvme_open(struct zero_engine *e, struct zero_error *err)
+{
+    if (!e->nvme_opt && !e->nvme_param)
+        return ZERO_OK;
+    const struct zero_optimization_config *z = &e->cfg.zero_optimization;
+    struct nvme_swap *s = calloc(1, sizeof *s);
+    if (!s)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe offload state", e->rank);
+    e->nvme = s;
+    s->opt.fd = s->par.fd = -1;
+    s->nparts = 1 + optim_count(e);
+    s->pinned = z->offload_param.pin_memory;
+    s->opt_off = malloc((size_t)e->nunits * sizeof *s->opt_off);
+    s->par_off = malloc((size_t)e->nunits * sizeof *s->par_off);
+    s->loaded = calloc((size_t)e->nunits, 1);
+    s->chunk_unit = malloc((size_t)e->nunits * sizeof(int));
+    s->chunk_begin = malloc((size_t)e->nunits * sizeof(int64_t));
+    if (!s->opt_off || !s->par_off || !s->loaded || !s->chunk_unit || !s->chunk_begin)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe offload tables", e->rank);
+    int64_t maxshard = 0, in_cpu = 0, maxpar = 0;
+    for (int u = 0; u < e->nunits; u++)
+        if (e->us[u].layout.shard > maxshard)
+            maxshard = e->us[u].layout.shard;
+    int64_t sub = z->sub_group_size / CHUNK_QUANTUM * CHUNK_QUANTUM;
+    s->chunk = sub < CHUNK_QUANTUM ? CHUNK_QUANTUM : sub;
+    int64_t need = (maxshard + CHUNK_QUANTUM - 1) / CHUNK_QUANTUM * CHUNK_QUANTUM;
+    if (need < s->chunk)
+        s->chunk = need > 0 ? need : CHUNK_QUANTUM; /* the ring never outgrows the largest shard */
+    int64_t obytes = 0, pbytes = 0;
+    int nchunks = 0;
+    for (int u = 0; u < e->nunits; u++) {
+        int64_t shard = e->us[u].layout.shard;
+        s->opt_off[u] = s->par_off[u] = -1;
+        if (e->nvme_opt && shard > 0) {
+            s->opt_off[u] = obytes;
+            obytes += unit_record_bytes(s, shard);
+            nchunks += (int)((shard + s->chunk - 1) / s->chunk);
+        }
+        /* max_in_cpu: the first shards, in unit order, stay in host memory */
+        if (e->nvme_param && shard > 0 && in_cpu + shard <= z->offload_param.max_in_cpu) {
+            in_cpu += shard;
+        } else if (e->nvme_param && shard > 0) {
+            if (shard > z->offload_param.buffer_size)
+                return zero_fail(err, ZERO_EINVAL,
+                                 "zero_optimization.offload_param.buffer_size %lld is smaller "
+                                 "than unit %s's shard of %lld elements (a shard is read whole)",
+                                 (long long)z->offload_param.buffer_size, e->model->units[u]->name,
+                                 (long long)shard);
+            s->par_off[u] = pbytes;
+            pbytes += pad(shard * (int64_t)e->csize);
+            maxpar = shard > maxpar ? shard : maxpar;
+        }
+    }
+    free(s->chunk_unit);
+    free(s->chunk_begin);
+    s->chunk_unit = malloc((size_t)(nchunks > 0 ? nchunks : 1) * sizeof(int));
+    s->chunk_begin = malloc((size_t)(nchunks > 0 ? nchunks : 1) * sizeof(int64_t));
+    if (!s->chunk_unit || !s->chunk_begin)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe chunk table", e->rank);
+    for (int u = 0; u < e->nunits; u++)
+        for (int64_t b = 0; s->opt_off[u] >= 0 && b < e->us[u].layout.shard; b += s->chunk) {
+            s->chunk_unit[s->nchunks] = u;
+            s->chunk_begin[s->nchunks++] = b;
+        }
+    const struct zero_aio_config *a = &e->cfg.aio;
+    const char *force = getenv("ZERO_AIO"); /* "threads": test the fallback */
+    struct aio_options ao = {.block_size = a->block_size,
+                             .queue_depth = a->queue_depth,
+                             .thread_count = a->thread_count,
+                             .single_submit = a->single_submit,
+                             .overlap_events = a->overlap_events,
+                             .use_threads = force && strcmp(force, "threads") == 0};
+    char msg[256];
+    int rc = aio_create(&s->aio, &ao, msg, sizeof msg);
+    if (rc)
+        return zero_fail(err, ZERO_EIO, "rank %d: NVMe offload: %s", e->rank, msg);
+    if (e->nvme_opt && (rc = open_file(e, &s->opt, z->offload_optimizer.nvme_path,
+                                       "zero_optimization.offload_optimizer.nvme_path", "optim",
+                                       obytes, z->offload_optimizer.fast_init, err)))
+        return rc;
+    if (pbytes > 0 &&
+        (rc = open_file(e, &s->par, z->offload_param.nvme_path,
+                        "zero_optimization.offload_param.nvme_path", "param", pbytes, 0, err)))
+        return rc;
+    /* the third tier of the ledger: the states' bytes on disk (as the other
+     * ledgers count what was asked for, the files' 4 KiB padding is left out) */
+    for (int u = 0; u < e->nunits; u++) {
+        int64_t shard = e->us[u].layout.shard;
+        if (s->opt_off[u] >= 0) {
+            zero_ledger_add(&s->disk, ZERO_TAG_MASTER, 4 * shard);
+            if (s->nparts > 1)
+                zero_ledger_add(&s->disk, ZERO_TAG_OPTIM, 4 * shard * (s->nparts - 1));
+        }
+        if (s->par_off[u] >= 0)
+            zero_ledger_add(&s->disk, ZERO_TAG_PARAMS, shard * (int64_t)e->csize);
+    }
+    /* rings */
+    /* a slot: the optimizer record, then the stage the gradient (at most fp32)
+     * comes in through and the compute-dtype parameters go out of */
+    int64_t part = pad(s->chunk * 4), ppart = pad(s->chunk * 4);
+    s->nslots = e->nvme_opt ? (int)z->offload_optimizer.buffer_count : 0;
+    s->slots = calloc((size_t)(s->nslots > 0 ? s->nslots : 1), sizeof *s->slots);
+    s->npslots = pbytes > 0 ? (int)z->offload_param.buffer_count : 0;
+    s->pslots = calloc((size_t)(s->npslots > 0 ? s->npslots : 1), sizeof *s->pslots);
+    if (!s->slots || !s->pslots)
+        return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe rings", e->rank);
+    for (int i = 0; i < s->nslots; i++) {
+        if ((rc = slot_alloc(e, &s->slots[i], s->nparts * part + ppart,
+                             z->offload_optimizer.pin_memory, err)))
+            return rc;
+        if ((rc = e->be->event_create(e->bself, &s->slots[i].ev)))
+            return engine_backend_error(e, rc, err, "NVMe buffer event");
+    }
+    for (int i = 0; i < s->npslots; i++) {
+        if ((rc = slot_alloc(e, &s->pslots[i], pad(maxpar * (int64_t)e->csize), s->pinned, err)))
+            return rc;
+        if (s->pinned && (rc = e->be->event_create(e->bself, &s->pslots[i].ev)))
+            return engine_backend_error(e, rc, err, "NVMe parameter buffer event");
+    }
+    int64_t pbounce = pad(s->chunk * (int64_t)e->csize);
+    s->bounce_bytes = s->nparts * part > pbounce ? s->nparts * part : pbounce;
+    if ((rc = slot_alloc(e, &s->bounce, s->bounce_bytes, 0, err)))
+        return rc;
+    if (e->rank == 0 && !getenv("ZERO_NVME_QUIET")) {
+        const struct swap_file *f = s->opt.fd >= 0 ? &s->opt : &s->par;
+        fprintf(stderr,
+                "libzero: NVMe offload: %s%s%s per rank (%lld + %lld bytes), %s, %s, chunks of "
+                "%lld elements, %d + %d buffers\n",
+                f->path, s->par.fd >= 0 && f != &s->par ? " and " : "",
+                s->par.fd >= 0 && f != &s->par ? s->par.path : "", (long long)obytes,
+                (long long)pbytes, aio_engine_name(s->aio),
+                f->direct ? "O_DIRECT" : "buffered (the file system refuses O_DIRECT)",
+                (long long)s->chunk, s->nslots, s->npslots);
+    }
+    return ZERO_OK;
+}
+
+static void finish_slot(struct nvme_swap *s, struct slot *sl)
+{
+    aio_finish(s->aio, sl->read);
+    aio_finish(s->aio, sl->write);
+    aio_finish(s->aio, sl->pwrite);
+    sl->read = sl->write = sl->pwrite = NULL;
+}
+
+void nvme_close(struct zero_engine *e)
+{
+    struct nvme_swap *s = nv(e);
+    if (!s)
+        return;
+    for (int i = 0; s->slots && i < s->nslots; i++) {
+        finish_slot(s, &s->slots[i]);
+        slot_free(e, &s->slots[i]);
+    }
+    for (int i = 0; s->pslots && i < s->npslots; i++) {
+        finish_slot(s, &s->pslots[i]);
+        slot_free(e, &s->pslots[i]);
+    }
+    slot_free(e, &s->bounce);
+    aio_destroy(s->aio);
+    close_file(&s->opt);
+    close_file(&s->par);
+    free(s->slots);
+    free(s->pslots);
+    free(s->opt_off);
+    free(s->par_off);
+    free(s->loaded);
+    free(s->chunk_unit);
+    free(s->chunk_begin);
+    free(s);
+    e->nvme = NULL;
+}
+
+const struct zero_ledger *zero_engine_nvme_ledger(const struct zero_engine *e)
+{
+    static const struct zero_ledger none;
+    return e->nvme ? &nv(e)->disk : &none;
+}
+
+void zero_engine_nvme_io(const struct zero_engine *e, int64_t *read, int64_t *written)
+{
+    *read = *written = 0;
+    if (e->nvme)
+        aio_counters(nv(e)->aio, read, written);
+}
+
+/* ---- synchronous transfers for the rare paths ---- */
+
+static int sync_io(struct zero_engine *e, struct swap_file *f, int write, void *buf, int64_t len,
+                   int64_t off, int u, const char *what, struct zero_error *err)
+{
+    struct aio_op *op;
+    int rc = aio_start(nv(e)->aio, f->fd, write, buf, (size_t)len, off, &op);
+    if (!rc)
+        rc = aio_finish(nv(e)->aio, op);
+    return rc ? io_fail(e, err, rc, f, write ? "writing" : "reading", u, what, off, len) : ZERO_OK;
+}
+
+static float **part_ptr(struct unit_states *us, int p)
+{
+    return p == 0 ? &us->master : p == 1 ? &us->exp_avg : &us->exp_avg_sq;
+}
+
+static const char *part_name(int p)
+{
+    return p == 0 ? "fp32 master" : "optimizer state";
+}
+
+int nvme_unit_load(struct zero_engine *e, int u, int read, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    if (!s || s->loaded[u] || (s->opt_off[u] < 0 && s->par_off[u] < 0))
+        return ZERO_OK;
+    struct unit_states *us = &e->us[u];
+    int64_t shard = us->layout.shard;
+    int rc;
+    s->loaded[u] = 1;
+    for (int p = 0; s->opt_off[u] >= 0 && p < s->nparts; p++) {
+        if ((rc = engine_host_alloc(e, (size_t)shard * 4, p ? ZERO_TAG_OPTIM : ZERO_TAG_MASTER,
+                                    (void **)part_ptr(us, p), "unit states from NVMe", err)))
+            return rc;
+        memset(*part_ptr(us, p), 0, (size_t)shard * 4);
+    }
+    if (s->par_off[u] >= 0) {
+        if ((rc = engine_host_alloc(e, (size_t)shard * e->csize, ZERO_TAG_PARAMS, &us->params,
+                                    "parameter shard from NVMe", err)))
+            return rc;
+        memset(us->params, 0, (size_t)shard * e->csize);
+    }
+    for (int64_t b = 0; read && b < shard; b += s->chunk) {
+        int64_t n = shard - b < s->chunk ? shard - b : s->chunk, stride = pad(n * 4);
+        if (s->opt_off[u] >= 0) {
+            int64_t off = s->opt_off[u] + chunk_record_off(s, b);
+            if ((rc = sync_io(e, &s->opt, 0, s->bounce.buf, s->nparts * stride, off, u,
+                              "optimizer chunk", err)))
+                return rc;
+            for (int p = 0; p < s->nparts; p++)
+                memcpy(*part_ptr(us, p) + b, s->bounce.buf + p * stride, (size_t)n * 4);
+        }
+        if (s->par_off[u] >= 0) {
+            int64_t off = s->par_off[u] + b * (int64_t)e->csize, len = pad(n * (int64_t)e->csize);
+            if ((rc = sync_io(e, &s->par, 0, s->bounce.buf, len, off, u, "parameter shard", err)))
+                return rc;
+            memcpy(engine_at(e, us->params, b), s->bounce.buf, (size_t)n * e->csize);
+        }
+    }
+    return ZERO_OK;
+}
+
+int nvme_unit_store(struct zero_engine *e, int u, int write, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    if (!s || !s->loaded[u])
+        return ZERO_OK;
+    struct unit_states *us = &e->us[u];
+    int64_t shard = us->layout.shard;
+    int rc = ZERO_OK;
+    /* write 2 (fast_init): the master and parameters only; the optimizer state
+     * stays the sparse file's zeros */
+    int parts = write == 2 ? 1 : s->nparts;
+    for (int64_t b = 0; write && b < shard && !rc; b += s->chunk) {
+        int64_t n = shard - b < s->chunk ? shard - b : s->chunk, stride = pad(n * 4);
+        if (s->opt_off[u] >= 0) {
+            memset(s->bounce.buf, 0, (size_t)(s->nparts * stride));
+            for (int p = 0; p < parts; p++)
+                memcpy(s->bounce.buf + p * stride, *part_ptr(us, p) + b, (size_t)n * 4);
+            rc = sync_io(e, &s->opt, 1, s->bounce.buf, parts * stride,
+                         s->opt_off[u] + chunk_record_off(s, b), u, part_name(parts - 1), err);
+        }
+        if (!rc && s->par_off[u] >= 0) {
+            int64_t len = pad(n * (int64_t)e->csize);
+            memset(s->bounce.buf, 0, (size_t)len);
+            memcpy(s->bounce.buf, engine_at(e, us->params, b), (size_t)n * e->csize);
+            rc = sync_io(e, &s->par, 1, s->bounce.buf, len, s->par_off[u] + b * (int64_t)e->csize,
+                         u, "parameter shard", err);
+        }
+    }
+    for (int p = 0; p < 3; p++) {
+        engine_host_free(e, *part_ptr(us, p));
+        *part_ptr(us, p) = NULL;
+    }
+    if (s->par_off[u] >= 0) {
+        engine_host_free(e, us->params);
+        us->params = NULL;
+    }
+    s->loaded[u] = 0;
+    if (!rc && write && s->par_off[u] >= 0)
+        rc = nvme_param_invalidate(e, err);
+    return rc;
+}
+
+/* ---- the step's walk ---- */
+
+static int64_t chunk_n(const struct zero_engine *e, int k)
+{
+    const struct nvme_swap *s = nv(e);
+    int64_t left = e->us[s->chunk_unit[k]].layout.shard - s->chunk_begin[k];
+    return left < s->chunk ? left : s->chunk;
+}
+
+static int issue_read(struct zero_engine *e, int k, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    struct slot *sl = &s->slots[k % s->nslots];
+    int u = s->chunk_unit[k];
+    int64_t len = s->nparts * pad(chunk_n(e, k) * 4);
+    int64_t off = s->opt_off[u] + chunk_record_off(s, s->chunk_begin[k]);
+    int rc;
+    /* the slot's previous chunk must be on disk before it is overwritten */
+    if ((rc = aio_finish(s->aio, sl->write)) || (rc = aio_finish(s->aio, sl->pwrite))) {
+        sl->write = sl->pwrite = NULL;
+        return io_fail(e, err, rc, &s->opt, "writing", s->chunk_unit[k], "an earlier chunk", -1,
+                       -1);
+    }
+    sl->write = sl->pwrite = NULL;
+    rc = aio_start(s->aio, s->opt.fd, 0, sl->buf, (size_t)len, off, &sl->read);
+    return rc ? io_fail(e, err, rc, &s->opt, "reading", u, "optimizer chunk", off, len) : ZERO_OK;
+}
+
+int nvme_stream_next(struct zero_engine *e, struct nvme_chunk *c, int *got, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    *got = 0;
+    if (!s || s->next_out >= s->nchunks)
+        return ZERO_OK;
+    int k = s->next_out, rc;
+    /* pipeline_read: the chunks that follow are read while this one is updated,
+     * leaving one buffer for the write behind */
+    int ahead = e->cfg.zero_optimization.offload_optimizer.pipeline_read ? s->nslots - 1 : 1;
+    if (ahead < 1)
+        ahead = 1;
+    while (s->next_read < s->nchunks && s->next_read < k + ahead)
+        if ((rc = issue_read(e, s->next_read++, err)))
+            return rc;
+    struct slot *sl = &s->slots[k % s->nslots];
+    int u = s->chunk_unit[k];
+    int64_t n = chunk_n(e, k), stride = pad(n * 4);
+    rc = aio_finish(s->aio, sl->read);
+    sl->read = NULL;
+    if (rc)
+        return io_fail(e, err, rc, &s->opt, "reading", u, "optimizer chunk",
+                       s->opt_off[u] + chunk_record_off(s, s->chunk_begin[k]), s->nparts * stride);
+    *c = (struct nvme_chunk){.unit = u, .begin = s->chunk_begin[k], .n = n, .slot = k};
+    c->master = (float *)sl->buf;
+    c->exp_avg = s->nparts > 1 ? (float *)(sl->buf + stride) : NULL;
+    c->exp_avg_sq = s->nparts > 2 ? (float *)(sl->buf + 2 * stride) : NULL;
+    c->stage = sl->buf + s->nparts * pad(s->chunk * 4);
+    c->params = s->par_off[u] >= 0 ? c->stage : NULL;
+    c->ev = sl->ev;
+    c->pinned = sl->pinned;
+    s->next_out++;
+    *got = 1;
+    return ZERO_OK;
+}
+
+int nvme_stream_put(struct zero_engine *e, const struct nvme_chunk *c, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    struct slot *sl = &s->slots[c->slot % s->nslots];
+    int u = c->unit;
+    int64_t len = s->nparts * pad(c->n * 4), off = s->opt_off[u] + chunk_record_off(s, c->begin);
+    int rc = aio_start(s->aio, s->opt.fd, 1, sl->buf, (size_t)len, off, &sl->write);
+    if (rc)
+        return io_fail(e, err, rc, &s->opt, "writing", u, "optimizer chunk", off, len);
+    if (c->params) {
+        int64_t plen = pad(c->n * (int64_t)e->csize), poff = s->par_off[u] + c->begin * e->csize;
+        if ((rc = aio_start(s->aio, s->par.fd, 1, c->params, (size_t)plen, poff, &sl->pwrite)))
+            return io_fail(e, err, rc, &s->par, "writing", u, "parameter shard", poff, plen);
+    }
+    if (!e->cfg.zero_optimization.offload_optimizer.pipeline_write) {
+        rc = aio_finish(s->aio, sl->write);
+        sl->write = NULL;
+        if (rc)
+            return io_fail(e, err, rc, &s->opt, "writing", u, "optimizer chunk", off, len);
+        rc = aio_finish(s->aio, sl->pwrite);
+        sl->pwrite = NULL;
+        if (rc)
+            return io_fail(e, err, rc, &s->par, "writing", u, "parameter shard",
+                           s->par_off[u] + c->begin * e->csize, pad(c->n * (int64_t)e->csize));
+    }
+    return ZERO_OK;
+}
+
+int nvme_stream_end(struct zero_engine *e, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    if (!s)
+        return ZERO_OK;
+    int first = ZERO_OK;
+    for (int i = 0; i < s->nslots; i++) {
+        struct slot *sl = &s->slots[i];
+        int r = aio_finish(s->aio, sl->read), w = aio_finish(s->aio, sl->write);
+        int p = aio_finish(s->aio, sl->pwrite);
+        sl->read = sl->write = sl->pwrite = NULL;
+        if (!first && (r || w))
+            first = io_fail(e, err, r ? r : w, &s->opt, r ? "reading" : "writing", -1,
+                            "the last chunks", -1, -1);
+        if (!first && p)
+            first = io_fail(e, err, p, &s->par, "writing", -1, "the last parameter chunks", -1, -1);
+    }
+    s->next_out = s->next_read = 0;
+    return first;
+}
+
+/* ---- stage-3 parameter reads ---- */
+
+static int pslot_of(const struct nvme_swap *s, int u)
+{
+    for (int i = 0; i < s->npslots; i++)
+        if (s->pslots[i].unit == u)
+            return i;
+    return -1;
+}
+
+/* A buffer to read into: an empty one, else the least recently used one that
+ * was handed out (its copy finished first), else (forced) the oldest. */
+static int pslot_free(struct zero_engine *e, int keep, int force, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    int best = -1;
+    for (int i = 0; i < s->npslots; i++) {
+        struct slot *sl = &s->pslots[i];
+        if (i == keep)
+            continue;
+        if (sl->unit < 0)
+            return i;
+        if ((sl->used || force) && (best < 0 || sl->age < s->pslots[best].age))
+            best = i;
+    }
+    if (best >= 0) {
+        struct slot *sl = &s->pslots[best];
+        int rc = aio_finish(s->aio, sl->read);
+        sl->read = NULL;
+        sl->unit = -1;
+        if (rc)
+            return io_fail(e, err, rc, &s->par, "reading", -1, "a parameter shard read ahead", -1,
+                           -1);
+        if (sl->used && sl->ev && (rc = e->be->event_synchronize(e->bself, sl->ev)))
+            return engine_backend_error(e, rc, err, "waiting for a parameter copy");
+        sl->used = 0;
+    }
+    return best;
+}
+
+static int pread_into(struct zero_engine *e, int i, int u, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    struct slot *sl = &s->pslots[i];
+    int64_t len = pad(e->us[u].layout.shard * (int64_t)e->csize);
+    int rc = aio_start(s->aio, s->par.fd, 0, sl->buf, (size_t)len, s->par_off[u], &sl->read);
+    if (rc)
+        return io_fail(e, err, rc, &s->par, "reading", u, "parameter shard", s->par_off[u], len);
+    sl->unit = u;
+    sl->used = 0;
+    sl->age = ++s->clock;
+    return ZERO_OK;
+}
+
+int nvme_param_shard(struct zero_engine *e, int u, const void **shard, int *pinned,
+                     struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    int i = pslot_of(s, u), rc;
+    if (i < 0) {
+        if ((i = pslot_free(e, -1, 1, err)) < 0)
+            return err->code ? err->code : zero_fail(err, ZERO_EIO, "no NVMe parameter buffer");
+        if ((rc = pread_into(e, i, u, err)))
+            return rc;
+    }
+    /* read ahead: the units that follow in the recorded fetch order */
+    for (int pos = e->trace_pos; e->trace_recorded && !e->untraced && pos < e->trace_len; pos++) {
+        int v = e->trace[pos];
+        if (v == u || s->par_off[v] < 0 || pslot_of(s, v) >= 0)
+            continue;
+        int j = pslot_free(e, i, 0, err);
+        if (j < 0)
+            break;
+        if ((rc = pread_into(e, j, v, err)))
+            return rc;
+    }
+    struct slot *sl = &s->pslots[i];
+    rc = aio_finish(s->aio, sl->read);
+    sl->read = NULL;
+    if (rc) {
+        sl->unit = -1;
+        return io_fail(e, err, rc, &s->par, "reading", u, "parameter shard", s->par_off[u],
+                       pad(e->us[u].layout.shard * (int64_t)e->csize));
+    }
+    if (sl->used && sl->ev && (rc = e->be->event_synchronize(e->bself, sl->ev)))
+        return engine_backend_error(e, rc, err, "waiting for a parameter copy");
+    sl->used = 1;
+    sl->age = ++s->clock;
+    *shard = sl->buf;
+    *pinned = s->pinned;
+    return ZERO_OK;
+}
+
+void *nvme_param_consumed_event(struct zero_engine *e, int u)
+{
+    struct nvme_swap *s = nv(e);
+    int i = s ? pslot_of(s, u) : -1;
+    return i >= 0 ? s->pslots[i].ev : NULL;
+}
+
+int nvme_param_invalidate(struct zero_engine *e, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    int first = ZERO_OK;
+    for (int i = 0; s && i < s->npslots; i++) {
+        struct slot *sl = &s->pslots[i];
+        int rc = aio_finish(s->aio, sl->read);
+        sl->read = NULL;
+        if (rc && !first)
+            first = io_fail(e, err, rc, &s->par, "reading", sl->unit, "a parameter shard", -1, -1);
+        if (sl->used && sl->ev && (rc = e->be->event_synchronize(e->bself, sl->ev)) && !first)
+            first = engine_backend_error(e, rc, err, "waiting for a parameter copy");
+        sl->unit = -1;
+        sl->used = 0;
+    }
+    return first;
+}
