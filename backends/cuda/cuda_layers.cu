@@ -2,12 +2,12 @@
 // GELU, softmax cross-entropy, and the id/label range check. Forward and backward
 // side by side, mirroring backends/cpu/cpu_layers.c.
 //
-// bias_add, bias_grad, GELU and xent_backward equal the cpu backend's bits (same
-// operations, same order, no contraction). GELU calls src/exact_math.h's erf, tanh
-// and exp, the functions the cpu backend calls, not the device's libm. xent_forward's
-// exp and log (in double) are exact_math.h's too, but its sum of exps is a tree over
-// the block's threads, not the cpu backend's sequence: its loss and probabilities
-// agree with the cpu backend to a tolerance, and are deterministic run to run.
+// bias_add, bias_grad, GELU and softmax cross-entropy equal the cpu backend's bits
+// (same operations, same order, no contraction). GELU calls src/exact_math.h's erf,
+// tanh and exp, the functions the cpu backend calls, not the device's libm;
+// xent_forward's exp and log (in double) are exact_math.h's too, and its sum of exps
+// is the cpu backend's sequence over the row (one thread sums it: this is the exact
+// path; native mode takes cuda_fast_kernels.cu's online softmax).
 #include <float.h>
 
 #include "cuda_device.cuh"
@@ -191,7 +191,7 @@ __global__ void xent_forward_kernel(float *losses, float *probs, const float *lo
                                     const int32_t *labels, size_t classes)
 {
     __shared__ float smax[kThreads];
-    __shared__ double ssum[kThreads];
+    __shared__ double ssum[1];
     size_t r = blockIdx.x;
     const float *z = logits + r * classes;
     float *p = probs + r * classes;
@@ -208,20 +208,17 @@ __global__ void xent_forward_kernel(float *losses, float *probs, const float *lo
     }
     max = smax[0];
 
-    double sum = 0.0;
-    for (size_t c = threadIdx.x; c < classes; c += blockDim.x) {
-        float e = exact_expf(__fsub_rn(z[c], max));
-        p[c] = e;
-        sum = __dadd_rn(sum, (double)e);
-    }
-    ssum[threadIdx.x] = sum;
+    for (size_t c = threadIdx.x; c < classes; c += blockDim.x)
+        p[c] = exact_expf(__fsub_rn(z[c], max));
     __syncthreads();
-    for (unsigned w = blockDim.x / 2; w > 0; w /= 2) {
-        if (threadIdx.x < w)
-            ssum[threadIdx.x] = __dadd_rn(ssum[threadIdx.x], ssum[threadIdx.x + w]);
-        __syncthreads();
+    if (threadIdx.x == 0) { /* the cpu backend's order: one sequence over the row, in double */
+        double row = 0.0;
+        for (size_t c = 0; c < classes; c++)
+            row = __dadd_rn(row, (double)p[c]);
+        ssum[0] = row;
     }
-    sum = ssum[0];
+    __syncthreads();
+    double sum = ssum[0];
     float inv_sum = __double2float_rn(__drcp_rn(sum));
     for (size_t c = threadIdx.x; c < classes; c += blockDim.x)
         p[c] = __fmul_rn(p[c], inv_sum);
