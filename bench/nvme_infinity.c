@@ -6,7 +6,7 @@
  * disk's bandwidth measured by dd first):
  *
  *     mpirun -np 2 bench/nvme_infinity --path DIR [--hidden 2048] [--layers 54]
- *         [--steps 3] [--rows 4] [--read-gbps R --write-gbps W]
+ *         [--steps 3] [--rows 4] [--lr 1e-5] [--read-gbps R --write-gbps W]
  *
  * Per step it prints the loss, the wall time, and the bytes the swap files
  * read and wrote (all ranks) next to the theory (zero_engine_theory):
@@ -32,11 +32,12 @@ struct args {
     const char *path;
     long hidden, layers, steps, rows;
     double read_bw, write_bw; /* bytes/s, 0: unknown */
+    double lr;                /* AdamW's learning rate (1e-4 overshoots on this deep stack) */
 };
 
 static int parse(struct args *a, int argc, char **argv)
 {
-    *a = (struct args){.hidden = 2048, .layers = 54, .steps = 3, .rows = 4};
+    *a = (struct args){.hidden = 2048, .layers = 54, .steps = 3, .rows = 4, .lr = 1e-5};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *f = argv[i], *v = argv[i + 1];
         if (!strcmp(f, "--path"))
@@ -49,6 +50,8 @@ static int parse(struct args *a, int argc, char **argv)
             a->steps = atol(v);
         else if (!strcmp(f, "--rows"))
             a->rows = atol(v);
+        else if (!strcmp(f, "--lr"))
+            a->lr = atof(v);
         else if (!strcmp(f, "--read-gbps"))
             a->read_bw = atof(v) * 1e9;
         else if (!strcmp(f, "--write-gbps"))
@@ -66,7 +69,7 @@ static void configure(struct zero_config *c, const struct args *a)
     c->gradient_accumulation_steps = 1;
     c->bf16.enabled = 1;
     c->optimizer.type = ZERO_OPTIM_ADAMW;
-    c->optimizer.lr = 1e-4;
+    c->optimizer.lr = (float)a->lr;
     c->optimizer.weight_decay = 0.01;
     struct zero_optimization_config *z = &c->zero_optimization;
     z->stage = 3;
@@ -109,7 +112,7 @@ int main(int argc, char **argv)
     if (parse(&a, argc, argv)) {
         if (rank == 0)
             fprintf(stderr, "usage: bench/nvme_infinity --path DIR [--hidden H] [--layers L] "
-                            "[--steps S] [--rows R] [--read-gbps R --write-gbps W]\n");
+                            "[--steps S] [--rows R] [--lr LR] [--read-gbps R --write-gbps W]\n");
         MPI_Finalize();
         return 2;
     }
