@@ -33,6 +33,8 @@ static const char help_rest[] =
     "  --seed N             parameter initialization seed (default 1234)\n"
     "  --data-seed N        synthetic data seed (default 1)\n"
     "  --mode exact|native  exact: bit-reproducible collectives (default)\n"
+    "  --precision P        fp32 (default), bf16 or fp16 (mixed precision: bf16.enabled or\n"
+    "                       fp16.enabled)\n"
     "  --align N            unit shards are multiples of N elements (default 2048)\n"
     "  --bucket N           reduce_bucket_size, elements\n"
     "  --overlap 0|1        overlap_comm\n"
@@ -65,7 +67,7 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
     static const char *const names[] = {
         "--stage",   "--hidden",   "--layers",      "--classes",  "--micro-batch",    "--batch",
         "--lr",      "--seed",     "--data-seed",   "--mode",     "--align",          "--bucket",
-        "--overlap", "--prefetch", "--persistence", "--max-live", "--reuse-distance",
+        "--overlap", "--prefetch", "--persistence", "--max-live", "--reuse-distance", "--precision",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -92,6 +94,11 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         bad = strcmp(v, "exact") != 0 && strcmp(v, "native") != 0;
         m->cfg.libzero.coll_mode = strcmp(v, "native") == 0 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
         want = "exact or native";
+    } else if (strcmp(flag, "--precision") == 0) {
+        bad = strcmp(v, "fp32") != 0 && strcmp(v, "bf16") != 0 && strcmp(v, "fp16") != 0;
+        m->cfg.bf16.enabled = strcmp(v, "bf16") == 0;
+        m->cfg.fp16.enabled = strcmp(v, "fp16") == 0;
+        want = "fp32, bf16 or fp16";
     } else if (strcmp(flag, "--stage") == 0 || strcmp(flag, "--overlap") == 0) {
         int stage = strcmp(flag, "--stage") == 0;
         bad = parse_i64(v, 0, &x) || x > (stage ? 3 : 1);
