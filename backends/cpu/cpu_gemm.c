@@ -49,6 +49,15 @@ int cpu_isa_supported(enum cpu_isa isa)
     return 1;
 }
 
+/* avx2 and avx512 are x86-64 micro-kernels: another architecture's build has none */
+#if defined(__x86_64__)
+static const char not_x86[] = "";
+#elif defined(__aarch64__)
+static const char not_x86[] = "an x86-64 variant, this build is for aarch64; ";
+#else
+static const char not_x86[] = "an x86-64 variant, this build is for another architecture; ";
+#endif
+
 int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len)
 {
     const char *want = getenv("ZERO_CPU_ISA");
@@ -66,8 +75,8 @@ int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len)
             continue;
         if (!cpu_isa_supported((enum cpu_isa)i)) {
             snprintf(why, why_len,
-                     "ZERO_CPU_ISA=%s: this processor or build lacks it (scalar always works)",
-                     want);
+                     "ZERO_CPU_ISA=%s: this processor or build lacks it (%sscalar always works)",
+                     want, not_x86);
             return 1;
         }
         *isa = (enum cpu_isa)i;
