@@ -15,10 +15,12 @@
 #      MLP and of a tiny GPT (no GEMM in them), the files cmp'd;
 #   4. zero verify --steps 3: the MLP trained through the cpu kernels, stages 0-3;
 #   5. train_gpt --steps 3 --save-weights: the tiny GPT trained, the files cmp'd;
-#   6. ZERO_CPU_ISA=scalar accepted on aarch64, avx2 and avx512 refused with the reason.
-# 4 and 5 go through the cpu backend's GEMM in exact mode: libzero's own, which fixes
-# the order of every sum (aarch64 builds its scalar fmaf micro-kernel, x86-64 picks
-# AVX2 or AVX-512 by cpuid: the same bits by cpu_gemm.h's contract), never OpenBLAS.
+#   6. train_gpt again with ZERO_CPU_ISA=scalar on both;
+#   7. tests/test_gemm under qemu: every aarch64 variant equals the naive fmaf chain;
+#   8. ZERO_CPU_ISA=scalar and neon accepted on aarch64, avx2 and avx512 refused.
+# 4 to 6 go through the cpu backend's GEMM in exact mode: libzero's own, which fixes
+# the order of every sum (aarch64 picks its NEON micro-kernel, x86-64 AVX2 or AVX-512
+# by cpuid: the same bits by cpu_gemm.h's contract), never OpenBLAS.
 # Exit 0: all equal; 1: a difference (printed); 77: the tools cannot be had here.
 set -u
 
@@ -87,7 +89,7 @@ if [ ! -f "$cross/config.status" ]; then
         skip "cross configure failed (log: $cross/configure.out)"
     }
 fi
-programs="tests/aarch64/exactness src/cli/zero examples/train_mlp examples/train_gpt"
+programs="tests/aarch64/exactness tests/test_gemm src/cli/zero examples/train_mlp examples/train_gpt"
 make -C "$cross" -j2 $programs >"$cross/make.out" 2>&1 || {
     tail -20 "$cross/make.out"
     say "cross build failed (log: $cross/make.out)"
@@ -160,13 +162,25 @@ compare_weights mlp-init examples/train_mlp $mlp --steps 0
 compare_weights gpt-init examples/train_gpt $gpt --steps 0
 compare mlp-train '^stage' src/cli/zero verify --worlds 1 $mlp --steps 3
 compare_weights gpt-train examples/train_gpt $gpt --steps 3
-# ZERO_CPU_ISA on aarch64: scalar (the GEMM above) runs, the x86-64 variants are refused
-for isa in scalar avx2 avx512; do
+export ZERO_CPU_ISA=scalar
+compare_weights gpt-train-scalar examples/train_gpt $gpt --steps 3
+unset ZERO_CPU_ISA
+# the GEMM's contract on aarch64: each variant it has equals tests/test_gemm.c's naive chain
+start=$(date +%s)
+if CK_FORK=no run_arm tests/test_gemm >"$out/test_gemm.aarch64" 2>&1; then
+    say "test_gemm on aarch64: passed ($(($(date +%s) - start))s): $(grep -E '^[0-9]+%' "$out/test_gemm.aarch64")"
+else
+    say "test_gemm on aarch64: FAILED:"
+    tail -20 "$out/test_gemm.aarch64"
+    status=1
+fi
+# ZERO_CPU_ISA on aarch64: scalar and neon run, the x86-64 variants are refused
+for isa in scalar neon avx2 avx512; do
     ZERO_CPU_ISA=$isa run_arm examples/train_mlp $mlp --steps 0 >"$out/isa-$isa.aarch64" 2>&1
     rc=$?
-    if [ $isa = scalar ] && [ $rc = 0 ]; then
+    if { [ $isa = scalar ] || [ $isa = neon ]; } && [ $rc = 0 ]; then
         say "ZERO_CPU_ISA=$isa on aarch64: runs"
-    elif [ $isa != scalar ] && [ $rc != 0 ] &&
+    elif [ $isa != scalar ] && [ $isa != neon ] && [ $rc != 0 ] &&
         grep -q "ZERO_CPU_ISA=$isa: this processor or build lacks it (an x86-64 variant" \
             "$out/isa-$isa.aarch64"; then
         say "ZERO_CPU_ISA=$isa on aarch64: refused: $(grep -o "ZERO_CPU_ISA=$isa:.*" "$out/isa-$isa.aarch64" | head -1)"
@@ -176,6 +190,7 @@ for isa in scalar avx2 avx512; do
         status=1
     fi
 done
+unset ZERO_CPU_ISA
 if [ $status = 0 ]; then
     say "aarch64 equals x86-64 bit for bit"
     exit 0
