@@ -28,7 +28,16 @@
 
 /* ---- which variant ---- */
 
-static const char *const isa_names[CPU_ISA_COUNT] = {"scalar", "avx2", "avx512"};
+static const char *const isa_names[CPU_ISA_COUNT] = {"scalar", "avx2", "avx512", "neon"};
+/* the architecture whose builds have the variant (scalar: every one) */
+static const char *const isa_arch[CPU_ISA_COUNT] = {NULL, "x86-64", "x86-64", "aarch64"};
+#if defined(__x86_64__)
+static const char build_arch[] = "x86-64";
+#elif defined(__aarch64__)
+static const char build_arch[] = "aarch64";
+#else
+static const char build_arch[] = "another architecture";
+#endif
 
 const char *cpu_isa_name(enum cpu_isa isa)
 {
@@ -65,15 +74,21 @@ int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len)
         if (strcmp(want, isa_names[i]) != 0)
             continue;
         if (!cpu_isa_supported((enum cpu_isa)i)) {
-            snprintf(why, why_len,
-                     "ZERO_CPU_ISA=%s: this processor or build lacks it (scalar always works)",
-                     want);
+            if (isa_arch[i] != NULL && strcmp(isa_arch[i], build_arch) != 0)
+                snprintf(why, why_len,
+                         "ZERO_CPU_ISA=%s: this processor or build lacks it (an %s variant, this "
+                         "build is for %s; scalar always works)",
+                         want, isa_arch[i], build_arch);
+            else
+                snprintf(why, why_len,
+                         "ZERO_CPU_ISA=%s: this processor or build lacks it (scalar always works)",
+                         want);
             return 1;
         }
         *isa = (enum cpu_isa)i;
         return 0;
     }
-    snprintf(why, why_len, "ZERO_CPU_ISA=%s: unknown; expected scalar, avx2 or avx512", want);
+    snprintf(why, why_len, "ZERO_CPU_ISA=%s: unknown; expected scalar, avx2, avx512 or neon", want);
     return 1;
 }
 

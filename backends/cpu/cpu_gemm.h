@@ -30,9 +30,10 @@
 
 #include "zero/dtype.h"
 
-enum cpu_isa { CPU_ISA_SCALAR = 0, CPU_ISA_AVX2, CPU_ISA_AVX512, CPU_ISA_COUNT };
+/* avx2 and avx512 exist in x86-64 builds, neon in aarch64 builds */
+enum cpu_isa { CPU_ISA_SCALAR = 0, CPU_ISA_AVX2, CPU_ISA_AVX512, CPU_ISA_NEON, CPU_ISA_COUNT };
 
-const char *cpu_isa_name(enum cpu_isa isa); /* "scalar", "avx2", "avx512" */
+const char *cpu_isa_name(enum cpu_isa isa); /* "scalar", "avx2", "avx512", "neon" */
 /* 1 if this build has the variant and this processor runs it. */
 int cpu_isa_supported(enum cpu_isa isa);
 /* The widest supported variant, or the one the environment variable

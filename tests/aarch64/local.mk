@@ -6,7 +6,7 @@
 noinst_PROGRAMS += tests/aarch64/exactness
 tests_aarch64_exactness_SOURCES = tests/aarch64/exactness.c tests/exact_math_ref.h
 tests_aarch64_exactness_LDADD = -lm
-EXTRA_DIST += tests/aarch64/run.sh tests/aarch64/naive_sgemm.c
+EXTRA_DIST += tests/aarch64/run.sh
 
 check-aarch64: all
 	$(SHELL) $(top_srcdir)/tests/aarch64/run.sh $(abs_top_builddir)
