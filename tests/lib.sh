@@ -56,6 +56,9 @@ require_built() {
 
 # mpirun_with_flags ARGS...: the launcher with the suite's flags. `command' so
 # that a test may define a function named mpirun on top of this one.
+# shellcheck source=SCRIPTDIR/ompi_exit_race.sh
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/ompi_exit_race.sh"
+
 mpirun_with_flags() {
     # shellcheck disable=SC2086 # $mpirun_flags is a list of words
     command "$mpirun_cmd" $mpirun_flags "$@"
@@ -70,10 +73,16 @@ run() {
     shift 2
     if [ "$np" -eq 0 ]; then
         "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+        rc=$?
     else
         mpirun_with_flags -np "$np" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+        rc=$?
+        if [ "$rc" -ne 0 ] && ompi_exit_race "$tmp/$name.err"; then
+            echo "$test_name: $name: Open MPI's end-of-job race (tests/ompi_exit_race.sh): once more"
+            mpirun_with_flags -np "$np" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+            rc=$?
+        fi
     fi
-    rc=$?
 }
 
 # fail MESSAGE...: report one failed check and count it; the test goes on.

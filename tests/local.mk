@@ -19,7 +19,7 @@ TEST_CFLAGS = $(CHECK_CFLAGS)
 TEST_LDADD = libzero.la $(CHECK_LIBS) $(BLAS_LIBS) $(JANSSON_LIBS) -lm
 
 # What the shell tests (tests/test_*.sh) share: directories, mpirun, run/expect helpers.
-EXTRA_DIST += tests/lib.sh
+EXTRA_DIST += tests/lib.sh tests/ompi_exit_race.sh
 
 include tests/backend.mk
 include tests/collectives.mk
