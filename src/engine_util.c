@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include <stdlib.h>
+
 #include "engine_internal.h"
 
 int engine_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p, const char *what,
@@ -118,4 +120,25 @@ const char *zero_event_name(enum zero_event_kind k)
         [ZERO_EV_INFLIGHT] = "in_flight",
     };
     return (int)k >= 0 && k < ZERO_EV_KIND_COUNT ? names[k] : "?";
+}
+
+int engine_agree(struct zero_engine *e, int rc, int code, const char *what, struct zero_error *err)
+{
+    int mine = rc != ZERO_OK, first = -1;
+    int *all = calloc((size_t)e->world, sizeof *all);
+    if (!all)
+        return rc ? rc
+                  : zero_fail(err, ZERO_ENOMEM, "rank %d: the ranks' status exchange", e->rank);
+    int xrc = e->be->host_all_gather(e->bself, &mine, all, sizeof mine);
+    for (int r = 0; r < e->world && !xrc && first < 0; r++)
+        if (all[r])
+            first = r;
+    free(all);
+    if (rc)
+        return rc;
+    if (xrc)
+        return engine_backend_error(e, xrc, err, "exchanging the ranks' status");
+    if (first >= 0)
+        return zero_fail(err, code, "rank %d: rank %d %s", e->rank, first, what);
+    return ZERO_OK;
 }

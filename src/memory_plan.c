@@ -79,24 +79,8 @@ static int check_mine(struct zero_engine *e, struct zero_error *err)
  * wait in the first collective of the states' initialization). */
 int engine_check_memory_plan(struct zero_engine *e, struct zero_error *err)
 {
-    int rc = check_mine(e, err), mine = rc != ZERO_OK;
-    int *all = calloc((size_t)e->world, sizeof *all);
-    if (!all)
-        return rc ? rc : zero_fail(err, ZERO_ENOMEM, "rank %d: memory plan", e->rank);
-    int xrc = e->be->host_all_gather(e->bself, &mine, all, sizeof mine);
-    int first = -1;
-    for (int r = 0; r < e->world && !xrc; r++)
-        if (all[r] && first < 0)
-            first = r;
-    free(all);
-    if (rc)
-        return rc;
-    if (xrc)
-        return engine_backend_error(e, xrc, err, "exchanging the memory plans");
-    if (first >= 0)
-        return zero_fail(err, ZERO_ENOMEM,
-                         "rank %d: rank %d cannot hold its planned model states in the memory "
-                         "it may use (its message has the breakdown)",
-                         e->rank, first);
-    return ZERO_OK;
+    return engine_agree(e, check_mine(e, err), ZERO_ENOMEM,
+                        "cannot hold its planned model states in the memory it may use (its "
+                        "message has the breakdown)",
+                        err);
 }

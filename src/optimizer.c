@@ -224,8 +224,13 @@ int optimizer_step(struct zero_engine *e, struct zero_error *err)
     }
     double lr = zero_lr_at(&e->cfg, e->applied_steps);
     float grad_div = (float)(atoms * scale * clip);
-    if (e->offload_opt && !e->last.skipped)
+    if (e->offload_opt && !e->last.skipped) {
         rc = offload_update(e, (float)lr, grad_div, err);
+        if (e->nvme_opt) /* disk errors are rank-local: the step ends on every rank */
+            rc = engine_agree(e, rc, ZERO_EIO,
+                              "failed in the NVMe optimizer step (its message names the cause)",
+                              err);
+    }
     for (int u = 0; u < e->nunits && !e->offload_opt && !e->last.skipped && !rc; u++)
         rc = update_unit(e, u, (float)lr, grad_div, err);
     reduce_release_accumulation(e);

@@ -386,6 +386,35 @@ START_TEST(test_a_truncated_swap_file_is_named_with_its_unit)
 }
 END_TEST
 
+/* One rank's disk error (its swap file truncated) ends the step on every rank,
+ * the others naming it, instead of leaving them in the next collective. */
+START_TEST(test_one_rank_s_truncated_swap_file_stops_every_rank)
+{
+    int world = mpi_check_size(), rank = mpi_check_rank();
+    if (world < 2)
+        return;
+    char dir[320], file[400];
+    sub_dir(dir, sizeof dir, "truncated_one");
+    struct driver d;
+    ck_assert_msg(drive_open(&d, dir, 0) == 0, "%s", d.err.msg);
+    ck_assert_msg(drive_step(&d) == 0, "%s", d.err.msg);
+    snprintf(file, sizeof file, "%s/libzero-optim-rank%05d.swap", dir, world - 1);
+    if (rank == world - 1)
+        ck_assert_int_eq(truncate(file, 4096), 0);
+    int rc = drive_step(&d);
+    ck_assert_msg(rc != 0, "rank %d: the step went on after rank %d's file was truncated", rank,
+                  world - 1);
+    if (rank == world - 1) {
+        expect(d.err.msg, file, "truncated by someone else", "reading unit ");
+    } else {
+        char who[64];
+        snprintf(who, sizeof who, "rank %d failed in the NVMe optimizer step", world - 1);
+        expect(d.err.msg, who, NULL, NULL);
+    }
+    drive_close(&d);
+}
+END_TEST
+
 START_TEST(test_a_swap_file_left_by_a_crash_is_rebuilt)
 {
     char dir[320], file[400];
@@ -466,6 +495,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_bad_nvme_paths_are_named);
     tcase_add_test(tc, test_a_full_disk_is_named_at_the_reservation_and_in_the_middle_of_a_step);
     tcase_add_test(tc, test_a_truncated_swap_file_is_named_with_its_unit);
+    tcase_add_test(tc, test_one_rank_s_truncated_swap_file_stops_every_rank);
     tcase_add_test(tc, test_a_swap_file_left_by_a_crash_is_rebuilt);
     tcase_add_test(tc, test_nvme_keys_the_build_cannot_honour_name_the_key);
     suite_add_tcase(s, tc);
