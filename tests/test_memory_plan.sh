@@ -9,6 +9,12 @@
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
 train=$top_builddir/examples/train_mlp
 require_built "$train"
+case ${ZERO_TEST_SANITIZERS:-} in
+    *address*) # its shadow memory needs terabytes of address space: no RLIMIT_AS test under it
+        echo "$test_name: skipped under AddressSanitizer (RLIMIT_AS)"
+        exit 77
+        ;;
+esac
 
 # limited NAME NP CMD...: run NAME under a 3 GB address-space limit
 limited() {
