@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the polynomials of src/exact_math.h (exp, erf, tanh) as C, coefficients in hex floats.
+"""Prints the polynomials of src/base/exact_math.h (exp, erf, tanh) as C, coefficients in hex floats.
 
 Chebyshev fits with mpmath at 40 digits, each coefficient rounded once to the nearest
 double. Run it only to change the algorithm (the header's pinned test hashes change too):

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "cpu_gemm.h"
-#include "dtype_convert.h"
+#include "base/dtype_convert.h"
 
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);

@@ -1,4 +1,4 @@
-/* Throughput of the host optimizer (src/host_optim.c), the loop ZeRO-Offload
+/* Throughput of the host optimizer (src/base/host_optim.c), the loop ZeRO-Offload
  * runs on the CPU, per instruction-set variant, next to a memcpy of the same
  * bytes. One process: each variant on one thread, then the widest on every
  * processor (host_parallel_for, as the offloaded optimizer runs it).
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "host_optim.h"
-#include "host_parallel.h"
+#include "base/host_optim.h"
+#include "base/host_parallel.h"
 #include "zero/dtype.h"
 
 static double now(void)

@@ -33,7 +33,7 @@ bench_gemm_SOURCES = %reldir%/gemm.c
 bench_gemm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
 bench_gemm_LDADD = libzero.la $(BLAS_LIBS)
 
-# src/exact_math.h's error over all 2^32 floats per function: bench/math_ulp [--stride S]
+# src/base/exact_math.h's error over all 2^32 floats per function: bench/math_ulp [--stride S]
 noinst_PROGRAMS += %reldir%/math_ulp
 bench_math_ulp_SOURCES = %reldir%/math_ulp.c tests/exact_math_ref.h
 bench_math_ulp_LDADD = -lm

@@ -1,4 +1,4 @@
-/* The measured error of src/exact_math.h's float functions over every float (2^32
+/* The measured error of src/base/exact_math.h's float functions over every float (2^32
  * inputs, or every stride-th bit pattern), against libm's long double functions:
  *
  *     bench/math_ulp [--stride S] [--only expf|logf|erff|tanhf] [--doubles N]

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "example_mpi.h"
-#include "exact_math.h" /* libzero's exp: the same samples on every machine */
+#include "base/exact_math.h" /* libzero's exp: the same samples on every machine */
 #include "gpt_generate.h"
 
 /* Uniform in [0, 1) from splitmix64. */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint_internal.h"
+#include "checkpoint/checkpoint_internal.h"
 #include "zero/checkpoint.h"
 #include "zero/zero.h"
 

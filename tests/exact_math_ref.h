@@ -1,4 +1,4 @@
-/* The reference side of src/exact_math.h's accuracy checks (tests/test_exact_math.c,
+/* The reference side of src/base/exact_math.h's accuracy checks (tests/test_exact_math.c,
  * bench/math_ulp.c): each function next to libm's long double version, whose 64-bit
  * significand (x86-64; 113 bits on aarch64) stands in for the exact value, and the
  * error of a result in units in the last place of the exact value. */
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "exact_math.h"
+#include "base/exact_math.h"
 
 struct exact_ref_f32 {
     const char *name;

@@ -8,7 +8,7 @@ tests_test_size_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_size_LDADD = $(TEST_LDADD)
 TESTS += tests/test_size
 
-# src/file_replace.h: FIFOs, directories, devices and symlinks to them are refused
+# src/base/file_replace.h: FIFOs, directories, devices and symlinks to them are refused
 check_PROGRAMS += tests/test_file_replace
 tests_test_file_replace_SOURCES = tests/test_file_replace.c
 tests_test_file_replace_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)

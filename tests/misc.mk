@@ -7,7 +7,7 @@ tests_test_safetensors_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_safetensors_LDADD = $(TEST_LDADD)
 TESTS += tests/test_safetensors
 
-# src/exact_math.h: accuracy on a dense sample, special values, pinned output hashes.
+# src/base/exact_math.h: accuracy on a dense sample, special values, pinned output hashes.
 check_PROGRAMS += tests/test_exact_math
 tests_test_exact_math_SOURCES = tests/test_exact_math.c tests/exact_math_ref.h
 tests_test_exact_math_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint_internal.h"
-#include "crc32c.h"
+#include "checkpoint/checkpoint_internal.h"
+#include "base/crc32c.h"
 
 START_TEST(test_crc32c_matches_rfc3720_vectors)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint_internal.h"
+#include "checkpoint/checkpoint_internal.h"
 #include "mpi_check.h"
 #include "zero/checkpoint.h"
 #include "zero/zero.h"

@@ -1,6 +1,6 @@
 /* The cpu backend's collectives, at every world size the harness runs (np1..np4).
  *
- * Exact mode must equal a serial evaluation of the canonical tree (src/tree.h) bit for
+ * Exact mode must equal a serial evaluation of the canonical tree (src/base/tree.h) bit for
  * bit; native mode must agree with exact within rounding; copies (all-gather, broadcast)
  * must be copies. Every check runs on both data paths: ranks reading each other's pieces
  * through a shared-memory window, and plain MPI messages (ZERO_CPU_NO_SHM=1).
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mpi_check.h"
-#include "tree.h"
+#include "base/tree.h"
 #include "zero/backend.h"
 #include "zero/error.h"
 

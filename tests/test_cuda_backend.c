@@ -806,7 +806,7 @@ START_TEST(test_cuda_bias_add_and_bias_grad_match_cpu_bits)
 }
 END_TEST
 
-/* Both backends call src/exact_math.h's erf, tanh and exp (not the device's or glibc's
+/* Both backends call src/base/exact_math.h's erf, tanh and exp (not the device's or glibc's
  * libm) in the same operations and order: the bits agree. */
 START_TEST(test_cuda_gelu_equals_cpu_bit_for_bit)
 {

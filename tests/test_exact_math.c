@@ -1,4 +1,4 @@
-/* src/exact_math.h: the accuracy it states against libm's long double functions, the
+/* src/base/exact_math.h: the accuracy it states against libm's long double functions, the
  * IEEE special cases, and pinned hashes of its outputs, so that a change of the
  * algorithm that changes a result shows here before it changes a training run's bits. The hashes
  * are values of exact_math.h alone, the same on every machine (tests/aarch64/run.sh compares them

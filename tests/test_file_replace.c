@@ -1,4 +1,4 @@
-/* Outputs replace only regular files (src/file_replace.h): a FIFO, a directory, a
+/* Outputs replace only regular files (src/base/file_replace.h): a FIFO, a directory, a
  * character device or a symlink to one is refused with its path before anything
  * is renamed, and a failed write leaves the old file as it was. */
 #include <check.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file_replace.h"
+#include "base/file_replace.h"
 
 static char dir[64];
 

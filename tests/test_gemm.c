@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cpu_gemm.h"
-#include "dtype_convert.h"
+#include "base/dtype_convert.h"
 
 /* ---- operands ---- */
 

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "engine_harness.h"
-#include "host_optim.h"
-#include "host_parallel.h"
+#include "base/host_optim.h"
+#include "base/host_parallel.h"
 #include "mpi_check.h"
 #include "zero/dtype.h"
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_outputs.sh -- every writer replaces only regular files (src/file_replace.h):
+# test_outputs.sh -- every writer replaces only regular files (src/base/file_replace.h):
 # weights (--save-weights, zero ckpt export -o), checkpoints (their `latest`),
 # traces, SVG charts and synthetic data refuse a FIFO, a directory and (as root,
 # on a device node made in the scratch directory, never /dev/null itself) a

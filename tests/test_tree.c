@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "tree.h"
+#include "base/tree.h"
 
 START_TEST(test_split_is_largest_power_of_two_below_n)
 {

@@ -11,7 +11,7 @@
 
 #include "cpu_internal.h"
 #include "cpu_ops.h"
-#include "host_parallel.h"
+#include "base/host_parallel.h"
 
 void openblas_set_num_threads(int num_threads);
 

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cpu_coll.h"
-#include "dtype_convert.h"
-#include "tree.h"
+#include "base/dtype_convert.h"
+#include "base/tree.h"
 
 static unsigned ceil_log2(int n)
 {

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype_convert.h"
-#include "host_parallel.h"
+#include "base/dtype_convert.h"
+#include "base/host_parallel.h"
 
 #define KC 256  /* K-block: a (KC, NR) micro-panel of B stays in L1 */
 #define MC 192  /* rows of A per block (rounded down to MR): (MC, KC) fp32 in L2 */

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cpu_ops.h"
-#include "dtype_convert.h"
-#include "exact_math.h"
+#include "base/dtype_convert.h"
+#include "base/exact_math.h"
 
 /* ---- token embedding ---- */
 

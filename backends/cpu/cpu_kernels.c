@@ -1,15 +1,15 @@
 /* Elementwise kernels, the fused optimizers and the reductions of the cpu backend.
  * Plain loops over restrict pointers that gcc -O2 vectorizes where the types allow;
- * fp16/bf16 elements go through src/dtype_convert.h's inline conversions (cast's
- * loops compiled per instruction set). The optimizers are src/host_optim.c's. */
+ * fp16/bf16 elements go through src/base/dtype_convert.h's inline conversions (cast's
+ * loops compiled per instruction set). The optimizers are src/base/host_optim.c's. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "cpu_ops.h"
-#include "dtype_convert.h"
-#include "host_optim.h"
-#include "optim_consts.h"
+#include "base/dtype_convert.h"
+#include "base/host_optim.h"
+#include "base/optim_consts.h"
 
 static int is_float_type(enum zero_dtype t)
 {
@@ -50,10 +50,10 @@ static inline void store_f32(void *x, enum zero_dtype t, size_t i, float v)
     }
 }
 
-/* The fp32 <-> fp16/bf16 loops of cast: src/dtype_convert.h's inline
+/* The fp32 <-> fp16/bf16 loops of cast: src/base/dtype_convert.h's inline
  * conversions, compiled for each instruction set as host_optim.c compiles the
  * optimizers (a conversion's bits do not depend on the vector width), so the
- * compiler vectorizes them; one call per element through src/dtype.c was most
+ * compiler vectorizes them; one call per element through src/base/dtype.c was most
  * of a bf16 step. */
 #define CAST_ARGS                                                                                  \
     void *dst, enum zero_dtype dst_type, const void *src, enum zero_dtype src_type, size_t n
@@ -191,7 +191,7 @@ static int check_optimizer_types(struct cpu_state *s, const char *what, enum zer
     return ZERO_OK;
 }
 
-/* The updates themselves are src/host_optim.c's, shared with the engine's
+/* The updates themselves are src/base/host_optim.c's, shared with the engine's
  * offloaded optimizer: the formulas and their order are written there. */
 int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
              float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,

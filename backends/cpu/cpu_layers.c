@@ -1,7 +1,7 @@
 /* Layer kernels of the cpu backend, fp32 activations: bias, GELU, softmax
  * cross-entropy. Forward and backward side by side. */
 #include "cpu_ops.h"
-#include "exact_math.h"
+#include "base/exact_math.h"
 
 /* y (rows, cols) += b (cols) */
 int cpu_bias_add(void *self, float *y, const float *b, int64_t rows, int64_t cols)

@@ -21,9 +21,6 @@ libzero_la_SOURCES += \
 	%reldir%/cpu_progress.c \
 	%reldir%/cpu_shm.c
 noinst_HEADERS += %reldir%/cpu_coll.h
-# the canonical summation tree (pure math, shared with the engine's gradient counter)
-libzero_la_SOURCES += src/tree.c
-noinst_HEADERS += src/tree.h
 # GPT kernels: token embedding, LayerNorm, causal self-attention
 libzero_la_SOURCES += %reldir%/cpu_gpt_kernels.c
 # exact mode's fixed-order GEMM: driver (packing, blocking, threads) and micro-kernels

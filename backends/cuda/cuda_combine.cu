@@ -1,5 +1,5 @@
 // cuda_combine.cu -- the owner's combine of exact mode on the GPU: N pieces in, one
-// shard out, summed along the canonical tree of src/tree.h in fp32 and rounded once
+// shard out, summed along the canonical tree of src/base/tree.h in fp32 and rounded once
 // to the output type; the same bits as backends/cpu/cpu_combine.c.
 //
 // Each thread evaluates the tree for its elements online, as the binary counter

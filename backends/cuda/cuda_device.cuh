@@ -1,7 +1,7 @@
 // cuda_device.cuh -- device helpers shared by the .cu files of the cuda backend:
-// element loads and stores through the fp16/bf16 conversions of src/dtype_convert.h
+// element loads and stores through the fp16/bf16 conversions of src/base/dtype_convert.h
 // (the very functions the cpu backend runs, compiled for the device; so are the
-// elementwise functions of src/exact_math.h), the launch
+// elementwise functions of src/base/exact_math.h), the launch
 // shape of a grid-stride loop, and the tile shape of the column sums.
 //
 // CUDA's own __float2half_rn and __float2bfloat16_rn round the same way for
@@ -13,8 +13,8 @@
 
 #include <stdint.h>
 
-#include "dtype_convert.h"
-#include "exact_math.h"
+#include "base/dtype_convert.h"
+#include "base/exact_math.h"
 #include "zero/dtype.h"
 
 namespace zero_cuda

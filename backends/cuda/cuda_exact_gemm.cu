@@ -11,7 +11,7 @@
 //        C[i, j] = t                         if beta == 0
 //                = fmaf(beta, C_old[i, j], t) otherwise
 // rounded once to C's dtype. fp16/bf16 operands are widened to fp32 exactly (the
-// conversions of src/dtype_convert.h); beta == 0 never reads C (NaN there is ignored).
+// conversions of src/base/dtype_convert.h); beta == 0 never reads C (NaN there is ignored).
 // A padded k (the last tile's tail) is never part of a chain: fmaf(0, 0, -0) is +0.
 //
 // Shape: a block owns a kTileM x kTileN tile of C for one batch item; its 16 x 16

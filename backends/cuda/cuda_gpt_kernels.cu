@@ -5,7 +5,7 @@
 //
 // Every sum here runs in the cpu backend's order (one thread per row or per
 // column, ascending), so embedding, LayerNorm and the softmax equal the cpu
-// backend's bits for the same inputs (exp is src/exact_math.h's on both). No
+// backend's bits for the same inputs (exp is src/base/exact_math.h's on both). No
 // atomics: the embedding backward gives each table row its rows in ascending order.
 #include "cuda_device.cuh"
 #include "cuda_launch.h"

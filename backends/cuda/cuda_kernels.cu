@@ -112,7 +112,7 @@ extern "C" cudaError_t cuda_launch_add(cudaStream_t st, float *out, const float 
 
 // ---------------------------------------------------------------- optimizers
 
-// src/host_optim.c adam_f32 (the cpu backend's and the offload path's loop), operation for
+// src/base/host_optim.c adam_f32 (the cpu backend's and the offload path's loop), operation for
 // operation:
 //   g = grad / grad_div; Adam: g = g + l2 * p; AdamW: p = p - decay * p
 //   m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + ((1 - beta2) * g) * g
@@ -162,7 +162,7 @@ extern "C" cudaError_t cuda_launch_adam(cudaStream_t st, float *param, const voi
     return cudaGetLastError();
 }
 
-// src/host_optim.c sgd_f32, operation for operation (torch.optim.SGD)
+// src/base/host_optim.c sgd_f32, operation for operation (torch.optim.SGD)
 __global__ void sgd_kernel(float *param, const void *grad, zero_dtype grad_type, float *buf,
                            size_t n, cuda_sgd_consts k, void *copy, zero_dtype copy_type)
 {

@@ -14,7 +14,7 @@
 
 #include <cuda_runtime.h>
 
-#include "optim_consts.h"
+#include "base/optim_consts.h"
 #include "zero/backend.h"
 
 #ifdef __cplusplus
@@ -35,7 +35,7 @@ cudaError_t cuda_launch_axpy(cudaStream_t st, float a, const float *x, float *y,
 cudaError_t cuda_launch_scale(cudaStream_t st, float a, float *x, size_t n);
 cudaError_t cuda_launch_add(cudaStream_t st, float *out, const float *a, const float *b, size_t n);
 
-/* The per-step constants of src/host_optim.c's adam_f32, computed on
+/* The per-step constants of src/base/host_optim.c's adam_f32, computed on
  * the host in the same way. */
 cudaError_t cuda_launch_adam(cudaStream_t st, float *param, const void *grad,
                              enum zero_dtype grad_type, float *exp_avg, float *exp_avg_sq, size_t n,
@@ -100,7 +100,7 @@ cudaError_t cuda_launch_causal_softmax_backward(cudaStream_t st, float *datt, co
 /* ---- cuda_combine.cu: the owner's combine of exact mode ---- */
 
 /* out (len, out_type) = tree over j < n of piece j (len, wire_type), summed in fp32 along
- * the canonical tree (src/tree.h) and rounded once. Piece me is `own`; the others lie in
+ * the canonical tree (src/base/tree.h) and rounded once. Piece me is `own`; the others lie in
  * `peers` (n - 1, len) in rank order with me left out. out may alias own exactly. */
 cudaError_t cuda_launch_combine(cudaStream_t st, void *out, enum zero_dtype out_type,
                                 const void *own, const void *peers, enum zero_dtype wire_type,

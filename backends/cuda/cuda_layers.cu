@@ -3,7 +3,7 @@
 // side by side, mirroring backends/cpu/cpu_layers.c.
 //
 // bias_add, bias_grad, GELU and softmax cross-entropy equal the cpu backend's bits
-// (same operations, same order, no contraction). GELU calls src/exact_math.h's erf,
+// (same operations, same order, no contraction). GELU calls src/base/exact_math.h's erf,
 // tanh and exp, the functions the cpu backend calls, not the device's libm;
 // xent_forward's exp and log (in double) are exact_math.h's too, and its sum of exps
 // is the cpu backend's sequence over the row (one thread sums it: this is the exact

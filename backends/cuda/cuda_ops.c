@@ -1,6 +1,6 @@
 /* Elementwise kernels, the fused optimizers and the reductions of the cuda backend:
  * the cpu backend's argument checks and messages, then a launch on the compute stream
- * (cuda_kernels.cu). The optimizers' per-step constants come from src/optim_consts.c,
+ * (cuda_kernels.cu). The optimizers' per-step constants come from src/base/optim_consts.c,
  * as the cpu backend's do, so the updates match its bits. */
 #include <math.h>
 

@@ -3,7 +3,7 @@
  * The core (engine, layers, optimizer driver) never touches MPI, BLAS or CUDA
  * and never dereferences memory a backend owns; every data operation goes
  * through this table. A backend is a folder under backends/ and one line in
- * src/registry.c.
+ * src/base/registry.c.
  *
  * Conventions for every entry below:
  *   - `self` is the instance returned by open().
@@ -260,7 +260,7 @@ struct zero_backend {
     int (*wait_timed)(void *self, struct zero_request *req, double *done_ago);
 };
 
-/* ---- the registry (src/registry.c) ---- */
+/* ---- the registry (src/base/registry.c) ---- */
 
 /* NULL if no backend of that name was built in. */
 const struct zero_backend *zero_backend_find(const char *name);

@@ -63,7 +63,7 @@ struct zero_offload_config {
 };
 
 /* DeepSpeed's "aio" section (runtime/swap_tensor/aio_config.py): how the NVMe
- * swap files are read and written (src/aio.c). */
+ * swap files are read and written (src/offload/aio.c). */
 struct zero_aio_config {
     int64_t block_size;   /* 1048576 bytes per request */
     int64_t queue_depth;  /* 8 requests in flight per io_uring */
@@ -176,7 +176,7 @@ int zero_config_resolve_batch(struct zero_config *c, int world, struct zero_erro
 /* The learning rate at `step` (0-based count of optimizer steps taken so far)
  * for the configured schedule; the optimizer's lr when there is none.
  * It is the lr the next update (number step + 1) uses, DeepSpeed's get_lr() at
- * last_batch_iteration = step - 1 (see src/lr_schedule.c). */
+ * last_batch_iteration = step - 1 (see src/engine/lr_schedule.c). */
 double zero_lr_at(const struct zero_config *c, int64_t step);
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 /* zero selftest: runs every collective of a backend in exact and native mode on the
  * current mpirun world, with fp32/fp16/bf16 elements and odd sizes, and checks the
  * results on every rank: exact results bit for bit against a serial evaluation of the
- * canonical tree (src/tree.h), native results within rounding, copies byte for byte.
+ * canonical tree (src/base/tree.h), native results within rounding, copies byte for byte.
  * Every operation runs blocking and non-blocking. Prints one table row per collective,
  * dtype and mode; exits 0 only if every row passes. Buffers go through the backend's
  * own memory (alloc, from_host, to_host), so any backend can be checked. */
@@ -14,7 +14,7 @@
 
 #include "cli_run.h"
 #include "commands.h"
-#include "tree.h"
+#include "base/tree.h"
 #include "zero/backend.h"
 #include "zero/error.h"
 

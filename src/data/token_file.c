@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file_replace.h"
+#include "base/file_replace.h"
 #include "zero/size.h"
 #include "zero/tokens.h"
 

@@ -1,6 +1,6 @@
 # src/nn/local.mk -- the model container and the built-in layers (included by Makefile.am).
 libzero_la_SOURCES += \
-	src/model.c \
+	%reldir%/model.c \
 	%reldir%/nn_error.c \
 	%reldir%/matmul.c \
 	%reldir%/linear.c \
@@ -22,9 +22,3 @@ libzero_la_SOURCES += \
 	%reldir%/gpt_model.c
 noinst_HEADERS += %reldir%/gpt_internal.h
 zeroinclude_HEADERS += include/zero/gpt.h
-# Token sources for language models (src/data): text and llm.c files, the addition task
-libzero_la_SOURCES += \
-	src/data/token_file.c \
-	src/data/token_split.c \
-	src/data/addition.c
-zeroinclude_HEADERS += include/zero/tokens.h include/zero/addition.h

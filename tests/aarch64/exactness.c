@@ -1,5 +1,5 @@
 /* The GEMM-free half of tests/aarch64/run.sh's comparison: the hashes of
- * src/exact_math.h's outputs over tests/exact_math_ref.h's samples, one line per
+ * src/base/exact_math.h's outputs over tests/exact_math_ref.h's samples, one line per
  * function. The script runs it on x86-64 and, cross-built, on aarch64 under qemu and
  * compares the two outputs line by line: the same bits on both, or the contract
  * ("a function of the input alone") is broken. */

@@ -10,7 +10,7 @@
 # and on aarch64 under qemu-aarch64 -L /usr/aarch64-linux-gnu, each as an Open MPI
 # singleton (N = 1, no mpirun: OMPI_MCA_ess_singleton_isolated=1; N = 1 equals every
 # N by the contract), and compares what they print, at run time:
-#   1. tests/aarch64/exactness: src/exact_math.h's outputs over a sample (no GEMM);
+#   1. tests/aarch64/exactness: src/base/exact_math.h's outputs over a sample (no GEMM);
 #   2. train_mlp and 3. train_gpt --steps 0 --save-weights: the initial weights of the
 #      MLP and of a tiny GPT (no GEMM in them), the files cmp'd;
 #   4. zero verify --steps 3: the MLP trained through the cpu kernels, stages 0-3;

@@ -4,15 +4,15 @@
  * index), so it does not depend on the world size, the stage, or which rank
  * computes it: each rank initializes only its own shard and nobody ever holds
  * the whole model (stage 3). The normal values take Box-Muller's log and cos from
- * src/exact_math.h (sqrt is correctly rounded by IEEE-754), so they are the same bits
+ * src/base/exact_math.h (sqrt is correctly rounded by IEEE-754), so they are the same bits
  * on every machine. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_internal.h"
-#include "exact_math.h"
-#include "nvme_swap.h"
+#include "base/exact_math.h"
+#include "offload/nvme_swap.h"
 
 #define INIT_CHUNK 65536 /* elements generated on the host per upload */
 

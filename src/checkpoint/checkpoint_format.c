@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "checkpoint_internal.h"
-#include "crc32c.h"
+#include "base/crc32c.h"
 
 void ckpt_put_u32(unsigned char *p, uint32_t v)
 {

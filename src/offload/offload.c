@@ -28,9 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
-#include "host_optim.h"
-#include "host_parallel.h"
+#include "engine/engine_internal.h"
+#include "base/host_optim.h"
+#include "base/host_parallel.h"
 #include "nvme_swap.h"
 
 /* Ranks of this engine on this host, from every rank's host name: the host's

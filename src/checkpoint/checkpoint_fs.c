@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
-#include "file_replace.h"
+#include "base/file_replace.h"
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1) /* linux/fs.h */

@@ -20,7 +20,7 @@
 #include <strings.h>
 
 #include "config_keys.h"
-#include "file_replace.h"
+#include "base/file_replace.h"
 
 #define PATH_LEN 256
 

@@ -22,8 +22,8 @@
  * reducing once gives 2Ψ(N-1)/N in stages 0-2 (docs/stages.md says when that is exact). */
 #include <stdlib.h>
 
-#include "engine_internal.h"
-#include "nvme_swap.h"
+#include "engine/engine_internal.h"
+#include "offload/nvme_swap.h"
 
 /* Elements stage 3 gathers per step, by replaying the recorded fetch order
  * under the rules of stage3.c: a fetch of a unit that is not gathered gathers

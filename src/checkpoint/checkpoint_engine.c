@@ -22,9 +22,9 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
-#include "nvme_swap.h"
-#include "crc32c.h"
-#include "engine_internal.h"
+#include "offload/nvme_swap.h"
+#include "base/crc32c.h"
+#include "engine/engine_internal.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

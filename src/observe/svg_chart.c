@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "file_replace.h"
+#include "base/file_replace.h"
 #include "zero/svg_chart.h"
 
 #define BAR_W 76.0

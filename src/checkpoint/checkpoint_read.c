@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
-#include "file_replace.h"
-#include "crc32c.h"
+#include "base/file_replace.h"
+#include "base/crc32c.h"
 
 #define META_MAX_BYTES ((off_t)256 << 20)
 

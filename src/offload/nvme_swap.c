@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "aio.h"
-#include "engine_internal.h"
+#include "engine/engine_internal.h"
 
 #define PAGE 4096
 #define CHUNK_QUANTUM 2048 /* elements: 4 KiB of fp16/bf16, 8 KiB of fp32 */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
-#include "nvme_swap.h"
+#include "offload/nvme_swap.h"
 
 static int check_index(struct zero_engine *e, int unit, int param, struct zero_error *err)
 {

@@ -15,13 +15,13 @@
  *                              (log(0 + 1) = 0 and 0 / warmup_num_steps = 0);
  *   step warmup_num_steps + 1 is the first update past the warmup (gamma exactly 1).
  * The engine passes the count of applied updates, so skipped steps do not
- * advance the schedule, as in DeepSpeed. log and cos are src/exact_math.h's (within
+ * advance the schedule, as in DeepSpeed. log and cos are src/base/exact_math.h's (within
  * an ulp of Python's, and the same bits on every machine). */
 #include "zero/config.h"
 
 #include <stdint.h>
 
-#include "exact_math.h"
+#include "base/exact_math.h"
 
 /* Python's math.pi (M_PI is not part of C11). */
 static const double pi = 3.14159265358979323846;

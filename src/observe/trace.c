@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "file_replace.h"
+#include "base/file_replace.h"
 #include "zero/trace.h"
 
 struct record {

@@ -1,4 +1,4 @@
-/* The fp16/bf16 <-> fp32 conversions by bit manipulation, inline: src/dtype.c
+/* The fp16/bf16 <-> fp32 conversions by bit manipulation, inline: src/base/dtype.c
  * exports them (zero_f32_to_f16, ...) and loops over arrays include this header
  * so the compiler can vectorize them. Portable C (no _Float16, no F16C), so every
  * caller, the cuda backend's kernels included, sees the same bits. Narrowing rounds to nearest,

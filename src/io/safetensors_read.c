@@ -3,7 +3,7 @@
  * Only the header and the tensor table stay in memory. A tensor read in its stored dtype
  * goes straight into the caller's buffer; a converting read goes through a scratch buffer
  * of at most ZERO_ST_CHUNK_BYTES. */
-#include "file_replace.h"
+#include "base/file_replace.h"
 #include "safetensors_internal.h"
 
 #include <errno.h>

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
-#include "nvme_swap.h"
+#include "offload/nvme_swap.h"
 
 static int optim_buffers(const struct zero_engine *e)
 {

@@ -2,7 +2,7 @@
  * next to path, which replaces path only after every byte is on disk
  * (file_replace.h: fsync, rename, fsync of the directory; never over a device,
  * FIFO or directory). Until then whatever was at path stays as it was. */
-#include "file_replace.h"
+#include "base/file_replace.h"
 #include "safetensors_internal.h"
 
 #include <errno.h>

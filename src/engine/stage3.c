@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
-#include "nvme_swap.h"
+#include "offload/nvme_swap.h"
 
 static const char *uname(struct zero_engine *e, int u)
 {

@@ -1,0 +1,27 @@
+# src/base/local.mk -- what every layer and every backend may use (nothing here includes engine/).
+
+# status codes and messages, checked sizes, files replaced safely, the backend registry
+libzero_la_SOURCES += \
+	%reldir%/error.c \
+	%reldir%/size.c \
+	%reldir%/file_replace.c \
+	%reldir%/registry.c
+noinst_HEADERS += %reldir%/file_replace.h
+zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h
+
+# dtypes, conversions, the shard layout
+libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c
+noinst_HEADERS += %reldir%/dtype_convert.h
+zeroinclude_HEADERS += include/zero/dtype.h include/zero/layout.h
+
+# the exactness contract's pieces: the fixed-order sum tree, libm-free math (docs/exactness.md)
+libzero_la_SOURCES += %reldir%/tree.c
+noinst_HEADERS += %reldir%/tree.h %reldir%/exact_math.h
+
+# the host's threads and the Adam kernel shared by the cpu backend and the offloaded optimizer
+libzero_la_SOURCES += %reldir%/host_parallel.c %reldir%/host_optim.c %reldir%/optim_consts.c
+noinst_HEADERS += %reldir%/host_parallel.h %reldir%/host_optim.h %reldir%/optim_consts.h
+
+# CRC-32C for checkpoint shards and NVMe swap files
+libzero_la_SOURCES += %reldir%/crc32c.c
+noinst_HEADERS += %reldir%/crc32c.h

@@ -1,0 +1,21 @@
+# src/engine/local.mk -- the ZeRO engine: model states, stages, reduction, optimizer step.
+libzero_la_SOURCES += \
+	%reldir%/engine.c \
+	%reldir%/engine_forward.c \
+	%reldir%/engine_backward.c \
+	%reldir%/unit_compute.c \
+	%reldir%/engine_util.c \
+	%reldir%/engine_states.c \
+	%reldir%/init_rng.c \
+	%reldir%/stage3.c \
+	%reldir%/grad_reduce.c \
+	%reldir%/grad_counter.c \
+	%reldir%/optimizer.c \
+	%reldir%/gathered.c \
+	%reldir%/loss_scaler.c \
+	%reldir%/lr_schedule.c \
+	%reldir%/memory_plan.c \
+	%reldir%/memory_limit.c
+noinst_HEADERS += %reldir%/engine_internal.h %reldir%/memory_limit.h
+zeroinclude_HEADERS += include/zero/engine.h include/zero/zero.h include/zero/events.h \
+	include/zero/loss_scaler.h include/zero/config.h
