@@ -100,7 +100,7 @@ static void meta_from_engine(struct zero_engine *e, struct ckpt_meta *m)
     m->format_version = CKPT_FORMAT_VERSION;
     snprintf(m->libzero_version, sizeof m->libzero_version, "%s", PACKAGE_VERSION);
     m->world = e->world;
-    m->stage = e->stage;
+    m->stage = e->stage_def->number;
     m->precision = e->cdt;
     m->nkinds = engine_kinds(e, m->kinds);
     m->chunk = ckpt_chunk_elements();
@@ -232,8 +232,8 @@ static int write_sections(struct zero_engine *e, const struct ckpt_meta *m, int 
             ckpt_section_header(h, u, m->kinds[k], s->shard_begin, shard, chunk);
             rc = ckpt_write_all(fd, h, sizeof h, e->rank, path, err);
             const float *src = state_buffer(e, u, m->kinds[k]);
-            if (src && e->stage == 0)
-                src += s->shard_begin;
+            if (src) /* the shard inside a buffer the stage keeps whole */
+                src += zero_stage_offset_in(1, e->stage_def->shards_optim, s->shard_begin);
             for (int64_t at = 0; at < shard && !rc; at += chunk) {
                 int64_t n = shard - at < chunk ? shard - at : chunk;
                 if ((rc = e->be->to_host(e->bself, buf, src + at, (size_t)n * 4)))
@@ -421,9 +421,8 @@ static int check_model(struct zero_engine *e, const struct ckpt_meta *m, const c
 /* Where this rank's part of a unit lies: [*begin, *begin + *n) of the flat buffer. */
 static void part_of(const struct zero_engine *e, int u, int64_t *begin, int64_t *n)
 {
-    const struct unit_states *s = &e->us[u];
-    *begin = e->stage == 0 ? 0 : s->shard_begin;
-    *n = e->stage == 0 ? s->layout.padded : s->layout.shard;
+    *begin = engine_update_begin(e, u);
+    *n = engine_update_count(e, u);
 }
 
 struct upload {
@@ -485,8 +484,7 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
         part_of(e, u, &begin, &n);
         if ((rc = nvme_unit_load(e, u, 1, err)))
             return rc;
-        /* stage 3 params are the shard itself; stages 0-2 whole buffers */
-        void *params = e->stage == 3 ? s->params : engine_at(e, s->params, begin);
+        void *params = engine_at(e, s->params, engine_update_offset(e, u));
         if (e->separate_master &&
             (rc = e->be->cast(e->bself, params, e->cdt, engine_master(e, u), ZERO_F32, (size_t)n)))
             rc = engine_backend_error(e, rc, err, "casting the master of unit %s",
@@ -494,16 +492,16 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
         int rs = nvme_unit_store(e, u, nvme_holds_params(e, u), err);
         if (rc || (rc = rs))
             return rc;
-        if ((e->stage == 1 || e->stage == 2) &&
+        if (e->stage_def->after == ZERO_STAGE_ALL_GATHER_PARAMS &&
             (rc = e->be->all_gather(e->bself, params, s->params, e->cdt, (size_t)s->layout.shard,
                                     NULL)))
             return engine_backend_error(e, rc, err, "all-gather of loaded unit %s",
                                         e->model->units[u]->name);
-        if (e->stage == 3 && !s->persistent && s->state == ZERO_UNIT_AVAILABLE &&
+        if (e->stage_def->shards_params && !s->persistent && s->state == ZERO_UNIT_AVAILABLE &&
             (rc = stage3_all_gather(e, u, NULL, err)))
             return rc;
     }
-    return e->stage == 3 ? stage3_gather_persistent(e, err) : ZERO_OK;
+    return e->stage_def->shards_params ? stage3_gather_persistent(e, err) : ZERO_OK;
 }
 
 static void restore_counters(struct zero_engine *e, const struct ckpt_meta *m)

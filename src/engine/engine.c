@@ -187,7 +187,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->bself = dev->self;
     e->rank = dev->rank;
     e->world = dev->size;
-    e->stage = cfg->zero_optimization.stage;
+    e->stage_def = zero_stage_get(cfg->zero_optimization.stage); /* NULL: check_config fails */
     e->t_created = engine_now();
     e->cdt = cfg->fp16.enabled ? ZERO_F16 : cfg->bf16.enabled ? ZERO_BF16 : ZERO_F32;
     e->csize = zero_dtype_size(e->cdt);

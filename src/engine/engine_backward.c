@@ -45,7 +45,7 @@ static int grad_target(struct zero_engine *e, int owner, int p, float **g, int *
             rc = alloc_grad_buffer(e, owner, ZERO_TAG_WORKSPACE, ZERO_F32, (void **)&s->grad_work,
                                    err);
         base = s->grad_work;
-    } else if (e->stage >= 2) {
+    } else if (e->stage_def->shards_grads) {
         if (!s->local_grad)
             rc = alloc_grad_buffer(e, owner, ZERO_TAG_BUCKETS, ZERO_F32, &s->local_grad, err);
         base = s->local_grad;
@@ -69,7 +69,7 @@ static int finish_unit_grad(struct zero_engine *e, int u, struct zero_error *err
         return ZERO_OK;
     int rc = ZERO_OK;
     void *dst = s->grads;
-    if (e->stage >= 2) {
+    if (e->stage_def->shards_grads) {
         rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_BUCKETS, &s->local_grad,
                           "unit gradient", err);
         dst = s->local_grad;

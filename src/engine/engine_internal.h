@@ -6,6 +6,8 @@
 #include "zero/layout.h"
 #include "zero/loss_scaler.h"
 
+#include "stage.h"
+
 #define ZERO_MAX_LEVELS 40 /* gradient-accumulation counter levels: 2^40 micro-steps */
 
 /* The binary counter of partial gradient sums (exactness contract): slot[k]
@@ -68,7 +70,9 @@ struct zero_engine {
     struct zero_device *dev;
     const struct zero_backend *be;
     void *bself;
-    int rank, world, stage;
+    int rank, world;
+    /* what the stage shards and does: stage.c */
+    const struct zero_stage *stage_def;
     int64_t accum;                  /* gradient_accumulation_steps */
     enum zero_dtype cdt;            /* compute dtype: parameters, gradients, wire */
     size_t csize;                   /* its bytes */
@@ -234,6 +238,24 @@ int engine_agree(struct zero_engine *e, int rc, int code, const char *what, stru
 static inline void *engine_at(const struct zero_engine *e, const void *base, int64_t elements)
 {
     return (char *)base + elements * (int64_t)e->csize;
+}
+/* This rank's part of unit u's fp32 master and optimizer state, the elements its
+ * update writes: [engine_update_begin, + engine_update_count) of the flat buffer
+ * (the whole buffer where the stage keeps the optimizer state whole), found
+ * engine_update_offset elements into the compute-dtype parameter buffer. */
+static inline int64_t engine_update_begin(const struct zero_engine *e, int u)
+{
+    return zero_stage_part_begin(e->stage_def->shards_optim, e->us[u].shard_begin);
+}
+static inline int64_t engine_update_count(const struct zero_engine *e, int u)
+{
+    return zero_stage_part(e->stage_def->shards_optim, e->us[u].layout.padded,
+                           e->us[u].layout.shard);
+}
+static inline int64_t engine_update_offset(const struct zero_engine *e, int u)
+{
+    return zero_stage_offset_in(e->stage_def->shards_optim, e->stage_def->shards_params,
+                                e->us[u].shard_begin);
 }
 /* The fp32 master of this rank's part: its shard (stages 1-3) or the whole (stage 0). */
 float *engine_master(struct zero_engine *e, int unit);

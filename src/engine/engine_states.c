@@ -60,7 +60,7 @@ static int lay_out_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return zero_error_wrap(err, "unit %s: ", unit->name);
     s->shard_begin = (int64_t)e->rank * s->layout.shard;
-    s->persistent = e->stage == 3 &&
+    s->persistent = e->stage_def->shards_params &&
                     s->layout.padded < e->cfg.zero_optimization.stage3_param_persistence_threshold;
     return ZERO_OK;
 }
@@ -71,9 +71,10 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     const struct zero_unit *unit = e->model->units[u];
     int rc;
     size_t whole = (size_t)s->layout.padded, shard = (size_t)s->layout.shard;
-    size_t pcount = e->stage == 3 ? shard : whole;
-    size_t gcount = e->stage >= 2 ? shard : whole;
-    size_t ocount = e->stage == 0 ? whole : shard; /* optimizer state and master */
+    const struct zero_stage *st = e->stage_def;
+    size_t pcount = (size_t)zero_stage_part(st->shards_params, whole, shard);
+    size_t gcount = (size_t)zero_stage_part(st->shards_grads, whole, shard);
+    size_t ocount = (size_t)zero_stage_part(st->shards_optim, whole, shard); /* and master */
     size_t obytes = ocount * sizeof(float);
     char what[ZERO_NAME_LEN + 32];
     snprintf(what, sizeof what, "unit %s", unit->name);
@@ -108,7 +109,7 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
         return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
     s->counter.len = s->layout.shard; /* every stage accumulates this rank's shard */
     s->state =
-        e->stage == 3 && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE : ZERO_UNIT_AVAILABLE;
+        st->shards_params && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE : ZERO_UNIT_AVAILABLE;
     return ZERO_OK;
 }
 
@@ -152,10 +153,15 @@ int engine_states_create(struct zero_engine *e, struct zero_error *err)
             return rc;
     if ((rc = engine_init_params(e, err)))
         return rc;
-    if (e->stage == 1 || e->stage == 2)
-        return gather_initial_params(e, err);
-    if (e->stage == 0)
+    /* the initialization wrote this rank's part: what follows an update follows it too */
+    switch (e->stage_def->after) {
+    case ZERO_STAGE_UPDATED_WHOLE:
         return ZERO_OK;
+    case ZERO_STAGE_ALL_GATHER_PARAMS:
+        return gather_initial_params(e, err);
+    case ZERO_STAGE_GATHER_PER_UNIT_USE:
+        break;
+    }
     if ((rc = stage3_check_live_limit(e, err)))
         return rc;
     return stage3_gather_persistent(e, err);
@@ -195,7 +201,7 @@ void engine_states_destroy(struct zero_engine *e)
 void *engine_param_whole(struct zero_engine *e, int unit)
 {
     struct unit_states *s = &e->us[unit];
-    if (e->stage < 3)
+    if (!e->stage_def->shards_params)
         return s->params;
     return s->state == ZERO_UNIT_AVAILABLE ? s->gathered : NULL;
 }
@@ -206,5 +212,5 @@ float *engine_master(struct zero_engine *e, int unit)
     if (e->separate_master)
         return s->master;
     /* fp32: the parameters are the master */
-    return e->stage == 0 || e->stage == 3 ? s->params : (float *)s->params + s->shard_begin;
+    return (float *)s->params + engine_update_offset(e, unit);
 }

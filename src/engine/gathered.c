@@ -53,8 +53,9 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
     int64_t offset = s->layout.offset[param];
     /* the whole fp32 master is at hand in stage 0, and in fp32 stages 1-2
      * (where the parameters are the master) */
-    if (e->stage == 0 || (!e->separate_master && e->stage < 3)) {
-        const float *whole = e->stage == 0 ? engine_master(e, unit) : (const float *)s->params;
+    const struct zero_stage *st = e->stage_def;
+    if (!st->shards_optim || (!e->separate_master && !st->shards_params)) {
+        const float *whole = !st->shards_optim ? engine_master(e, unit) : (const float *)s->params;
         rc = e->be->to_host(e->bself, host, whole + offset, bytes);
         return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
     }
@@ -97,15 +98,15 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
     struct unit_states *s = &e->us[unit];
     const struct zero_unit_layout *l = &s->layout;
     int64_t off = l->offset[param], n = l->numel[param], b = off, end = off + n;
-    if (e->stage > 0) /* this rank's part of the master */
+    if (e->stage_def->shards_optim) /* this rank's part of the master */
         zero_layout_param_in_shard(l, param, e->rank, &b, &end);
-    int64_t master_base = e->stage == 0 ? 0 : s->shard_begin;
+    int64_t master_base = engine_update_begin(e, unit);
     if ((rc = nvme_unit_load(e, unit, 1, err)))
         return rc;
     if (end > b && e->separate_master)
         rc = e->be->from_host(e->bself, engine_master(e, unit) + (b - master_base),
                               host + (b - off), (size_t)(end - b) * sizeof(float));
-    if (!rc && e->stage < 3) {
+    if (!rc && !e->stage_def->shards_params) {
         rc = upload_cast(e, engine_at(e, s->params, off), host, (size_t)n);
     } else if (!rc) {
         if (end > b)
@@ -128,7 +129,7 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
 static int unpin(struct zero_engine *e, const int *units, int n, struct zero_error *err)
 {
     int rc = ZERO_OK;
-    for (int i = 0; i < n && e->stage == 3; i++) {
+    for (int i = 0; i < n && e->stage_def->shards_params; i++) {
         struct unit_states *s = &e->us[units[i]];
         if (--s->scope_pins == 0 && !rc)
             rc = stage3_release(e, units[i], err);
@@ -171,7 +172,7 @@ int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nuni
     /* stage 3 gathers like any fetch (live limit, events); the pins keep the
      * units whole until the end */
     int pinned = 0;
-    for (; pinned < nunits && e->stage == 3 && !rc; pinned++) {
+    for (; pinned < nunits && e->stage_def->shards_params && !rc; pinned++) {
         struct unit_states *s = &e->us[units[pinned]];
         if (s->scope_pins++ == 0 && s->layout.padded > 0)
             rc = stage3_gather_for_scope(e, units[pinned], err);
@@ -221,12 +222,11 @@ static int scatter_back(struct zero_engine *e, int u, const void *whole)
 {
     struct unit_states *s = &e->us[u];
     int rc = ZERO_OK;
-    if (e->stage == 3)
+    if (e->stage_def->shards_params)
         rc = e->be->copy(e->bself, s->params, engine_at(e, whole, s->shard_begin),
                          (size_t)s->layout.shard * e->csize);
     if (!rc && e->separate_master) {
-        int64_t begin = e->stage == 0 ? 0 : s->shard_begin;
-        int64_t n = e->stage == 0 ? s->layout.padded : s->layout.shard;
+        int64_t begin = engine_update_begin(e, u), n = engine_update_count(e, u);
         rc = e->be->cast(e->bself, s->master, ZERO_F32, engine_at(e, whole, begin), e->cdt,
                          (size_t)n);
     }

@@ -34,7 +34,8 @@
 
 int reduce_accumulates_locally(const struct zero_engine *e)
 {
-    return e->accum > 1 && e->stage <= 2 && e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE &&
+    return e->accum > 1 && !e->stage_def->shards_params &&
+           e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE &&
            e->cfg.zero_optimization.reduce_scatter && !e->offload_opt;
 }
 
@@ -65,7 +66,17 @@ int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err)
 static void *landing(struct zero_engine *e, int u)
 {
     struct unit_states *s = &e->us[u];
-    return e->stage <= 1 ? engine_at(e, s->grads, s->shard_begin) : s->grads;
+    return engine_at(e, s->grads,
+                     zero_stage_offset_in(1, e->stage_def->shards_grads, s->shard_begin));
+}
+
+/* This micro-step's whole local gradient (cdt, (padded,)), what the reduction
+ * reads: the gradient buffer itself where the stage keeps it whole, else the
+ * transient local gradient backward wrote. */
+static void *micro_step_grad(struct zero_engine *e, int u)
+{
+    struct unit_states *s = &e->us[u];
+    return e->stage_def->shards_grads ? s->local_grad : s->grads;
 }
 
 const void *reduce_shard_grads(struct zero_engine *e, int unit, enum zero_dtype *t)
@@ -79,7 +90,7 @@ const void *reduce_shard_grads(struct zero_engine *e, int unit, enum zero_dtype 
 static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
-    const void *mine = e->stage <= 1 ? s->grads : s->local_grad; /* (padded,) cdt */
+    const void *mine = micro_step_grad(e, u); /* (padded,) cdt */
     size_t padded = (size_t)s->layout.padded, shard = (size_t)s->layout.shard;
     if (s->counter.len != s->layout.padded) { /* first use: slots of the whole unit */
         counter_destroy(e, &s->counter);
@@ -93,8 +104,9 @@ static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *e
     double t0 = engine_now();
     if ((rc = counter_finish(e, &s->counter, &sum, err)))
         return rc;
-    const char *coll = e->stage == 0 ? "all_reduce" : "reduce_scatter";
-    if (e->stage == 0) {
+    int all_reduce = e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE;
+    const char *coll = all_reduce ? "all_reduce" : "reduce_scatter";
+    if (all_reduce) {
         rc = e->be->all_reduce(e->bself, sum, sum, ZERO_F32, padded, NULL);
         if (!rc)
             rc = e->cdt == ZERO_F32
@@ -124,29 +136,28 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (reduce_accumulates_locally(e))
         return accumulate_locally(e, u, err);
     double t0 = engine_now();
+    int all_reduce = e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE;
     const char *coll =
-        (e->stage == 0 && e->accum == 1) || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
+        (all_reduce && e->accum == 1) || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
     if (e->accum > 1 && z->reduce_scatter) {
         /* accumulation: this micro-step's sum stays fp32 in a counter slot */
-        const void *send = e->stage <= 1 ? s->grads : s->local_grad;
+        const void *send = micro_step_grad(e, u);
         rc = counter_take(e, &s->counter, &s->reduce_into, err);
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
         rc = e->be->reduce_scatter(e->bself, send, t, s->reduce_into, ZERO_F32, shard, req);
-    } else if (e->stage == 0) {
+    } else if (all_reduce) {
         rc = e->be->all_reduce(e->bself, s->grads, s->grads, t, (size_t)s->layout.padded, req);
     } else if (!z->reduce_scatter) {
         /* DeepSpeed's reduce_scatter: false — all-reduce, keep this rank's shard */
-        void *buf = e->stage == 1 ? s->grads : s->local_grad;
+        void *buf = micro_step_grad(e, u);
         rc = e->be->all_reduce(e->bself, buf, buf, t, (size_t)s->layout.padded, NULL);
-        if (!rc && e->stage >= 2)
+        if (!rc && e->stage_def->shards_grads)
             rc = e->be->copy(e->bself, s->grads, engine_at(e, s->local_grad, s->shard_begin),
                              shard * e->csize);
-    } else if (e->stage == 1) {
-        rc = e->be->reduce_scatter(e->bself, s->grads, t, engine_at(e, s->grads, s->shard_begin), t,
-                                   shard, req);
-    } else {
-        rc = e->be->reduce_scatter(e->bself, s->local_grad, t, s->grads, t, shard, req);
+    } else { /* stage 1 in place into its slice; stages 2-3 into the shard */
+        rc =
+            e->be->reduce_scatter(e->bself, micro_step_grad(e, u), t, landing(e, u), t, shard, req);
     }
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
@@ -238,7 +249,7 @@ int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err)
                                      (size_t)s->layout.shard)))
             rc = engine_backend_error(e, rc, err, "rounding accumulated gradients");
         counter_release(&s->counter);
-        if (!rc && e->stage == 0) {
+        if (!rc && e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE) { /* make the sum whole */
             double t0 = engine_now();
             if ((rc = e->be->all_gather(e->bself, landing(e, u), s->grads, e->cdt,
                                         (size_t)s->layout.shard, NULL)))

@@ -91,15 +91,13 @@ int engine_init_params(struct zero_engine *e, struct zero_error *err)
     int rc = ZERO_OK;
     for (int u = 0; u < e->nunits && !rc; u++) {
         struct unit_states *s = &e->us[u];
-        int64_t begin = e->stage == 0 ? 0 : s->shard_begin;
-        int64_t end = e->stage == 0 ? s->layout.padded : begin + s->layout.shard;
+        int64_t begin = engine_update_begin(e, u), end = begin + engine_update_count(e, u);
         if ((rc = nvme_unit_load(e, u, 0, err)))
             break;
         float *master = engine_master(e, u);
         rc = init_range(e, u, begin, end, master, chunk, err);
         if (!rc && e->separate_master) {
-            void *params =
-                e->stage == 0 || e->stage == 3 ? s->params : engine_at(e, s->params, begin);
+            void *params = engine_at(e, s->params, engine_update_offset(e, u));
             if ((rc = e->be->cast(e->bself, params, e->cdt, master, ZERO_F32,
                                   (size_t)(end - begin))))
                 rc = engine_backend_error(e, rc, err, "casting initial parameters of %s",

@@ -1,6 +1,7 @@
 # src/engine/local.mk -- the ZeRO engine: model states, stages, reduction, optimizer step.
 libzero_la_SOURCES += \
 	%reldir%/engine.c \
+	%reldir%/stage.c \
 	%reldir%/engine_forward.c \
 	%reldir%/engine_backward.c \
 	%reldir%/unit_compute.c \
@@ -16,6 +17,6 @@ libzero_la_SOURCES += \
 	%reldir%/lr_schedule.c \
 	%reldir%/memory_plan.c \
 	%reldir%/memory_limit.c
-noinst_HEADERS += %reldir%/engine_internal.h %reldir%/memory_limit.h
+noinst_HEADERS += %reldir%/engine_internal.h %reldir%/stage.h %reldir%/memory_limit.h
 zeroinclude_HEADERS += include/zero/engine.h include/zero/zero.h include/zero/events.h \
 	include/zero/loss_scaler.h include/zero/config.h

@@ -20,7 +20,7 @@
  * fetched with the owners of its external parameters (stage3_check_live_limit). */
 static int64_t least_gathered(const struct zero_engine *e)
 {
-    if (e->stage != 3)
+    if (!e->stage_def->shards_params)
         return 0;
     int64_t persistent = 0, largest = 0;
     for (int u = 0; u < e->nunits; u++) {
@@ -71,8 +71,8 @@ static int check_mine(struct zero_engine *e, struct zero_error *err)
                      "(%s; stage %d, Ψ = %lld padded elements, N = %d; activations and buffers "
                      "come on top) but this process may use %.2f GiB (%s); shard more (a higher "
                      "stage, more ranks, offload) or shrink the model",
-                     e->rank, (double)total / GIB, parts, e->stage, (long long)t.psi_padded,
-                     e->world, (double)limit.bytes / GIB, limit.source);
+                     e->rank, (double)total / GIB, parts, e->stage_def->number,
+                     (long long)t.psi_padded, e->world, (double)limit.bytes / GIB, limit.source);
 }
 
 /* Collective: a rank whose plan cannot fit stops every rank (the others would

@@ -94,8 +94,7 @@ struct zero_adam_args optimizer_adam_args(const struct zero_engine *e, float lr,
 size_t optimizer_update_count(const struct zero_engine *e, int u)
 {
     /* stage 0 updates the whole buffer on every rank; stages 1-3 this rank's shard */
-    const struct unit_states *s = &e->us[u];
-    return (size_t)(e->stage == 0 ? s->layout.padded : s->layout.shard);
+    return (size_t)engine_update_count(e, u);
 }
 
 void *optimizer_param_copy(struct zero_engine *e, int u)
@@ -103,7 +102,7 @@ void *optimizer_param_copy(struct zero_engine *e, int u)
     struct unit_states *s = &e->us[u];
     if (!e->separate_master)
         return NULL;
-    return e->stage == 0 || e->stage == 3 ? s->params : engine_at(e, s->params, s->shard_begin);
+    return engine_at(e, s->params, engine_update_offset(e, u));
 }
 
 static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
@@ -115,7 +114,8 @@ static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
     /* mixed precision: the updated master is also written to the compute-dtype params */
     void *copy = optimizer_param_copy(e, u);
     enum zero_dtype gt;
-    const void *grad = e->stage == 0 ? whole_grads(e, u, &gt) : reduce_shard_grads(e, u, &gt);
+    const void *grad =
+        e->stage_def->shards_optim ? reduce_shard_grads(e, u, &gt) : whole_grads(e, u, &gt);
     double t0 = engine_now();
     int rc;
     if (e->cfg.optimizer.type == ZERO_OPTIM_SGD) {
@@ -235,10 +235,16 @@ int optimizer_step(struct zero_engine *e, struct zero_error *err)
         rc = update_unit(e, u, (float)lr, grad_div, err);
     reduce_release_accumulation(e);
     if (!rc && !e->last.skipped) {
-        if (e->stage == 1 || e->stage == 2)
+        switch (e->stage_def->after) {
+        case ZERO_STAGE_UPDATED_WHOLE:
+            break;
+        case ZERO_STAGE_ALL_GATHER_PARAMS:
             rc = gather_params(e, err);
-        else if (e->stage == 3)
+            break;
+        case ZERO_STAGE_GATHER_PER_UNIT_USE:
             rc = stage3_end_step(e, err);
+            break;
+        }
     }
     if (rc)
         return rc;

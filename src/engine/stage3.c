@@ -139,7 +139,7 @@ static int reused_soon(const struct zero_engine *e, int unit)
 int stage3_release(struct zero_engine *e, int unit, struct zero_error *err)
 {
     struct unit_states *s = &e->us[unit];
-    if (e->stage < 3 || s->layout.padded == 0)
+    if (!e->stage_def->shards_params || s->layout.padded == 0)
         return ZERO_OK;
     if (s->in_use > 0)
         s->in_use--;
@@ -216,7 +216,7 @@ static int prefetch(struct zero_engine *e, struct zero_error *err)
 
 int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err)
 {
-    if (e->stage < 3)
+    if (!e->stage_def->shards_params)
         return ZERO_OK;
     struct unit_states *s = &e->us[unit];
     int rc = e->untraced ? ZERO_OK : record_or_check_order(e, unit, err);
@@ -290,7 +290,7 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
 
 int stage3_end_step(struct zero_engine *e, struct zero_error *err)
 {
-    return e->stage == 3 ? stage3_gather_persistent(e, err) : ZERO_OK;
+    return e->stage_def->shards_params ? stage3_gather_persistent(e, err) : ZERO_OK;
 }
 
 /* The smallest limit that lets every unit run: all persistent units plus the

@@ -6,19 +6,14 @@
 
 #include "zero/estimate.h"
 
+#include "engine/stage.h"
+
 void zero_estimate_state_sizes(enum zero_estimate_precision p, struct zero_state_sizes *s)
 {
     if (p == ZERO_ESTIMATE_FP32)
         *s = (struct zero_state_sizes){.params = 4, .grads = 4, .master = 0, .optim = 8};
     else
         *s = (struct zero_state_sizes){.params = 2, .grads = 2, .master = 4, .optim = 8};
-}
-
-/* Which states stage s partitions: optimizer side from stage 1, grads from 2,
- * params from 3. */
-static int partitioned(int stage, int first_stage)
-{
-    return stage >= first_stage;
 }
 
 void zero_estimate_stages(double psi, int ranks, enum zero_estimate_precision p, int offload,
@@ -28,20 +23,19 @@ void zero_estimate_stages(double psi, int ranks, enum zero_estimate_precision p,
     zero_estimate_state_sizes(p, &s);
     double n = ranks > 0 ? ranks : 1;
     int off = offload != ZERO_ESTIMATE_OFFLOAD_NONE, nvme = offload == ZERO_ESTIMATE_OFFLOAD_NVME;
-    for (int stage = 0; stage < 4; stage++) {
+    for (int stage = 0; stage < ZERO_STAGE_COUNT; stage++) {
         struct zero_estimate_stage *o = &out[stage];
-        int shard_p = partitioned(stage, 3), shard_g = partitioned(stage, 2),
-            shard_o = partitioned(stage, 1);
+        const struct zero_stage *st = zero_stage_get(stage); /* what it shards: stage.c */
+        int shard_p = st->shards_params, shard_g = st->shards_grads, shard_o = st->shards_optim;
         o->params = s.params * psi / (shard_p ? n : 1);
         o->grads = s.grads * psi / (shard_g ? n : 1);
         o->master = s.master * psi / (shard_o ? n : 1);
         o->optim = s.optim * psi / (shard_o ? n : 1);
         int fp32_side = s.master + s.optim;
         int params_on_nvme = nvme && shard_p; /* ZeRO-Infinity: stage 3's parameter shards */
-        o->whole_coef =
-            (shard_p ? 0 : s.params) + (shard_g ? 0 : s.grads) + (shard_o || off ? 0 : fp32_side);
-        o->shard_coef = (shard_p && !params_on_nvme ? s.params : 0) + (shard_g ? s.grads : 0) +
-                        (shard_o && !off ? fp32_side : 0);
+        /* the ledger formula of the device: what stays on it, whole or divided by N */
+        zero_stage_coefficients(st, params_on_nvme ? 0 : s.params, s.grads, off ? 0 : fp32_side,
+                                &o->whole_coef, &o->shard_coef);
         o->host = off && !nvme ? o->master + o->optim : 0.0;
         o->nvme = nvme ? o->master + o->optim + (params_on_nvme ? o->params : 0.0) : 0.0;
         o->nvme_whole_coef = nvme && !shard_o ? fp32_side : 0;
@@ -68,8 +62,8 @@ char *zero_estimate_formula(char *buf, size_t len, int whole_coef, int shard_coe
 
 const char *zero_estimate_stage_name(int stage)
 {
-    static const char *const names[4] = {"DP", "Pos", "Pos+g", "Pos+g+p"};
-    return stage >= 0 && stage < 4 ? names[stage] : "?";
+    const struct zero_stage *st = zero_stage_get(stage);
+    return st ? st->name : "?";
 }
 
 /* ---- printing like the paper ---- */

@@ -34,7 +34,7 @@
  * forces no release. Before the first step (no order yet): 2 gathers per unit. */
 static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersistent)
 {
-    if (e->stage != 3 || !e->trace_recorded)
+    if (!e->stage_def->shards_params || !e->trace_recorded)
         return 2 * nonpersistent;
     char *gathered = calloc((size_t)e->nunits, 1);
     if (!gathered)
@@ -78,12 +78,13 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->psi = psi;
     t->psi_padded = padded;
     t->psi_persistent = persistent;
-    int64_t c = (int64_t)e->csize; /* compute dtype: 4 (fp32) or 2 (fp16, bf16) */
-    int64_t params = c * (e->stage == 3 ? shard : padded);
-    int64_t master = e->separate_master ? 4 * (e->stage == 0 ? padded : shard) : 0;
-    int64_t optim_state = 4 * optim * (e->stage == 0 ? padded : shard);
+    int64_t c = (int64_t)e->csize;              /* compute dtype: 4 (fp32) or 2 (fp16, bf16) */
+    const struct zero_stage *st = e->stage_def; /* what it shards: stage.c */
+    int64_t params = c * zero_stage_part(st->shards_params, padded, shard);
+    int64_t master = e->separate_master ? 4 * zero_stage_part(st->shards_optim, padded, shard) : 0;
+    int64_t optim_state = 4 * optim * zero_stage_part(st->shards_optim, padded, shard);
     t->params_bytes = e->offload_param ? 0 : params;
-    t->grads_bytes = c * (e->stage >= 2 ? shard : padded);
+    t->grads_bytes = c * zero_stage_part(st->shards_grads, padded, shard);
     t->master_bytes = e->offload_opt ? 0 : master;
     t->optim_bytes = e->offload_opt ? 0 : optim_state;
     t->model_state_bytes = t->params_bytes + t->grads_bytes + t->master_bytes + t->optim_bytes;
@@ -103,15 +104,16 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     /* Ψr: the gathers reuse saves against two per unit (negative when external
      * parameters cost extra gathers) */
     t->psi_reused = 2 * (padded - persistent) - replayed_gathers(e, padded - persistent);
-    int64_t volumes = e->stage == 3 ? 3 * padded - persistent - t->psi_reused : 2 * padded;
+    /* a stage that shards the parameters gathers them for forward and for backward */
+    int64_t volumes = st->shards_params ? 3 * padded - persistent - t->psi_reused : 2 * padded;
     t->sent_elements_per_step = volumes / n * (n - 1);
     int64_t a = e->accum;
-    int64_t accumulated = e->stage == 3
+    int64_t accumulated = st->shards_params
                               ? a * (3 * padded - 2 * persistent - t->psi_reused) + persistent
                               : (a + 1) * padded;
     t->sent_elements_accumulated = a == 1 ? t->sent_elements_per_step : accumulated / n * (n - 1);
     t->sent_elements_local_accumulation =
-        e->stage == 3 ? t->sent_elements_accumulated : 2 * padded / n * (n - 1);
+        st->shards_params ? t->sent_elements_accumulated : 2 * padded / n * (n - 1);
     t->accumulates_locally = reduce_accumulates_locally(e);
     if (t->accumulates_locally)
         t->sent_elements_accumulated = t->sent_elements_local_accumulation;
