@@ -132,7 +132,7 @@ static int64_t sent_by_rank(const struct zero_event *ev, int world)
 
 /* The phase an event belongs to, from the order of the stream. */
 enum phase { FORWARD, BACKWARD, UPDATE };
-static const char *const phase_name[] = {"forward", "backward", "step"};
+static const char *const phase_name[] = {"fwd", "bwd", "step"};
 
 static void detail(char *buf, size_t len, const struct zero_event *ev, const int64_t *padded,
                    int rank, int world)
@@ -156,10 +156,10 @@ static void detail(char *buf, size_t len, const struct zero_event *ev, const int
         snprintf(buf, len, "wait for its all_gather");
         break;
     case ZERO_EV_RELEASE:
-        snprintf(buf, len, "frees the gathered copy, keeps shard %d", rank);
+        snprintf(buf, len, "frees the whole copy, keeps shard %d", rank);
         break;
     case ZERO_EV_NORM:
-        snprintf(buf, len, "gradient norm: block sums exchanged (control)");
+        snprintf(buf, len, "sums of squares exchanged (control)");
         break;
     case ZERO_EV_OPTIMIZER: {
         int64_t whole = ev->unit >= 0 ? padded[ev->unit] : 0;
@@ -181,37 +181,78 @@ static const char *event_label(const struct zero_event *ev)
     return ev->kind == ZERO_EV_REDUCE ? "reduce" : zero_event_name(ev->kind);
 }
 
+static int is_compute(const struct zero_event *ev)
+{
+    return ev->kind == ZERO_EV_FORWARD || ev->kind == ZERO_EV_BACKWARD ||
+           ev->kind == ZERO_EV_RECOMPUTE || ev->kind == ZERO_EV_OPTIMIZER;
+}
+
+/* The elements column: a collective's or the optimizer's elements; none for compute. */
+static const char *elements_of(char *buf, const struct zero_event *ev)
+{
+    if ((is_compute(ev) && ev->kind != ZERO_EV_OPTIMIZER) || !ev->elements)
+        return "";
+    return cli_num(buf, ev->elements);
+}
+
+static const char *unit_of(const struct zero_event *ev, const struct zero_model *model)
+{
+    return ev->unit >= 0 && ev->unit < model->nunits ? model->units[ev->unit]->name : "-";
+}
+
+static int max_int(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+/* The phase column: the forward and backward of each micro-step (fwd.K and bwd.K
+ * with accumulation) by the compute that opens them; everything after the last
+ * micro-step's backward is the step (the engine counts the micro-step when its
+ * backward ends, so an event of micro-step `accum` is at the boundary: stage 0's
+ * all-gather of the accumulated gradient, the norm, the update, the gathers). */
+static enum phase phase_of(const struct zero_event *ev, enum phase ph, int64_t micro0, int accum)
+{
+    if (ev->micro_step - micro0 >= accum || ev->kind == ZERO_EV_NORM)
+        return UPDATE;
+    if (ev->kind == ZERO_EV_BACKWARD || ev->kind == ZERO_EV_RECOMPUTE)
+        return BACKWARD;
+    if (ev->kind == ZERO_EV_FORWARD)
+        return FORWARD;
+    return ph;
+}
+
+/* One row per event; each column is as wide as its widest entry, and the unit
+ * (left) and its elements (right) share one, so that the table of a small model
+ * fits 80 columns. */
 static void print_events(const struct recorder *r, const struct zero_model *model,
                          const int64_t *padded, int rank, int world, int accum, int times)
 {
-    printf("%4s  %-8s %-5s %-13s %-12s %9s  %s\n", "#", "phase", "track", "event", "unit",
-           "elements", "detail");
+    char el[32], what[160], phase[40];
+    int iw = 1, kw = (int)strlen("event"), gw = (int)strlen("unit elements");
+    for (int n = r->n; n >= 10; n /= 10)
+        iw++;
+    for (int i = 0; i < r->n; i++) {
+        const struct zero_event *ev = &r->ev[i];
+        kw = max_int(kw, (int)strlen(event_label(ev)));
+        gw = max_int(gw, (int)(strlen(unit_of(ev, model)) + 1 + strlen(elements_of(el, ev))));
+    }
+    printf("%*s %-5s %-5s %-*s %-*s%s %s\n", iw, "#", "phase", "track", kw, "event",
+           gw - (int)strlen("elements"), "unit", "elements", "detail");
     enum phase ph = FORWARD;
     double t0 = r->n ? r->ev[0].t_begin : 0.0;
     int64_t micro0 = r->n ? r->ev[0].micro_step : 0;
     for (int i = 0; i < r->n; i++) {
         const struct zero_event *ev = &r->ev[i];
-        if (ev->kind == ZERO_EV_BACKWARD || ev->kind == ZERO_EV_RECOMPUTE)
-            ph = BACKWARD;
-        else if (ev->kind == ZERO_EV_FORWARD)
-            ph = FORWARD;
-        else if (ev->kind == ZERO_EV_NORM)
-            ph = UPDATE;
-        int compute = ev->kind == ZERO_EV_FORWARD || ev->kind == ZERO_EV_BACKWARD ||
-                      ev->kind == ZERO_EV_RECOMPUTE || ev->kind == ZERO_EV_OPTIMIZER;
-        char el[32], what[160], phase[40];
+        ph = phase_of(ev, ph, micro0, accum);
         detail(what, sizeof what, ev, padded, rank, world);
-        snprintf(phase, sizeof phase, "%s", phase_name[ph]);
         if (accum > 1 && ph != UPDATE)
             snprintf(phase, sizeof phase, "%s.%lld", ph == FORWARD ? "fwd" : "bwd",
                      (long long)(ev->micro_step - micro0 + 1));
-        int unit_event = ev->unit >= 0 && ev->unit < model->nunits;
-        printf("%4d  %-8s %-5s %-13s %-12s %9s  %s", i + 1, phase, compute ? "comp" : "comm",
-               event_label(ev), unit_event ? model->units[ev->unit]->name : "-",
-               compute && ev->kind != ZERO_EV_OPTIMIZER ? ""
-               : ev->elements                           ? cli_num(el, ev->elements)
-                                                        : "",
-               what);
+        else
+            snprintf(phase, sizeof phase, "%s", phase_name[ph]);
+        const char *unit = unit_of(ev, model);
+        printf("%*d %-5s %-5s %-*s %s%*s %s", iw, i + 1, phase, is_compute(ev) ? "comp" : "comm",
+               kw, event_label(ev), unit, gw - (int)strlen(unit), elements_of(el, ev), what);
         if (times)
             printf("  @%.3f +%.3f ms", (ev->t_begin - t0) * 1e3, (ev->t_end - ev->t_begin) * 1e3);
         printf("\n");

@@ -254,9 +254,8 @@ int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err)
             if ((rc = e->be->all_gather(e->bself, landing(e, u), s->grads, e->cdt,
                                         (size_t)s->layout.shard, NULL)))
                 rc = engine_backend_error(e, rc, err, "all-gather of accumulated gradients");
-            else
-                engine_event(e, ZERO_EV_REDUCE, u, e->bucket_of_unit[u], "all_gather",
-                             s->layout.padded, t0);
+            else /* at the boundary, unit by unit: no bucket of backward's */
+                engine_event(e, ZERO_EV_REDUCE, u, -1, "all_gather", s->layout.padded, t0);
         }
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
