@@ -25,6 +25,8 @@
 #include "offload/nvme_swap.h"
 #include "base/crc32c.h"
 #include "engine/engine_internal.h"
+#include "engine/stage3.h"
+#include "engine/placement.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -144,7 +146,7 @@ static int check_call_point(struct zero_engine *e, const char *what, struct zero
 {
     if (e->forward_done)
         return zero_fail(err, ZERO_EINVAL, "checkpoint %s between forward and backward", what);
-    if (e->scope_active)
+    if (e->scope.active)
         return zero_fail(err, ZERO_EINVAL, "checkpoint %s inside a gathered-parameters scope",
                          what);
     if (e->micro_steps % e->accum != 0 || e->micro_steps / e->accum != e->global_steps)
@@ -485,7 +487,7 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
         if ((rc = nvme_unit_load(e, u, 1, err)))
             return rc;
         void *params = engine_at(e, s->params, engine_update_offset(e, u));
-        if (e->separate_master &&
+        if (engine_separate_master(e) &&
             (rc = e->be->cast(e->bself, params, e->cdt, engine_master(e, u), ZERO_F32, (size_t)n)))
             rc = engine_backend_error(e, rc, err, "casting the master of unit %s",
                                       e->model->units[u]->name);
@@ -497,8 +499,8 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
                                     NULL)))
             return engine_backend_error(e, rc, err, "all-gather of loaded unit %s",
                                         e->model->units[u]->name);
-        if (e->stage_def->shards_params && !s->persistent && s->state == ZERO_UNIT_AVAILABLE &&
-            (rc = stage3_all_gather(e, u, NULL, err)))
+        if (e->stage_def->shards_params && !s->stage3.persistent &&
+            s->stage3.state == ZERO_UNIT_AVAILABLE && (rc = stage3_all_gather(e, u, NULL, err)))
             return rc;
     }
     return e->stage_def->shards_params ? stage3_gather_persistent(e, err) : ZERO_OK;

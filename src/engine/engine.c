@@ -9,6 +9,14 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "engine_forward.h"
+#include "engine_states.h"
+#include "gathered.h"
+#include "grad_reduce.h"
+#include "optimizer.h"
+#include "stage.h"
+#include "stage3.h"
+#include "offload/offload.h"
 #include "zero/config_json.h"
 
 /* ---- creation ---- */
@@ -192,7 +200,6 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->cdt = cfg->fp16.enabled ? ZERO_F16 : cfg->bf16.enabled ? ZERO_BF16 : ZERO_F32;
     e->csize = zero_dtype_size(e->cdt);
     e->mixed = e->cdt != ZERO_F32;
-    e->separate_master = e->mixed;
     e->matmul_type = matmul_type(cfg, dev->be, e->cdt);
     if (e->cdt == ZERO_F16)
         zero_loss_scaler_init(&e->scaler, &cfg->fp16);
@@ -218,11 +225,9 @@ void zero_engine_destroy(struct zero_engine *e)
         return;
     engine_free_batch(e);
     engine_states_destroy(e);
-    free(e->trace);
-    free(e->trace_group);
-    free(e->bucket_first);
-    free(e->bucket_of_unit);
-    free(e->scope_units);
+    stage3_destroy(e);
+    reduce_destroy(e);
+    gathered_destroy(e);
     free(e);
 }
 
@@ -323,13 +328,13 @@ const struct zero_comm_stats *zero_engine_comm_stats(const struct zero_engine *e
 }
 enum zero_unit_state zero_engine_unit_state(const struct zero_engine *e, int unit)
 {
-    return e->us[unit].state;
+    return e->us[unit].stage3.state;
 }
 int64_t zero_engine_peak_live_elements(const struct zero_engine *e)
 {
-    return e->peak_live_elements;
+    return e->stage3.peak_live_elements;
 }
 int zero_engine_unit_persistent(const struct zero_engine *e, int unit)
 {
-    return e->us[unit].persistent;
+    return e->us[unit].stage3.persistent;
 }

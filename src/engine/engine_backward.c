@@ -6,59 +6,12 @@
 #include <string.h>
 
 #include "engine_internal.h"
-
-/* A whole-unit gradient buffer of type t whose gaps and tail are zero (the
- * parameters' parts are overwritten by backward). */
-static int alloc_grad_buffer(struct zero_engine *e, int u, enum zero_tag tag, enum zero_dtype t,
-                             void **out, struct zero_error *err)
-{
-    const struct zero_unit_layout *l = &e->us[u].layout;
-    size_t size = zero_dtype_size(t);
-    int rc = engine_alloc(e, (size_t)l->padded * size, tag, out, "unit gradient", err);
-    if (rc)
-        return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
-    int64_t at = 0;
-    for (int p = 0; p <= l->nparams && !rc; p++) {
-        int64_t end = p < l->nparams ? l->offset[p] : l->padded;
-        if (end > at)
-            rc = e->be->fill(e->bself, (char *)*out + at * (int64_t)size, t, 0.0,
-                             (size_t)(end - at));
-        if (p < l->nparams)
-            at = l->offset[p] + l->numel[p];
-    }
-    return rc ? engine_backend_error(e, rc, err, "zeroing gradient padding") : ZERO_OK;
-}
-
-/* Where the layers write dL/d(param p of unit owner) this micro-step (fp32):
- *   fp32, stages 0-1: the whole gradient buffer itself
- *   fp32, stages 2-3: the transient local gradient (reduce-scattered after)
- *   mixed precision: an fp32 workspace, converted to the compute dtype once
- *                    the owner's gradient is final (finish_unit_grad) */
-static int grad_target(struct zero_engine *e, int owner, int p, float **g, int *acc,
-                       struct zero_error *err)
-{
-    struct unit_states *s = &e->us[owner];
-    int rc = ZERO_OK;
-    float *base;
-    if (e->mixed) {
-        if (!s->grad_work)
-            rc = alloc_grad_buffer(e, owner, ZERO_TAG_WORKSPACE, ZERO_F32, (void **)&s->grad_work,
-                                   err);
-        base = s->grad_work;
-    } else if (e->stage_def->shards_grads) {
-        if (!s->local_grad)
-            rc = alloc_grad_buffer(e, owner, ZERO_TAG_BUCKETS, ZERO_F32, &s->local_grad, err);
-        base = s->local_grad;
-    } else {
-        base = s->grads;
-    }
-    if (rc)
-        return rc;
-    *g = base + s->layout.offset[p];
-    *acc = s->grad_written[p];
-    s->grad_written[p] = 1;
-    return ZERO_OK;
-}
+#include "engine_forward.h"
+#include "gathered.h"
+#include "grad_reduce.h"
+#include "stage3.h"
+#include "unit_compute.h"
+#include "placement.h"
 
 /* Mixed precision: unit u's fp32 gradient is final; convert it to the compute
  * dtype where the reduction reads it (the wire carries the compute dtype). */
@@ -67,13 +20,8 @@ static int finish_unit_grad(struct zero_engine *e, int u, struct zero_error *err
     struct unit_states *s = &e->us[u];
     if (!e->mixed || !s->grad_work)
         return ZERO_OK;
-    int rc = ZERO_OK;
-    void *dst = s->grads;
-    if (e->stage_def->shards_grads) {
-        rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_BUCKETS, &s->local_grad,
-                          "unit gradient", err);
-        dst = s->local_grad;
-    }
+    void *dst;
+    int rc = grad_convert_target(e, u, &dst, err);
     if (!rc &&
         (rc = e->be->cast(e->bself, dst, e->cdt, s->grad_work, ZERO_F32, (size_t)s->layout.padded)))
         rc = engine_backend_error(e, rc, err, "converting gradients of %s",
@@ -95,11 +43,11 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
     compute_init_ctx(e, &ctx, msg, sizeof msg);
     rc = compute_fill_params(e, u, &ctx, err);
     for (int p = 0; p < unit->nparams && !rc; p++)
-        rc = grad_target(e, u, p, &ctx.grad[p], &ctx.grad_accumulate[p], err);
+        rc = grad_write_target(e, u, p, &ctx.grad[p], &ctx.grad_accumulate[p], err);
     for (int x = 0; x < unit->nexternal && !rc; x++)
-        rc =
-            grad_target(e, unit->external[x].unit, unit->external[x].param,
-                        &ctx.grad[unit->nparams + x], &ctx.grad_accumulate[unit->nparams + x], err);
+        rc = grad_write_target(e, unit->external[x].unit, unit->external[x].param,
+                               &ctx.grad[unit->nparams + x],
+                               &ctx.grad_accumulate[unit->nparams + x], err);
     float *dx = NULL;
     size_t scratch = unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
     if (!rc && u > 0)
@@ -157,7 +105,7 @@ int zero_engine_backward(struct zero_engine *e, struct zero_error *err)
     if (rc)
         return rc;
     e->forward_done = 0;
-    e->trace_recorded = 1;
+    stage3_order_recorded(e);
     e->micro_steps++;
     return ZERO_OK;
 }

@@ -5,6 +5,10 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "engine_forward.h"
+#include "gathered.h"
+#include "stage3.h"
+#include "unit_compute.h"
 #include "zero/size.h"
 
 void engine_free_batch(struct zero_engine *e)
@@ -191,12 +195,12 @@ static int run_forward(struct zero_engine *e, const struct zero_batch *batch, en
                        struct zero_error *err)
 {
     int rc = upload_batch(e, batch, pass != PASS_PREDICT, err);
-    e->untraced = pass != PASS_TRAIN;
+    stage3_set_untraced(e, pass != PASS_TRAIN);
     if (!rc)
         rc = stage3_begin_pass(e, err);
     for (int u = 0; u < e->nunits && !rc; u++)
         rc = forward_unit(e, u, pass, err);
-    e->untraced = 0;
+    stage3_set_untraced(e, 0);
     return rc;
 }
 

@@ -22,7 +22,14 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "engine_states.h"
+#include "grad_counter.h"
+#include "grad_reduce.h"
+#include "init_rng.h"
+#include "memory_plan.h"
+#include "stage3.h"
 #include "offload/nvme_swap.h"
+#include "offload/offload.h"
 
 static int optim_buffers(const struct zero_engine *e)
 {
@@ -60,8 +67,7 @@ static int lay_out_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return zero_error_wrap(err, "unit %s: ", unit->name);
     s->shard_begin = (int64_t)e->rank * s->layout.shard;
-    s->persistent = e->stage_def->shards_params &&
-                    s->layout.padded < e->cfg.zero_optimization.stage3_param_persistence_threshold;
+    stage3_plan_unit(e, u);
     return ZERO_OK;
 }
 
@@ -78,29 +84,25 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     size_t obytes = ocount * sizeof(float);
     char what[ZERO_NAME_LEN + 32];
     snprintf(what, sizeof what, "unit %s", unit->name);
-    int host = e->offload_opt;
+    int host = e->offload.opt;
     /* on NVMe (nvme_swap.c) the master and optimizer state have no buffers here,
      * and the parameter shards get theirs once max_in_cpu has placed them */
-    if ((!e->nvme_param && (rc = state_alloc(e, e->offload_param, pcount * e->csize,
+    if ((!e->nvme.param && (rc = state_alloc(e, e->offload.param, pcount * e->csize,
                                              ZERO_TAG_PARAMS, &s->params, what, err))) ||
         (rc = engine_alloc(e, gcount * e->csize, ZERO_TAG_GRADS, &s->grads, what, err)))
         return rc;
-    if (e->separate_master && !e->nvme_opt &&
+    if (engine_separate_master(e) && !e->nvme.opt &&
         (rc = state_alloc(e, host, obytes, ZERO_TAG_MASTER, (void **)&s->master, what, err)))
         return rc;
-    int nopt = e->nvme_opt ? 0 : optim_buffers(e);
+    int nopt = e->nvme.opt ? 0 : optim_buffers(e);
     if (nopt >= 1 &&
         (rc = state_alloc(e, host, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg, what, err)))
         return rc;
     if (nopt >= 2 &&
         (rc = state_alloc(e, host, obytes, ZERO_TAG_OPTIM, (void **)&s->exp_avg_sq, what, err)))
         return rc;
-    /* the reduced gradient shard (cdt) comes in; the parameters (cdt) go out */
-    if (host && !e->nvme_opt && /* NVMe: the gradient comes in through the ring */
-        (rc = engine_host_alloc(e, ocount * e->csize, ZERO_TAG_GRADS, &s->host_stage, what, err)))
+    if (host && (rc = offload_alloc_unit(e, u, ocount, what, err)))
         return rc;
-    if (host && (rc = e->be->event_create(e->bself, &s->host_stage_ready)))
-        return engine_backend_error(e, rc, err, "offload event of %s", unit->name);
     if ((rc = e->be->fill(e->bself, s->grads, e->cdt, 0.0, gcount)))
         return engine_backend_error(e, rc, err, "zeroing gradients of %s", unit->name);
     if (s->exp_avg && (rc = e->be->fill(e->bself, s->exp_avg, ZERO_F32, 0.0, ocount)))
@@ -108,8 +110,6 @@ static int alloc_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (s->exp_avg_sq && (rc = e->be->fill(e->bself, s->exp_avg_sq, ZERO_F32, 0.0, ocount)))
         return engine_backend_error(e, rc, err, "zeroing optimizer state of %s", unit->name);
     s->counter.len = s->layout.shard; /* every stage accumulates this rank's shard */
-    s->state =
-        st->shards_params && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE : ZERO_UNIT_AVAILABLE;
     return ZERO_OK;
 }
 
@@ -146,7 +146,7 @@ int engine_states_create(struct zero_engine *e, struct zero_error *err)
             return rc;
     if ((rc = nvme_open(e, err)))
         return rc;
-    for (int u = 0; u < e->nunits && e->nvme_param; u++) /* kept in host memory: max_in_cpu */
+    for (int u = 0; u < e->nunits && e->nvme.param; u++) /* kept in host memory: max_in_cpu */
         if (!nvme_holds_params(e, u) &&
             (rc = engine_host_alloc(e, (size_t)e->us[u].layout.shard * e->csize, ZERO_TAG_PARAMS,
                                     &e->us[u].params, "parameter shard", err)))
@@ -173,22 +173,17 @@ void engine_states_destroy(struct zero_engine *e)
         return;
     for (int u = 0; u < e->nunits; u++) {
         struct unit_states *s = &e->us[u];
-        if (s->gather_req)
-            e->be->wait(e->bself, s->gather_req);
-        if (s->reduce_req)
-            e->be->wait(e->bself, s->reduce_req);
-        state_free(e, e->offload_param, s->params);
-        state_free(e, e->offload_opt, s->master);
-        engine_free(e, s->gathered);
+        stage3_unit_destroy(e, u); /* waits for a gather in flight */
+        reduce_unit_destroy(e, u);
+        state_free(e, e->offload.param, s->params);
+        state_free(e, e->offload.opt, s->master);
         engine_free(e, s->grad_work);
         engine_free(e, s->param_work);
         engine_free(e, s->grads);
         engine_free(e, s->local_grad);
-        state_free(e, e->offload_opt, s->exp_avg);
-        state_free(e, e->offload_opt, s->exp_avg_sq);
-        engine_host_free(e, s->host_stage);
-        if (s->host_stage_ready)
-            e->be->event_destroy(e->bself, s->host_stage_ready);
+        state_free(e, e->offload.opt, s->exp_avg);
+        state_free(e, e->offload.opt, s->exp_avg_sq);
+        offload_unit_destroy(e, u);
         engine_free(e, s->out);
         engine_free(e, s->saved);
         counter_destroy(e, &s->counter);
@@ -196,21 +191,4 @@ void engine_states_destroy(struct zero_engine *e)
     free(e->us);
     e->us = NULL;
     nvme_close(e); /* the swap files go with the states */
-}
-
-void *engine_param_whole(struct zero_engine *e, int unit)
-{
-    struct unit_states *s = &e->us[unit];
-    if (!e->stage_def->shards_params)
-        return s->params;
-    return s->state == ZERO_UNIT_AVAILABLE ? s->gathered : NULL;
-}
-
-float *engine_master(struct zero_engine *e, int unit)
-{
-    struct unit_states *s = &e->us[unit];
-    if (e->separate_master)
-        return s->master;
-    /* fp32: the parameters are the master */
-    return (float *)s->params + engine_update_offset(e, unit);
 }

@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "gathered.h"
+#include "stage3.h"
+#include "placement.h"
 #include "offload/nvme_swap.h"
 
 static int check_index(struct zero_engine *e, int unit, int param, struct zero_error *err)
@@ -54,7 +57,7 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
     /* the whole fp32 master is at hand in stage 0, and in fp32 stages 1-2
      * (where the parameters are the master) */
     const struct zero_stage *st = e->stage_def;
-    if (!st->shards_optim || (!e->separate_master && !st->shards_params)) {
+    if (!st->shards_optim || (!engine_separate_master(e) && !st->shards_params)) {
         const float *whole = !st->shards_optim ? engine_master(e, unit) : (const float *)s->params;
         rc = e->be->to_host(e->bself, host, whole + offset, bytes);
         return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
@@ -103,7 +106,7 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
     int64_t master_base = engine_update_begin(e, unit);
     if ((rc = nvme_unit_load(e, unit, 1, err)))
         return rc;
-    if (end > b && e->separate_master)
+    if (end > b && engine_separate_master(e))
         rc = e->be->from_host(e->bself, engine_master(e, unit) + (b - master_base),
                               host + (b - off), (size_t)(end - b) * sizeof(float));
     if (!rc && !e->stage_def->shards_params) {
@@ -112,8 +115,8 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
         if (end > b)
             rc = upload_cast(e, engine_at(e, s->params, b - s->shard_begin), host + (b - off),
                              (size_t)(end - b));
-        if (!rc && s->gathered) /* keep a live whole copy (persistent, scope) current */
-            rc = upload_cast(e, engine_at(e, s->gathered, off), host, (size_t)n);
+        if (!rc && s->stage3.gathered) /* keep a live whole copy (persistent, scope) current */
+            rc = upload_cast(e, engine_at(e, s->stage3.gathered, off), host, (size_t)n);
     }
     if (rc)
         nvme_unit_store(e, unit, 0, err);
@@ -139,16 +142,16 @@ static int unpin(struct zero_engine *e, const int *units, int n, struct zero_err
 
 static void close_scope(struct zero_engine *e)
 {
-    free(e->scope_units);
-    e->scope_units = NULL;
-    e->scope_n = 0;
-    e->scope_active = 0;
+    free(e->scope.units);
+    e->scope.units = NULL;
+    e->scope.n = 0;
+    e->scope.active = 0;
 }
 
 int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nunits,
                                int modifier_rank, struct zero_error *err)
 {
-    if (e->scope_active)
+    if (e->scope.active)
         return zero_fail(err, ZERO_EINVAL, "a gathered-parameters scope is already open");
     if (e->forward_done)
         return zero_fail(err, ZERO_EINVAL,
@@ -162,13 +165,13 @@ int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nuni
     int rc = check_same_units(e, units, nunits, modifier_rank, err);
     if (rc)
         return rc;
-    e->scope_units = malloc((size_t)(nunits > 0 ? nunits : 1) * sizeof *e->scope_units);
-    if (!e->scope_units)
+    e->scope.units = malloc((size_t)(nunits > 0 ? nunits : 1) * sizeof *e->scope.units);
+    if (!e->scope.units)
         return zero_fail(err, ZERO_ENOMEM, "scope");
-    memcpy(e->scope_units, units, (size_t)nunits * sizeof *units);
-    e->scope_n = nunits;
-    e->scope_modifier = modifier_rank;
-    e->scope_active = 1;
+    memcpy(e->scope.units, units, (size_t)nunits * sizeof *units);
+    e->scope.n = nunits;
+    e->scope.modifier = modifier_rank;
+    e->scope.active = 1;
     /* stage 3 gathers like any fetch (live limit, events); the pins keep the
      * units whole until the end */
     int pinned = 0;
@@ -187,13 +190,13 @@ int zero_engine_gathered_begin(struct zero_engine *e, const int *units, int nuni
 
 int engine_outside_scope(struct zero_engine *e, const char *what, struct zero_error *err)
 {
-    if (!e->scope_active)
+    if (!e->scope.active)
         return ZERO_OK;
     char names[200] = "";
     size_t used = 0;
-    for (int i = 0; i < e->scope_n && used < sizeof names; i++) {
+    for (int i = 0; i < e->scope.n && used < sizeof names; i++) {
         int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                         e->model->units[e->scope_units[i]]->name);
+                         e->model->units[e->scope.units[i]]->name);
         if (n > 0)
             used += (size_t)n;
     }
@@ -201,14 +204,14 @@ int engine_outside_scope(struct zero_engine *e, const char *what, struct zero_er
                      "rank %d: %s inside the open gathered-parameters scope (units %s, modifier "
                      "rank %d): call zero_engine_gathered_end first; the scope's end writes its "
                      "whole copy back over the parameters",
-                     e->rank, what, names[0] ? names : "none", e->scope_modifier);
+                     e->rank, what, names[0] ? names : "none", e->scope.modifier);
 }
 
 void *zero_engine_param_ptr(struct zero_engine *e, int unit, int param, enum zero_dtype *t)
 {
     if (t)
         *t = e->cdt;
-    if (!e->scope_active || unit < 0 || unit >= e->nunits || param < 0 ||
+    if (!e->scope.active || unit < 0 || unit >= e->nunits || param < 0 ||
         param >= e->model->units[unit]->nparams)
         return NULL;
     void *whole = engine_param_whole(e, unit);
@@ -225,7 +228,7 @@ static int scatter_back(struct zero_engine *e, int u, const void *whole)
     if (e->stage_def->shards_params)
         rc = e->be->copy(e->bself, s->params, engine_at(e, whole, s->shard_begin),
                          (size_t)s->layout.shard * e->csize);
-    if (!rc && e->separate_master) {
+    if (!rc && engine_separate_master(e)) {
         int64_t begin = engine_update_begin(e, u), n = engine_update_count(e, u);
         rc = e->be->cast(e->bself, s->master, ZERO_F32, engine_at(e, whole, begin), e->cdt,
                          (size_t)n);
@@ -235,16 +238,16 @@ static int scatter_back(struct zero_engine *e, int u, const void *whole)
 
 int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
 {
-    if (!e->scope_active)
+    if (!e->scope.active)
         return zero_fail(err, ZERO_EINVAL, "no gathered-parameters scope is open");
     int rc = ZERO_OK;
-    for (int i = 0; i < e->scope_n && !rc && e->scope_modifier >= 0; i++) {
-        int u = e->scope_units[i];
+    for (int i = 0; i < e->scope.n && !rc && e->scope.modifier >= 0; i++) {
+        int u = e->scope.units[i];
         struct unit_states *s = &e->us[u];
         if (s->layout.padded == 0)
             continue;
         void *whole = engine_param_whole(e, u);
-        rc = e->be->broadcast(e->bself, whole, e->cdt, (size_t)s->layout.padded, e->scope_modifier,
+        rc = e->be->broadcast(e->bself, whole, e->cdt, (size_t)s->layout.padded, e->scope.modifier,
                               NULL);
         if (rc) {
             rc = engine_backend_error(e, rc, err, "scattering unit %s back",
@@ -258,7 +261,13 @@ int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
             rc = rc ? rc : rs;
         }
     }
-    int released = unpin(e, e->scope_units, e->scope_n, rc ? &(struct zero_error){0} : err);
+    int released = unpin(e, e->scope.units, e->scope.n, rc ? &(struct zero_error){0} : err);
     close_scope(e);
     return rc ? rc : released;
+}
+
+void gathered_destroy(struct zero_engine *e)
+{
+    free(e->scope.units);
+    e->scope.units = NULL;
 }

@@ -12,6 +12,7 @@
  * Memory: at most floor(log2(A)) + 2 fp32 buffers of `len` elements, tagged
  * accum (the paper's per-parameter bytes count no accumulation buffer). */
 #include "engine_internal.h"
+#include "grad_counter.h"
 
 int counter_take(struct zero_engine *e, struct grad_counter *c, float **out, struct zero_error *err)
 {

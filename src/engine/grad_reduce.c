@@ -31,58 +31,37 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "grad_reduce.h"
+#include "grad_counter.h"
+#include "placement.h"
 
 int reduce_accumulates_locally(const struct zero_engine *e)
 {
     return e->accum > 1 && !e->stage_def->shards_params &&
            e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE &&
-           e->cfg.zero_optimization.reduce_scatter && !e->offload_opt;
+           e->cfg.zero_optimization.reduce_scatter && !e->offload.opt;
 }
 
 int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err)
 {
     int n = e->nunits;
     int64_t *size = malloc((size_t)n * sizeof *size);
-    e->bucket_first = malloc((size_t)(n + 1) * sizeof *e->bucket_first);
-    e->bucket_of_unit = malloc((size_t)n * sizeof *e->bucket_of_unit);
-    if (!size || !e->bucket_first || !e->bucket_of_unit) {
+    e->reduce.bucket_first = malloc((size_t)(n + 1) * sizeof *e->reduce.bucket_first);
+    e->reduce.bucket_of_unit = malloc((size_t)n * sizeof *e->reduce.bucket_of_unit);
+    if (!size || !e->reduce.bucket_first || !e->reduce.bucket_of_unit) {
         free(size);
         return zero_fail(err, ZERO_ENOMEM, "rank %d: bucket plan", e->rank);
     }
     for (int pos = 0; pos < n; pos++) /* position pos in backward order is unit n-1-pos */
         size[pos] = e->us[n - 1 - pos].layout.padded;
-    e->nbuckets =
-        zero_plan_buckets(size, n, e->cfg.zero_optimization.reduce_bucket_size, e->bucket_first);
-    for (int b = 0; b < e->nbuckets; b++)
-        for (int pos = e->bucket_first[b]; pos < e->bucket_first[b + 1]; pos++)
-            e->bucket_of_unit[n - 1 - pos] = b;
-    e->pending_bucket = -1;
+    e->reduce.nbuckets = zero_plan_buckets(size, n, e->cfg.zero_optimization.reduce_bucket_size,
+                                           e->reduce.bucket_first);
+    for (int b = 0; b < e->reduce.nbuckets; b++)
+        for (int pos = e->reduce.bucket_first[b]; pos < e->reduce.bucket_first[b + 1]; pos++)
+            e->reduce.bucket_of_unit[n - 1 - pos] = b;
+    e->reduce.pending_bucket = -1;
     free(size);
     return ZERO_OK;
-}
-
-/* This rank's part of the reduced gradient (cdt): its slice of the whole
- * buffer (stages 0-1) or its shard (stages 2-3). */
-static void *landing(struct zero_engine *e, int u)
-{
-    struct unit_states *s = &e->us[u];
-    return engine_at(e, s->grads,
-                     zero_stage_offset_in(1, e->stage_def->shards_grads, s->shard_begin));
-}
-
-/* This micro-step's whole local gradient (cdt, (padded,)), what the reduction
- * reads: the gradient buffer itself where the stage keeps it whole, else the
- * transient local gradient backward wrote. */
-static void *micro_step_grad(struct zero_engine *e, int u)
-{
-    struct unit_states *s = &e->us[u];
-    return e->stage_def->shards_grads ? s->local_grad : s->grads;
-}
-
-const void *reduce_shard_grads(struct zero_engine *e, int unit, enum zero_dtype *t)
-{
-    *t = e->cdt;
-    return landing(e, unit);
 }
 
 /* Fast mode: keep this micro-step's whole gradient in the counter; at the last
@@ -90,7 +69,7 @@ const void *reduce_shard_grads(struct zero_engine *e, int unit, enum zero_dtype 
 static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
-    const void *mine = micro_step_grad(e, u); /* (padded,) cdt */
+    const void *mine = grad_micro_step(e, u); /* (padded,) cdt */
     size_t padded = (size_t)s->layout.padded, shard = (size_t)s->layout.shard;
     if (s->counter.len != s->layout.padded) { /* first use: slots of the whole unit */
         counter_destroy(e, &s->counter);
@@ -113,13 +92,14 @@ static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *e
                      ? e->be->copy(e->bself, s->grads, sum, padded * sizeof(float))
                      : e->be->cast(e->bself, s->grads, e->cdt, sum, ZERO_F32, padded);
     } else {
-        rc = e->be->reduce_scatter(e->bself, sum, ZERO_F32, landing(e, u), e->cdt, shard, NULL);
+        rc =
+            e->be->reduce_scatter(e->bself, sum, ZERO_F32, grad_landing(e, u), e->cdt, shard, NULL);
     }
     counter_release(&s->counter);
     if (rc)
         return engine_backend_error(e, rc, err, "reduction of the accumulated gradient of %s",
                                     e->model->units[u]->name);
-    engine_event(e, ZERO_EV_REDUCE, u, e->bucket_of_unit[u], coll, s->layout.padded, t0);
+    engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
     return ZERO_OK;
 }
 
@@ -127,7 +107,7 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     const struct zero_optimization_config *z = &e->cfg.zero_optimization;
-    struct zero_request **req = z->overlap_comm ? &s->reduce_req : NULL;
+    struct zero_request **req = z->overlap_comm ? &s->reduce.req : NULL;
     size_t shard = (size_t)s->layout.shard;
     enum zero_dtype t = e->cdt;
     int rc;
@@ -141,43 +121,43 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
         (all_reduce && e->accum == 1) || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
     if (e->accum > 1 && z->reduce_scatter) {
         /* accumulation: this micro-step's sum stays fp32 in a counter slot */
-        const void *send = micro_step_grad(e, u);
-        rc = counter_take(e, &s->counter, &s->reduce_into, err);
+        const void *send = grad_micro_step(e, u);
+        rc = counter_take(e, &s->counter, &s->reduce.into, err);
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
-        rc = e->be->reduce_scatter(e->bself, send, t, s->reduce_into, ZERO_F32, shard, req);
+        rc = e->be->reduce_scatter(e->bself, send, t, s->reduce.into, ZERO_F32, shard, req);
     } else if (all_reduce) {
         rc = e->be->all_reduce(e->bself, s->grads, s->grads, t, (size_t)s->layout.padded, req);
     } else if (!z->reduce_scatter) {
         /* DeepSpeed's reduce_scatter: false — all-reduce, keep this rank's shard */
-        void *buf = micro_step_grad(e, u);
+        void *buf = grad_micro_step(e, u);
         rc = e->be->all_reduce(e->bself, buf, buf, t, (size_t)s->layout.padded, NULL);
         if (!rc && e->stage_def->shards_grads)
             rc = e->be->copy(e->bself, s->grads, engine_at(e, s->local_grad, s->shard_begin),
                              shard * e->csize);
     } else { /* stage 1 in place into its slice; stages 2-3 into the shard */
-        rc =
-            e->be->reduce_scatter(e->bself, micro_step_grad(e, u), t, landing(e, u), t, shard, req);
+        rc = e->be->reduce_scatter(e->bself, grad_micro_step(e, u), t, grad_landing(e, u), t, shard,
+                                   req);
     }
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
                                     e->model->units[u]->name);
-    s->reduce_t_issue = t0;
-    s->reduce_coll = coll;
-    engine_event(e, ZERO_EV_REDUCE, u, e->bucket_of_unit[u], coll, s->layout.padded, t0);
+    s->reduce.t_issue = t0;
+    s->reduce.coll = coll;
+    engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
     return ZERO_OK;
 }
 
 /* Waits for a bucket's reductions and frees its transient local gradients. */
 static int complete_bucket(struct zero_engine *e, int b, struct zero_error *err)
 {
-    for (int pos = e->bucket_first[b]; pos < e->bucket_first[b + 1]; pos++) {
+    for (int pos = e->reduce.bucket_first[b]; pos < e->reduce.bucket_first[b + 1]; pos++) {
         int u = e->nunits - 1 - pos;
         struct unit_states *s = &e->us[u];
-        if (s->reduce_req) {
-            int rc = engine_wait(e, s->reduce_req, ZERO_EV_REDUCE_WAIT, u, b, s->reduce_coll,
-                                 s->layout.padded, s->reduce_t_issue);
-            s->reduce_req = NULL;
+        if (s->reduce.req) {
+            int rc = engine_wait(e, s->reduce.req, ZERO_EV_REDUCE_WAIT, u, b, s->reduce.coll,
+                                 s->layout.padded, s->reduce.t_issue);
+            s->reduce.req = NULL;
             if (rc)
                 return engine_backend_error(e, rc, err, "waiting for the reduction of %s",
                                             e->model->units[u]->name);
@@ -190,12 +170,12 @@ static int complete_bucket(struct zero_engine *e, int b, struct zero_error *err)
 
 int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err)
 {
-    int b = e->bucket_of_unit[unit];
-    int last_pos = e->bucket_first[b + 1] - 1;
+    int b = e->reduce.bucket_of_unit[unit];
+    int last_pos = e->reduce.bucket_first[b + 1] - 1;
     if (e->nunits - 1 - unit != last_pos)
         return ZERO_OK; /* the bucket is not complete yet */
     int rc = ZERO_OK;
-    for (int pos = e->bucket_first[b]; pos <= last_pos && !rc; pos++)
+    for (int pos = e->reduce.bucket_first[b]; pos <= last_pos && !rc; pos++)
         rc = issue_unit(e, e->nunits - 1 - pos, err);
     if (rc)
         return rc;
@@ -203,18 +183,18 @@ int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err)
         return complete_bucket(e, b, err);
     /* overlap: the previous bucket finishes while this one is in flight, so
      * at most two buckets of local gradients are alive */
-    if (e->pending_bucket >= 0 && (rc = complete_bucket(e, e->pending_bucket, err)))
+    if (e->reduce.pending_bucket >= 0 && (rc = complete_bucket(e, e->reduce.pending_bucket, err)))
         return rc;
-    e->pending_bucket = b;
+    e->reduce.pending_bucket = b;
     return ZERO_OK;
 }
 
 int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err)
 {
     int rc;
-    if (e->pending_bucket >= 0) {
-        rc = complete_bucket(e, e->pending_bucket, err);
-        e->pending_bucket = -1;
+    if (e->reduce.pending_bucket >= 0) {
+        rc = complete_bucket(e, e->reduce.pending_bucket, err);
+        e->reduce.pending_bucket = -1;
         if (rc)
             return rc;
     }
@@ -222,11 +202,11 @@ int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err)
         struct unit_states *s = &e->us[u];
         if (s->layout.shard == 0)
             continue;
-        if (s->reduce_into) /* reduce-scattered into a slot: push it as it is */
-            rc = counter_push_taken(e, &s->counter, s->reduce_into, err);
+        if (s->reduce.into) /* reduce-scattered into a slot: push it as it is */
+            rc = counter_push_taken(e, &s->counter, s->reduce.into, err);
         else /* reduce_scatter: false — the all-reduced sum, this rank's part */
-            rc = counter_push(e, &s->counter, landing(e, u), e->cdt, err);
-        s->reduce_into = NULL;
+            rc = counter_push(e, &s->counter, grad_landing(e, u), e->cdt, err);
+        s->reduce.into = NULL;
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
     }
@@ -245,13 +225,13 @@ int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err)
             continue;
         float *sum;
         int rc = counter_finish(e, &s->counter, &sum, err);
-        if (!rc && (rc = e->be->cast(e->bself, landing(e, u), e->cdt, sum, ZERO_F32,
+        if (!rc && (rc = e->be->cast(e->bself, grad_landing(e, u), e->cdt, sum, ZERO_F32,
                                      (size_t)s->layout.shard)))
             rc = engine_backend_error(e, rc, err, "rounding accumulated gradients");
         counter_release(&s->counter);
         if (!rc && e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE) { /* make the sum whole */
             double t0 = engine_now();
-            if ((rc = e->be->all_gather(e->bself, landing(e, u), s->grads, e->cdt,
+            if ((rc = e->be->all_gather(e->bself, grad_landing(e, u), s->grads, e->cdt,
                                         (size_t)s->layout.shard, NULL)))
                 rc = engine_backend_error(e, rc, err, "all-gather of accumulated gradients");
             else /* at the boundary, unit by unit: no bucket of backward's */
@@ -267,4 +247,19 @@ void reduce_release_accumulation(struct zero_engine *e)
 {
     for (int u = 0; u < e->nunits; u++)
         counter_release(&e->us[u].counter);
+}
+
+void reduce_destroy(struct zero_engine *e)
+{
+    free(e->reduce.bucket_first);
+    free(e->reduce.bucket_of_unit);
+    e->reduce.bucket_first = e->reduce.bucket_of_unit = NULL;
+}
+
+void reduce_unit_destroy(struct zero_engine *e, int u)
+{
+    struct unit_states *s = &e->us[u];
+    if (s->reduce.req)
+        e->be->wait(e->bself, s->reduce.req);
+    s->reduce.req = NULL;
 }

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "init_rng.h"
+#include "placement.h"
 #include "base/exact_math.h"
 #include "offload/nvme_swap.h"
 
@@ -96,7 +98,7 @@ int engine_init_params(struct zero_engine *e, struct zero_error *err)
             break;
         float *master = engine_master(e, u);
         rc = init_range(e, u, begin, end, master, chunk, err);
-        if (!rc && e->separate_master) {
+        if (!rc && engine_separate_master(e)) {
             void *params = engine_at(e, s->params, engine_update_offset(e, u));
             if ((rc = e->be->cast(e->bself, params, e->cdt, master, ZERO_F32,
                                   (size_t)(end - begin))))

@@ -12,11 +12,17 @@ libzero_la_SOURCES += \
 	%reldir%/grad_reduce.c \
 	%reldir%/grad_counter.c \
 	%reldir%/optimizer.c \
+	%reldir%/optimizer_args.c \
+	%reldir%/placement.c \
 	%reldir%/gathered.c \
 	%reldir%/loss_scaler.c \
 	%reldir%/lr_schedule.c \
 	%reldir%/memory_plan.c \
 	%reldir%/memory_limit.c
-noinst_HEADERS += %reldir%/engine_internal.h %reldir%/stage.h %reldir%/memory_limit.h
+noinst_HEADERS += %reldir%/engine_internal.h %reldir%/stage.h \
+	%reldir%/placement.h %reldir%/optimizer_args.h %reldir%/stage3.h \
+	%reldir%/grad_reduce.h %reldir%/grad_counter.h %reldir%/gathered.h %reldir%/unit_compute.h \
+	%reldir%/engine_forward.h %reldir%/engine_states.h %reldir%/init_rng.h %reldir%/memory_plan.h \
+	%reldir%/optimizer.h %reldir%/memory_limit.h
 zeroinclude_HEADERS += include/zero/engine.h include/zero/zero.h include/zero/events.h \
 	include/zero/loss_scaler.h include/zero/config.h

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "memory_plan.h"
 #include "memory_limit.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -25,7 +26,7 @@ static int64_t least_gathered(const struct zero_engine *e)
     int64_t persistent = 0, largest = 0;
     for (int u = 0; u < e->nunits; u++) {
         const struct unit_states *s = &e->us[u];
-        if (s->persistent)
+        if (s->stage3.persistent)
             persistent += s->layout.padded;
         else if (s->layout.padded > largest)
             largest = s->layout.padded;

@@ -6,6 +6,12 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "optimizer.h"
+#include "grad_reduce.h"
+#include "stage3.h"
+#include "offload/offload.h"
+#include "optimizer_args.h"
+#include "placement.h"
 
 /* Sum of squares of the reduced gradient, in a fixed order: blocks of `align`
  * elements of each unit's flat index space (shards are block-aligned), each
@@ -25,9 +31,8 @@ static int grad_sumsq(struct zero_engine *e, double *out, struct zero_error *err
     int64_t at = 0;
     for (int u = 0; u < e->nunits && !rc; u++) {
         int64_t shard = e->us[u].layout.shard;
-        enum zero_dtype t;
-        const void *g = reduce_shard_grads(e, u, &t);
-        rc = e->be->sumsq_blocks(e->bself, g, t, (size_t)shard, (size_t)align, dev + at);
+        const void *g = grad_landing(e, u);
+        rc = e->be->sumsq_blocks(e->bself, g, e->cdt, (size_t)shard, (size_t)align, dev + at);
         if (rc)
             rc = engine_backend_error(e, rc, err, "gradient norm of %s", e->model->units[u]->name);
         at += shard / align;
@@ -54,68 +59,16 @@ static int grad_sumsq(struct zero_engine *e, double *out, struct zero_error *err
     return rc;
 }
 
-/* The gradient the optimizer of stage 0 reads: the whole buffer. */
-static const void *whole_grads(struct zero_engine *e, int u, enum zero_dtype *t)
-{
-    *t = e->cdt;
-    return e->us[u].grads;
-}
-
-struct zero_sgd_args optimizer_sgd_args(const struct zero_engine *e, float lr, float grad_div)
-{
-    const struct zero_optimizer_config *o = &e->cfg.optimizer;
-    return (struct zero_sgd_args){
-        .lr = lr,
-        .momentum = (float)o->momentum,
-        .dampening = (float)o->dampening,
-        .weight_decay = (float)o->weight_decay,
-        .nesterov = o->nesterov,
-        .step = e->applied_steps + 1,
-        .grad_div = grad_div,
-    };
-}
-
-struct zero_adam_args optimizer_adam_args(const struct zero_engine *e, float lr, float grad_div)
-{
-    const struct zero_optimizer_config *o = &e->cfg.optimizer;
-    return (struct zero_adam_args){
-        .lr = lr,
-        .beta1 = (float)o->betas[0],
-        .beta2 = (float)o->betas[1],
-        .eps = (float)o->eps,
-        .weight_decay = (float)o->weight_decay,
-        .step = e->applied_steps + 1,
-        .adamw = o->type == ZERO_OPTIM_ADAMW || o->adam_w_mode,
-        .bias_correction = o->bias_correction,
-        .grad_div = grad_div,
-    };
-}
-
-size_t optimizer_update_count(const struct zero_engine *e, int u)
-{
-    /* stage 0 updates the whole buffer on every rank; stages 1-3 this rank's shard */
-    return (size_t)engine_update_count(e, u);
-}
-
-void *optimizer_param_copy(struct zero_engine *e, int u)
-{
-    struct unit_states *s = &e->us[u];
-    if (!e->separate_master)
-        return NULL;
-    return engine_at(e, s->params, engine_update_offset(e, u));
-}
-
 static int update_unit(struct zero_engine *e, int u, float lr, float grad_div,
                        struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
-    size_t n = optimizer_update_count(e, u);
+    size_t n = (size_t)engine_update_count(e, u);
     float *master = engine_master(e, u);
     /* mixed precision: the updated master is also written to the compute-dtype params */
-    void *copy = optimizer_param_copy(e, u);
+    void *copy = engine_param_copy(e, u);
     enum zero_dtype gt;
-    const void *grad =
-        e->stage_def->shards_optim ? reduce_shard_grads(e, u, &gt) : whole_grads(e, u, &gt);
+    const void *grad = grad_for_update(e, u, &gt);
     double t0 = engine_now();
     int rc;
     if (e->cfg.optimizer.type == ZERO_OPTIM_SGD) {
@@ -224,14 +177,14 @@ int optimizer_step(struct zero_engine *e, struct zero_error *err)
     }
     double lr = zero_lr_at(&e->cfg, e->applied_steps);
     float grad_div = (float)(atoms * scale * clip);
-    if (e->offload_opt && !e->last.skipped) {
+    if (e->offload.opt && !e->last.skipped) {
         rc = offload_update(e, (float)lr, grad_div, err);
-        if (e->nvme_opt) /* disk errors are rank-local: the step ends on every rank */
+        if (e->nvme.opt) /* disk errors are rank-local: the step ends on every rank */
             rc = engine_agree(e, rc, ZERO_EIO,
                               "failed in the NVMe optimizer step (its message names the cause)",
                               err);
     }
-    for (int u = 0; u < e->nunits && !e->offload_opt && !e->last.skipped && !rc; u++)
+    for (int u = 0; u < e->nunits && !e->offload.opt && !e->last.skipped && !rc; u++)
         rc = update_unit(e, u, (float)lr, grad_div, err);
     reduce_release_accumulation(e);
     if (!rc && !e->last.skipped) {

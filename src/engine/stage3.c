@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "stage3.h"
 #include "offload/nvme_swap.h"
 
 static const char *uname(struct zero_engine *e, int u)
@@ -30,9 +31,9 @@ static const char *uname(struct zero_engine *e, int u)
 
 static void live_add(struct zero_engine *e, int64_t n)
 {
-    e->live_elements += n;
-    if (e->live_elements > e->peak_live_elements)
-        e->peak_live_elements = e->live_elements;
+    e->stage3.live_elements += n;
+    if (e->stage3.live_elements > e->stage3.peak_live_elements)
+        e->stage3.peak_live_elements = e->stage3.live_elements;
 }
 
 int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
@@ -40,15 +41,15 @@ int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
 {
     struct unit_states *s = &e->us[u];
     size_t shard = (size_t)s->layout.shard;
-    void *mine = engine_at(e, s->gathered, s->shard_begin);
+    void *mine = engine_at(e, s->stage3.gathered, s->shard_begin);
     int rc;
-    if (!e->offload_param)
-        rc = e->be->all_gather(e->bself, s->params, s->gathered, e->cdt, shard, req);
+    if (!e->offload.param)
+        rc = e->be->all_gather(e->bself, s->params, s->stage3.gathered, e->cdt, shard, req);
     else if (!nvme_holds_params(e, u)) {
         /* host shard -> its place in the whole buffer, then the all-gather in place */
         rc = e->be->copy_async(e->bself, mine, s->params, shard * e->csize, ZERO_STREAM_COMM);
         if (!rc)
-            rc = e->be->all_gather(e->bself, mine, s->gathered, e->cdt, shard, req);
+            rc = e->be->all_gather(e->bself, mine, s->stage3.gathered, e->cdt, shard, req);
     } else {
         /* swap file -> host buffer (read ahead) -> its place -> all-gather in place */
         const void *host;
@@ -61,7 +62,7 @@ int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
         if (!rc && pinned && ev)
             rc = e->be->event_record(e->bself, ev, ZERO_STREAM_COMM);
         if (!rc)
-            rc = e->be->all_gather(e->bself, mine, s->gathered, e->cdt, shard, req);
+            rc = e->be->all_gather(e->bself, mine, s->stage3.gathered, e->cdt, shard, req);
     }
     return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u)) : ZERO_OK;
 }
@@ -71,14 +72,15 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
     struct unit_states *s = &e->us[u];
     double t0 = engine_now();
     int rc;
-    if (!s->gathered && (rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_GATHER,
-                                           &s->gathered, "stage-3 gathered unit", err)))
+    if (!s->stage3.gathered &&
+        (rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_GATHER,
+                           &s->stage3.gathered, "stage-3 gathered unit", err)))
         return zero_error_wrap(err, "unit %s: ", uname(e, u));
     live_add(e, s->layout.padded);
-    if ((rc = stage3_all_gather(e, u, &s->gather_req, err)))
+    if ((rc = stage3_all_gather(e, u, &s->stage3.req, err)))
         return rc;
-    s->state = ZERO_UNIT_INFLIGHT;
-    s->gather_t_issue = t0;
+    s->stage3.state = ZERO_UNIT_INFLIGHT;
+    s->stage3.t_issue = t0;
     engine_event(e, prefetch ? ZERO_EV_PREFETCH : ZERO_EV_GATHER, u, -1, "all_gather",
                  s->layout.padded, t0);
     return ZERO_OK;
@@ -88,14 +90,14 @@ static int finish_gather(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     double t0 = engine_now();
-    int rc = s->gather_req ? engine_wait(e, s->gather_req, ZERO_EV_GATHER_WAIT, u, -1, "all_gather",
-                                         s->layout.padded, s->gather_t_issue)
+    int rc = s->stage3.req ? engine_wait(e, s->stage3.req, ZERO_EV_GATHER_WAIT, u, -1, "all_gather",
+                                         s->layout.padded, s->stage3.t_issue)
                            : ZERO_OK;
-    int waited = s->gather_req != NULL;
-    s->gather_req = NULL;
+    int waited = s->stage3.req != NULL;
+    s->stage3.req = NULL;
     if (rc)
         return engine_backend_error(e, rc, err, "waiting for the all-gather of %s", uname(e, u));
-    s->state = ZERO_UNIT_AVAILABLE;
+    s->stage3.state = ZERO_UNIT_AVAILABLE;
     if (!waited) /* completed at issue: the wait is still a step of the schedule */
         engine_event(e, ZERO_EV_GATHER_WAIT, u, -1, NULL, s->layout.padded, t0);
     return ZERO_OK;
@@ -105,13 +107,13 @@ static int drop(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     int rc;
-    if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, u, err)))
+    if (s->stage3.state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, u, err)))
         return rc;
     double t0 = engine_now();
-    engine_free(e, s->gathered);
-    s->gathered = NULL;
-    e->live_elements -= s->layout.padded;
-    s->state = ZERO_UNIT_NOT_AVAILABLE;
+    engine_free(e, s->stage3.gathered);
+    s->stage3.gathered = NULL;
+    e->stage3.live_elements -= s->layout.padded;
+    s->stage3.state = ZERO_UNIT_NOT_AVAILABLE;
     engine_event(e, ZERO_EV_RELEASE, u, -1, NULL, s->layout.padded, t0);
     return ZERO_OK;
 }
@@ -119,10 +121,10 @@ static int drop(struct zero_engine *e, int u, struct zero_error *err)
 int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit)
 {
     int64_t distance = 0;
-    for (; pos < e->trace_len; pos++) {
-        if (e->trace[pos] == unit)
+    for (; pos < e->stage3.trace_len; pos++) {
+        if (e->stage3.trace[pos] == unit)
             return distance;
-        distance += e->us[e->trace[pos]].layout.padded;
+        distance += e->us[e->stage3.trace[pos]].layout.padded;
     }
     return -1;
 }
@@ -130,9 +132,9 @@ int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit)
 /* Keep the unit gathered: it is needed again soon in the recorded order. */
 static int reused_soon(const struct zero_engine *e, int unit)
 {
-    if (!e->trace_recorded || e->untraced)
+    if (!e->stage3.trace_recorded || e->stage3.untraced)
         return 0; /* the first pass knows no order yet; eval passes are not in it */
-    int64_t d = stage3_reuse_distance(e, e->trace_pos, unit);
+    int64_t d = stage3_reuse_distance(e, e->stage3.trace_pos, unit);
     return d >= 0 && d <= e->cfg.zero_optimization.stage3_max_reuse_distance;
 }
 
@@ -141,10 +143,10 @@ int stage3_release(struct zero_engine *e, int unit, struct zero_error *err)
     struct unit_states *s = &e->us[unit];
     if (!e->stage_def->shards_params || s->layout.padded == 0)
         return ZERO_OK;
-    if (s->in_use > 0)
-        s->in_use--;
-    if (s->in_use > 0 || s->persistent || s->scope_pins > 0 ||
-        s->state == ZERO_UNIT_NOT_AVAILABLE || reused_soon(e, unit))
+    if (s->stage3.in_use > 0)
+        s->stage3.in_use--;
+    if (s->stage3.in_use > 0 || s->stage3.persistent || s->scope_pins > 0 ||
+        s->stage3.state == ZERO_UNIT_NOT_AVAILABLE || reused_soon(e, unit))
         return ZERO_OK;
     return drop(e, unit, err);
 }
@@ -153,10 +155,10 @@ int stage3_release(struct zero_engine *e, int unit, struct zero_error *err)
 static int make_room(struct zero_engine *e, int64_t need, int keep, struct zero_error *err)
 {
     int64_t limit = e->cfg.zero_optimization.stage3_max_live_parameters;
-    for (int u = e->nunits - 1; u >= 0 && e->live_elements + need > limit; u--) {
+    for (int u = e->nunits - 1; u >= 0 && e->stage3.live_elements + need > limit; u--) {
         struct unit_states *s = &e->us[u];
-        if (u == keep || s->in_use > 0 || s->persistent || s->scope_pins > 0 ||
-            s->state == ZERO_UNIT_NOT_AVAILABLE)
+        if (u == keep || s->stage3.in_use > 0 || s->stage3.persistent || s->scope_pins > 0 ||
+            s->stage3.state == ZERO_UNIT_NOT_AVAILABLE)
             continue;
         int rc = drop(e, u, err);
         if (rc)
@@ -167,30 +169,32 @@ static int make_room(struct zero_engine *e, int64_t need, int keep, struct zero_
 
 static int record_or_check_order(struct zero_engine *e, int unit, struct zero_error *err)
 {
-    if (!e->trace_recorded) {
-        if (e->trace_len == e->trace_cap) {
-            int cap = e->trace_cap ? 2 * e->trace_cap : 64;
-            int *t = realloc(e->trace, (size_t)cap * sizeof *t);
-            int *g = t ? realloc(e->trace_group, (size_t)cap * sizeof *g) : NULL;
+    if (!e->stage3.trace_recorded) {
+        if (e->stage3.trace_len == e->stage3.trace_cap) {
+            int cap = e->stage3.trace_cap ? 2 * e->stage3.trace_cap : 64;
+            int *t = realloc(e->stage3.trace, (size_t)cap * sizeof *t);
+            int *g = t ? realloc(e->stage3.trace_group, (size_t)cap * sizeof *g) : NULL;
             if (t)
-                e->trace = t;
+                e->stage3.trace = t;
             if (!t || !g)
                 return zero_fail(err, ZERO_ENOMEM, "rank %d: stage-3 fetch trace", e->rank);
-            e->trace_group = g;
-            e->trace_cap = cap;
+            e->stage3.trace_group = g;
+            e->stage3.trace_cap = cap;
         }
-        e->trace_group[e->trace_len] = e->fetch_group;
-        e->trace[e->trace_len++] = unit;
+        e->stage3.trace_group[e->stage3.trace_len] = e->stage3.fetch_group;
+        e->stage3.trace[e->stage3.trace_len++] = unit;
         return ZERO_OK;
     }
-    if (e->trace_pos >= e->trace_len || e->trace[e->trace_pos] != unit)
+    if (e->stage3.trace_pos >= e->stage3.trace_len || e->stage3.trace[e->stage3.trace_pos] != unit)
         return zero_fail(err, ZERO_EMISMATCH,
                          "rank %d: stage 3: unit fetch order changed at position %d: the order "
                          "recorded on the first step expects %s, this step fetches %s",
-                         e->rank, e->trace_pos,
-                         e->trace_pos < e->trace_len ? uname(e, e->trace[e->trace_pos]) : "(end)",
+                         e->rank, e->stage3.trace_pos,
+                         e->stage3.trace_pos < e->stage3.trace_len
+                             ? uname(e, e->stage3.trace[e->stage3.trace_pos])
+                             : "(end)",
                          uname(e, unit));
-    e->trace_pos++;
+    e->stage3.trace_pos++;
     return ZERO_OK;
 }
 
@@ -198,13 +202,13 @@ static int prefetch(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_optimization_config *z = &e->cfg.zero_optimization;
     int64_t issued = 0;
-    for (int pos = e->trace_pos; pos < e->trace_len; pos++) {
-        int u = e->trace[pos];
+    for (int pos = e->stage3.trace_pos; pos < e->stage3.trace_len; pos++) {
+        int u = e->stage3.trace[pos];
         struct unit_states *s = &e->us[u];
-        if (s->state != ZERO_UNIT_NOT_AVAILABLE)
+        if (s->stage3.state != ZERO_UNIT_NOT_AVAILABLE)
             continue;
         if (issued + s->layout.padded > z->stage3_prefetch_bucket_size ||
-            e->live_elements + s->layout.padded > z->stage3_max_live_parameters)
+            e->stage3.live_elements + s->layout.padded > z->stage3_max_live_parameters)
             break;
         int rc = start_gather(e, u, 1, err);
         if (rc)
@@ -219,18 +223,18 @@ int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err)
     if (!e->stage_def->shards_params)
         return ZERO_OK;
     struct unit_states *s = &e->us[unit];
-    int rc = e->untraced ? ZERO_OK : record_or_check_order(e, unit, err);
+    int rc = e->stage3.untraced ? ZERO_OK : record_or_check_order(e, unit, err);
     if (rc || s->layout.padded == 0)
         return rc;
-    if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
+    if (s->stage3.state == ZERO_UNIT_NOT_AVAILABLE) {
         if ((rc = make_room(e, s->layout.padded, unit, err)) ||
             (rc = start_gather(e, unit, 0, err)))
             return rc;
     }
-    if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
+    if (s->stage3.state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
         return rc;
-    s->in_use++;
-    return e->trace_recorded && !e->untraced ? prefetch(e, err) : ZERO_OK;
+    s->stage3.in_use++;
+    return e->stage3.trace_recorded && !e->stage3.untraced ? prefetch(e, err) : ZERO_OK;
 }
 
 /* A gathered-parameters scope's gather: on demand, under the live limit, with
@@ -242,20 +246,21 @@ int stage3_gather_for_scope(struct zero_engine *e, int unit, struct zero_error *
     struct unit_states *s = &e->us[unit];
     int64_t limit = e->cfg.zero_optimization.stage3_max_live_parameters;
     int rc;
-    if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
+    if (s->stage3.state == ZERO_UNIT_NOT_AVAILABLE) {
         if ((rc = make_room(e, s->layout.padded, unit, err)))
             return rc;
-        if (e->live_elements + s->layout.padded > limit)
+        if (e->stage3.live_elements + s->layout.padded > limit)
             return zero_fail(err, ZERO_EINVAL,
                              "rank %d: gathered-parameters scope: gathering unit %s (%lld "
                              "elements) would hold %lld gathered elements, above "
                              "zero_optimization.stage3_max_live_parameters = %lld",
                              e->rank, uname(e, unit), (long long)s->layout.padded,
-                             (long long)(e->live_elements + s->layout.padded), (long long)limit);
+                             (long long)(e->stage3.live_elements + s->layout.padded),
+                             (long long)limit);
         if ((rc = start_gather(e, unit, 0, err)))
             return rc;
     }
-    if (s->state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
+    if (s->stage3.state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
         return rc;
     return ZERO_OK;
 }
@@ -263,7 +268,7 @@ int stage3_gather_for_scope(struct zero_engine *e, int unit, struct zero_error *
 int stage3_begin_pass(struct zero_engine *e, struct zero_error *err)
 {
     (void)err;
-    e->trace_pos = 0;
+    e->stage3.trace_pos = 0;
     return ZERO_OK;
 }
 
@@ -271,10 +276,10 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
 {
     for (int u = 0; u < e->nunits; u++) {
         struct unit_states *s = &e->us[u];
-        if (!s->persistent || s->layout.padded == 0)
+        if (!s->stage3.persistent || s->layout.padded == 0)
             continue;
         int rc;
-        if (s->state == ZERO_UNIT_NOT_AVAILABLE) {
+        if (s->stage3.state == ZERO_UNIT_NOT_AVAILABLE) {
             if ((rc = start_gather(e, u, 0, err)) || (rc = finish_gather(e, u, err)))
                 return rc;
         } else {
@@ -300,14 +305,14 @@ int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err)
     int64_t persistent = 0, worst = 0;
     int worst_unit = 0;
     for (int u = 0; u < e->nunits; u++)
-        if (e->us[u].persistent)
+        if (e->us[u].stage3.persistent)
             persistent += e->us[u].layout.padded;
     for (int u = 0; u < e->nunits; u++) {
         const struct zero_unit *unit = e->model->units[u];
-        int64_t need = e->us[u].persistent ? 0 : e->us[u].layout.padded;
+        int64_t need = e->us[u].stage3.persistent ? 0 : e->us[u].layout.padded;
         for (int x = 0; x < unit->nexternal; x++) {
             int o = unit->external[x].unit;
-            if (!e->us[o].persistent && o != u)
+            if (!e->us[o].stage3.persistent && o != u)
                 need += e->us[o].layout.padded;
         }
         if (need > worst) {
@@ -324,4 +329,46 @@ int stage3_check_live_limit(struct zero_engine *e, struct zero_error *err)
                          (long long)limit, uname(e, worst_unit), (long long)(persistent + worst),
                          (long long)worst, (long long)persistent);
     return ZERO_OK;
+}
+
+void stage3_open_fetch_group(struct zero_engine *e)
+{
+    e->stage3.fetch_group++;
+}
+
+void stage3_set_untraced(struct zero_engine *e, int untraced)
+{
+    e->stage3.untraced = untraced;
+}
+
+void stage3_order_recorded(struct zero_engine *e)
+{
+    e->stage3.trace_recorded = 1;
+}
+
+void stage3_destroy(struct zero_engine *e)
+{
+    free(e->stage3.trace);
+    free(e->stage3.trace_group);
+    e->stage3.trace = e->stage3.trace_group = NULL;
+}
+
+void stage3_plan_unit(struct zero_engine *e, int u)
+{
+    struct unit_states *s = &e->us[u];
+    int sharded = e->stage_def->shards_params;
+    s->stage3.persistent =
+        sharded && s->layout.padded < e->cfg.zero_optimization.stage3_param_persistence_threshold;
+    s->stage3.state =
+        sharded && s->layout.padded > 0 ? ZERO_UNIT_NOT_AVAILABLE : ZERO_UNIT_AVAILABLE;
+}
+
+void stage3_unit_destroy(struct zero_engine *e, int u)
+{
+    struct unit_states *s = &e->us[u];
+    if (s->stage3.req)
+        e->be->wait(e->bself, s->stage3.req);
+    s->stage3.req = NULL;
+    engine_free(e, s->stage3.gathered);
+    s->stage3.gathered = NULL;
 }

@@ -6,12 +6,15 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "unit_compute.h"
+#include "stage3.h"
+#include "placement.h"
 
 /* Fetches (stage 3) a unit and the owners of its external parameters. */
 int compute_fetch(struct zero_engine *e, int u, struct zero_error *err)
 {
     const struct zero_unit *unit = e->model->units[u];
-    e->fetch_group++; /* released together too: the reuse rule looks ahead from here */
+    stage3_open_fetch_group(e); /* released together too: the reuse rule looks ahead from here */
     int rc = stage3_fetch(e, u, err);
     for (int x = 0; x < unit->nexternal && !rc; x++)
         rc = stage3_fetch(e, unit->external[x].unit, err);

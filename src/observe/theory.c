@@ -23,6 +23,8 @@
 #include <stdlib.h>
 
 #include "engine/engine_internal.h"
+#include "engine/grad_reduce.h"
+#include "engine/stage3.h"
 #include "offload/nvme_swap.h"
 
 /* Elements stage 3 gathers per step, by replaying the recorded fetch order
@@ -34,25 +36,25 @@
  * forces no release. Before the first step (no order yet): 2 gathers per unit. */
 static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersistent)
 {
-    if (!e->stage_def->shards_params || !e->trace_recorded)
+    if (!e->stage_def->shards_params || !e->stage3.trace_recorded)
         return 2 * nonpersistent;
     char *gathered = calloc((size_t)e->nunits, 1);
     if (!gathered)
         return 2 * nonpersistent;
     int64_t total = 0, limit = e->cfg.zero_optimization.stage3_max_reuse_distance;
-    for (int a = 0; a < e->trace_len;) {
+    for (int a = 0; a < e->stage3.trace_len;) {
         int b = a;
-        while (b < e->trace_len && e->trace_group[b] == e->trace_group[a])
+        while (b < e->stage3.trace_len && e->stage3.trace_group[b] == e->stage3.trace_group[a])
             b++;
         for (int pos = a; pos < b; pos++) {
-            int u = e->trace[pos];
-            if (!e->us[u].persistent && !gathered[u]) {
+            int u = e->stage3.trace[pos];
+            if (!e->us[u].stage3.persistent && !gathered[u]) {
                 total += e->us[u].layout.padded;
                 gathered[u] = 1;
             }
         }
         for (int pos = a; pos < b; pos++) {
-            int u = e->trace[pos];
+            int u = e->stage3.trace[pos];
             int64_t d = stage3_reuse_distance(e, b, u);
             gathered[u] = d >= 0 && d <= limit;
         }
@@ -68,7 +70,7 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     for (int u = 0; u < e->nunits; u++) {
         psi += e->us[u].layout.used; /* includes inner alignment gaps only */
         padded += e->us[u].layout.padded;
-        if (e->us[u].persistent)
+        if (e->us[u].stage3.persistent)
             persistent += e->us[u].layout.padded;
     }
     psi = zero_model_numel(e->model);
@@ -81,23 +83,24 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     int64_t c = (int64_t)e->csize;              /* compute dtype: 4 (fp32) or 2 (fp16, bf16) */
     const struct zero_stage *st = e->stage_def; /* what it shards: stage.c */
     int64_t params = c * zero_stage_part(st->shards_params, padded, shard);
-    int64_t master = e->separate_master ? 4 * zero_stage_part(st->shards_optim, padded, shard) : 0;
+    int64_t master =
+        engine_separate_master(e) ? 4 * zero_stage_part(st->shards_optim, padded, shard) : 0;
     int64_t optim_state = 4 * optim * zero_stage_part(st->shards_optim, padded, shard);
-    t->params_bytes = e->offload_param ? 0 : params;
+    t->params_bytes = e->offload.param ? 0 : params;
     t->grads_bytes = c * zero_stage_part(st->shards_grads, padded, shard);
-    t->master_bytes = e->offload_opt ? 0 : master;
-    t->optim_bytes = e->offload_opt ? 0 : optim_state;
+    t->master_bytes = e->offload.opt ? 0 : master;
+    t->optim_bytes = e->offload.opt ? 0 : optim_state;
     t->model_state_bytes = t->params_bytes + t->grads_bytes + t->master_bytes + t->optim_bytes;
     int64_t on_nvme = 0; /* parameter shard elements past max_in_cpu */
     for (int u = 0; u < e->nunits; u++)
         on_nvme += nvme_holds_params(e, u) ? e->us[u].layout.shard : 0;
-    t->host_params_bytes = e->offload_param ? params - c * on_nvme : 0;
-    t->host_grads_bytes = e->offload_opt && !e->nvme_opt ? c * shard : 0; /* NVMe: the ring */
-    t->host_master_bytes = e->offload_opt && !e->nvme_opt ? master : 0;
-    t->host_optim_bytes = e->offload_opt && !e->nvme_opt ? optim_state : 0;
+    t->host_params_bytes = e->offload.param ? params - c * on_nvme : 0;
+    t->host_grads_bytes = e->offload.opt && !e->nvme.opt ? c * shard : 0; /* NVMe: the ring */
+    t->host_master_bytes = e->offload.opt && !e->nvme.opt ? master : 0;
+    t->host_optim_bytes = e->offload.opt && !e->nvme.opt ? optim_state : 0;
     t->nvme_params_bytes = c * on_nvme;
-    t->nvme_master_bytes = e->nvme_opt ? master : 0;
-    t->nvme_optim_bytes = e->nvme_opt ? optim_state : 0;
+    t->nvme_master_bytes = e->nvme.opt ? master : 0;
+    t->nvme_optim_bytes = e->nvme.opt ? optim_state : 0;
     t->nvme_state_bytes = t->nvme_params_bytes + t->nvme_master_bytes + t->nvme_optim_bytes;
     t->host_state_bytes =
         t->host_params_bytes + t->host_grads_bytes + t->host_master_bytes + t->host_optim_bytes;

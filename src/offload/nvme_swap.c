@@ -81,7 +81,7 @@ struct nvme_swap {
 
 static struct nvme_swap *nv(const struct zero_engine *e)
 {
-    return e->nvme;
+    return e->nvme.swap;
 }
 
 static int optim_count(const struct zero_engine *e)
@@ -93,12 +93,12 @@ static int optim_count(const struct zero_engine *e)
 
 int nvme_holds_optim(const struct zero_engine *e, int u)
 {
-    return e->nvme && nv(e)->opt_off[u] >= 0;
+    return e->nvme.swap && nv(e)->opt_off[u] >= 0;
 }
 
 int nvme_holds_params(const struct zero_engine *e, int u)
 {
-    return e->nvme && nv(e)->par_off[u] >= 0;
+    return e->nvme.swap && nv(e)->par_off[u] >= 0;
 }
 
 /* ---- configuration ---- */
@@ -107,31 +107,31 @@ int nvme_configure(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_optimization_config *z = &e->cfg.zero_optimization;
     const struct zero_aio_config *a = &e->cfg.aio;
-    e->nvme_opt = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
-    e->nvme_param = z->offload_param.device == ZERO_OFFLOAD_NVME;
+    e->nvme.opt = z->offload_optimizer.device == ZERO_OFFLOAD_NVME;
+    e->nvme.param = z->offload_param.device == ZERO_OFFLOAD_NVME;
     /* the NVMe-only keys elsewhere are zero_config_validate's, checked before this */
-    if (!e->nvme_opt && !e->nvme_param)
+    if (!e->nvme.opt && !e->nvme.param)
         return ZERO_OK;
-    if (e->nvme_param && !e->nvme_opt)
+    if (e->nvme.param && !e->nvme.opt)
         return zero_fail(err, ZERO_EINVAL,
                          "zero_optimization.offload_param.device = nvme needs "
                          "offload_optimizer.device = nvme as well (the NVMe step writes the "
                          "parameter shards it updates; optimizer state in host memory next to "
                          "parameters on NVMe is not implemented yet in this build)");
-    if (e->nvme_opt && !z->offload_optimizer.nvme_path[0])
+    if (e->nvme.opt && !z->offload_optimizer.nvme_path[0])
         return zero_fail(err, ZERO_EINVAL,
                          "zero_optimization.offload_optimizer.device = nvme needs "
                          "zero_optimization.offload_optimizer.nvme_path (a directory)");
-    if (e->nvme_param && !z->offload_param.nvme_path[0])
+    if (e->nvme.param && !z->offload_param.nvme_path[0])
         return zero_fail(err, ZERO_EINVAL,
                          "zero_optimization.offload_param.device = nvme needs "
                          "zero_optimization.offload_param.nvme_path (a directory)");
-    if (e->nvme_opt && z->offload_optimizer.buffer_count < 1)
+    if (e->nvme.opt && z->offload_optimizer.buffer_count < 1)
         return zero_fail(err, ZERO_EINVAL,
                          "zero_optimization.offload_optimizer.buffer_count %lld: NVMe offload "
                          "streams through at least 1 buffer",
                          (long long)z->offload_optimizer.buffer_count);
-    if (e->nvme_param && (z->offload_param.buffer_count < 1 || z->offload_param.buffer_size < 1))
+    if (e->nvme.param && (z->offload_param.buffer_count < 1 || z->offload_param.buffer_size < 1))
         return zero_fail(err, ZERO_EINVAL,
                          "zero_optimization.offload_param.buffer_count %lld and buffer_size %lld: "
                          "NVMe parameter offload reads through at least 1 buffer of 1 element",
@@ -288,13 +288,13 @@ static int64_t unit_record_bytes(const struct nvme_swap *s, int64_t shard)
 
 int nvme_open(struct zero_engine *e, struct zero_error *err)
 {
-    if (!e->nvme_opt && !e->nvme_param)
+    if (!e->nvme.opt && !e->nvme.param)
         return ZERO_OK;
     const struct zero_optimization_config *z = &e->cfg.zero_optimization;
     struct nvme_swap *s = calloc(1, sizeof *s);
     if (!s)
         return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe offload state", e->rank);
-    e->nvme = s;
+    e->nvme.swap = s;
     s->opt.fd = s->par.fd = -1;
     s->nparts = 1 + optim_count(e);
     s->pinned = z->offload_param.pin_memory;
@@ -319,15 +319,15 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     for (int u = 0; u < e->nunits; u++) {
         int64_t shard = e->us[u].layout.shard;
         s->opt_off[u] = s->par_off[u] = -1;
-        if (e->nvme_opt && shard > 0) {
+        if (e->nvme.opt && shard > 0) {
             s->opt_off[u] = obytes;
             obytes += unit_record_bytes(s, shard);
             nchunks += (int)((shard + s->chunk - 1) / s->chunk);
         }
         /* max_in_cpu: the first shards, in unit order, stay in host memory */
-        if (e->nvme_param && shard > 0 && in_cpu + shard <= z->offload_param.max_in_cpu) {
+        if (e->nvme.param && shard > 0 && in_cpu + shard <= z->offload_param.max_in_cpu) {
             in_cpu += shard;
-        } else if (e->nvme_param && shard > 0) {
+        } else if (e->nvme.param && shard > 0) {
             if (shard > z->offload_param.buffer_size)
                 return zero_fail(err, ZERO_EINVAL,
                                  "zero_optimization.offload_param.buffer_size %lld is smaller "
@@ -362,7 +362,7 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     int rc = aio_create(&s->aio, &ao, msg, sizeof msg);
     if (rc)
         return zero_fail(err, ZERO_EIO, "rank %d: NVMe offload: %s", e->rank, msg);
-    if (e->nvme_opt && (rc = open_file(e, &s->opt, z->offload_optimizer.nvme_path,
+    if (e->nvme.opt && (rc = open_file(e, &s->opt, z->offload_optimizer.nvme_path,
                                        "zero_optimization.offload_optimizer.nvme_path", "optim",
                                        obytes, z->offload_optimizer.fast_init, err)))
         return rc;
@@ -386,7 +386,7 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     /* a slot: the optimizer record, then the stage the gradient (at most fp32)
      * comes in through and the compute-dtype parameters go out of */
     int64_t part = pad(s->chunk * 4), ppart = pad(s->chunk * 4);
-    s->nslots = e->nvme_opt ? (int)z->offload_optimizer.buffer_count : 0;
+    s->nslots = e->nvme.opt ? (int)z->offload_optimizer.buffer_count : 0;
     s->slots = calloc((size_t)(s->nslots > 0 ? s->nslots : 1), sizeof *s->slots);
     s->npslots = pbytes > 0 ? (int)z->offload_param.buffer_count : 0;
     s->pslots = calloc((size_t)(s->npslots > 0 ? s->npslots : 1), sizeof *s->pslots);
@@ -456,19 +456,19 @@ void nvme_close(struct zero_engine *e)
     free(s->chunk_unit);
     free(s->chunk_begin);
     free(s);
-    e->nvme = NULL;
+    e->nvme.swap = NULL;
 }
 
 const struct zero_ledger *zero_engine_nvme_ledger(const struct zero_engine *e)
 {
     static const struct zero_ledger none;
-    return e->nvme ? &nv(e)->disk : &none;
+    return e->nvme.swap ? &nv(e)->disk : &none;
 }
 
 void zero_engine_nvme_io(const struct zero_engine *e, int64_t *read, int64_t *written)
 {
     *read = *written = 0;
-    if (e->nvme)
+    if (e->nvme.swap)
         aio_counters(nv(e)->aio, read, written);
 }
 
@@ -756,8 +756,9 @@ int nvme_param_shard(struct zero_engine *e, int u, const void **shard, int *pinn
             return rc;
     }
     /* read ahead: the units that follow in the recorded fetch order */
-    for (int pos = e->trace_pos; e->trace_recorded && !e->untraced && pos < e->trace_len; pos++) {
-        int v = e->trace[pos];
+    for (int pos = e->stage3.trace_pos;
+         e->stage3.trace_recorded && !e->stage3.untraced && pos < e->stage3.trace_len; pos++) {
+        int v = e->stage3.trace[pos];
         if (v == u || s->par_off[v] < 0 || pslot_of(s, v) >= 0)
             continue;
         int j = pslot_free(e, i, 0, err);

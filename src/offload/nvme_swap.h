@@ -28,8 +28,16 @@
 struct zero_engine;
 struct zero_error;
 
+/* NVMe offload's part of the engine (nvme_swap.c alone writes it) */
+struct nvme_plan {
+    int opt;                /* offload_optimizer.device = nvme: master and optimizer state
+                               in a swap file */
+    int param;              /* offload_param.device = nvme: shards past max_in_cpu too */
+    struct nvme_swap *swap; /* NULL without NVMe offload */
+};
+
 /* Checks the NVMe keys against the stage and the offload devices; sets
- * e->nvme_opt and e->nvme_param. Before the states exist. */
+ * e->nvme.opt and e->nvme.param. Before the states exist. */
 int nvme_configure(struct zero_engine *e, struct zero_error *err);
 /* Creates (or, after a crash, rebuilds) this rank's swap files once the
  * layouts are known, and prints the I/O engine chosen (rank 0). */

@@ -29,6 +29,9 @@
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
+#include "offload.h"
+#include "engine/optimizer_args.h"
+#include "engine/placement.h"
 #include "base/host_optim.h"
 #include "base/host_parallel.h"
 #include "nvme_swap.h"
@@ -52,18 +55,17 @@ static int ranks_on_this_host(struct zero_engine *e)
 int offload_configure(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_optimization_config *z = &e->cfg.zero_optimization;
-    e->offload_opt = z->offload_optimizer.device != ZERO_OFFLOAD_NONE;
-    e->offload_param = z->offload_param.device != ZERO_OFFLOAD_NONE;
+    e->offload.opt = z->offload_optimizer.device != ZERO_OFFLOAD_NONE;
+    e->offload.param = z->offload_param.device != ZERO_OFFLOAD_NONE;
     /* the stage rules are zero_config_validate's, checked before this */
     int rc = nvme_configure(e, err);
     if (rc)
         return rc;
-    e->separate_master |= e->offload_opt; /* fp32 too: the parameters stay on the device */
-    if (e->offload_opt) {                 /* collective, as engine creation is */
+    if (e->offload.opt) { /* collective, as engine creation is */
         int64_t t = e->cfg.libzero.offload_threads;
-        e->offload_threads = t > 0 ? (int)t : host_processors() / ranks_on_this_host(e);
-        if (e->offload_threads < 1)
-            e->offload_threads = 1;
+        e->offload.threads = t > 0 ? (int)t : host_processors() / ranks_on_this_host(e);
+        if (e->offload.threads < 1)
+            e->offload.threads = 1;
     }
     return ZERO_OK;
 }
@@ -73,9 +75,9 @@ int offload_configure(struct zero_engine *e, struct zero_error *err)
 static int copy_out(struct zero_engine *e, int u, const void *grad, enum zero_dtype t, size_t n)
 {
     struct unit_states *s = &e->us[u];
-    int rc =
-        e->be->copy_async(e->bself, s->host_stage, grad, n * zero_dtype_size(t), ZERO_STREAM_COMM);
-    return rc ? rc : e->be->event_record(e->bself, s->host_stage_ready, ZERO_STREAM_COMM);
+    int rc = e->be->copy_async(e->bself, s->offload.staging, grad, n * zero_dtype_size(t),
+                               ZERO_STREAM_COMM);
+    return rc ? rc : e->be->event_record(e->bself, s->offload.ready, ZERO_STREAM_COMM);
 }
 
 /* Makes stream `waits` wait for the work queued on stream `done` so far. */
@@ -133,15 +135,15 @@ static void update_range(void *arg, size_t b, size_t end)
 static void run_job(struct zero_engine *e, struct unit_job *job, size_t n)
 {
     /* a grain of 16 Ki elements (tens of microseconds): enough work to pay for a thread */
-    host_parallel_for(n, (size_t)1 << 14, e->offload_threads, update_range, job);
+    host_parallel_for(n, (size_t)1 << 14, e->offload.threads, update_range, job);
 }
 
 /* Unit u's new compute-dtype parameters (in its staging buffer) back to the device. */
 static int copy_back(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
-    size_t n = optimizer_update_count(e, u);
-    int rc = e->be->copy_async(e->bself, optimizer_param_copy(e, u), s->host_stage, n * e->csize,
+    size_t n = (size_t)engine_update_count(e, u);
+    int rc = e->be->copy_async(e->bself, engine_param_copy(e, u), s->offload.staging, n * e->csize,
                                ZERO_STREAM_COMM);
     return rc ? engine_backend_error(e, rc, err, "copying back the parameters of %s",
                                      e->model->units[u]->name)
@@ -154,12 +156,12 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
                           enum zero_dtype t, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
-    size_t n = optimizer_update_count(e, u);
-    int rc = e->be->event_synchronize(e->bself, s->host_stage_ready);
+    size_t n = (size_t)engine_update_count(e, u);
+    int rc = e->be->event_synchronize(e->bself, s->offload.ready);
     if (rc)
         return engine_backend_error(e, rc, err, "copying out the gradient of %s",
                                     e->model->units[u]->name);
-    void *out = e->offload_param ? s->params : s->host_stage; /* (cdt, n) */
+    void *out = e->offload.param ? s->params : s->offload.staging; /* (cdt, n) */
     /* DeepSpeed's sub_group_size: the optimizer steps sub-group by sub-group (one
      * event each; 0: the unit's shard is one group). Element-wise: any split gives
      * the same bits. */
@@ -173,7 +175,7 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
                                .master = s->master + b,
                                .exp_avg = s->exp_avg ? s->exp_avg + b : NULL,
                                .exp_avg_sq = s->exp_avg_sq ? s->exp_avg_sq + b : NULL,
-                               .grad = (const char *)s->host_stage + b * gsize,
+                               .grad = (const char *)s->offload.staging + b * gsize,
                                .grad_type = t,
                                .copy_type = e->cdt,
                                .out = (char *)out + b * e->csize};
@@ -181,7 +183,7 @@ static int update_on_host(struct zero_engine *e, int u, const struct host_update
         engine_event(e, ZERO_EV_OPTIMIZER, u, -1, NULL, (int64_t)len, t0);
         b += len;
     } while (b < n);
-    return e->offload_param ? ZERO_OK : copy_back(e, u, err);
+    return e->offload.param ? ZERO_OK : copy_back(e, u, err);
 }
 
 /* Between a chunk's stage and device memory, on the comm stream behind the
@@ -221,11 +223,11 @@ static int update_from_nvme(struct zero_engine *e, const struct host_update *h, 
         /* the stage's last copy back must be done before the gradient lands there */
         if ((rc = e->be->event_synchronize(e->bself, c.ev)))
             return engine_backend_error(e, rc, err, "copying back the parameters of %s", name);
-        const char *grad = (const char *)reduce_shard_grads(e, c.unit, &t) + c.begin * gsize;
+        const char *grad = (const char *)grad_for_update(e, c.unit, &t) + c.begin * gsize;
         if ((rc = copy_in_out(e, &c, c.stage, grad, (size_t)c.n * gsize, 1)))
             return engine_backend_error(e, rc, err, "copying out the gradient of %s", name);
         double t0 = engine_now();
-        int host_params = e->offload_param && !c.params; /* max_in_cpu kept it in host memory */
+        int host_params = e->offload.param && !c.params; /* max_in_cpu kept it in host memory */
         void *out = host_params ? engine_at(e, s->params, c.begin) : c.stage;
         struct unit_job job = {.h = h,
                                .master = c.master,
@@ -237,9 +239,9 @@ static int update_from_nvme(struct zero_engine *e, const struct host_update *h, 
                                .out = out};
         run_job(e, &job, (size_t)c.n);
         engine_event(e, ZERO_EV_OPTIMIZER, c.unit, -1, NULL, c.n, t0);
-        if (!e->offload_param &&
-            (rc = copy_in_out(e, &c, engine_at(e, optimizer_param_copy(e, c.unit), c.begin),
-                              c.stage, (size_t)c.n * e->csize, 0)))
+        if (!e->offload.param &&
+            (rc = copy_in_out(e, &c, engine_at(e, engine_param_copy(e, c.unit), c.begin), c.stage,
+                              (size_t)c.n * e->csize, 0)))
             return engine_backend_error(e, rc, err, "copying back the parameters of %s", name);
         if ((rc = nvme_stream_put(e, &c, err)))
             return rc;
@@ -262,21 +264,44 @@ int offload_update(struct zero_engine *e, float lr, float grad_div, struct zero_
     if ((rc = nvme_param_invalidate(e, err)))
         return rc;
     /* the copies out start once the compute stream has finished the gradients */
-    if ((rc = fence(e, e->us[first].host_stage_ready, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM)))
+    if ((rc = fence(e, e->us[first].offload.ready, ZERO_STREAM_COMPUTE, ZERO_STREAM_COMM)))
         return engine_backend_error(e, rc, err, "ordering the gradient copies");
-    enum zero_dtype t = e->cdt; /* the reduced gradient (reduce_shard_grads) */
-    for (int u = first; u <= last && !rc && !e->nvme_opt; u++)
+    enum zero_dtype t = e->cdt; /* the reduced gradient (grad_for_update) */
+    for (int u = first; u <= last && !rc && !e->nvme.opt; u++)
         if (e->us[u].layout.shard > 0 &&
-            (rc = copy_out(e, u, reduce_shard_grads(e, u, &t), t, optimizer_update_count(e, u))))
+            (rc = copy_out(e, u, grad_for_update(e, u, &t), t, (size_t)engine_update_count(e, u))))
             rc = engine_backend_error(e, rc, err, "copying out the gradient of %s",
                                       e->model->units[u]->name);
-    if (!rc && e->nvme_opt)
+    if (!rc && e->nvme.opt)
         rc = update_from_nvme(e, &h, t, err);
-    for (int u = first; u <= last && !rc && !e->nvme_opt; u++)
+    for (int u = first; u <= last && !rc && !e->nvme.opt; u++)
         if (e->us[u].layout.shard > 0)
             rc = update_on_host(e, u, &h, t, err);
     /* the compute stream's next work reads the parameters copied back */
-    if (!rc && (rc = fence(e, e->us[last].host_stage_ready, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE)))
+    if (!rc && (rc = fence(e, e->us[last].offload.ready, ZERO_STREAM_COMM, ZERO_STREAM_COMPUTE)))
         rc = engine_backend_error(e, rc, err, "ordering the copied-back parameters");
     return rc;
+}
+
+int offload_alloc_unit(struct zero_engine *e, int u, int64_t n, const char *what,
+                       struct zero_error *err)
+{
+    struct unit_offload *o = &e->us[u].offload;
+    /* the reduced gradient shard (cdt) comes in; the parameters (cdt) go out */
+    int rc =
+        e->nvme.opt /* NVMe: the gradient comes in through the ring */
+            ? ZERO_OK
+            : engine_host_alloc(e, (size_t)n * e->csize, ZERO_TAG_GRADS, &o->staging, what, err);
+    if (!rc && (rc = e->be->event_create(e->bself, &o->ready)))
+        return engine_backend_error(e, rc, err, "offload event of %s", e->model->units[u]->name);
+    return rc;
+}
+
+void offload_unit_destroy(struct zero_engine *e, int u)
+{
+    struct unit_offload *o = &e->us[u].offload;
+    engine_host_free(e, o->staging);
+    if (o->ready)
+        e->be->event_destroy(e->bself, o->ready);
+    o->staging = o->ready = NULL;
 }

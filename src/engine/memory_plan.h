@@ -1,0 +1,11 @@
+/* Before the model states are allocated: their plan against what the process may
+ * use (memory_plan.c); ZERO_ENOMEM with the per-tag breakdown when it cannot fit. */
+#ifndef ZERO_ENGINE_MEMORY_PLAN_H
+#define ZERO_ENGINE_MEMORY_PLAN_H
+
+struct zero_engine;
+struct zero_error;
+
+int engine_check_memory_plan(struct zero_engine *e, struct zero_error *err);
+
+#endif
