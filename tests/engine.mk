@@ -32,6 +32,12 @@ tests_test_layout_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_layout_LDADD = $(TEST_LDADD)
 TESTS += tests/test_layout
 
+# the stage table (src/engine/stage.c) against the paper: partitions, reductions, ledger
+check_PROGRAMS += tests/test_stage_table
+tests_test_stage_table_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_stage_table_LDADD = $(TEST_LDADD)
+TESTS += tests/test_stage_table
+
 # ZeRO-Offload: host optimizer variants, bit-identity with device states, ledgers
 check_PROGRAMS += tests/test_offload
 tests_test_offload_SOURCES = tests/test_offload.c tests/engine_harness.c tests/engine_harness.h \
