@@ -9,6 +9,7 @@
 
 #include "cli_run.h"
 #include "commands.h"
+#include "engine/stage.h"
 
 #define MAX_EVENTS 100000
 
@@ -319,7 +320,8 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
     struct zero_theory t;
     zero_engine_theory(e, &t);
     const struct zero_config *c = zero_engine_config(e);
-    int stage3 = c->zero_optimization.stage == 3;
+    /* a stage that shards the parameters gathers them for forward and backward: 3Ψ */
+    int stage3 = zero_stage_get(c->zero_optimization.stage)->shards_params;
     char psi[32], psip[32], psir[32], th[32];
     cli_num(psi, t.psi_padded);
     cli_num(psip, t.psi_persistent);
@@ -357,7 +359,7 @@ static void print_header(const struct schedule_args *a, const struct cli_run *ru
            (long long)a->m.classes);
     printf("Ψ = %s parameters, %s elements padded in %d units", cli_num(p, t.psi),
            cli_num(q, t.psi_padded), run->model->nunits);
-    if (c->zero_optimization.stage == 3)
+    if (zero_stage_get(c->zero_optimization.stage)->shards_params)
         printf(" (%s in persistent units)", cli_num(p, t.psi_persistent));
     printf("\nbatch: micro-batch %lld x accumulation %lld x world %d\n\n",
            (long long)c->train_micro_batch_size_per_gpu, (long long)c->gradient_accumulation_steps,
