@@ -172,9 +172,15 @@ int64_t stage3_reuse_distance(const struct zero_engine *e, int pos, int unit);
 /* grad_reduce.c: per micro-step reduction, buckets, accumulation */
 int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err);
 int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err);
-/* Native (fast) mode, accumulation, stages 0-2: micro-steps are summed locally and
- * reduced once per step. */
+/* Native (fast) mode, accumulation, stages 0-2 (or exact mode with rank-major atoms,
+ * stages 0-3): micro-steps are summed locally and reduced once per step. */
 int reduce_accumulates_locally(const struct zero_engine *e);
+/* atom_order.c: exact mode, rank-major atoms, A > 1: a rank sums its micro-steps
+ * (its subtree of the canonical tree) and reduces once; stages 0-3 */
+int atom_order_reduces_once(const struct zero_engine *e);
+/* The rank's fp32 sum (padded,) of unit u, reduced into `mine` (its part, cdt);
+ * stage 0 all-gathers it into the whole gradient. */
+int atom_order_reduce(struct zero_engine *e, int u, float *sum, void *mine, struct zero_error *err);
 int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err);
 /* The reduced gradient of this rank's shard of `unit` at the boundary: the
  * last micro-step's sum (cdt) or the accumulated sum (fp32). */

@@ -27,13 +27,19 @@
  * the last micro-step: 2Ψ(N-1)/N per step with the parameter gather, DeepSpeed's
  * volume, instead of (A + 1)Ψ(N-1)/N. The sums then depend on how atoms spread
  * over ranks (MPI's reduction on top of that), so results match exact mode to a
- * tolerance, not in bits (docs/stages.md, "Overlap and accumulation"). */
+ * tolerance, not in bits (docs/stages.md, "Overlap and accumulation").
+ *
+ * Exact mode with libzero.atom_order = rank_major accumulates locally the same
+ * way, in every stage and with offload, and reduces once along the canonical
+ * tree (atom_order.c). */
 #include <stdlib.h>
 
 #include "engine_internal.h"
 
 int reduce_accumulates_locally(const struct zero_engine *e)
 {
+    if (atom_order_reduces_once(e)) /* exact mode, rank-major atoms: atom_order.c */
+        return 1;
     return e->accum > 1 && e->stage <= 2 && e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE &&
            e->cfg.zero_optimization.reduce_scatter && !e->offload_opt;
 }
@@ -93,6 +99,11 @@ static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *e
     double t0 = engine_now();
     if ((rc = counter_finish(e, &s->counter, &sum, err)))
         return rc;
+    if (atom_order_reduces_once(e)) {
+        rc = atom_order_reduce(e, u, sum, landing(e, u), err);
+        counter_release(&s->counter);
+        return rc;
+    }
     const char *coll = e->stage == 0 ? "all_reduce" : "reduce_scatter";
     if (e->stage == 0) {
         rc = e->be->all_reduce(e->bself, sum, sum, ZERO_F32, padded, NULL);

@@ -10,6 +10,7 @@ libzero_la_SOURCES += \
 	%reldir%/stage3.c \
 	%reldir%/grad_reduce.c \
 	%reldir%/grad_counter.c \
+	%reldir%/atom_order.c \
 	%reldir%/optimizer.c \
 	%reldir%/gathered.c \
 	%reldir%/loss_scaler.c \
