@@ -217,9 +217,9 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
             fprintf(out, "  reducing every micro-step instead: %" PRId64 " = %s\n",
                     t.sent_elements_every_micro_step, every);
         else
-            fprintf(out,
-                    "  accumulating locally, reducing once per step (--atom-order rank_major, or "
-                    "--mode native): %" PRId64 " = %s\n",
+            fprintf(out, "  accumulating locally, reducing once per step (%s): %" PRId64 " = %s\n",
+                    stage3 ? "--atom-order rank_major"
+                           : "--atom-order rank_major, or --mode native",
                     t.sent_elements_local_accumulation, local);
     }
 }
