@@ -21,6 +21,7 @@ struct opt {
 
 static const char *const schedules[] = {"cosine", "decay", "constant", NULL};
 static const char *const modes[] = {"exact", "native", NULL};
+static const char *const atom_orders[] = {"micro_step_major", "rank_major", NULL};
 
 #define NOPTS 64
 #define BIG 9.0e15 /* integers beyond this are not exact in a double */
@@ -86,6 +87,10 @@ static int table(struct gpt_args *a, struct opt *o)
                    "exact (bit-reproducible collectives) or native (MPI's own "
                    "reductions)",
                    &a->mode, modes),
+        OPT_CHOICE("atom-order", "NAME",
+                   "libzero.atom_order: micro_step_major (default) or rank_major (each "
+                   "rank's micro-batches consecutive; exact mode reduces once per step)",
+                   &a->atom_order, atom_orders),
         OPT_NUM("persistence", "N", "stage3_param_persistence_threshold, elements", K_I64,
                 &z->stage3_param_persistence_threshold, 0, BIG),
         OPT_NUM("prefetch", "N", "stage3_prefetch_bucket_size, elements", K_I64,
@@ -386,6 +391,7 @@ static int load_config(struct gpt_args *a, const char *path, char *msg, size_t l
     if (zero_config_origin_of(&from, "scheduler.type") != ZERO_ORIGIN_DEFAULT)
         a->schedule = GPT_SCHEDULE_CONFIG;
     a->mode = (int)a->cfg.libzero.coll_mode;
+    a->atom_order = (int)a->cfg.libzero.atom_order;
     a->bf16 = a->cfg.bf16.enabled;
     return 0;
 }
@@ -438,6 +444,8 @@ enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, c
         return GPT_ARGS_USAGE;
     }
     a->cfg.libzero.coll_mode = a->mode == 0 ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
+    a->cfg.libzero.atom_order =
+        a->atom_order == 0 ? ZERO_ATOM_MICRO_STEP_MAJOR : ZERO_ATOM_RANK_MAJOR;
     a->cfg.bf16.enabled = a->bf16;
     return check(a, msg, msg_len) ? GPT_ARGS_USAGE : GPT_ARGS_OK;
 }

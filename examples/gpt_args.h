@@ -25,7 +25,8 @@ struct gpt_args {
     int64_t warmup; /* warmup steps of the schedule */
     int schedule;   /* enum gpt_schedule */
     int bf16;
-    int mode; /* enum zero_coll_mode, applied to cfg after parsing */
+    int mode;       /* enum zero_coll_mode, applied to cfg after parsing */
+    int atom_order; /* enum zero_atom_order, likewise */
     /* data */
     const char *data;     /* NULL: the addition task */
     const char *val_data; /* NULL: the last --val-fraction of --data */

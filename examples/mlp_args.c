@@ -26,7 +26,8 @@ static const char usage_text[] =
     "    eps 1e-8, weight decay 0.01). Each step prints its loss; the run ends with the\n"
     "    per-rank memory ledger next to the ZeRO paper's formula and the last step's\n"
     "    communication next to theory. Global batch b is samples b*B .. b*B+B-1; rank r's\n"
-    "    micro-batch at micro-step i is atom i*N + r of it (see zero_atom_first_sample).\n"
+    "    micro-batch at micro-step i is atom i*N + r of it (r*A + i with --atom-order\n"
+    "    rank_major; see zero_atom_first_sample_in).\n"
     "\n"
     "OPTIONS\n"
     "    --config FILE        a DeepSpeed ds_config.json (examples/configs/): batch sizes,\n"
@@ -57,6 +58,9 @@ static const char usage_text[] =
     "    --seed N             parameter initialization seed (default 1234)\n"
     "    --data-seed N        synthetic data seed (default 1)\n"
     "    --mode exact|native  exact: bit-reproducible collectives (default); native: MPI's own\n"
+    "    --atom-order O       libzero.atom_order: micro_step_major (default: micro-step i\n"
+    "                         of rank r is atom i*N + r) or rank_major (atom r*A + i: a\n"
+    "                         rank's micro-batches consecutive, exact mode reduces once)\n"
     "    --prefetch N         stage3_prefetch_bucket_size, elements\n"
     "    --persistence N      stage3_param_persistence_threshold, elements\n"
     "    --max-live N         stage3_max_live_parameters, elements\n"
@@ -116,6 +120,7 @@ enum {
     OPT_SEED,
     OPT_DATA_SEED,
     OPT_MODE,
+    OPT_ATOM_ORDER,
     OPT_PREFETCH,
     OPT_PERSISTENCE,
     OPT_REUSE,
@@ -155,6 +160,7 @@ static const struct option options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"data-seed", required_argument, NULL, OPT_DATA_SEED},
     {"mode", required_argument, NULL, OPT_MODE},
+    {"atom-order", required_argument, NULL, OPT_ATOM_ORDER},
     {"prefetch", required_argument, NULL, OPT_PREFETCH},
     {"persistence", required_argument, NULL, OPT_PERSISTENCE},
     {"reuse-distance", required_argument, NULL, OPT_REUSE},
@@ -372,6 +378,17 @@ static int apply(struct mlp_args *a, int opt, const char *name, const char *v, c
             a->cfg.libzero.coll_mode = ZERO_COLL_NATIVE;
         else {
             snprintf(msg, len, "train_mlp: --mode: '%s' is not exact or native", v);
+            return -1;
+        }
+        return 0;
+    case OPT_ATOM_ORDER:
+        if (strcmp(v, "micro_step_major") == 0)
+            a->cfg.libzero.atom_order = ZERO_ATOM_MICRO_STEP_MAJOR;
+        else if (strcmp(v, "rank_major") == 0)
+            a->cfg.libzero.atom_order = ZERO_ATOM_RANK_MAJOR;
+        else {
+            snprintf(msg, len,
+                     "train_mlp: --atom-order: '%s' is not micro_step_major or rank_major", v);
             return -1;
         }
         return 0;

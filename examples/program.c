@@ -473,8 +473,9 @@ int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world
                         int64_t micro, program_fill_fn fill, void *ctx, struct program_clock *clock,
                         struct zero_error *err)
 {
+    enum zero_atom_order order = zero_engine_config(e)->libzero.atom_order;
     for (int64_t i = 0; i < accum; i++) {
-        int64_t first = zero_atom_first_sample(step, i, rank, world, accum, micro);
+        int64_t first = zero_atom_first_sample_in(order, step, i, rank, world, accum, micro);
         struct zero_batch b = {.rows = micro};
         fill(ctx, first, micro, &b);
         double t0 = clock ? seconds_now() : 0.0;

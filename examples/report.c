@@ -174,7 +174,15 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     struct zero_theory t;
     zero_engine_theory(e, &t);
     /* gradients and parameters travel in the compute dtype (fp32, fp16 or bf16) */
-    int64_t measured = data_sent / (int64_t)zero_dtype_size(zero_engine_compute_dtype(e));
+    int64_t csize = (int64_t)zero_dtype_size(zero_engine_compute_dtype(e));
+    int64_t measured = data_sent / csize;
+    if (t.accumulates_locally) /* but the reductions carry the locally accumulated fp32 sums */
+        measured =
+            (s->kind[ZERO_COLL_REDUCE_SCATTER].sent_bytes +
+             s->kind[ZERO_COLL_ALL_REDUCE].sent_bytes) /
+                4 +
+            (s->kind[ZERO_COLL_ALL_GATHER].sent_bytes + s->kind[ZERO_COLL_BROADCAST].sent_bytes) /
+                csize;
     int stage3 = c->zero_optimization.stage == 3;
     const char *formula = stage3 ? "(3Ψ - Ψp - Ψr)(N-1)/N, Ψp = persistent units, Ψr = gathers "
                                    "saved by reuse less extra ones for shared parameters"
@@ -190,24 +198,28 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
         fprintf(out, ", N = %d)  %s\n", world,
                 measured == t.sent_elements_per_step ? "ok" : "MISMATCH");
     } else {
-        /* per micro-step (exact mode) = (A + 1)Ψ(N-1)/N; local (native mode) = 2Ψ(N-1)/N */
-        int64_t per_micro = t.accumulates_locally ? 0 : t.sent_elements_accumulated;
+        /* a reduction every micro-step (exact mode, micro-step-major atoms): (A + 1)Ψ(N-1)/N;
+         * local accumulation (native mode, or exact mode with rank-major atoms): 2Ψ(N-1)/N */
+        const char *every = stage3 ? "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "(A + 1)Ψ(N-1)/N";
+        const char *local = stage3 ? "(A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N" : "2Ψ(N-1)/N";
+        int64_t ran = t.accumulates_locally ? t.sent_elements_local_accumulation
+                                            : t.sent_elements_every_micro_step;
+        fprintf(out,
+                "sent elements per rank: measured %" PRId64 ", theory %" PRId64
+                " = %s with A = %" PRId64 " micro-steps, %s  %s\n",
+                measured, ran, t.accumulates_locally ? local : every, accum,
+                !t.accumulates_locally ? "each reduced"
+                : c->libzero.coll_mode == ZERO_COLL_EXACT
+                    ? "accumulated locally, reduced once (exact mode, rank-major atoms)"
+                    : "accumulated locally, reduced once (native mode)",
+                measured == ran ? "ok" : "MISMATCH");
         if (t.accumulates_locally)
-            fprintf(out,
-                    "sent elements per rank: measured %" PRId64 ", theory %" PRId64
-                    " = 2Ψ(N-1)/N: %" PRId64 " micro-steps accumulated locally, reduced once"
-                    " (native mode)  %s\n",
-                    measured, t.sent_elements_local_accumulation, accum,
-                    measured == t.sent_elements_local_accumulation ? "ok" : "MISMATCH");
+            fprintf(out, "  reducing every micro-step instead: %" PRId64 " = %s\n",
+                    t.sent_elements_every_micro_step, every);
         else
-            fprintf(out,
-                    "sent elements per rank: measured %" PRId64 ", theory %" PRId64 " = %s"
-                    " with A = %" PRId64 " micro-steps, each reduced  %s\n"
-                    "  accumulating locally (--mode native), reducing once per step: %" PRId64
-                    " = %s\n",
-                    measured, per_micro,
-                    stage3 ? "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "(A + 1)Ψ(N-1)/N", accum,
-                    measured == per_micro ? "ok" : "MISMATCH", t.sent_elements_local_accumulation,
-                    stage3 ? "the same (stage 3 gathers every micro-step)" : "2Ψ(N-1)/N");
+            fprintf(out, "  accumulating locally, reducing once per step (%s): %" PRId64 " = %s\n",
+                    stage3 ? "--atom-order rank_major"
+                           : "--atom-order rank_major, or --mode native",
+                    t.sent_elements_local_accumulation, local);
     }
 }

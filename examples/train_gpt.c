@@ -261,14 +261,14 @@ static double validate(struct trainer *t)
         die(t, &(struct zero_error){.msg = "validation buffers: out of memory"});
     for (int64_t i = 0; i < t->a.val_batches; i++)
         for (int64_t micro = 0; micro < t->accum; micro++) {
-            const int64_t first =
-                zero_atom_first_sample(i, micro, t->rank, t->world, t->accum, t->m);
+            const int64_t first = zero_atom_first_sample_in(t->cfg.libzero.atom_order, i, micro,
+                                                            t->rank, t->world, t->accum, t->m);
             gpt_source_fill(&t->src, 1, t->T, first, t->m, t->tokens, t->labels);
             struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens, .labels = t->labels};
             float l;
             if (zero_engine_eval(t->engine, &b, &l, &err))
                 die(t, &err);
-            loss[(i * t->accum + micro) * t->world + t->rank] = l;
+            loss[first / t->m] = l; /* the atom's index, in either atom order */
         }
     MPI_Allreduce(loss, all, (int)atoms, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     double sum = 0.0;

@@ -55,3 +55,11 @@ tests_test_nvme_offload_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_nvme_offload_LDADD = $(TEST_LDADD)
 TESTS += tests/test_nvme_offload.np1 tests/test_nvme_offload.np2 tests/test_nvme_offload.np3 \
 	tests/test_nvme_offload.np4
+
+check_PROGRAMS += tests/test_atom_order
+tests_test_atom_order_SOURCES = tests/test_atom_order.c tests/engine_harness.c \
+	tests/engine_harness.h tests/mpi_check.h
+tests_test_atom_order_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_atom_order_LDADD = $(TEST_LDADD)
+TESTS += tests/test_atom_order.np1 tests/test_atom_order.np2 tests/test_atom_order.np3 \
+	tests/test_atom_order.np4

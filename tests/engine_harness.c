@@ -36,7 +36,8 @@ static int train(struct harness_run *r, struct zero_engine *e, struct zero_devic
     int rc = (!x || !y) ? zero_fail(err, ZERO_ENOMEM, "batch") : 0;
     for (int step = 0; step < r->steps && !rc; step++) {
         for (int64_t micro = 0; micro < accum && !rc; micro++) {
-            int64_t first = zero_atom_first_sample(step, micro, dev->rank, dev->size, accum, m);
+            int64_t first = zero_atom_first_sample_in(c->libzero.atom_order, step, micro, dev->rank,
+                                                      dev->size, accum, m);
             zero_synthetic_samples(r->data_seed, r->hidden, r->classes, first, m, x, y);
             struct zero_batch b = {.rows = m, .inputs = x, .labels = y};
             if (!(rc = zero_engine_forward(e, &b, NULL, err)) &&

@@ -149,10 +149,11 @@ static const struct good goods[] = {
       "optimizer.params.adam_w_mode = true (derived)"}},
     {"libzero's own section",
      "{\"train_batch_size\": 2, \"libzero\": {\"backend\": \"cpu\", \"collectives\": "
-     "\"native\", \"align\": 64, \"seed\": 42}}",
+     "\"native\", \"align\": 64, \"seed\": 42, \"atom_order\": \"rank_major\"}}",
      2,
      {"libzero.backend = \"cpu\" (file)", "libzero.collectives = \"native\" (file)",
-      "libzero.align = 64 (file)", "libzero.seed = 42 (file)"}},
+      "libzero.align = 64 (file)", "libzero.seed = 42 (file)",
+      "libzero.atom_order = \"rank_major\" (file)"}},
     {"null is DeepSpeed's None; DeepSpeed keys given with values that ask for nothing",
      "{\"train_batch_size\": 4, \"gradient_accumulation_steps\": null, \"steps_per_print\": "
      "null, \"scheduler\": null, \"activation_checkpointing\": {\"number_checkpoints\": null, "
@@ -252,6 +253,9 @@ static const struct bad bads[] = {
      "config: optimizer.type: expected one of Adam, AdamW, SGD, got \"Adamm\""},
     {"{\"libzero\": {\"backend\": \"gpu\"}}", 1, ZERO_EINVAL,
      "config: libzero.backend: expected one of cpu, cuda, got \"gpu\""},
+    {"{\"libzero\": {\"atom_order\": \"rank-major\"}}", 1, ZERO_EINVAL,
+     "config: libzero.atom_order: expected one of micro_step_major, rank_major, got "
+     "\"rank-major\""},
     {"[1, 2]", 1, ZERO_EFORMAT, "config: expected a JSON object at the top, got [1,2]"},
     /* what belongs to what */
     {"{\"optimizer\": {\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"betas\": [0.9, 0.99]}}}", 1,
@@ -562,8 +566,8 @@ START_TEST(test_printer_writes_each_key_once_in_order)
     for (const char *p = text; *p; p++)
         lines += *p == '\n';
     /* 3 batch + type + 6 Adam params + type + 7 fp16 + 1 bf16 + clipping + 14 zero
-     * + 8 + 6 offload + 6 aio + 6 activation checkpointing + 2 logging + 6 libzero */
-    ck_assert_int_eq(lines, 69);
+     * + 8 + 6 offload + 6 aio + 6 activation checkpointing + 2 logging + 7 libzero */
+    ck_assert_int_eq(lines, 70);
     free(text);
 }
 END_TEST

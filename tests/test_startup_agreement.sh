@@ -83,6 +83,15 @@ mpmd mlp_config_key "$m --config $tmp/good.json" "$m --config $tmp/stage2.json"
 expect_error mlp_config_key 2 \
     "rank 1: zero_optimization.stage = 2, rank 0: zero_optimization.stage = 0"
 
+# the atom order decides which samples a rank reads and how the engine reduces
+mpmd mlp_atom_order "$m" "$m --atom-order rank_major"
+expect_error mlp_atom_order 2 \
+    'rank 1: libzero.atom_order = "rank_major", rank 0: libzero.atom_order = "micro_step_major"'
+no_training mlp_atom_order
+mpmd mlp_atom_order_bad "$m" "$m --atom-order rank-major"
+expect_error mlp_atom_order_bad 2 \
+    "train_mlp: rank 1: --atom-order: 'rank-major' is not micro_step_major or rank_major"
+
 mpmd mlp_steps "$m --steps 1" "$m --steps 2"
 expect_error mlp_steps 2 "rank 1: --steps = 2, rank 0: --steps = 1"
 no_training mlp_steps

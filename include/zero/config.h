@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "zero/atom.h"
 #include "zero/backend.h"
 
 #ifdef __cplusplus
@@ -143,6 +144,10 @@ struct zero_libzero_config {
     char trace_path[256];          /* "libzero": {"trace": {"path": ...}}: Chrome trace
                                       JSON written by the examples ("" = none) */
     char trace_steps[128];         /* which steps, "2,3" ("" = every step) */
+
+    /* micro_step_major: which samples a rank reads at each micro-step, and so how exact
+     * mode may reduce (atom.h; docs/design.md, "Exactness contract") */
+    enum zero_atom_order atom_order;
 };
 
 struct zero_config {

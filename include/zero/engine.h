@@ -149,17 +149,23 @@ struct zero_theory {
     int64_t nvme_params_bytes, nvme_master_bytes, nvme_optim_bytes;
     /* per rank, no accumulation: 2Ψ(N-1)/N; stage 3: (3Ψ - Ψp - Ψr)(N-1)/N */
     int64_t sent_elements_per_step;
-    /* per rank with A = gradient_accumulation_steps micro-steps, as exact mode runs it
-     * (a reduction per micro-step, docs/stages.md): stages 0-2 (A + 1)Ψ(N-1)/N;
-     * stage 3 (A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N. Equals sent_elements_per_step at A = 1. */
+    /* per rank with A = gradient_accumulation_steps micro-steps, as the engine runs it:
+     * sent_elements_every_micro_step below, or sent_elements_local_accumulation where
+     * accumulates_locally. Equals sent_elements_per_step at A = 1. */
     int64_t sent_elements_accumulated;
-    int accumulates_locally; /* native mode, A > 1, stages 0-2: the engine runs the schedule
-                                below, and sent_elements_accumulated equals it */
+    int accumulates_locally; /* native mode, A > 1, stages 0-2, or exact mode with
+                                libzero.atom_order rank_major, A > 1, stages 0-3: the engine
+                                runs the schedule below, and sent_elements_accumulated
+                                equals it */
     /* the same step with local accumulation and one reduction per step (DeepSpeed's
-     * volume for stages 0-1; possible bit-exactly when A is a power of two and each
-     * rank's atoms are consecutive, docs/stages.md): stages 0-2 2Ψ(N-1)/N; stage 3
-     * keeps the per-micro-step gathers, so as above */
+     * volume for stages 0-1; bit-exact with rank-major atoms, exactly the canonical tree
+     * when A is a power of two, docs/stages.md): stages 0-2 2Ψ(N-1)/N; stage 3 keeps the
+     * per-micro-step gathers and reduce-scatters once: (A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N */
     int64_t sent_elements_local_accumulation;
+    /* the step with a reduction every micro-step (exact mode with micro-step-major
+     * atoms, docs/stages.md), whichever ran: stages 0-2 (A + 1)Ψ(N-1)/N; stage 3
+     * (A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N */
+    int64_t sent_elements_every_micro_step;
 };
 void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t);
 

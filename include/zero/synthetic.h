@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "zero/atom.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,7 +21,8 @@ void zero_synthetic_samples(uint64_t seed, int64_t width, int64_t classes, int64
 
 /* The first global sample of one rank's micro-batch (an "atom", docs/design.md):
  * atom a = micro_step * world + rank covers samples [a*m, (a+1)*m) of the
- * global batch `step` of size world * accum * m. */
+ * global batch `step` of size world * accum * m. The default atom order;
+ * zero_atom_first_sample_in (atom.h) takes libzero.atom_order. */
 int64_t zero_atom_first_sample(int64_t step, int64_t micro_step, int rank, int world, int64_t accum,
                                int64_t micro_batch);
 

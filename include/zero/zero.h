@@ -15,6 +15,7 @@
 #include "zero/config_json.h"
 #include "zero/events.h"
 #include "zero/engine.h"
+#include "zero/atom.h"
 #include "zero/synthetic.h"
 #include "zero/safetensors.h"
 #include "zero/estimate.h"

@@ -33,6 +33,8 @@ static const char help_rest[] =
     "  --seed N             parameter initialization seed (default 1234)\n"
     "  --data-seed N        synthetic data seed (default 1)\n"
     "  --mode exact|native  exact: bit-reproducible collectives (default)\n"
+    "  --atom-order O       libzero.atom_order: micro_step_major (default) or rank_major\n"
+    "                       (a rank's micro-batches consecutive: exact mode reduces once)\n"
     "  --precision P        fp32 (default), bf16 or fp16 (mixed precision: bf16.enabled or\n"
     "                       fp16.enabled)\n"
     "  --align N            unit shards are multiples of N elements (default 2048)\n"
@@ -65,9 +67,11 @@ static int parse_i64(const char *s, int64_t min, int64_t *out)
 int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg, size_t len)
 {
     static const char *const names[] = {
-        "--stage",   "--hidden",   "--layers",      "--classes",  "--micro-batch",    "--batch",
-        "--lr",      "--seed",     "--data-seed",   "--mode",     "--align",          "--bucket",
-        "--overlap", "--prefetch", "--persistence", "--max-live", "--reuse-distance", "--precision",
+        "--stage",          "--hidden",    "--layers",      "--classes",
+        "--micro-batch",    "--batch",     "--lr",          "--seed",
+        "--data-seed",      "--mode",      "--align",       "--bucket",
+        "--overlap",        "--prefetch",  "--persistence", "--max-live",
+        "--reuse-distance", "--precision", "--atom-order",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -94,6 +98,11 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         bad = strcmp(v, "exact") != 0 && strcmp(v, "native") != 0;
         m->cfg.libzero.coll_mode = strcmp(v, "native") == 0 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
         want = "exact or native";
+    } else if (strcmp(flag, "--atom-order") == 0) {
+        bad = strcmp(v, "micro_step_major") != 0 && strcmp(v, "rank_major") != 0;
+        m->cfg.libzero.atom_order =
+            strcmp(v, "rank_major") == 0 ? ZERO_ATOM_RANK_MAJOR : ZERO_ATOM_MICRO_STEP_MAJOR;
+        want = "micro_step_major or rank_major";
     } else if (strcmp(flag, "--precision") == 0) {
         bad = strcmp(v, "fp32") != 0 && strcmp(v, "bf16") != 0 && strcmp(v, "fp16") != 0;
         m->cfg.bf16.enabled = strcmp(v, "bf16") == 0;

@@ -335,6 +335,8 @@ static int report(const struct verify_args *a, const struct config *cf, int ncf,
     printf("same seed and data everywhere: global batch %lld, micro-batch %lld; hash = FNV-1a 64 "
            "of all weight bits after the step\n",
            (long long)batch, (long long)a->m.micro_batch);
+    if (a->m.cfg.libzero.atom_order == ZERO_ATOM_RANK_MAJOR)
+        printf("rank-major atoms (libzero.atom_order): rank r's micro-step i is atom r x A + i\n");
     if (a->perturb.on)
         printf("perturbed: stage %d, N = %d after step %d: +1 ulp at element %lld of %s\n",
                a->perturb.stage, a->worlds[0], a->perturb.step, (long long)a->perturb.index,

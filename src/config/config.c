@@ -81,6 +81,7 @@ void zero_config_defaults(struct zero_config *c)
     struct zero_libzero_config *l = &c->libzero;
     snprintf(l->backend, sizeof(l->backend), "%s", "cpu");
     l->coll_mode = ZERO_COLL_EXACT;
+    l->atom_order = ZERO_ATOM_MICRO_STEP_MAJOR;
     l->align = 2048;
     l->seed = 1234;
 }

@@ -3,5 +3,7 @@ libzero_la_SOURCES += \
 	%reldir%/token_file.c \
 	%reldir%/token_split.c \
 	%reldir%/addition.c \
-	%reldir%/synthetic.c
-zeroinclude_HEADERS += include/zero/tokens.h include/zero/addition.h include/zero/synthetic.h
+	%reldir%/synthetic.c \
+	%reldir%/atom.c
+zeroinclude_HEADERS += include/zero/tokens.h include/zero/addition.h include/zero/synthetic.h \
+	include/zero/atom.h

@@ -42,7 +42,6 @@ void zero_synthetic_samples(uint64_t seed, int64_t width, int64_t classes, int64
 int64_t zero_atom_first_sample(int64_t step, int64_t micro_step, int rank, int world, int64_t accum,
                                int64_t micro_batch)
 {
-    int64_t global_batch = (int64_t)world * accum * micro_batch;
-    int64_t atom = micro_step * world + rank;
-    return step * global_batch + atom * micro_batch;
+    return zero_atom_first_sample_in(ZERO_ATOM_MICRO_STEP_MAJOR, step, micro_step, rank, world,
+                                     accum, micro_batch);
 }

@@ -27,16 +27,23 @@
  * the last micro-step: 2Ψ(N-1)/N per step with the parameter gather, DeepSpeed's
  * volume, instead of (A + 1)Ψ(N-1)/N. The sums then depend on how atoms spread
  * over ranks (MPI's reduction on top of that), so results match exact mode to a
- * tolerance, not in bits (docs/stages.md, "Overlap and accumulation"). */
+ * tolerance, not in bits (docs/stages.md, "Overlap and accumulation").
+ *
+ * Exact mode with libzero.atom_order = rank_major accumulates locally the same
+ * way, in every stage and with offload, and reduces once along the canonical
+ * tree (atom_order.c). */
 #include <stdlib.h>
 
 #include "engine_internal.h"
 #include "grad_reduce.h"
+#include "atom_order.h"
 #include "grad_counter.h"
 #include "placement.h"
 
 int reduce_accumulates_locally(const struct zero_engine *e)
 {
+    if (atom_order_reduces_once(e)) /* exact mode, rank-major atoms: atom_order.c */
+        return 1;
     return e->accum > 1 && !e->stage_def->shards_params &&
            e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE &&
            e->cfg.zero_optimization.reduce_scatter && !e->offload.opt;
@@ -83,6 +90,11 @@ static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *e
     double t0 = engine_now();
     if ((rc = counter_finish(e, &s->counter, &sum, err)))
         return rc;
+    if (atom_order_reduces_once(e)) {
+        rc = atom_order_reduce(e, u, sum, grad_landing(e, u), err);
+        counter_release(&s->counter);
+        return rc;
+    }
     int all_reduce = e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE;
     const char *coll = all_reduce ? "all_reduce" : "reduce_scatter";
     if (all_reduce) {

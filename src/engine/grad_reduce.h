@@ -27,8 +27,8 @@ struct unit_reduce {
 void reduce_unit_destroy(struct zero_engine *e, int u);
 int reduce_unit_ready(struct zero_engine *e, int unit, struct zero_error *err);
 int reduce_finish_micro_step(struct zero_engine *e, struct zero_error *err);
-/* Native (fast) mode, accumulation, stages 0-2: micro-steps are summed locally and
- * reduced once per step. */
+/* Native (fast) mode, accumulation, stages 0-2 (or exact mode with rank-major atoms,
+ * stages 0-3): micro-steps are summed locally and reduced once per step. */
 int reduce_accumulates_locally(const struct zero_engine *e);
 int reduce_plan_buckets(struct zero_engine *e, struct zero_error *err);
 int reduce_finish_accumulation(struct zero_engine *e, struct zero_error *err);

@@ -11,6 +11,7 @@ libzero_la_SOURCES += \
 	%reldir%/stage3.c \
 	%reldir%/grad_reduce.c \
 	%reldir%/grad_counter.c \
+	%reldir%/atom_order.c \
 	%reldir%/optimizer.c \
 	%reldir%/optimizer_args.c \
 	%reldir%/placement.c \
@@ -19,7 +20,7 @@ libzero_la_SOURCES += \
 	%reldir%/lr_schedule.c \
 	%reldir%/memory_plan.c \
 	%reldir%/memory_limit.c
-noinst_HEADERS += %reldir%/engine_internal.h %reldir%/stage.h \
+noinst_HEADERS += %reldir%/atom_order.h %reldir%/engine_internal.h %reldir%/stage.h \
 	%reldir%/placement.h %reldir%/optimizer_args.h %reldir%/stage3.h \
 	%reldir%/grad_reduce.h %reldir%/grad_counter.h %reldir%/gathered.h %reldir%/unit_compute.h \
 	%reldir%/engine_forward.h %reldir%/engine_states.h %reldir%/init_rng.h %reldir%/memory_plan.h \

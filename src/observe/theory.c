@@ -19,7 +19,10 @@
  * With A micro-steps exact mode reduces each one: (A + 1)Ψ(N-1)/N in stages 0-2 (A
  * reduce-scatters into the counter, then one all-gather of the gradients or the
  * parameters), (A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N in stage 3; accumulating locally and
- * reducing once gives 2Ψ(N-1)/N in stages 0-2 (docs/stages.md says when that is exact). */
+ * reducing once gives 2Ψ(N-1)/N in stages 0-2 and (A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N in
+ * stage 3 (its gathers stay per micro-step, its reduce-scatter is once): native mode
+ * does it in stages 0-2, exact mode with rank-major atoms in stages 0-3 (docs/stages.md
+ * says when that is exact). */
 #include <stdlib.h>
 
 #include "engine/engine_internal.h"
@@ -115,8 +118,11 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
                               ? a * (3 * padded - 2 * persistent - t->psi_reused) + persistent
                               : (a + 1) * padded;
     t->sent_elements_accumulated = a == 1 ? t->sent_elements_per_step : accumulated / n * (n - 1);
-    t->sent_elements_local_accumulation =
-        st->shards_params ? t->sent_elements_accumulated : 2 * padded / n * (n - 1);
+    t->sent_elements_every_micro_step = t->sent_elements_accumulated;
+    int64_t local = st->shards_params
+                        ? a * (2 * padded - 2 * persistent - t->psi_reused) + persistent + padded
+                        : 2 * padded;
+    t->sent_elements_local_accumulation = local / n * (n - 1);
     t->accumulates_locally = reduce_accumulates_locally(e);
     if (t->accumulates_locally)
         t->sent_elements_accumulated = t->sent_elements_local_accumulation;
