@@ -133,6 +133,11 @@ run_cmd() {
         {
             echo "cd '$1' || exit 99"
             echo "export PATH='$PATH' DOCS='$DOCS' OPENBLAS_NUM_THREADS=1"
+            # the test environment's sanitizer options (suppressions), where set
+            for var in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS OMP_NUM_THREADS; do
+                eval "value=\${$var-}"
+                [ -n "$value" ] && echo "export $var='$value'"
+            done
             echo "cores=$cores mpirun_cmd='$mpirun_cmd' transport_flags='$transport_flags'"
             printf '%s\n' "$mpirun_def"
             printf '%s\n' "$2"
