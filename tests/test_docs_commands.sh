@@ -32,7 +32,7 @@
 # Environment:
 #   ZERO_DOCS_PAGES=LIST   only these pages (names as in docs/, or README.md)
 #   ZERO_DOCS_USER=NAME    run the commands as that user (runuser; the test must be
-#                          root); tests/test_docs_user.sh does it for quickstart.md
+#                          root); tests/test_docs_user.sh does it for the quick pages
 #   ZERO_DOCS_EXERCISES=1  check the exercises with ZERO_DOCS_PAGES too (which must
 #                          then list memory.md and stages.md)
 #   ZERO_UPDATE_DOCS=1     rewrite each differing output block in the page with the
