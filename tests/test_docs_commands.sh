@@ -170,7 +170,8 @@ split_page() {
     mkdir "$tmp/page"
     awk -v dir="$tmp/page" '
         function close_cmd() {
-            if (n > 0) { print at " " lines " " length(indent) > (dir "/" n ".at"); close(dir "/" n ".at") }
+            if (n > 0 && !closed) { print at " " lines " " length(indent) > (dir "/" n ".at"); close(dir "/" n ".at") }
+            closed = 1
         }
         !inside && /^ *```console[ \t]*$/ { inside = 1; indent = $0; sub(/```.*/, "", indent); next }
         inside && /^ *```/ { inside = 0; close_cmd(); next }
@@ -179,7 +180,7 @@ split_page() {
             if (substr(line, 1, length(indent)) == indent) line = substr(line, length(indent) + 1)
         }
         inside && line ~ /^\$ / {
-            close_cmd(); n++; at = NR; lines = 0
+            close_cmd(); n++; at = NR; lines = 0; closed = 0
             print substr(line, 3) > (dir "/" n ".cmd"); close(dir "/" n ".cmd")
             printf "" > (dir "/" n ".want"); next
         }
