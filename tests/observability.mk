@@ -14,6 +14,7 @@ tests_test_trace_LDADD = $(TEST_LDADD)
 TESTS += tests/test_trace.np1 tests/test_trace.np2 tests/test_trace.np3
 
 # zero schedule / memory / verify / estimate end to end at 2 and 3 ranks; the docs'
-# commands with their shown output (both need src/cli/zero and examples/, built by `all').
-TESTS += tests/test_observability_cli.sh tests/test_docs_commands.sh
-EXTRA_DIST += tests/test_observability_cli.sh tests/test_docs_commands.sh
+# commands with their shown output, whole, as root and (the quickstart's) as a normal
+# user (all need src/cli/zero and examples/, built by `all').
+TESTS += tests/test_observability_cli.sh tests/test_docs_commands.sh tests/test_docs_user.sh
+EXTRA_DIST += tests/test_observability_cli.sh tests/test_docs_commands.sh tests/test_docs_user.sh
