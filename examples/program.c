@@ -584,6 +584,26 @@ void program_error(const struct program *p, const char *what, const struct zero_
         fprintf(stderr, "%s: %s%s\n", p->prog, what, err->msg);
 }
 
+int program_device_open(struct zero_device **dev, const struct zero_config *cfg, MPI_Comm comm,
+                        struct zero_error *err)
+{
+    struct zero_backend_options opt = {.coll_mode = cfg->libzero.coll_mode, .device = -1};
+    return zero_device_open(dev, cfg->libzero.backend, &comm, &opt, err);
+}
+
+void program_config_adamw(struct zero_config *c, double lr, double beta2, double weight_decay,
+                          double clip)
+{
+    zero_config_defaults(c);
+    c->optimizer.type = ZERO_OPTIM_ADAMW;
+    c->optimizer.lr = lr;
+    c->optimizer.betas[0] = 0.9;
+    c->optimizer.betas[1] = beta2;
+    c->optimizer.eps = 1e-8;
+    c->optimizer.weight_decay = weight_decay;
+    c->gradient_clipping = clip;
+}
+
 int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world))
 {
     int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */

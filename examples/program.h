@@ -139,6 +139,21 @@ int program_resume(struct program *p);
 /* Rank 0 prints "prog: <what><err->msg>" to stderr. */
 void program_error(const struct program *p, const char *what, const struct zero_error *err);
 
+/* ---- set-up ---- */
+
+/* zero_device_open of cfg's backend (libzero.backend) in its collective mode on comm;
+ * each rank picks its device. */
+int program_device_open(struct zero_device **dev, const struct zero_config *cfg, MPI_Comm comm,
+                        struct zero_error *err);
+
+/* ---- defaults ---- */
+
+/* The optimizer every program starts from (train_mlp, train_gpt, the zero tool's runs):
+ * DeepSpeed's config defaults, then AdamW with lr, betas (0.9, beta2), eps 1e-8, the
+ * weight decay and gradient clipping clip (0: off). */
+void program_config_adamw(struct zero_config *c, double lr, double beta2, double weight_decay,
+                          double clip);
+
 /* MPI_Init_thread (MULTIPLE, for the cpu backend's communication thread), run(argc, argv,
  * rank, world), MPI_Finalize; returns run's status. */
 int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world));
