@@ -36,6 +36,9 @@ START_TEST(test_open_needs_ledgers_stats_communicator_and_a_known_mode)
     bad_mode.coll_mode = (enum zero_coll_mode)7;
     CK_REFUSED(zero_contract_open("cpu", &bad_mode, &comm, why, sizeof why), ZERO_EINVAL,
                "cpu backend: unknown collective mode 7");
+    ck_assert_int_eq(zero_contract_coll_mode(ZERO_COLL_EXACT, why, sizeof why), ZERO_OK);
+    CK_REFUSED(zero_contract_coll_mode((enum zero_coll_mode)7, why, sizeof why), ZERO_EINVAL,
+               "set_coll_mode: unknown mode 7");
 }
 END_TEST
 

@@ -181,8 +181,10 @@ static const char *cpu_last_error(void *self)
 static int cpu_set_coll_mode(void *self, enum zero_coll_mode mode)
 {
     struct cpu_state *s = self;
-    if (mode != ZERO_COLL_EXACT && mode != ZERO_COLL_NATIVE)
-        return cpu_fail(s, ZERO_EINVAL, "set_coll_mode: unknown mode %d", (int)mode);
+    char why[128];
+    int rc = zero_contract_coll_mode(mode, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(s, rc, "%s", why);
     s->mode = mode;
     return ZERO_OK;
 }

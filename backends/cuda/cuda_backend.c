@@ -281,8 +281,10 @@ static const char *cuda_last_error(void *self)
 static int cuda_set_coll_mode(void *self, enum zero_coll_mode mode)
 {
     struct cuda_state *s = self;
-    if (mode != ZERO_COLL_EXACT && mode != ZERO_COLL_NATIVE)
-        return cuda_fail(s, ZERO_EINVAL, "set_coll_mode: unknown mode %d", (int)mode);
+    char why[128];
+    int rc = zero_contract_coll_mode(mode, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     s->mode = mode;
     return s->comm_kind == CUDA_COMM_MPI ? cuda_staged_set_mode(s, mode) : ZERO_OK;
 }

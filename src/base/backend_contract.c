@@ -35,6 +35,15 @@ int zero_contract_open(const char *name, const struct zero_backend_options *opt,
     return ZERO_OK;
 }
 
+int zero_contract_coll_mode(enum zero_coll_mode mode, char *why, size_t why_len)
+{
+    if (mode != ZERO_COLL_EXACT && mode != ZERO_COLL_NATIVE) {
+        snprintf(why, why_len, "set_coll_mode: unknown mode %d", (int)mode);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
 /* One stored operand: its dtype and a leading dimension that holds a row. */
 static int gemm_operand(char name, enum zero_dtype t, int64_t rows, int64_t cols, int64_t ld,
                         char *why, size_t why_len)

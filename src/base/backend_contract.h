@@ -19,6 +19,9 @@
 int zero_contract_open(const char *name, const struct zero_backend_options *opt, const void *comm,
                        char *why, size_t why_len);
 
+/* set_coll_mode: exact or native. */
+int zero_contract_coll_mode(enum zero_coll_mode mode, char *why, size_t why_len);
+
 /* gemm: shapes in 0..INT_MAX, each operand fp32/fp16/bf16 with a leading dimension
  * that holds its stored row: A (m, k), or (k, m) with trans_a; B (k, n), or (n, k)
  * with trans_b; C (m, n). */
