@@ -584,6 +584,32 @@ void program_error(const struct program *p, const char *what, const struct zero_
         fprintf(stderr, "%s: %s%s\n", p->prog, what, err->msg);
 }
 
+int program_startup_parsed(struct program_startup *s, int help_given, int usage_error,
+                           const char *msg, int *help)
+{
+    if (help_given) {
+        *help = 1;
+        program_field(s, "--help", "given");
+        return 0;
+    }
+    if (usage_error) {
+        program_fail_text(s, 2, msg);
+        return 0;
+    }
+    return 1;
+}
+
+void program_startup_files(struct program_startup *s, const char *data, const char *init_weights,
+                           const char *save_checkpoint)
+{
+    if (data)
+        program_input_file(s, "--data", data);
+    if (init_weights)
+        program_input_weights(s, "--init-weights", init_weights);
+    if (save_checkpoint)
+        program_output_dir(s, "--save-checkpoint", save_checkpoint);
+}
+
 int program_device_open(struct zero_device **dev, const struct zero_config *cfg, MPI_Comm comm,
                         struct zero_error *err)
 {

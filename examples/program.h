@@ -71,6 +71,16 @@ int program_input_weights(struct program_startup *s, const char *flag, const cha
  * parent, so that a bad path is found before the training, not after it. */
 int program_output_dir(struct program_startup *s, const char *flag, const char *dir);
 
+/* A trainer's flag parser said: help (--help: recorded as a field, *help = 1) or a usage
+ * error (status 2 with msg), or neither. Returns 1 when the start-up goes on. */
+int program_startup_parsed(struct program_startup *s, int help_given, int usage_error,
+                           const char *msg, int *help);
+
+/* The files a trainer names, checked now (NULL: not given): --data (program_input_file),
+ * --init-weights (program_input_weights), --save-checkpoint (program_output_dir). */
+void program_startup_files(struct program_startup *s, const char *data, const char *init_weights,
+                           const char *save_checkpoint);
+
 /* Collective. Exchanges every rank's status and fields. Returns 0 on every rank
  * when all are ok and all fields equal rank 0's; otherwise rank 0 has printed
  * the failing ranks' messages or the first differing field of each differing

@@ -451,31 +451,18 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
 {
     struct trainer *t = ctx;
     char msg[1024 + 256];
-    switch (gpt_args_parse(&t->a, argc, argv, msg, sizeof msg)) {
-    case GPT_ARGS_HELP:
-        *help = 1;
-        program_field(su, "--help", "given");
+    enum gpt_args_result parsed = gpt_args_parse(&t->a, argc, argv, msg, sizeof msg);
+    if (!program_startup_parsed(su, parsed == GPT_ARGS_HELP, parsed == GPT_ARGS_USAGE, msg, help))
         return;
-    case GPT_ARGS_USAGE:
-        program_fail_text(su, 2, msg);
-        return;
-    case GPT_ARGS_OK:
-        break;
-    }
     gpt_args_fields(&t->a, su);
     if (resolve_config(t, msg, sizeof msg)) {
         program_fail_text(su, 2, msg);
         return;
     }
     program_fields_config(su, &t->cfg);
-    if (t->a.data)
-        program_input_file(su, "--data", t->a.data);
     if (t->a.val_data)
         program_input_file(su, "--val-data", t->a.val_data);
-    if (t->a.init_weights)
-        program_input_weights(su, "--init-weights", t->a.init_weights);
-    if (t->a.save_checkpoint)
-        program_output_dir(su, "--save-checkpoint", t->a.save_checkpoint);
+    program_startup_files(su, t->a.data, t->a.init_weights, t->a.save_checkpoint);
 }
 
 static void usage(FILE *out)

@@ -270,17 +270,9 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
 {
     struct trainer *t = ctx;
     char msg[1024 + 256];
-    switch (mlp_args_parse(&t->a, argc, argv, msg, sizeof msg)) {
-    case MLP_ARGS_HELP:
-        *help = 1;
-        program_field(su, "--help", "given");
+    enum mlp_args_result parsed = mlp_args_parse(&t->a, argc, argv, msg, sizeof msg);
+    if (!program_startup_parsed(su, parsed == MLP_ARGS_HELP, parsed == MLP_ARGS_USAGE, msg, help))
         return;
-    case MLP_ARGS_USAGE:
-        program_fail_text(su, 2, msg);
-        return;
-    case MLP_ARGS_OK:
-        break;
-    }
     mlp_args_fields(&t->a, su);
     if (t->a.write_data)
         return;
@@ -289,12 +281,7 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
         return;
     }
     program_fields_config(su, &t->cfg);
-    if (t->a.data)
-        program_input_file(su, "--data", t->a.data);
-    if (t->a.init_weights)
-        program_input_weights(su, "--init-weights", t->a.init_weights);
-    if (t->a.save_checkpoint)
-        program_output_dir(su, "--save-checkpoint", t->a.save_checkpoint);
+    program_startup_files(su, t->a.data, t->a.init_weights, t->a.save_checkpoint);
 }
 
 static void usage(FILE *out)
