@@ -42,6 +42,21 @@ int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
     return example_agree(zero_engine_create(e, cfg, model, dev, err), err, MPI_COMM_WORLD);
 }
 
+int program_batch_buffers(int64_t rows, int64_t a_width, size_t a_size, void **a, int64_t b_width,
+                          size_t b_size, void **b, const char *what, struct zero_error *err)
+{
+    int64_t na = 0, nb = 0;
+    *a = *b = NULL;
+    int rc = zero_size_mul(&na, rows, a_width, what, err);
+    if (!rc)
+        rc = zero_size_mul(&nb, rows, b_width, what, err);
+    if (!rc && (*a = zero_size_alloc(na, a_size, what, err)))
+        *b = zero_size_alloc(nb, b_size, what, err);
+    if (!rc && !*b)
+        rc = err->code;
+    return example_agree(rc, err, MPI_COMM_WORLD);
+}
+
 void program_checkpoints(struct program *p, const char *save_dir, const char *resume_dir,
                          int64_t every, int64_t keep_last)
 {

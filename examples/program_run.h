@@ -43,6 +43,12 @@ int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
                           struct zero_model *model, struct zero_device *dev,
                           struct zero_error *err);
 
+/* A micro-batch's two host buffers, their sizes checked (zero_size_mul, zero_size_alloc):
+ * *a holds rows x a_width elements of a_size bytes, *b rows x b_width of b_size; what
+ * names the batch in the error. Agreed over MPI_COMM_WORLD (example_agree). */
+int program_batch_buffers(int64_t rows, int64_t a_width, size_t a_size, void **a, int64_t b_width,
+                          size_t b_size, void **b, const char *what, struct zero_error *err);
+
 /* p->ck from the checkpoint flags; the steps, the global batch (p->cfg), quiet and the
  * rank come from p itself. */
 void program_checkpoints(struct program *p, const char *save_dir, const char *resume_dir,

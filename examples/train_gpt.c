@@ -129,17 +129,16 @@ static int setup(void *ctx, struct zero_error *err)
     if (a->init_weights &&
         (rc = weights_load_mapped(t->engine, t->model, a->init_weights, &hf, comm, err)))
         return zero_error_wrap(err, "--init-weights: ");
-    int64_t n = 0;
     char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
     snprintf(what, sizeof what,
              "micro-batch of %lld sequences (train_micro_batch_size_per_gpu) x --block-size %lld",
              (long long)t->m, (long long)t->T);
-    rc = zero_size_mul(&n, t->m, t->T, what, err);
-    if (!rc && (t->tokens = zero_size_alloc(n, sizeof *t->tokens, what, err)))
-        t->labels = zero_size_alloc(n, sizeof *t->labels, what, err);
-    if (!rc && !t->labels)
-        rc = err->code;
-    return example_agree(rc, err, comm);
+    void *tok, *lab;
+    rc = program_batch_buffers(t->m, t->T, sizeof *t->tokens, &tok, t->T, sizeof *t->labels, &lab,
+                               what, err);
+    t->tokens = tok; /* (m, T) */
+    t->labels = lab; /* (m, T) */
+    return rc;
 }
 
 static void teardown(void *ctx)

@@ -101,17 +101,17 @@ static int setup(void *ctx, struct zero_error *err)
         mlp_data_synthetic(&t->data, a->hidden, a->classes, a->data_seed);
     if (rc)
         return zero_error_wrap(err, "--data: ");
-    int64_t m = t->cfg.train_micro_batch_size_per_gpu, n = 0;
+    int64_t m = t->cfg.train_micro_batch_size_per_gpu;
     char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
     snprintf(what, sizeof what,
              "micro-batch of %lld samples (train_micro_batch_size_per_gpu) x --hidden %lld",
              (long long)m, (long long)a->hidden);
-    rc = zero_size_mul(&n, m, a->hidden, what, err);
-    if (!rc && (t->inputs = zero_size_alloc(n, sizeof *t->inputs, what, err)))
-        t->labels = zero_size_alloc(m, sizeof *t->labels, what, err);
-    if (!rc && !t->labels)
-        rc = err->code;
-    return example_agree(rc, err, comm);
+    void *x, *y;
+    rc = program_batch_buffers(m, a->hidden, sizeof *t->inputs, &x, 1, sizeof *t->labels, &y, what,
+                               err);
+    t->inputs = x; /* (m, hidden) */
+    t->labels = y; /* (m) */
+    return rc;
 }
 
 static void teardown(void *ctx)
