@@ -629,16 +629,3 @@ void program_config_adamw(struct zero_config *c, double lr, double beta2, double
     c->optimizer.weight_decay = weight_decay;
     c->gradient_clipping = clip;
 }
-
-int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world))
-{
-    int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    int rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    int status = run(argc, argv, rank, world);
-    fflush(stdout);
-    MPI_Finalize();
-    return status;
-}

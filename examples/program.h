@@ -9,7 +9,7 @@
  *                       that fails alone no longer leaves the others waiting.
  *   run loop            micro-steps (forward, backward, step), the progress
  *                       line, checkpoints and a non-finite-loss stop.
- *   main                MPI_Init, the program's run, MPI_Finalize.
+ *   main                MPI_Init, the program's run, MPI_Finalize (program_run.h).
  *
  * Programs may call MPI; the library never does. */
 #ifndef EXAMPLES_PROGRAM_H
@@ -163,9 +163,5 @@ int program_device_open(struct zero_device **dev, const struct zero_config *cfg,
  * weight decay and gradient clipping clip (0: off). */
 void program_config_adamw(struct zero_config *c, double lr, double beta2, double weight_decay,
                           double clip);
-
-/* MPI_Init_thread (MULTIPLE, for the cpu backend's communication thread), run(argc, argv,
- * rank, world), MPI_Finalize; returns run's status. */
-int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world));
 
 #endif

@@ -57,6 +57,19 @@ int program_batch_buffers(int64_t rows, int64_t a_width, size_t a_size, void **a
     return example_agree(rc, err, MPI_COMM_WORLD);
 }
 
+int program_main(int argc, char **argv, const struct program_app *app, void *ctx, int *rank,
+                 int *world)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, world);
+    int status = program_run(app, ctx, argc, argv);
+    fflush(stdout);
+    MPI_Finalize();
+    return status;
+}
+
 void program_checkpoints(struct program *p, const char *save_dir, const char *resume_dir,
                          int64_t every, int64_t keep_last)
 {

@@ -34,8 +34,14 @@ struct program_app {
 };
 
 /* Runs app on ctx (the trainer, its rank and world already set); returns the exit
- * status. Called from program_main's run. */
+ * status. */
 int program_run(const struct program_app *app, void *ctx, int argc, char **argv);
+
+/* A trainer's main: MPI_Init_thread (MULTIPLE, for the cpu backend's communication
+ * thread), this rank and the world size into *rank and *world (ctx's fields), program_run,
+ * MPI_Finalize; returns the exit status. */
+int program_main(int argc, char **argv, const struct program_app *app, void *ctx, int *rank,
+                 int *world);
 
 /* zero_engine_create, agreed over MPI_COMM_WORLD: every rank returns the lowest
  * failing rank's status and message (example_agree). */

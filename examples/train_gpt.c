@@ -515,13 +515,8 @@ static const struct program_app app = {
     .teardown = teardown,
 };
 
-static int run(int argc, char **argv, int rank, int world)
-{
-    struct trainer t = {.rank = rank, .world = world};
-    return program_run(&app, &t, argc, argv);
-}
-
 int main(int argc, char **argv)
 {
-    return program_main(argc, argv, run);
+    struct trainer t = {0};
+    return program_main(argc, argv, &app, &t, &t.rank, &t.world);
 }
