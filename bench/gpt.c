@@ -23,8 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zero/gpt.h"
-#include "zero/zero.h"
+#include "rig.h"
 
 char *openblas_get_corename(void);
 
@@ -36,42 +35,16 @@ struct opts {
 
 /* ---- the timing wrappers around the backend ---- */
 
-struct gemm_shape {
-    int ta, tb;
-    int64_t m, n, k, lda, ldb, ldc;
-    float beta;
-};
-
-#define MAX_SHAPES 4096
-
-static const struct zero_backend *real_be;
+/* gemm: bench_wrap_gemm (rig.h) times it into bench_gemm and records one step's shapes */
 static struct {
-    double gemm, attention; /* seconds in the wrapped entries */
-    int64_t gemm_flops;
-    int recording; /* record shapes of this step */
-    int nshapes;
-    struct gemm_shape shapes[MAX_SHAPES];
+    double attention; /* seconds in the wrapped entries */
 } timing;
-
-static int timed_gemm(void *self, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-                      const void *a, enum zero_dtype at, int64_t lda, const void *b,
-                      enum zero_dtype bt, int64_t ldb, float beta, void *c, enum zero_dtype ct,
-                      int64_t ldc)
-{
-    double t0 = MPI_Wtime();
-    int rc = real_be->gemm(self, ta, tb, m, n, k, alpha, a, at, lda, b, bt, ldb, beta, c, ct, ldc);
-    timing.gemm += MPI_Wtime() - t0;
-    timing.gemm_flops += 2 * m * n * k;
-    if (timing.recording && timing.nshapes < MAX_SHAPES)
-        timing.shapes[timing.nshapes++] = (struct gemm_shape){ta, tb, m, n, k, lda, ldb, ldc, beta};
-    return rc;
-}
 
 static int timed_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B,
                                    int64_t T, int64_t C, int64_t NH, enum zero_dtype mt)
 {
     double t0 = MPI_Wtime();
-    int rc = real_be->attention_forward(self, y, att, qkv, B, T, C, NH, mt);
+    int rc = bench_real_be->attention_forward(self, y, att, qkv, B, T, C, NH, mt);
     timing.attention += MPI_Wtime() - t0;
     return rc;
 }
@@ -81,21 +54,16 @@ static int timed_attention_backward(void *self, float *dqkv, float *scratch, con
                                     int64_t C, int64_t NH, enum zero_dtype mt)
 {
     double t0 = MPI_Wtime();
-    int rc = real_be->attention_backward(self, dqkv, scratch, dy, qkv, att, B, T, C, NH, mt);
+    int rc = bench_real_be->attention_backward(self, dqkv, scratch, dy, qkv, att, B, T, C, NH, mt);
     timing.attention += MPI_Wtime() - t0;
     return rc;
 }
 
-static struct zero_backend timed_be;
-
 static void wrap_backend(struct zero_device *dev)
 {
-    real_be = dev->be;
-    timed_be = *dev->be;
-    timed_be.gemm = timed_gemm;
-    timed_be.attention_forward = timed_attention_forward;
-    timed_be.attention_backward = timed_attention_backward;
-    dev->be = &timed_be;
+    struct zero_backend *timed = bench_wrap_gemm(dev);
+    timed->attention_forward = timed_attention_forward;
+    timed->attention_backward = timed_attention_backward;
 }
 
 /* ---- the engine's observer: layer and optimizer time ---- */
@@ -125,8 +93,8 @@ static double replay_raw(void)
     double best = 1e30;
     for (int pass = 0; pass < 4; pass++) {
         double seconds = 0.0;
-        for (int i = 0; i < timing.nshapes; i++) {
-            const struct gemm_shape *s = &timing.shapes[i];
+        for (int i = 0; i < bench_gemm.nshapes; i++) {
+            const struct bench_gemm_shape *s = &bench_gemm.shapes[i];
             float *a = filled((size_t)((s->ta ? s->k : s->m) * s->lda));
             float *b = filled((size_t)((s->tb ? s->n : s->k) * s->ldb));
             float *c = filled((size_t)(s->m * s->ldc));
@@ -158,14 +126,6 @@ struct result {
     int64_t psi, peak_bytes, activation_bytes;
 };
 
-static double comm_seconds(const struct zero_comm_stats *c)
-{
-    double s = 0.0;
-    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
-        s += c->kind[k].seconds;
-    return s;
-}
-
 /* A fixed pseudo-random token stream: the speed does not depend on the data. */
 static void fill_tokens(int64_t first, int64_t rows, int64_t T, int64_t V, int32_t *tok,
                         int32_t *lab)
@@ -175,13 +135,6 @@ static void fill_tokens(int64_t first, int64_t rows, int64_t T, int64_t V, int32
         tok[i] = (int32_t)((s * 7919 + t * 104729) % V);
         lab[i] = (int32_t)((s * 7919 + (t + 1) * 104729) % V);
     }
-}
-
-static double max_over_ranks(double v)
-{
-    double m = 0.0;
-    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return m;
 }
 
 static int run_stage(const struct opts *o, int stage, struct zero_device *dev, struct result *r,
@@ -209,13 +162,12 @@ static int run_stage(const struct opts *o, int stage, struct zero_device *dev, s
     struct result best = {.step = 1e30};
     for (int step = 0; step <= o->steps && !rc; step++) {
         memset(event_seconds, 0, sizeof event_seconds);
-        timing.gemm = timing.attention = 0.0;
-        timing.gemm_flops = 0;
+        bench_gemm.seconds = bench_gemm.flop = timing.attention = 0.0;
         /* the first step (allocations, stage-3 trace) is not timed; the next
          * one's GEMM shapes are recorded */
-        timing.recording = step == 1;
+        bench_gemm.recording = step == 1;
         if (step == 1)
-            timing.nshapes = 0;
+            bench_gemm.nshapes = 0;
         fill_tokens(zero_atom_first_sample(step, 0, dev->rank, dev->size, 1,
                                            cfg.train_micro_batch_size_per_gpu),
                     rows, T, o->model.vocab_size, tok, lab);
@@ -228,23 +180,23 @@ static int run_stage(const struct opts *o, int stage, struct zero_device *dev, s
             continue;
         /* the fastest step (max over ranks) is the least disturbed by other jobs */
         struct result now = {
-            .step = max_over_ranks(MPI_Wtime() - t0),
-            .gemm = max_over_ranks(timing.gemm),
-            .attention = max_over_ranks(timing.attention),
-            .layers =
-                max_over_ranks(event_seconds[ZERO_EV_FORWARD] + event_seconds[ZERO_EV_BACKWARD] +
-                               event_seconds[ZERO_EV_RECOMPUTE]),
-            .optimizer = max_over_ranks(event_seconds[ZERO_EV_OPTIMIZER]),
-            .comm = max_over_ranks(comm_seconds(&zero_engine_last_step(e)->comm)),
-            .gemm_gflops = (double)timing.gemm_flops / timing.gemm / 1e9,
+            .step = bench_max_over_ranks(MPI_Wtime() - t0),
+            .gemm = bench_max_over_ranks(bench_gemm.seconds),
+            .attention = bench_max_over_ranks(timing.attention),
+            .layers = bench_max_over_ranks(event_seconds[ZERO_EV_FORWARD] +
+                                           event_seconds[ZERO_EV_BACKWARD] +
+                                           event_seconds[ZERO_EV_RECOMPUTE]),
+            .optimizer = bench_max_over_ranks(event_seconds[ZERO_EV_OPTIMIZER]),
+            .comm = bench_max_over_ranks(bench_comm_seconds(&zero_engine_last_step(e)->comm)),
+            .gemm_gflops = bench_gemm.flop / bench_gemm.seconds / 1e9,
         };
         if (now.step < best.step)
             best = now;
     }
-    timing.recording = 0;
+    bench_gemm.recording = 0;
     if (!rc) {
         *r = best;
-        r->raw_gemm = max_over_ranks(replay_raw());
+        r->raw_gemm = bench_max_over_ranks(replay_raw());
         r->psi = zero_model_numel(m);
         r->peak_bytes = zero_engine_ledger(e)->peak_total;
         r->activation_bytes = zero_engine_ledger(e)->peak[ZERO_TAG_ACTIVATIONS];
@@ -284,11 +236,7 @@ static int parse(struct opts *o, int argc, char **argv)
         .batch = 8,
         .steps = 3,
         .stage = -1};
-    static const struct option longs[] = {{"n-layer", required_argument, NULL, 'l'},
-                                          {"n-embd", required_argument, NULL, 'c'},
-                                          {"n-head", required_argument, NULL, 'h'},
-                                          {"block-size", required_argument, NULL, 't'},
-                                          {"vocab-size", required_argument, NULL, 'v'},
+    static const struct option longs[] = {BENCH_GPT_MODEL_OPTIONS,
                                           {"batch", required_argument, NULL, 'b'},
                                           {"steps", required_argument, NULL, 's'},
                                           {"stage", required_argument, NULL, 'S'},
@@ -297,22 +245,9 @@ static int parse(struct opts *o, int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         long v = optarg ? strtol(optarg, NULL, 10) : 0;
+        if (bench_gpt_model_option(&o->model, c, v) == 0)
+            continue;
         switch (c) {
-        case 'l':
-            o->model.n_layer = (int)v;
-            break;
-        case 'c':
-            o->model.n_embd = v;
-            break;
-        case 'h':
-            o->model.n_head = (int)v;
-            break;
-        case 't':
-            o->model.block_size = v;
-            break;
-        case 'v':
-            o->model.vocab_size = v;
-            break;
         case 'b':
             o->batch = v;
             break;
@@ -334,23 +269,16 @@ static int parse(struct opts *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int rank, world;
+    bench_mpi_start(&argc, &argv, 0, &rank, &world);
     struct opts o;
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (parse(&o, argc, argv)) {
-        if (rank == 0)
-            fprintf(stderr, "usage: bench/gpt [--n-layer L] [--n-embd C] [--n-head H] "
-                            "[--block-size T] [--vocab-size V] [--batch B] [--steps K] "
-                            "[--stage S] [--checkpoint-activations]\n");
-        MPI_Finalize();
-        return 2;
-    }
+    if (parse(&o, argc, argv))
+        return bench_usage_exit(rank, "usage: bench/gpt [--n-layer L] [--n-embd C] [--n-head H] "
+                                      "[--block-size T] [--vocab-size V] [--batch B] [--steps K] "
+                                      "[--stage S] [--checkpoint-activations]\n");
     struct zero_device *dev = NULL;
     struct zero_error err = {0};
-    MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options bopt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
-    int rc = zero_device_open(&dev, "cpu", &comm, &bopt, &err);
+    int rc = bench_open(&dev, "cpu", ZERO_COLL_EXACT, &err);
     if (!rc && o.batch % dev->size != 0)
         rc = zero_fail(&err, ZERO_EINVAL, "--batch %lld does not split over %d ranks",
                        (long long)o.batch, dev->size);
@@ -382,7 +310,7 @@ int main(int argc, char **argv)
     }
     if (rc)
         fprintf(stderr, "bench/gpt: rank %d: %s\n", rank, err.msg);
-    dev->be = real_be;
+    bench_unwrap(dev);
     zero_device_close(dev);
     MPI_Finalize();
     return rc ? 1 : 0;

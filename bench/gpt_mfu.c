@@ -53,8 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zero/gpt.h"
-#include "zero/zero.h"
+#include "rig.h"
 #ifdef ZERO_HAVE_CUDA
 #include "backends/cuda/zero_cuda_profile.h"
 #endif
@@ -139,13 +138,6 @@ static void configure(struct zero_config *c, const struct opts *o, int stage)
     }
 }
 
-static double max_over_ranks(double v)
-{
-    double m = 0.0;
-    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return m;
-}
-
 /* One optimizer step on this rank's batch of global step `step`. */
 static int train_step(struct zero_engine *e, const struct opts *o, struct zero_device *dev,
                       int step, int32_t *tokens, int32_t *labels, struct zero_error *err)
@@ -198,7 +190,7 @@ static void run_stage(const struct opts *o, int stage, struct zero_device *dev, 
     for (int step = o->warmup; step < o->warmup + o->steps && !rc; step++)
         rc = train_step(e, o, dev, step, tokens, labels, &err);
     if (!rc && !(rc = settle(dev, &err))) {
-        r->step_s = max_over_ranks(MPI_Wtime() - t0) / o->steps;
+        r->step_s = bench_max_over_ranks(MPI_Wtime() - t0) / o->steps;
         r->loss = zero_engine_last_step(e)->loss;
         r->peak_bytes = zero_engine_ledger(e)->peak_total;
         r->host_bytes = zero_engine_host_ledger(e)->peak_total;
@@ -385,11 +377,7 @@ static int parse(struct opts *o, int argc, char **argv)
                        .kernel_times = 1};
     static const struct option longs[] = {{"backend", required_argument, NULL, 'B'},
                                           {"dtype", required_argument, NULL, 'd'},
-                                          {"n-layer", required_argument, NULL, 'l'},
-                                          {"n-embd", required_argument, NULL, 'c'},
-                                          {"n-head", required_argument, NULL, 'h'},
-                                          {"block-size", required_argument, NULL, 't'},
-                                          {"vocab-size", required_argument, NULL, 'v'},
+                                          BENCH_GPT_MODEL_OPTIONS,
                                           {"batch", required_argument, NULL, 'b'},
                                           {"stage", required_argument, NULL, 'S'},
                                           {"steps", required_argument, NULL, 's'},
@@ -401,6 +389,8 @@ static int parse(struct opts *o, int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         long v = optarg ? strtol(optarg, NULL, 10) : 0;
+        if (bench_gpt_model_option(&o->model, c, v) == 0)
+            continue;
         switch (c) {
         case 'B':
             snprintf(o->backend, sizeof o->backend, "%s", optarg);
@@ -412,21 +402,6 @@ static int parse(struct opts *o, int argc, char **argv)
             o->dtype = (enum zero_dtype)t;
             break;
         }
-        case 'l':
-            o->model.n_layer = (int)v;
-            break;
-        case 'c':
-            o->model.n_embd = v;
-            break;
-        case 'h':
-            o->model.n_head = (int)v;
-            break;
-        case 't':
-            o->model.block_size = v;
-            break;
-        case 'v':
-            o->model.vocab_size = v;
-            break;
         case 'b':
             o->batch = v;
             break;
@@ -463,9 +438,8 @@ static int parse(struct opts *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rank, world;
+    bench_mpi_start(&argc, &argv, 0, &rank, &world);
     struct opts o;
     if (parse(&o, argc, argv)) {
         if (rank == 0)
@@ -486,9 +460,7 @@ int main(int argc, char **argv)
     }
     struct zero_device *dev = NULL;
     struct zero_error err = {0};
-    MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options bopt = {.coll_mode = ZERO_COLL_NATIVE, .device = -1};
-    if (zero_device_open(&dev, o.backend, &comm, &bopt, &err)) {
+    if (bench_open(&dev, o.backend, ZERO_COLL_NATIVE, &err)) {
         if (rank == 0)
             fprintf(stderr, "bench/gpt_mfu: %s\n", err.msg);
         MPI_Finalize();

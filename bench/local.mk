@@ -3,7 +3,7 @@
 
 # step time per stage on the toy model (issue: engine)
 noinst_PROGRAMS += %reldir%/stages
-bench_stages_SOURCES = %reldir%/stages.c
+bench_stages_SOURCES = %reldir%/stages.c %reldir%/rig.c %reldir%/rig.h
 bench_stages_LDADD = libzero.la $(BLAS_LIBS) $(JANSSON_LIBS) -lm
 
 # Bandwidth of the collectives, exact vs native vs memcpy: mpirun -np 2 bench/collectives
@@ -13,13 +13,13 @@ bench_collectives_LDADD = libzero.la
 
 # tokens/s of a ~10M-parameter GPT-2 per stage and its step-time shares: mpirun -np 2 bench/gpt
 noinst_PROGRAMS += %reldir%/gpt
-bench_gpt_SOURCES = %reldir%/gpt.c
+bench_gpt_SOURCES = %reldir%/gpt.c %reldir%/rig.c %reldir%/rig.h
 bench_gpt_LDADD = libzero.la $(BLAS_LIBS) -lm
 
 # tokens/s and MFU of GPT-2 124M per stage on a GPU (tests/gpu/run.sh):
 # mpirun -np 1 bench/gpt_mfu --backend cuda --dtype bf16 --peak-tflops 989
 noinst_PROGRAMS += %reldir%/gpt_mfu
-bench_gpt_mfu_SOURCES = %reldir%/gpt_mfu.c
+bench_gpt_mfu_SOURCES = %reldir%/gpt_mfu.c %reldir%/rig.c %reldir%/rig.h
 bench_gpt_mfu_LDADD = libzero.la $(BLAS_LIBS) -lm
 
 # the host optimizer (ZeRO-Offload's CPU Adam) per instruction set: bench/host_optim [Melements]
@@ -43,7 +43,7 @@ EXTRA_DIST += %reldir%/exact_math_coeffs.py
 # mpirun -np 2 bench/roofline --stage S --precision fp32|bf16; bench/table.sh runs it
 # for stages 0-3 in both precisions and prints the table
 noinst_PROGRAMS += %reldir%/roofline
-bench_roofline_SOURCES = %reldir%/roofline.c
+bench_roofline_SOURCES = %reldir%/roofline.c %reldir%/rig.c %reldir%/rig.h
 bench_roofline_LDADD = libzero.la
 EXTRA_DIST += %reldir%/table.sh
 

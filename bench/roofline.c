@@ -31,9 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
-#include "zero/zero.h"
+#include "rig.h"
 
 enum part { GEMM, ELEMENTWISE, OPTIMIZER, COLLECTIVES, WAITING, OTHER, STEP, NPARTS };
 static const char *const part_name[NPARTS] = {"gemm",    "elementwise", "optimizer", "collectives",
@@ -47,30 +46,7 @@ struct opts {
     enum zero_coll_mode mode;
 };
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ---- GEMMs: the backend's gemm entry, timed ---- */
-
-static const struct zero_backend *real_be;
-static struct zero_backend timed_be;
-static double gemm_seconds, gemm_flop;
-
-static int timed_gemm(void *self, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-                      const void *a, enum zero_dtype at, int64_t lda, const void *b,
-                      enum zero_dtype bt, int64_t ldb, float beta, void *c, enum zero_dtype ct,
-                      int64_t ldc)
-{
-    double t0 = now();
-    int rc = real_be->gemm(self, ta, tb, m, n, k, alpha, a, at, lda, b, bt, ldb, beta, c, ct, ldc);
-    gemm_seconds += now() - t0;
-    gemm_flop += 2.0 * (double)m * (double)n * (double)k;
-    return rc;
-}
+/* GEMMs: the backend's gemm entry, timed (bench_wrap_gemm, rig.h) */
 
 /* ---- the event stream, summed per kind ---- */
 
@@ -110,12 +86,12 @@ static int measure_rates(struct zero_device *dev, struct rates *r)
         a[i] = b[i] = (float)(i % 7) * 0.25f;
     double best_copy = 1e30, best_gemm = 1e30;
     for (int pass = 0; pass < 3; pass++) {
-        double t0 = now();
+        double t0 = MPI_Wtime();
         memcpy(dst, src, bytes);
-        double t1 = now();
-        real_be->gemm(dev->self, 0, 0, N, N, N, 1.0f, a, ZERO_F32, N, b, ZERO_F32, N, 0.0f, c,
-                      ZERO_F32, N);
-        double t2 = now();
+        double t1 = MPI_Wtime();
+        bench_real_be->gemm(dev->self, 0, 0, N, N, N, 1.0f, a, ZERO_F32, N, b, ZERO_F32, N, 0.0f, c,
+                            ZERO_F32, N);
+        double t2 = MPI_Wtime();
         if (t1 - t0 < best_copy)
             best_copy = t1 - t0;
         if (t2 - t1 < best_gemm)
@@ -134,60 +110,30 @@ static int measure_rates(struct zero_device *dev, struct rates *r)
 
 /* ---- training ---- */
 
-static int cmp_double(const void *x, const void *y)
-{
-    double p = *(const double *)x, q = *(const double *)y;
-    return (p > q) - (p < q);
-}
-
-static double sent_bytes(const struct zero_comm_stats *c)
-{
-    double s = 0.0;
-    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
-        s += (double)c->kind[k].sent_bytes;
-    return s;
-}
-
 /* measured[s][p], bound[s][p] for each timed step s (max over ranks) */
 static int train(const struct opts *o, struct zero_device *dev, const struct rates *rt,
                  double (*measured)[NPARTS], double (*bound)[NPARTS], struct zero_error *err)
 {
     struct zero_config cfg;
-    zero_config_defaults(&cfg);
-    cfg.zero_optimization.stage = o->stage;
+    bench_toy_config(&cfg, o->stage, o->batch, dev->size, o->mode);
     cfg.zero_optimization.overlap_comm = o->overlap;
     if (o->bucket > 0)
         cfg.zero_optimization.reduce_bucket_size = o->bucket;
-    cfg.libzero.coll_mode = o->mode;
-    cfg.optimizer.type = ZERO_OPTIM_ADAMW;
-    cfg.optimizer.lr = 1e-4;
-    cfg.optimizer.weight_decay = 0.01;
-    cfg.train_batch_size = o->batch;
-    cfg.train_micro_batch_size_per_gpu = o->batch / dev->size;
     cfg.bf16.enabled = o->precision == ZERO_BF16;
     cfg.fp16.enabled = o->precision == ZERO_F16;
-    struct zero_model *m = NULL;
-    struct zero_engine *e = NULL;
-    int rc = zero_nn_build_mlp(&m, o->hidden, o->layers, 10, err);
+    struct bench_toy t;
+    int rc = bench_toy_open(&t, &cfg, o->hidden, o->layers, dev, err);
     if (!rc)
-        rc = zero_engine_create(&e, &cfg, m, dev, err);
-    if (!rc)
-        zero_engine_set_observer(e, observe, NULL);
-    int64_t rows = cfg.train_micro_batch_size_per_gpu;
-    float *x = malloc((size_t)(rows * o->hidden) * sizeof *x);
-    int32_t *y = malloc((size_t)rows * sizeof *y);
+        zero_engine_set_observer(t.e, observe, NULL);
+    const int64_t rows = t.rows;
     for (int step = 0; step < o->steps && !rc; step++) {
-        int64_t first = zero_atom_first_sample(step, 0, dev->rank, dev->size, 1, rows);
-        zero_synthetic_samples(1, o->hidden, 10, first, rows, x, y);
-        struct zero_batch b = {.rows = rows, .inputs = x, .labels = y};
         memset(event_seconds, 0, sizeof event_seconds);
-        gemm_seconds = gemm_flop = 0.0;
+        bench_gemm.seconds = bench_gemm.flop = 0.0;
         optimizer_elements = 0;
-        MPI_Barrier(MPI_COMM_WORLD);
-        if ((rc = zero_engine_forward(e, &b, NULL, err)) || (rc = zero_engine_backward(e, err)) ||
-            (rc = zero_engine_step(e, NULL, err)))
+        if ((rc = bench_toy_step(&t, step, dev, err)))
             break;
-        const struct zero_step_info *info = zero_engine_last_step(e);
+        const double gemm_seconds = bench_gemm.seconds, gemm_flop = bench_gemm.flop;
+        const struct zero_step_info *info = zero_engine_last_step(t.e);
         const double *ev = event_seconds;
         double mine[2 * NPARTS] = {0};
         double *me = mine, *bd = mine + NPARTS;
@@ -205,18 +151,15 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
         bd[GEMM] = gemm_flop / rt->gemm_flops;
         bd[ELEMENTWISE] = 164.0 * (double)rows * (double)o->hidden * o->layers / rt->mem_bw;
         bd[OPTIMIZER] = 28.0 * (double)optimizer_elements / rt->mem_bw;
-        bd[COLLECTIVES] = sent_bytes(&info->comm) / rt->memcpy_bw;
+        bd[COLLECTIVES] = bench_sent_bytes(&info->comm) / rt->memcpy_bw;
         for (int p = 0; p < OTHER; p++)
             bd[STEP] += bd[p];
         double worst[2 * NPARTS];
-        MPI_Allreduce(mine, worst, 2 * NPARTS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        bench_max_over_ranks_n(mine, worst, 2 * NPARTS);
         memcpy(measured[step], worst, sizeof measured[step]);
         memcpy(bound[step], worst + NPARTS, sizeof bound[step]);
     }
-    free(x);
-    free(y);
-    zero_engine_destroy(e);
-    zero_model_destroy(m);
+    bench_toy_close(&t);
     return rc;
 }
 
@@ -227,7 +170,7 @@ static double median(double (*v)[NPARTS], int first, int n, int p)
     int k = 0;
     for (int i = first; i < n && k < 64; i++)
         s[k++] = v[i][p];
-    qsort(s, (size_t)k, sizeof *s, cmp_double);
+    qsort(s, (size_t)k, sizeof *s, bench_cmp_double);
     return k == 0 ? 0.0 : k % 2 ? s[k / 2] : 0.5 * (s[k / 2 - 1] + s[k / 2]);
 }
 
@@ -292,33 +235,21 @@ static int parse(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-    int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    int rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    int rank, world; /* threaded: the cpu backend's communication thread (overlap) */
+    bench_mpi_start(&argc, &argv, 1, &rank, &world);
     struct opts o;
-    if (parse(argc, argv, &o) || o.batch % world) {
-        if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np N bench/roofline [--stage S] [--precision "
-                            "fp32|bf16|fp16] [--overlap 0|1] [--hidden H] [--layers L] "
-                            "[--batch B (a multiple of N)] [--steps K (1-64)] [--bucket N] "
-                            "[--mode exact|native]\n");
-        MPI_Finalize();
-        return 2;
-    }
+    if (parse(argc, argv, &o) || o.batch % world)
+        return bench_usage_exit(rank, "usage: mpirun -np N bench/roofline [--stage S] [--precision "
+                                      "fp32|bf16|fp16] [--overlap 0|1] [--hidden H] [--layers L] "
+                                      "[--batch B (a multiple of N)] [--steps K (1-64)] "
+                                      "[--bucket N] [--mode exact|native]\n");
     struct zero_error err = {0};
     struct zero_device *dev = NULL;
-    MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options bo = {.coll_mode = o.mode, .device = -1};
-    int rc = zero_device_open(&dev, "cpu", &comm, &bo, &err);
+    int rc = bench_open(&dev, "cpu", o.mode, &err);
     struct rates rt = {0};
     double measured[64][NPARTS] = {{0}}, bound[64][NPARTS] = {{0}};
     if (!rc) {
-        real_be = dev->be;
-        timed_be = *dev->be;
-        timed_be.gemm = timed_gemm;
-        dev->be = &timed_be;
+        bench_wrap_gemm(dev);
         rc = measure_rates(dev, &rt);
         if (rc)
             snprintf(err.msg, sizeof err.msg, "out of memory measuring the rates");
@@ -364,8 +295,7 @@ int main(int argc, char **argv)
     }
     if (rc)
         fprintf(stderr, "rank %d: roofline: %s\n", rank, err.msg);
-    if (dev)
-        dev->be = real_be;
+    bench_unwrap(dev);
     zero_device_close(dev);
     MPI_Finalize();
     return rc ? 1 : 0;

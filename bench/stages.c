@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zero/zero.h"
+#include "rig.h"
 
 struct opts {
     int64_t hidden, batch;
@@ -44,75 +44,38 @@ struct sample {
     double step, comm; /* seconds, max over ranks */
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double comm_seconds(const struct zero_comm_stats *c)
-{
-    double s = 0.0;
-    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
-        s += c->kind[k].seconds;
-    return s;
-}
-
 static int run_variant(const struct opts *o, struct variant v, struct zero_device *dev,
                        struct sample *out, struct zero_error *err)
 {
     struct zero_config cfg;
-    zero_config_defaults(&cfg);
-    cfg.zero_optimization.stage = v.stage;
+    bench_toy_config(&cfg, v.stage, o->batch, dev->size, o->mode);
     if (v.offload) {
         cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
         if (v.stage == 3)
             cfg.zero_optimization.offload_param.device = ZERO_OFFLOAD_CPU;
     }
-    cfg.optimizer.type = ZERO_OPTIM_ADAMW;
-    cfg.optimizer.lr = 1e-4;
-    cfg.optimizer.weight_decay = 0.01;
-    cfg.train_batch_size = o->batch;
-    cfg.train_micro_batch_size_per_gpu = o->batch / dev->size;
-    cfg.libzero.coll_mode = o->mode;
     cfg.zero_optimization.stage3_max_reuse_distance = o->reuse_distance;
-    struct zero_model *m = NULL;
-    struct zero_engine *e = NULL;
-    int rc = zero_nn_build_mlp(&m, o->hidden, o->layers, 10, err);
-    if (!rc)
-        rc = zero_engine_create(&e, &cfg, m, dev, err);
-    int64_t rows = cfg.train_micro_batch_size_per_gpu;
-    float *x = malloc((size_t)(rows * o->hidden) * sizeof *x);
-    int32_t *y = malloc((size_t)rows * sizeof *y);
+    struct bench_toy t;
+    int rc = bench_toy_open(&t, &cfg, o->hidden, o->layers, dev, err);
     for (int step = 0; step <= o->steps && !rc; step++) {
-        int64_t first = zero_atom_first_sample(step, 0, dev->rank, dev->size, 1, rows);
-        zero_synthetic_samples(1, o->hidden, 10, first, rows, x, y);
-        struct zero_batch b = {.rows = rows, .inputs = x, .labels = y};
-        MPI_Barrier(MPI_COMM_WORLD);
-        if ((rc = zero_engine_forward(e, &b, NULL, err)) || (rc = zero_engine_backward(e, err)) ||
-            (rc = zero_engine_step(e, NULL, err)))
+        if ((rc = bench_toy_step(&t, step, dev, err)))
             break;
         if (step == 0)
             continue; /* warm-up: first-touch allocation, stage-3 order recording */
-        const struct zero_step_info *info = zero_engine_last_step(e);
-        double mine[2] = {info->seconds, comm_seconds(&info->comm)}, worst[2];
-        MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        const struct zero_step_info *info = zero_engine_last_step(t.e);
+        double mine[2] = {info->seconds, bench_comm_seconds(&info->comm)}, worst[2];
+        bench_max_over_ranks_n(mine, worst, 2);
         out[step - 1].step = worst[0];
         out[step - 1].comm = worst[1];
     }
-    free(x);
-    free(y);
-    zero_engine_destroy(e);
-    zero_model_destroy(m);
+    bench_toy_close(&t);
     return rc;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: mpirun -np N stages [--hidden H] [--layers L] [--batch B] [--steps K]\n"
-               "                       [--rounds R] [--mode exact|native] [--reuse-distance N]\n"
-               "                       [--offload]\n");
-}
+static const char usage[] =
+    "usage: mpirun -np N stages [--hidden H] [--layers L] [--batch B] [--steps K]\n"
+    "                       [--rounds R] [--mode exact|native] [--reuse-distance N]\n"
+    "                       [--offload]\n";
 
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -175,25 +138,16 @@ static int parse(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-    int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    int rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    int rank, world; /* threaded: the cpu backend's communication thread (overlap) */
+    bench_mpi_start(&argc, &argv, 1, &rank, &world);
     struct opts o;
-    if (parse(argc, argv, &o) || o.batch % world) {
-        if (rank == 0)
-            usage(stderr);
-        MPI_Finalize();
-        return 2;
-    }
+    if (parse(argc, argv, &o) || o.batch % world)
+        return bench_usage_exit(rank, usage);
     struct zero_error err = {0};
     struct zero_device *dev = NULL;
-    MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options bo = {.coll_mode = o.mode, .device = -1};
     struct variant rows[7] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {1, 1}, {2, 1}, {3, 1}};
     int nrows = o.offload ? 7 : 4;
-    int n = o.steps * o.rounds, rc = zero_device_open(&dev, "cpu", &comm, &bo, &err);
+    int n = o.steps * o.rounds, rc = bench_open(&dev, "cpu", o.mode, &err);
     struct sample *s = calloc((size_t)(nrows * n), sizeof *s);
     for (int round = 0; round < o.rounds && !rc; round++)
         for (int r = 0; r < nrows && !rc; r++)
@@ -215,8 +169,8 @@ int main(int argc, char **argv)
                 step[i] = s[r * n + i].step;
                 comm[i] = s[r * n + i].comm;
             }
-            qsort(step, (size_t)n, sizeof(double), cmp_double);
-            qsort(comm, (size_t)n, sizeof(double), cmp_double);
+            qsort(step, (size_t)n, sizeof(double), bench_cmp_double);
+            qsort(comm, (size_t)n, sizeof(double), bench_cmp_double);
             double med = step[n / 2], cmed = comm[n / 2];
             if (r == 0)
                 base = med;

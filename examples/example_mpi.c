@@ -5,7 +5,8 @@
 
 #include "example_mpi.h"
 
-int example_agree(int rc, struct zero_error *err, MPI_Comm comm)
+/* name_rank0: a message of rank 0 is prefixed "rank 0: " too (when world > 1) */
+static int agree(int rc, struct zero_error *err, MPI_Comm comm, int name_rank0)
 {
     int rank, world;
     MPI_Comm_rank(comm, &rank);
@@ -17,7 +18,7 @@ int example_agree(int rc, struct zero_error *err, MPI_Comm comm)
     struct zero_error shared = {0};
     if (rank == first) {
         shared.code = err->code ? err->code : rc;
-        if (rank != 0 && strncmp(err->msg, "rank ", 5) != 0)
+        if ((rank != 0 || (name_rank0 && world > 1)) && strncmp(err->msg, "rank ", 5) != 0)
             snprintf(shared.msg, sizeof shared.msg, "rank %d: %.1000s", rank, err->msg);
         else
             memcpy(shared.msg, err->msg, sizeof shared.msg);
@@ -28,6 +29,16 @@ int example_agree(int rc, struct zero_error *err, MPI_Comm comm)
     MPI_Bcast(&shared, (int)sizeof shared, MPI_BYTE, first, comm);
     *err = shared;
     return shared.code;
+}
+
+int example_agree(int rc, struct zero_error *err, MPI_Comm comm)
+{
+    return agree(rc, err, comm, 0);
+}
+
+int example_agree_naming_ranks(int rc, struct zero_error *err, MPI_Comm comm)
+{
+    return agree(rc, err, comm, 1);
 }
 
 void example_bcast(void *buf, size_t n, int root, MPI_Comm comm)

@@ -15,6 +15,10 @@
  * "rank R: " when R != 0 and the message does not already name a rank. */
 int example_agree(int rc, struct zero_error *err, MPI_Comm comm);
 
+/* The same, naming rank 0 as well when there are several ranks (the zero tool's runs:
+ * their messages always say which rank failed). */
+int example_agree_naming_ranks(int rc, struct zero_error *err, MPI_Comm comm);
+
 /* MPI_Bcast of n bytes from root, in pieces that fit MPI's int counts. */
 void example_bcast(void *buf, size_t n, int root, MPI_Comm comm);
 

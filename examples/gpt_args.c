@@ -180,14 +180,7 @@ static void set_defaults(struct gpt_args *a)
     a->temperature = 0.8;
     a->top_k = 40;
     a->sample_seed = 1;
-    zero_config_defaults(&a->cfg);
-    a->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
-    a->cfg.optimizer.lr = 3e-3;
-    a->cfg.optimizer.betas[0] = 0.9;
-    a->cfg.optimizer.betas[1] = 0.95;
-    a->cfg.optimizer.eps = 1e-8;
-    a->cfg.optimizer.weight_decay = 0.01;
-    a->cfg.gradient_clipping = 1.0;
+    program_config_adamw(&a->cfg, 3e-3, 0.95, 0.01, 1.0);
     a->mode = ZERO_COLL_EXACT;
 }
 

@@ -9,7 +9,8 @@ EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
 	%reldir%/example_mpi.c %reldir%/example_mpi.h \
 	%reldir%/stage_memory.c %reldir%/stage_memory.h \
 	%reldir%/checkpointing.c %reldir%/checkpointing.h \
-	%reldir%/program.c %reldir%/program.h
+	%reldir%/program.c %reldir%/program.h \
+	%reldir%/program_run.c %reldir%/program_run.h
 
 noinst_PROGRAMS += %reldir%/train_mlp
 examples_train_mlp_SOURCES = %reldir%/train_mlp.c \

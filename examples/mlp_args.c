@@ -234,14 +234,8 @@ static void set_defaults(struct mlp_args *a)
     a->batch = 32;
     a->steps = 10;
     a->data_seed = 1;
-    zero_config_defaults(&a->cfg);
-    a->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
-    a->cfg.optimizer.lr = 1e-4;
-    a->cfg.optimizer.betas[0] = 0.9;
-    a->cfg.optimizer.betas[1] = 0.999;
-    a->cfg.optimizer.eps = 1e-8;
-    a->cfg.optimizer.weight_decay = 0.01;
-    a->cfg.gradient_clipping = 0.0; /* --clip's default: off (DeepSpeed's is 1.0) */
+    /* --clip's default: off (DeepSpeed's is 1.0) */
+    program_config_adamw(&a->cfg, 1e-4, 0.999, 0.01, 0.0);
 }
 
 /* Applies one integer-valued option; -1 if out of range. */

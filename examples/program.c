@@ -585,15 +585,48 @@ void program_error(const struct program *p, const char *what, const struct zero_
         fprintf(stderr, "%s: %s%s\n", p->prog, what, err->msg);
 }
 
-int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world))
+int program_startup_parsed(struct program_startup *s, int help_given, int usage_error,
+                           const char *msg, int *help)
 {
-    int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    int rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    int status = run(argc, argv, rank, world);
-    fflush(stdout);
-    MPI_Finalize();
-    return status;
+    if (help_given) {
+        *help = 1;
+        program_field(s, "--help", "given");
+        return 0;
+    }
+    if (usage_error) {
+        program_fail_text(s, 2, msg);
+        return 0;
+    }
+    return 1;
+}
+
+void program_startup_files(struct program_startup *s, const char *data, const char *init_weights,
+                           const char *save_checkpoint)
+{
+    if (data)
+        program_input_file(s, "--data", data);
+    if (init_weights)
+        program_input_weights(s, "--init-weights", init_weights);
+    if (save_checkpoint)
+        program_output_dir(s, "--save-checkpoint", save_checkpoint);
+}
+
+int program_device_open(struct zero_device **dev, const struct zero_config *cfg, MPI_Comm comm,
+                        struct zero_error *err)
+{
+    struct zero_backend_options opt = {.coll_mode = cfg->libzero.coll_mode, .device = -1};
+    return zero_device_open(dev, cfg->libzero.backend, &comm, &opt, err);
+}
+
+void program_config_adamw(struct zero_config *c, double lr, double beta2, double weight_decay,
+                          double clip)
+{
+    zero_config_defaults(c);
+    c->optimizer.type = ZERO_OPTIM_ADAMW;
+    c->optimizer.lr = lr;
+    c->optimizer.betas[0] = 0.9;
+    c->optimizer.betas[1] = beta2;
+    c->optimizer.eps = 1e-8;
+    c->optimizer.weight_decay = weight_decay;
+    c->gradient_clipping = clip;
 }

@@ -9,7 +9,7 @@
  *                       that fails alone no longer leaves the others waiting.
  *   run loop            micro-steps (forward, backward, step), the progress
  *                       line, checkpoints and a non-finite-loss stop.
- *   main                MPI_Init, the program's run, MPI_Finalize.
+ *   main                MPI_Init, the program's run, MPI_Finalize (program_run.h).
  *
  * Programs may call MPI; the library never does. */
 #ifndef EXAMPLES_PROGRAM_H
@@ -70,6 +70,16 @@ int program_input_weights(struct program_startup *s, const char *flag, const cha
  * fails now unless this rank can create files in it, or create it in its
  * parent, so that a bad path is found before the training, not after it. */
 int program_output_dir(struct program_startup *s, const char *flag, const char *dir);
+
+/* A trainer's flag parser said: help (--help: recorded as a field, *help = 1) or a usage
+ * error (status 2 with msg), or neither. Returns 1 when the start-up goes on. */
+int program_startup_parsed(struct program_startup *s, int help_given, int usage_error,
+                           const char *msg, int *help);
+
+/* The files a trainer names, checked now (NULL: not given): --data (program_input_file),
+ * --init-weights (program_input_weights), --save-checkpoint (program_output_dir). */
+void program_startup_files(struct program_startup *s, const char *data, const char *init_weights,
+                           const char *save_checkpoint);
 
 /* Collective. Exchanges every rank's status and fields. Returns 0 on every rank
  * when all are ok and all fields equal rank 0's; otherwise rank 0 has printed
@@ -139,8 +149,19 @@ int program_resume(struct program *p);
 /* Rank 0 prints "prog: <what><err->msg>" to stderr. */
 void program_error(const struct program *p, const char *what, const struct zero_error *err);
 
-/* MPI_Init_thread (MULTIPLE, for the cpu backend's communication thread), run(argc, argv,
- * rank, world), MPI_Finalize; returns run's status. */
-int program_main(int argc, char **argv, int (*run)(int argc, char **argv, int rank, int world));
+/* ---- set-up ---- */
+
+/* zero_device_open of cfg's backend (libzero.backend) in its collective mode on comm;
+ * each rank picks its device. */
+int program_device_open(struct zero_device **dev, const struct zero_config *cfg, MPI_Comm comm,
+                        struct zero_error *err);
+
+/* ---- defaults ---- */
+
+/* The optimizer every program starts from (train_mlp, train_gpt, the zero tool's runs):
+ * DeepSpeed's config defaults, then AdamW with lr, betas (0.9, beta2), eps 1e-8, the
+ * weight decay and gradient clipping clip (0: off). */
+void program_config_adamw(struct zero_config *c, double lr, double beta2, double weight_decay,
+                          double clip);
 
 #endif

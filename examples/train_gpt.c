@@ -23,7 +23,7 @@
 #include "gpt_args.h"
 #include "gpt_generate.h"
 #include "gpt_source.h"
-#include "program.h"
+#include "program_run.h"
 #include "report.h"
 #include "stage_memory.h"
 #include "weights_io.h"
@@ -107,20 +107,19 @@ static int resolve_config(struct trainer *t, char *msg, size_t len)
     return 0;
 }
 
-static int setup(struct trainer *t, struct zero_error *err)
+static int setup(void *ctx, struct zero_error *err)
 {
+    struct trainer *t = ctx;
     const struct gpt_args *a = &t->a;
     MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options opt = {.coll_mode = t->cfg.libzero.coll_mode, .device = -1};
-    int rc = zero_device_open(&t->dev, t->cfg.libzero.backend, &comm, &opt, err);
+    int rc = program_device_open(&t->dev, &t->cfg, comm, err);
     if (!rc)
         rc = zero_nn_build_gpt(&t->model, &a->model, err);
     if (!rc && (rc = gpt_source_open(&t->src, a, err)))
         zero_error_wrap(err, "--data: ");
     if ((rc = example_agree(rc, err, comm)))
         return rc;
-    if ((rc = example_agree(zero_engine_create(&t->engine, &t->cfg, t->model, t->dev, err), err,
-                            comm)))
+    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, err)))
         return rc;
     /* Hugging Face GPT-2 files: GPT2LMHeadModel prefixes "transformer.", and
      * older ones carry the causal-mask buffers and the tied head */
@@ -130,21 +129,21 @@ static int setup(struct trainer *t, struct zero_error *err)
     if (a->init_weights &&
         (rc = weights_load_mapped(t->engine, t->model, a->init_weights, &hf, comm, err)))
         return zero_error_wrap(err, "--init-weights: ");
-    int64_t n = 0;
     char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
     snprintf(what, sizeof what,
              "micro-batch of %lld sequences (train_micro_batch_size_per_gpu) x --block-size %lld",
              (long long)t->m, (long long)t->T);
-    rc = zero_size_mul(&n, t->m, t->T, what, err);
-    if (!rc && (t->tokens = zero_size_alloc(n, sizeof *t->tokens, what, err)))
-        t->labels = zero_size_alloc(n, sizeof *t->labels, what, err);
-    if (!rc && !t->labels)
-        rc = err->code;
-    return example_agree(rc, err, comm);
+    void *tok, *lab;
+    rc = program_batch_buffers(t->m, t->T, sizeof *t->tokens, &tok, t->T, sizeof *t->labels, &lab,
+                               what, err);
+    t->tokens = tok; /* (m, T) */
+    t->labels = lab; /* (m, T) */
+    return rc;
 }
 
-static void teardown(struct trainer *t)
+static void teardown(void *ctx)
 {
+    struct trainer *t = ctx;
     free(t->tokens);
     free(t->labels);
     gpt_source_close(&t->src);
@@ -174,8 +173,9 @@ static void print_schedule(const struct gpt_args *a, const struct zero_config *c
         printf("warmup %lld, %s", (long long)a->warmup, schedule_names[a->schedule]);
 }
 
-static void print_header(const struct trainer *t)
+static void print_header(void *ctx)
 {
+    const struct trainer *t = ctx;
     const struct gpt_args *a = &t->a;
     const struct zero_config *c = &t->cfg;
     struct zero_theory th;
@@ -229,8 +229,9 @@ static void print_memory_short(const struct zero_ledger *l)
            (double)l->peak[ZERO_TAG_ACTIVATIONS] / MIB, (double)l->peak_total / MIB);
 }
 
-static void print_step(const struct trainer *t)
+static void print_step(void *ctx)
 {
+    const struct trainer *t = ctx;
     const struct zero_step_info *s = zero_engine_last_step(t->engine);
     const double tokens = (double)(t->cfg.train_batch_size * t->T);
     printf("step %4lld/%lld | loss %.4f | lr %.2e | %8.0f tok/s | %6.1f ms", (long long)s->step,
@@ -287,11 +288,6 @@ static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
     *b = (struct zero_batch){.rows = rows * t->T, .tokens = t->tokens, .labels = t->labels};
 }
 
-static void print_step_hook(void *ctx)
-{
-    print_step(ctx);
-}
-
 /* every --val-every steps and after the last: the validation loss */
 static void after_step(void *ctx, int64_t done)
 {
@@ -304,9 +300,10 @@ static void after_step(void *ctx, int64_t done)
     }
 }
 
-static struct program program_for(struct trainer *t)
+static struct program describe(void *ctx)
 {
-    return (struct program){
+    struct trainer *t = ctx;
+    struct program p = {
         .prog = "train_gpt",
         .rank = t->rank,
         .world = t->world,
@@ -317,22 +314,19 @@ static struct program program_for(struct trainer *t)
         .micro = t->m,
         .cfg = &t->cfg,
         .quiet = t->a.quiet,
-        .ck =
-            {
-                .save_dir = t->a.save_checkpoint,
-                .resume_dir = t->a.resume,
-                .every = t->a.checkpoint_every,
-                .keep_last = t->a.keep_last,
-                .total_steps = t->a.steps,
-                .batch = t->cfg.train_batch_size,
-                .quiet = t->a.quiet,
-                .rank = t->rank,
-            },
         .fill = fill,
-        .print_step = print_step_hook,
+        .print_step = print_step,
         .after_step = after_step,
         .ctx = t,
     };
+    program_checkpoints(&p, t->a.save_checkpoint, t->a.resume, t->a.checkpoint_every,
+                        t->a.keep_last);
+    return p;
+}
+
+static void resumed(void *ctx, int64_t first_step)
+{
+    ((struct trainer *)ctx)->first_step = first_step;
 }
 
 /* ---- after training ---- */
@@ -456,31 +450,18 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
 {
     struct trainer *t = ctx;
     char msg[1024 + 256];
-    switch (gpt_args_parse(&t->a, argc, argv, msg, sizeof msg)) {
-    case GPT_ARGS_HELP:
-        *help = 1;
-        program_field(su, "--help", "given");
+    enum gpt_args_result parsed = gpt_args_parse(&t->a, argc, argv, msg, sizeof msg);
+    if (!program_startup_parsed(su, parsed == GPT_ARGS_HELP, parsed == GPT_ARGS_USAGE, msg, help))
         return;
-    case GPT_ARGS_USAGE:
-        program_fail_text(su, 2, msg);
-        return;
-    case GPT_ARGS_OK:
-        break;
-    }
     gpt_args_fields(&t->a, su);
     if (resolve_config(t, msg, sizeof msg)) {
         program_fail_text(su, 2, msg);
         return;
     }
     program_fields_config(su, &t->cfg);
-    if (t->a.data)
-        program_input_file(su, "--data", t->a.data);
     if (t->a.val_data)
         program_input_file(su, "--val-data", t->a.val_data);
-    if (t->a.init_weights)
-        program_input_weights(su, "--init-weights", t->a.init_weights);
-    if (t->a.save_checkpoint)
-        program_output_dir(su, "--save-checkpoint", t->a.save_checkpoint);
+    program_startup_files(su, t->a.data, t->a.init_weights, t->a.save_checkpoint);
 }
 
 static void usage(FILE *out)
@@ -488,67 +469,54 @@ static void usage(FILE *out)
     gpt_args_usage(out);
 }
 
-static int run(int argc, char **argv, int rank, int world)
+/* samples, the accuracy, the reports, --memory-table, --save-weights and the final line */
+static int after_train(void *ctx, const struct program *p)
 {
-    struct trainer t = {.rank = rank, .world = world};
-    int begun = program_begin("train_gpt", argc, argv, startup, usage, &t);
-    if (begun >= 0)
-        return begun;
+    struct trainer *t = ctx;
     struct zero_error err = {0};
-    int status = 0;
-    if (setup(&t, &err)) {
-        program_error(&(struct program){.prog = "train_gpt", .rank = rank}, "", &err);
-        status = 1;
-        goto out;
+    if (t->a.sample_tokens > 0)
+        sample(t);
+    double accuracy = addition_accuracy(t);
+    program_reports(p, t->a.steps > 0);
+    double last_loss = t->a.steps > t->first_step ? zero_engine_last_step(t->engine)->loss : 0.0;
+    if (t->a.memory_table && memory_table(t, &err)) {
+        program_error(p, "--memory-table: ", &err);
+        return 1;
     }
-    if (rank == 0 && !t.a.quiet)
-        print_header(&t);
-    struct program p = program_for(&t);
-    if ((status = program_resume(&p)))
-        goto out;
-    t.first_step = p.first_step;
-    if ((status = program_train(&p)))
-        goto out;
-    if (t.a.sample_tokens > 0)
-        sample(&t);
-    double accuracy = addition_accuracy(&t);
-    if (!t.a.quiet) {
-        report_memory(stdout, t.engine, MPI_COMM_WORLD);
-        if (rank == 0 && t.a.steps > 0)
-            report_comm(stdout, t.engine, world);
+    if (t->a.save_weights &&
+        weights_save(t->engine, t->model, t->a.save_weights, MPI_COMM_WORLD, &err)) {
+        program_error(p, "--save-weights: ", &err);
+        return 1;
     }
-    double last_loss = t.a.steps > t.first_step ? zero_engine_last_step(t.engine)->loss : 0.0;
-    if (t.a.memory_table && memory_table(&t, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_gpt: --memory-table: %s\n", err.msg);
-        status = 1;
-        goto out;
-    }
-    if (t.a.save_weights &&
-        weights_save(t.engine, t.model, t.a.save_weights, MPI_COMM_WORLD, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_gpt: --save-weights: %s\n", err.msg);
-        status = 1;
-        goto out;
-    }
-    if (rank == 0) {
-        if (t.a.save_weights && !t.a.quiet)
-            printf("saved %s\n", t.a.save_weights);
-        printf("final: step %lld", (long long)t.a.steps);
-        if (t.a.steps > 0)
+    if (p->rank == 0) {
+        if (t->a.save_weights && !t->a.quiet)
+            printf("saved %s\n", t->a.save_weights);
+        printf("final: step %lld", (long long)t->a.steps);
+        if (t->a.steps > 0)
             printf(", loss %.6f", last_loss);
-        if (t.val_loss >= 0)
-            printf(", val loss %.6f", t.val_loss);
+        if (t->val_loss >= 0)
+            printf(", val loss %.6f", t->val_loss);
         if (accuracy >= 0)
             printf(", accuracy %.4f", accuracy);
         printf("\n");
     }
-out:
-    teardown(&t);
-    return status;
+    return 0;
 }
+
+static const struct program_app app = {
+    .prog = "train_gpt",
+    .startup = startup,
+    .usage = usage,
+    .setup = setup,
+    .header = print_header,
+    .describe = describe,
+    .resumed = resumed,
+    .after_train = after_train,
+    .teardown = teardown,
+};
 
 int main(int argc, char **argv)
 {
-    return program_main(argc, argv, run);
+    struct trainer t = {0};
+    return program_main(argc, argv, &app, &t, &t.rank, &t.world);
 }

@@ -18,7 +18,7 @@
 #include "mlp_args.h"
 #include "checkpointing.h"
 #include "mlp_data.h"
-#include "program.h"
+#include "program_run.h"
 #include "report.h"
 #include "weights_io.h"
 #include "zero/checkpoint.h"
@@ -81,18 +81,17 @@ static int resolve_batch(struct trainer *t, char *msg, size_t len)
     return 0;
 }
 
-static int setup(struct trainer *t, struct zero_error *err)
+static int setup(void *ctx, struct zero_error *err)
 {
+    struct trainer *t = ctx;
     const struct mlp_args *a = &t->a;
     MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options opt = {.coll_mode = t->cfg.libzero.coll_mode, .device = -1};
-    int rc = zero_device_open(&t->dev, t->cfg.libzero.backend, &comm, &opt, err);
+    int rc = program_device_open(&t->dev, &t->cfg, comm, err);
     if (!rc)
         rc = zero_nn_build_mlp(&t->model, a->hidden, a->layers, a->classes, err);
     if ((rc = example_agree(rc, err, comm)))
         return rc;
-    if ((rc = example_agree(zero_engine_create(&t->engine, &t->cfg, t->model, t->dev, err), err,
-                            comm)))
+    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, err)))
         return rc;
     if (a->init_weights && (rc = weights_load(t->engine, t->model, a->init_weights, comm, err)))
         return zero_error_wrap(err, "--init-weights: ");
@@ -102,21 +101,22 @@ static int setup(struct trainer *t, struct zero_error *err)
         mlp_data_synthetic(&t->data, a->hidden, a->classes, a->data_seed);
     if (rc)
         return zero_error_wrap(err, "--data: ");
-    int64_t m = t->cfg.train_micro_batch_size_per_gpu, n = 0;
+    int64_t m = t->cfg.train_micro_batch_size_per_gpu;
     char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
     snprintf(what, sizeof what,
              "micro-batch of %lld samples (train_micro_batch_size_per_gpu) x --hidden %lld",
              (long long)m, (long long)a->hidden);
-    rc = zero_size_mul(&n, m, a->hidden, what, err);
-    if (!rc && (t->inputs = zero_size_alloc(n, sizeof *t->inputs, what, err)))
-        t->labels = zero_size_alloc(m, sizeof *t->labels, what, err);
-    if (!rc && !t->labels)
-        rc = err->code;
-    return example_agree(rc, err, comm);
+    void *x, *y;
+    rc = program_batch_buffers(m, a->hidden, sizeof *t->inputs, &x, 1, sizeof *t->labels, &y, what,
+                               err);
+    t->inputs = x; /* (m, hidden) */
+    t->labels = y; /* (m) */
+    return rc;
 }
 
-static void teardown(struct trainer *t)
+static void teardown(void *ctx)
 {
+    struct trainer *t = ctx;
     free(t->inputs);
     free(t->labels);
     mlp_data_free(&t->data);
@@ -128,8 +128,9 @@ static void teardown(struct trainer *t)
 
 /* ---- what rank 0 prints ---- */
 
-static void print_header(const struct trainer *t)
+static void print_header(void *ctx)
 {
+    const struct trainer *t = ctx;
     const struct mlp_args *a = &t->a;
     const struct zero_config *c = &t->cfg;
     struct zero_theory th;
@@ -176,8 +177,9 @@ static void print_header(const struct trainer *t)
         }
 }
 
-static void print_step(const struct trainer *t)
+static void print_step(void *ctx)
 {
+    const struct trainer *t = ctx;
     const struct zero_step_info *s = zero_engine_last_step(t->engine);
     printf("step %lld/%lld | loss %.4f | lr %.2e | grad norm %.3g | %.0f ms | sent %.3g MB",
            (long long)s->step, (long long)t->a.steps, s->loss, s->lr, s->grad_norm,
@@ -200,14 +202,10 @@ static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
     *b = (struct zero_batch){.rows = rows, .inputs = t->inputs, .labels = t->labels};
 }
 
-static void print_step_hook(void *ctx)
+static struct program describe(void *ctx)
 {
-    print_step(ctx);
-}
-
-static struct program program_for(struct trainer *t)
-{
-    return (struct program){
+    struct trainer *t = ctx;
+    struct program p = {
         .prog = "train_mlp",
         .rank = t->rank,
         .world = t->world,
@@ -218,21 +216,18 @@ static struct program program_for(struct trainer *t)
         .micro = t->cfg.train_micro_batch_size_per_gpu,
         .cfg = &t->cfg,
         .quiet = t->a.quiet,
-        .ck =
-            {
-                .save_dir = t->a.save_checkpoint,
-                .resume_dir = t->a.resume,
-                .every = t->a.checkpoint_every,
-                .keep_last = t->a.keep_last,
-                .total_steps = t->a.steps,
-                .batch = t->cfg.train_batch_size,
-                .quiet = t->a.quiet,
-                .rank = t->rank,
-            },
         .fill = fill,
-        .print_step = print_step_hook,
+        .print_step = print_step,
         .ctx = t,
     };
+    program_checkpoints(&p, t->a.save_checkpoint, t->a.resume, t->a.checkpoint_every,
+                        t->a.keep_last);
+    return p;
+}
+
+static void resumed(void *ctx, int64_t first_step)
+{
+    ((struct trainer *)ctx)->first_step = first_step;
 }
 
 /* --trace: record the chosen steps' engine events; zero_trace_write saves them. */
@@ -275,17 +270,9 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
 {
     struct trainer *t = ctx;
     char msg[1024 + 256];
-    switch (mlp_args_parse(&t->a, argc, argv, msg, sizeof msg)) {
-    case MLP_ARGS_HELP:
-        *help = 1;
-        program_field(su, "--help", "given");
+    enum mlp_args_result parsed = mlp_args_parse(&t->a, argc, argv, msg, sizeof msg);
+    if (!program_startup_parsed(su, parsed == MLP_ARGS_HELP, parsed == MLP_ARGS_USAGE, msg, help))
         return;
-    case MLP_ARGS_USAGE:
-        program_fail_text(su, 2, msg);
-        return;
-    case MLP_ARGS_OK:
-        break;
-    }
     mlp_args_fields(&t->a, su);
     if (t->a.write_data)
         return;
@@ -294,12 +281,7 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
         return;
     }
     program_fields_config(su, &t->cfg);
-    if (t->a.data)
-        program_input_file(su, "--data", t->a.data);
-    if (t->a.init_weights)
-        program_input_weights(su, "--init-weights", t->a.init_weights);
-    if (t->a.save_checkpoint)
-        program_output_dir(su, "--save-checkpoint", t->a.save_checkpoint);
+    program_startup_files(su, t->a.data, t->a.init_weights, t->a.save_checkpoint);
 }
 
 static void usage(FILE *out)
@@ -307,73 +289,74 @@ static void usage(FILE *out)
     fputs(mlp_args_usage(), out);
 }
 
-static int run(int argc, char **argv, int rank, int world)
+/* --write-synthetic-data: the file is the whole run */
+static int before_setup(void *ctx)
 {
-    struct trainer t = {.rank = rank, .world = world};
-    int begun = program_begin("train_mlp", argc, argv, startup, usage, &t);
-    if (begun >= 0)
-        return begun;
-    if (t.a.write_data)
-        return write_data(&t.a, rank);
+    struct trainer *t = ctx;
+    return t->a.write_data ? write_data(&t->a, t->rank) : -1;
+}
 
+/* --trace (with --trace-steps): the observer records from the first step on */
+static int before_train(void *ctx, const struct program *p)
+{
+    struct trainer *t = ctx;
     struct zero_error err = {0};
-    int status = 0;
-    if (setup(&t, &err)) {
-        program_error(&(struct program){.prog = "train_mlp", .rank = rank}, "", &err);
-        status = 1;
-        goto out;
+    if ((t->a.trace || t->a.trace_steps) && (!t->a.trace || start_trace(t, &err))) {
+        if (p->rank == 0)
+            fprintf(stderr, "train_mlp: %s\n",
+                    t->a.trace ? err.msg : "--trace-steps needs --trace");
+        return 2;
     }
-    if (rank == 0 && !t.a.quiet)
-        print_header(&t);
-    struct program p = program_for(&t);
-    if ((status = program_resume(&p)))
-        goto out;
-    t.first_step = p.first_step;
-    if ((t.a.trace || t.a.trace_steps) && (!t.a.trace || start_trace(&t, &err))) {
-        if (rank == 0)
-            fprintf(stderr, "train_mlp: %s\n", t.a.trace ? err.msg : "--trace-steps needs --trace");
-        status = 2;
-        goto out;
+    return 0;
+}
+
+/* the trace, the reports, --save-weights and the final line */
+static int after_train(void *ctx, const struct program *p)
+{
+    struct trainer *t = ctx;
+    struct zero_error err = {0};
+    if (t->a.trace &&
+        example_agree(zero_trace_write(t->trace, t->dev, t->a.trace, &err), &err, MPI_COMM_WORLD)) {
+        program_error(p, "--trace: ", &err);
+        return 1;
     }
-    if ((status = program_train(&p)))
-        goto out;
-    if (t.a.trace &&
-        example_agree(zero_trace_write(t.trace, t.dev, t.a.trace, &err), &err, MPI_COMM_WORLD)) {
-        if (rank == 0)
-            fprintf(stderr, "train_mlp: --trace: %s\n", err.msg);
-        status = 1;
-        goto out;
+    if (t->a.trace && p->rank == 0 && !t->a.quiet)
+        printf("wrote %s: %lld events of rank 0 (open it in https://ui.perfetto.dev)\n", t->a.trace,
+               (long long)zero_trace_count(t->trace));
+    program_reports(p, 1);
+    if (t->a.save_weights && weights_save_as(t->engine, t->model, t->a.save_weights,
+                                             t->a.save_dtype, MPI_COMM_WORLD, &err)) {
+        program_error(p, "--save-weights: ", &err);
+        return 1;
     }
-    if (t.a.trace && rank == 0 && !t.a.quiet)
-        printf("wrote %s: %lld events of rank 0 (open it in https://ui.perfetto.dev)\n", t.a.trace,
-               (long long)zero_trace_count(t.trace));
-    if (!t.a.quiet) {
-        report_memory(stdout, t.engine, MPI_COMM_WORLD);
-        if (rank == 0)
-            report_comm(stdout, t.engine, world);
-    }
-    if (t.a.save_weights && weights_save_as(t.engine, t.model, t.a.save_weights, t.a.save_dtype,
-                                            MPI_COMM_WORLD, &err)) {
-        if (rank == 0)
-            fprintf(stderr, "train_mlp: --save-weights: %s\n", err.msg);
-        status = 1;
-        goto out;
-    }
-    if (rank == 0) {
-        if (t.a.steps > t.first_step)
-            printf("final: step %lld, loss %.17g\n", (long long)t.a.steps,
-                   zero_engine_last_step(t.engine)->loss);
+    if (p->rank == 0) {
+        if (t->a.steps > t->first_step)
+            printf("final: step %lld, loss %.17g\n", (long long)t->a.steps,
+                   zero_engine_last_step(t->engine)->loss);
         else
             printf("final: no step taken\n");
-        if (t.a.save_weights && !t.a.quiet)
-            printf("saved %s\n", t.a.save_weights);
+        if (t->a.save_weights && !t->a.quiet)
+            printf("saved %s\n", t->a.save_weights);
     }
-out:
-    teardown(&t);
-    return status;
+    return 0;
 }
+
+static const struct program_app app = {
+    .prog = "train_mlp",
+    .startup = startup,
+    .usage = usage,
+    .before_setup = before_setup,
+    .setup = setup,
+    .header = print_header,
+    .describe = describe,
+    .resumed = resumed,
+    .before_train = before_train,
+    .after_train = after_train,
+    .teardown = teardown,
+};
 
 int main(int argc, char **argv)
 {
-    return program_main(argc, argv, run);
+    struct trainer t = {0};
+    return program_main(argc, argv, &app, &t, &t.rank, &t.world);
 }

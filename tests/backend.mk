@@ -7,6 +7,13 @@ tests_test_dtype_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_dtype_LDADD = $(TEST_LDADD)
 TESTS += tests/test_dtype
 
+# the interface's contract checks every backend calls (src/base/backend_contract.c)
+check_PROGRAMS += tests/test_backend_contract
+tests_test_backend_contract_SOURCES = tests/test_backend_contract.c
+tests_test_backend_contract_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_backend_contract_LDADD = $(TEST_LDADD)
+TESTS += tests/test_backend_contract
+
 # cpu backend compute kernels (gemm, casts, optimizers, norms, layers) on one rank
 check_PROGRAMS += tests/test_kernels
 tests_test_kernels_SOURCES = tests/test_kernels.c

@@ -2,8 +2,8 @@
 
 # Every GPT unit against float64 references and finite differences (cpu backend).
 check_PROGRAMS += tests/test_gpt_gradcheck
-tests_test_gpt_gradcheck_SOURCES = tests/test_gpt_gradcheck.c tests/gradcheck.c \
-	tests/gradcheck.h
+tests_test_gpt_gradcheck_SOURCES = tests/test_gpt_gradcheck.c tests/gradcheck_rig.c \
+	tests/gradcheck_rig.h tests/gradcheck.c tests/gradcheck.h
 tests_test_gpt_gradcheck_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_gpt_gradcheck_LDADD = $(TEST_LDADD)
 TESTS += tests/test_gpt_gradcheck.np1

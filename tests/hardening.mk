@@ -26,3 +26,7 @@ tests_test_checkpoint_padding_SOURCES = tests/test_checkpoint_padding.c tests/mp
 tests_test_checkpoint_padding_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_checkpoint_padding_LDADD = $(TEST_LDADD)
 TESTS += tests/test_checkpoint_padding.np1 tests/test_checkpoint_padding.np3
+
+# the layers of docs/design.md, read from the #include lines (pure shell, no build)
+TESTS += tests/test_layers.sh
+EXTRA_DIST += tests/test_layers.sh

@@ -9,8 +9,8 @@ TESTS += tests/test_model
 
 # Every built-in layer against float64 references and finite differences (cpu backend).
 check_PROGRAMS += tests/test_nn_gradcheck
-tests_test_nn_gradcheck_SOURCES = tests/test_nn_gradcheck.c tests/gradcheck.c \
-	tests/gradcheck.h
+tests_test_nn_gradcheck_SOURCES = tests/test_nn_gradcheck.c tests/gradcheck_rig.c \
+	tests/gradcheck_rig.h tests/gradcheck.c tests/gradcheck.h
 tests_test_nn_gradcheck_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_nn_gradcheck_LDADD = $(TEST_LDADD)
 TESTS += tests/test_nn_gradcheck.np1

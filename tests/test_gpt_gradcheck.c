@@ -8,46 +8,19 @@
  * sanitizers), bad token ids and partial sequences are reported. */
 #include <check.h>
 #include <math.h>
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gradcheck.h"
+#include "gradcheck_rig.h"
 #include "zero/gpt.h"
-#include "zero/zero.h"
-
-#define NSLOTS (ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL)
-
-static struct zero_device *dev;
-
-/* ---- deterministic inputs ---- */
-
-static uint64_t rng_state;
-
-/* Uniform in [-a, a), from splitmix64. */
-static double uniform(double a)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return a * (2.0 * (double)(z >> 11) / 9007199254740992.0 - 1.0);
-}
-
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    ck_assert_ptr_nonnull(p);
-    return p;
-}
 
 /* ---- float64 references, written without the backend ---- */
 
 /* What a reference forward sees: parameters (own, then external) and input in float64. */
 struct ref_args {
     int64_t rows, C, NH, T, V;
-    double *p[NSLOTS];
+    double *const *p;      /* the rig's float64 parameters (rig.pd) */
     const double *x;       /* (rows, C) or NULL */
     const int32_t *tokens; /* (rows) or NULL */
     const int32_t *labels; /* (rows) or NULL */
@@ -93,9 +66,9 @@ static void ref_attention_params(const struct ref_args *a, double *const *p, con
                                  double *y)
 {
     const int64_t rows = a->rows, C = a->C, T = a->T, NH = a->NH, hs = C / NH;
-    double *qkv = xmalloc((size_t)(rows * 3 * C) * sizeof(double));
-    double *atty = xmalloc((size_t)(rows * C) * sizeof(double));
-    double *s = xmalloc((size_t)T * sizeof(double));
+    double *qkv = rig_xmalloc((size_t)(rows * 3 * C) * sizeof(double));
+    double *atty = rig_xmalloc((size_t)(rows * C) * sizeof(double));
+    double *s = rig_xmalloc((size_t)T * sizeof(double));
     ref_conv1d(x, p[0], p[1], qkv, rows, C, 3 * C);
     for (int64_t b = 0; b < rows / T; b++)
         for (int64_t h = 0; h < NH; h++)
@@ -140,9 +113,9 @@ static void ref_attention(const struct ref_args *a, double *y)
 static void ref_block(const struct ref_args *a, double *y)
 {
     const int64_t rows = a->rows, C = a->C, n = rows * C;
-    double *ln = xmalloc((size_t)n * sizeof(double));
-    double *x2 = xmalloc((size_t)n * sizeof(double));
-    double *fc = xmalloc((size_t)(4 * n) * sizeof(double));
+    double *ln = rig_xmalloc((size_t)n * sizeof(double));
+    double *x2 = rig_xmalloc((size_t)n * sizeof(double));
+    double *fc = rig_xmalloc((size_t)(4 * n) * sizeof(double));
     ref_layernorm_rows(a->x, a->p[0], a->p[1], ln, rows, C);
     ref_attention_params(a, a->p + 2, ln, x2);
     for (int64_t i = 0; i < n; i++)
@@ -177,8 +150,8 @@ static void ref_position_embedding(const struct ref_args *a, double *y)
 static void ref_head(const struct ref_args *a, double *y)
 {
     const int64_t rows = a->rows, C = a->C, V = a->V;
-    double *h = xmalloc((size_t)(rows * C) * sizeof(double));
-    double *logits = xmalloc((size_t)V * sizeof(double));
+    double *h = rig_xmalloc((size_t)(rows * C) * sizeof(double));
+    double *logits = rig_xmalloc((size_t)V * sizeof(double));
     ref_layernorm_rows(a->x, a->p[0], a->p[1], h, rows, C);
     for (int64_t i = 0; i < rows; i++) {
         double max = -INFINITY, sum = 0.0;
@@ -197,187 +170,6 @@ static void ref_head(const struct ref_args *a, double *y)
     free(logits);
 }
 
-/* ---- the unit on the backend ---- */
-
-/* A unit with its memory on the device and host copies of its inputs. */
-struct rig {
-    struct zero_unit *u;
-    int64_t rows, in, out;
-    int np, nslots; /* own parameters; own + external */
-    size_t len[NSLOTS];
-    float *hp[NSLOTS]; /* host parameters */
-    float *hx, *hr;    /* host x (rows, in), r (rows, out) */
-    float *param[NSLOTS], *grad[NSLOTS];
-    float *x, *y, *dy, *dx;
-    int32_t *tokens, *labels;
-    void *saved, *scratch;
-    char errmsg[ZERO_ERRMSG_LEN];
-    struct zero_unit_ctx ctx;
-};
-
-static void *dev_alloc(size_t bytes, enum zero_tag tag)
-{
-    void *p = NULL;
-    if (bytes == 0)
-        return NULL;
-    ck_assert_msg(dev->be->alloc(dev->self, bytes, tag, &p) == ZERO_OK, "%s",
-                  dev->be->last_error(dev->self));
-    return p;
-}
-
-static void upload(void *d, const void *h, size_t bytes)
-{
-    ck_assert_int_eq(dev->be->from_host(dev->self, d, h, bytes), ZERO_OK);
-}
-
-static void download(void *h, const void *d, size_t bytes)
-{
-    ck_assert_int_eq(dev->be->to_host(dev->self, h, d, bytes), ZERO_OK);
-}
-
-static float *random_floats(size_t n, double a)
-{
-    float *x = xmalloc(n * sizeof(float));
-    for (size_t i = 0; i < n; i++)
-        x[i] = (float)uniform(a);
-    return x;
-}
-
-static int32_t *dev_ints(const int32_t *h, int64_t n)
-{
-    int32_t *d = dev_alloc((size_t)n * sizeof(int32_t), ZERO_TAG_ACTIVATIONS);
-    upload(d, h, (size_t)n * sizeof(int32_t));
-    return d;
-}
-
-/* external_len: elements of each external parameter (the rig owns their memory) */
-static void rig_open(struct rig *g, struct zero_unit *u, int64_t rows, const int64_t *external_len,
-                     const int32_t *tokens, const int32_t *labels)
-{
-    memset(g, 0, sizeof(*g));
-    g->u = u;
-    g->rows = rows;
-    g->in = u->in_width;
-    g->out = u->out_width;
-    g->np = u->nparams;
-    g->nslots = u->nparams + u->nexternal;
-    for (int p = 0; p < g->nslots; p++) {
-        g->len[p] =
-            p < g->np ? (size_t)zero_param_numel(&u->params[p]) : (size_t)external_len[p - g->np];
-        g->hp[p] = random_floats(g->len[p], 0.5);
-        g->param[p] = dev_alloc(g->len[p] * sizeof(float), ZERO_TAG_PARAMS);
-        g->grad[p] = dev_alloc(g->len[p] * sizeof(float), ZERO_TAG_GRADS);
-        upload(g->param[p], g->hp[p], g->len[p] * sizeof(float));
-    }
-    g->hx = random_floats((size_t)(rows * g->in), 1.0);
-    g->hr = random_floats((size_t)(rows * g->out), 1.0);
-    if (u->is_loss)
-        for (int64_t i = 0; i < rows; i++)
-            g->hr[i] = 1.0f / (float)rows; /* dloss of a mean loss */
-    g->x = dev_alloc((size_t)(rows * g->in) * sizeof(float), ZERO_TAG_ACTIVATIONS);
-    g->y = dev_alloc((size_t)(rows * g->out) * sizeof(float), ZERO_TAG_ACTIVATIONS);
-    g->dy = dev_alloc((size_t)(rows * g->out) * sizeof(float), ZERO_TAG_ACTIVATIONS);
-    g->dx = dev_alloc((size_t)(rows * g->in) * sizeof(float), ZERO_TAG_ACTIVATIONS);
-    if (g->in > 0)
-        upload(g->x, g->hx, (size_t)(rows * g->in) * sizeof(float));
-    upload(g->dy, g->hr, (size_t)(rows * g->out) * sizeof(float));
-    if (tokens != NULL)
-        g->tokens = dev_ints(tokens, rows);
-    if (labels != NULL)
-        g->labels = dev_ints(labels, rows);
-    g->saved = dev_alloc(u->ops->saved_bytes(u, rows), ZERO_TAG_ACTIVATIONS);
-    g->scratch = dev_alloc(u->ops->scratch_bytes(u, rows), ZERO_TAG_WORKSPACE);
-
-    struct zero_unit_ctx *c = &g->ctx;
-    c->be = dev->be;
-    c->bself = dev->self;
-    c->rows = rows;
-    for (int p = 0; p < g->nslots; p++) {
-        c->param[p] = g->param[p];
-        c->grad[p] = g->grad[p];
-    }
-    c->saved = g->saved;
-    c->scratch = g->scratch;
-    c->tokens = g->tokens;
-    c->labels = g->labels;
-    c->dloss = 1.0f / (float)rows;
-    c->errmsg = g->errmsg;
-    c->errlen = sizeof(g->errmsg);
-}
-
-static void rig_close(struct rig *g)
-{
-    for (int p = 0; p < g->nslots; p++) {
-        free(g->hp[p]);
-        dev->be->free(dev->self, g->param[p]);
-        dev->be->free(dev->self, g->grad[p]);
-    }
-    free(g->hx);
-    free(g->hr);
-    void *bufs[] = {g->x, g->y, g->dy, g->dx, g->tokens, g->labels, g->saved, g->scratch};
-    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-        dev->be->free(dev->self, bufs[i]);
-    zero_unit_destroy(g->u);
-}
-
-static void rig_forward(struct rig *g)
-{
-    int rc = g->u->ops->forward(g->u, &g->ctx, g->in > 0 ? g->x : NULL, g->y);
-    ck_assert_msg(rc == ZERO_OK, "%s forward: %s", g->u->name, g->errmsg);
-}
-
-/* Backward with every grad_accumulate flag set to acc; dx NULL when !want_dx. */
-static void rig_backward(struct rig *g, int acc, int want_dx)
-{
-    for (int p = 0; p < g->nslots; p++)
-        g->ctx.grad_accumulate[p] = acc;
-    int rc = g->u->ops->backward(g->u, &g->ctx, g->in > 0 ? g->x : NULL,
-                                 g->u->is_loss ? NULL : g->dy, want_dx ? g->dx : NULL);
-    ck_assert_msg(rc == ZERO_OK, "%s backward: %s", g->u->name, g->errmsg);
-}
-
-/* Gradients on the host: slot p < nslots is parameter p, slot nslots is dx. */
-struct grads {
-    int n;
-    float *g[NSLOTS + 1];
-    size_t len[NSLOTS + 1];
-};
-
-static void grads_download(struct rig *g, struct grads *out, int with_dx)
-{
-    out->n = g->nslots + (with_dx ? 1 : 0);
-    for (int p = 0; p < out->n; p++) {
-        int is_dx = p == g->nslots;
-        out->len[p] = is_dx ? (size_t)(g->rows * g->in) : g->len[p];
-        out->g[p] = xmalloc(out->len[p] * sizeof(float));
-        download(out->g[p], is_dx ? g->dx : g->grad[p], out->len[p] * sizeof(float));
-    }
-}
-
-static void grads_free(struct grads *gr)
-{
-    for (int p = 0; p < gr->n; p++)
-        free(gr->g[p]);
-}
-
-/* Poisons every gradient buffer so that a backward which reads instead of
- * overwriting shows. */
-static void poison_grads(struct rig *g)
-{
-    for (int p = 0; p < g->nslots; p++)
-        dev->be->fill(dev->self, g->grad[p], ZERO_F32, 1234.5, g->len[p]);
-    if (g->in > 0)
-        dev->be->fill(dev->self, g->dx, ZERO_F32, -999.0, (size_t)(g->rows * g->in));
-}
-
-static double *to_double(const float *x, size_t n)
-{
-    double *d = xmalloc(n * sizeof(double));
-    for (size_t i = 0; i < n; i++)
-        d[i] = x[i];
-    return d;
-}
-
 /* a block is LayerNorm, attention and MLP in a row: fp32 rounding measures ~1e-6 */
 static const double fwd_rtol = 1e-5;
 
@@ -386,89 +178,32 @@ struct shape {
     int64_t B, T, C, NH, V;
 };
 
-/* The whole specification for one unit. */
+/* The whole specification for one unit (gradcheck_rig.h). */
 static void check_unit(struct zero_unit *u, ref_forward_fn ref, struct shape sh, uint64_t seed)
 {
-    rng_state = seed;
+    rig_seed(seed);
     const int64_t rows = sh.B * sh.T;
-    int32_t *tokens = xmalloc((size_t)rows * sizeof(int32_t));
-    int32_t *labels = xmalloc((size_t)rows * sizeof(int32_t));
+    int32_t *tokens = rig_xmalloc((size_t)rows * sizeof(int32_t));
+    int32_t *labels = rig_xmalloc((size_t)rows * sizeof(int32_t));
     for (int64_t i = 0; i < rows; i++) {
-        tokens[i] = (int32_t)((uniform(0.5) + 0.5) * (double)sh.V) % (int32_t)sh.V;
+        tokens[i] = (int32_t)((rig_uniform(0.5) + 0.5) * (double)sh.V) % (int32_t)sh.V;
         labels[i] = (int32_t)((i * 7 + 3) % sh.V);
     }
     const int64_t wte_len = sh.V * sh.C;
     struct rig g;
-    rig_open(&g, u, rows, &wte_len, tokens, labels);
-    const size_t ny = (size_t)(rows * g.out), nx = (size_t)(rows * g.in);
-
-    /* (1) the fp32 forward against the float64 reference */
-    struct ref_args a = {.rows = rows,
-                         .C = sh.C,
-                         .NH = sh.NH,
-                         .T = sh.T,
-                         .V = sh.V,
-                         .tokens = tokens,
-                         .labels = labels};
-    for (int p = 0; p < g.nslots; p++)
-        a.p[p] = to_double(g.hp[p], g.len[p]);
-    double *xd = to_double(g.hx, nx), *rd = to_double(g.hr, ny);
-    double *yref = xmalloc(ny * sizeof(double));
-    float *y = xmalloc(ny * sizeof(float));
-    a.x = g.in > 0 ? xd : NULL;
-    ref(&a, yref);
-    rig_forward(&g);
-    download(y, g.y, ny * sizeof(float));
-    for (size_t i = 0; i < ny; i++)
-        ck_assert_msg(fabs(y[i] - yref[i]) <= fwd_rtol * fmax(1.0, fabs(yref[i])),
-                      "%s: y[%zu] = %.9g, float64 reference %.9g", u->name, i, y[i], yref[i]);
-
-    /* (2) every gradient against central differences of the reference */
-    poison_grads(&g);
-    rig_backward(&g, 0, g.in > 0);
-    struct grads got;
-    grads_download(&g, &got, g.in > 0);
-    const struct gradcheck fd = {
-        .forward = ref, .args = &a, .r = rd, .y = yref, .ny = ny, .unit = u->name};
-    for (int p = 0; p < got.n; p++) {
-        const int is_dx = p == g.nslots;
-        const char *what = is_dx ? "x" : p < g.np ? u->params[p].name : "external";
-        gradcheck_tensor(&fd, what, is_dx ? xd : a.p[p], got.g[p], got.len[p]);
-    }
-
-    /* (3) grad_accumulate = 1 adds: a second backward doubles every parameter
-     * gradient, while dx is written fresh */
-    rig_backward(&g, 1, g.in > 0);
-    struct grads twice;
-    grads_download(&g, &twice, g.in > 0);
-    for (int p = 0; p < twice.n; p++) {
-        const float factor = p == g.nslots ? 1.0f : 2.0f;
-        for (size_t j = 0; j < twice.len[p]; j++) {
-            const double want = factor * got.g[p][j];
-            ck_assert_msg(fabs(twice.g[p][j] - want) <= 1e-5 * fmax(fabs(want), 1e-3),
-                          "%s: slot %d [%zu] after accumulation %.9g, want %.9g", u->name, p, j,
-                          twice.g[p][j], want);
-        }
-    }
-
-    /* (4) grad_accumulate = 0 writes fresh again (same bits as the first time),
-     * and dx = NULL (the first unit) is allowed */
-    rig_backward(&g, 0, 0);
-    struct grads again;
-    grads_download(&g, &again, 0);
-    for (int p = 0; p < g.nslots; p++)
-        ck_assert_msg(memcmp(again.g[p], got.g[p], got.len[p] * sizeof(float)) == 0,
-                      "%s: slot %d differs after a fresh backward", u->name, p);
-
-    grads_free(&got);
-    grads_free(&twice);
-    grads_free(&again);
-    for (int p = 0; p < g.nslots; p++)
-        free(a.p[p]);
-    free(xd);
-    free(rd);
-    free(yref);
-    free(y);
+    rig_open(&g, u, rows,
+             &(struct rig_inputs){
+                 .x_range = 1.0, .external_len = &wte_len, .tokens = tokens, .labels = labels});
+    const struct ref_args a = {.rows = rows,
+                               .C = sh.C,
+                               .NH = sh.NH,
+                               .T = sh.T,
+                               .V = sh.V,
+                               .p = g.pd,
+                               .x = g.in > 0 ? g.xd : NULL,
+                               .tokens = tokens,
+                               .labels = labels};
+    rig_check_unit(&g, ref, &a, fwd_rtol);
     free(tokens);
     free(labels);
     rig_close(&g);
@@ -567,21 +302,18 @@ START_TEST(test_head_predict_gives_the_logits)
     struct zero_unit *u;
     struct zero_error err = {0};
     must(zero_nn_gpt_head(&u, "ln_f", small.C, small.V, 0, 0, &err), &err);
-    rng_state = 28;
+    rig_seed(28);
     const int64_t rows = small.B * small.T, wte_len = small.V * small.C;
     struct rig g;
-    rig_open(&g, u, rows, &wte_len, NULL, NULL);
-    float *logits = dev_alloc((size_t)(rows * small.V) * sizeof(float), ZERO_TAG_ACTIVATIONS);
+    rig_open(&g, u, rows, &(struct rig_inputs){.x_range = 1.0, .external_len = &wte_len});
+    float *logits = rig_dev_alloc((size_t)(rows * small.V) * sizeof(float), ZERO_TAG_ACTIVATIONS);
     ck_assert_msg(u->ops->predict(u, &g.ctx, g.x, logits) == ZERO_OK, "%s", g.errmsg);
-    float *got = xmalloc((size_t)(rows * small.V) * sizeof(float));
-    download(got, logits, (size_t)(rows * small.V) * sizeof(float));
+    float *got = rig_xmalloc((size_t)(rows * small.V) * sizeof(float));
+    rig_download(got, logits, (size_t)(rows * small.V) * sizeof(float));
     /* the loss of label v at row i is logsumexp - logit v: check via the reference */
-    struct ref_args a = {.rows = rows, .C = small.C, .V = small.V};
-    for (int p = 0; p < 3; p++)
-        a.p[p] = to_double(g.hp[p], g.len[p]);
-    double *xd = to_double(g.hx, (size_t)(rows * small.C));
-    double *h = xmalloc((size_t)(rows * small.C) * sizeof(double));
-    ref_layernorm_rows(xd, a.p[0], a.p[1], h, rows, small.C);
+    const struct ref_args a = {.rows = rows, .C = small.C, .V = small.V, .p = g.pd, .x = g.xd};
+    double *h = rig_xmalloc((size_t)(rows * small.C) * sizeof(double));
+    ref_layernorm_rows(a.x, a.p[0], a.p[1], h, rows, small.C);
     for (int64_t i = 0; i < rows; i++)
         for (int64_t v = 0; v < small.V; v++) {
             double s = 0.0;
@@ -591,12 +323,9 @@ START_TEST(test_head_predict_gives_the_logits)
                           "logit [%lld, %lld] = %.9g, reference %.9g", (long long)i, (long long)v,
                           got[i * small.V + v], s);
         }
-    for (int p = 0; p < 3; p++)
-        free(a.p[p]);
-    free(xd);
     free(h);
     free(got);
-    dev->be->free(dev->self, logits);
+    rig_dev->be->free(rig_dev->self, logits);
     rig_close(&g);
 }
 END_TEST
@@ -607,9 +336,9 @@ START_TEST(test_token_id_out_of_range_fails_naming_the_id)
     struct zero_error err = {0};
     must(zero_nn_token_embedding(&u, "wte", 5, 4, &err), &err);
     const int32_t tokens[3] = {1, 5, 0};
-    rng_state = 29;
+    rig_seed(29);
     struct rig g;
-    rig_open(&g, u, 3, NULL, tokens, NULL);
+    rig_open(&g, u, 3, &(struct rig_inputs){.x_range = 1.0, .tokens = tokens});
     ck_assert_int_ne(u->ops->forward(u, &g.ctx, NULL, g.y), ZERO_OK);
     ck_assert_msg(strstr(g.errmsg, "token id 5") != NULL, "message \"%s\" does not name id 5",
                   g.errmsg);
@@ -622,9 +351,9 @@ START_TEST(test_rows_that_are_not_whole_sequences_fail)
     struct zero_unit *u;
     struct zero_error err = {0};
     must(zero_nn_gpt_block(&u, "h.0", 8, 2, 4, 1, &err), &err);
-    rng_state = 30;
+    rig_seed(30);
     struct rig g;
-    rig_open(&g, u, 6, NULL, NULL, NULL); /* 6 rows, T = 4 */
+    rig_open(&g, u, 6, &(struct rig_inputs){.x_range = 1.0}); /* 6 rows, T = 4 */
     ck_assert_int_ne(u->ops->forward(u, &g.ctx, g.x, g.y), ZERO_OK);
     ck_assert_msg(strstr(g.errmsg, "sequences of 4 tokens") != NULL, "message: \"%s\"", g.errmsg);
     rig_close(&g);
@@ -681,21 +410,5 @@ static Suite *gradcheck_suite(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm comm = MPI_COMM_WORLD;
-    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
-    struct zero_error err = {0};
-    if (zero_device_open(&dev, "cpu", &comm, &opt, &err) != ZERO_OK) {
-        fprintf(stderr, "test_gpt_gradcheck: %s\n", err.msg);
-        MPI_Finalize();
-        return EXIT_FAILURE;
-    }
-    SRunner *sr = srunner_create(gradcheck_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    zero_device_close(dev);
-    MPI_Finalize();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rig_main(argc, argv, "test_gpt_gradcheck", gradcheck_suite);
 }

@@ -3,54 +3,34 @@
  *
  * This file is the table and the instance lifetime; the entries live in
  * cpu_memory.c, cpu_blas.c, cpu_kernels.c, cpu_layers.c (declared in cpu_ops.h)
- * and cpu_coll*.c (declared in cpu_internal.h). */
-#include <stdarg.h>
+ * and cpu_coll*.c (declared in cpu_internal.h); the error helper in cpu_error.c; the
+ * MPI set-up shared with the cuda backend in backends/common/backend_mpi.c; the
+ * argument checks of open in src/base/backend_contract.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_internal.h"
 #include "cpu_ops.h"
+#include "base/backend_contract.h"
 #include "base/host_parallel.h"
+#include "common/backend_mpi.h"
 
 void openblas_set_num_threads(int num_threads);
 
-int cpu_fail(struct cpu_state *s, int code, const char *fmt, ...)
-{
-    int n = snprintf(s->err, sizeof(s->err), "rank %d: ", s->rank);
-    if (n < 0 || (size_t)n >= sizeof(s->err))
-        n = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->err + n, sizeof(s->err) - (size_t)n, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 static int cpu_probe(char *why, size_t why_len)
 {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-        snprintf(why, why_len, "cpu backend: MPI_Init has not been called");
-        return ZERO_EINVAL;
-    }
-    return ZERO_OK;
+    return backend_mpi_ready("cpu", why, why_len);
 }
 
 /* Splits off the ranks that share our memory; single_node says whether the
  * collectives may use shared-memory windows for the whole communicator. */
 static int cpu_split_node(struct cpu_state *s, char *why, size_t why_len)
 {
-    if (MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &s->node_comm) !=
-        MPI_SUCCESS) {
-        snprintf(why, why_len, "cpu backend: rank %d: MPI_Comm_split_type(SHARED) failed", s->rank);
-        return ZERO_ECOMM;
-    }
-    MPI_Comm_rank(s->node_comm, &s->node_rank);
-    MPI_Comm_size(s->node_comm, &s->node_size);
-    s->single_node = s->node_size == s->size;
-    return ZERO_OK;
+    int rc = backend_mpi_split_node("cpu", s->comm, s->rank, &s->node_comm, &s->node_rank,
+                                    &s->node_size, why, why_len);
+    s->single_node = rc == ZERO_OK && s->node_size == s->size;
+    return rc;
 }
 
 /* ZERO_CPU_SHOW_NODES=1: one line per rank on stderr saying which node it found itself
@@ -116,10 +96,7 @@ static int cpu_set_gemm(struct cpu_state *s, const struct zero_backend_options *
 
 static void cpu_release(struct cpu_state *s)
 {
-    if (s->node_comm != MPI_COMM_NULL)
-        MPI_Comm_free(&s->node_comm);
-    if (s->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&s->comm);
+    backend_mpi_free(&s->node_comm, &s->comm);
     free(s);
 }
 
@@ -127,17 +104,9 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
                     size_t why_len)
 {
     *self = NULL;
-    if (opt == NULL || opt->ledger == NULL || opt->host_ledger == NULL || opt->comm_stats == NULL ||
-        comm == NULL) {
-        snprintf(why, why_len,
-                 "cpu backend: open needs options with ledgers, comm stats "
-                 "and an MPI_Comm *");
-        return ZERO_EINVAL;
-    }
-    if (opt->coll_mode != ZERO_COLL_EXACT && opt->coll_mode != ZERO_COLL_NATIVE) {
-        snprintf(why, why_len, "cpu backend: unknown collective mode %d", (int)opt->coll_mode);
-        return ZERO_EINVAL;
-    }
+    int rc = zero_contract_open("cpu", opt, comm, why, why_len);
+    if (rc != ZERO_OK)
+        return rc;
     if (opt->blas_threads < 0) {
         snprintf(why, why_len, "cpu backend: blas_threads must be >= 0 (got %d)",
                  opt->blas_threads);
@@ -158,17 +127,9 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
 
     /* Our own communicator: our messages never match the user's, and errors
      * come back as codes instead of aborting the job. */
-    if (MPI_Comm_dup(*(MPI_Comm *)comm, &s->comm) != MPI_SUCCESS) {
-        snprintf(why, why_len, "cpu backend: MPI_Comm_dup failed");
-        cpu_release(s);
-        return ZERO_ECOMM;
-    }
-    MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(s->comm, &s->rank);
-    MPI_Comm_size(s->comm, &s->size);
-
-    int rc = cpu_split_node(s, why, why_len);
-    if (rc != ZERO_OK) {
+    if ((rc = backend_mpi_dup("cpu", *(MPI_Comm *)comm, &s->comm, &s->rank, &s->size, why,
+                              why_len)) != ZERO_OK ||
+        (rc = cpu_split_node(s, why, why_len)) != ZERO_OK) {
         cpu_release(s);
         return rc;
     }
@@ -220,8 +181,10 @@ static const char *cpu_last_error(void *self)
 static int cpu_set_coll_mode(void *self, enum zero_coll_mode mode)
 {
     struct cpu_state *s = self;
-    if (mode != ZERO_COLL_EXACT && mode != ZERO_COLL_NATIVE)
-        return cpu_fail(s, ZERO_EINVAL, "set_coll_mode: unknown mode %d", (int)mode);
+    char why[128];
+    int rc = zero_contract_coll_mode(mode, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(s, rc, "%s", why);
     s->mode = mode;
     return ZERO_OK;
 }

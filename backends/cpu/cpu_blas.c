@@ -3,11 +3,10 @@
  * operands are widened while packing. Native mode: OpenBLAS sgemm, with
  * fp16/bf16 operands converted to fp32 in workspace blocks first (the ledger
  * sees them). Either way every product is fp32 with fp32 accumulation. */
-#include <limits.h>
-
 #include <cblas.h>
 
 #include "cpu_ops.h"
+#include "base/backend_contract.h"
 
 /* An operand as fp32: the caller's memory when it is fp32 already, else a packed
  * (ld = cols) converted copy that this file owns. */
@@ -16,25 +15,6 @@ struct f32_matrix {
     int64_t ld;
     float *owned;
 };
-
-static int is_gemm_type(enum zero_dtype t)
-{
-    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16;
-}
-
-static int check_operand(struct cpu_state *s, char name, enum zero_dtype t, int64_t rows,
-                         int64_t cols, int64_t ld)
-{
-    if (!is_gemm_type(t))
-        return cpu_fail(s, ZERO_ENOTSUP, "gemm: %c has dtype %s; fp32, fp16 or bf16 expected", name,
-                        zero_dtype_name(t));
-    int64_t min_ld = cols > 1 ? cols : 1;
-    if (ld < min_ld || ld > INT_MAX)
-        return cpu_fail(s, ZERO_EINVAL,
-                        "gemm: ld%c = %lld for a stored (%lld, %lld) matrix; need %lld..INT_MAX",
-                        name, (long long)ld, (long long)rows, (long long)cols, (long long)min_ld);
-    return ZERO_OK;
-}
 
 /* x (rows, cols) with leading dimension ld, stored as t; load = 0 only reserves
  * the fp32 copy (for an output whose old values beta = 0 ignores). */
@@ -123,17 +103,11 @@ int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t
              int64_t ldc)
 {
     struct cpu_state *s = self;
-    if (m < 0 || n < 0 || k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX)
-        return cpu_fail(s, ZERO_EINVAL, "gemm: bad shape m=%lld n=%lld k=%lld", (long long)m,
-                        (long long)n, (long long)k);
-    /* stored shapes: A (m, k) or (k, m) transposed; B (k, n) or (n, k); C (m, n) */
-    int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
-    int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
-    int rc;
-    if ((rc = check_operand(s, 'a', a_type, a_rows, a_cols, lda)) != ZERO_OK ||
-        (rc = check_operand(s, 'b', b_type, b_rows, b_cols, ldb)) != ZERO_OK ||
-        (rc = check_operand(s, 'c', c_type, m, n, ldc)) != ZERO_OK)
-        return rc;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_gemm(trans_a, trans_b, m, n, k, a_type, lda, b_type, ldb, c_type, ldc,
+                                why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(s, rc, "%s", why);
     if (m == 0 || n == 0)
         return ZERO_OK;
     if (s->mode != ZERO_COLL_EXACT)

@@ -33,7 +33,7 @@ struct cpu_state {
                    with short sleeps instead of MPI's busy wait (cpu_mpi_complete) */
 };
 
-/* Formats the instance's last error; returns code. */
+/* cpu_error.c: formats the instance's last error ("rank N: ..."); returns code. */
 int cpu_fail(struct cpu_state *s, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -7,48 +7,10 @@
 #include <string.h>
 
 #include "cpu_ops.h"
+#include "base/backend_contract.h"
 #include "base/dtype_convert.h"
 #include "base/host_optim.h"
 #include "base/optim_consts.h"
-
-static int is_float_type(enum zero_dtype t)
-{
-    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16 || t == ZERO_F64;
-}
-
-static int is_narrow_float(enum zero_dtype t)
-{
-    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16;
-}
-
-/* Element i of an fp32/fp16/bf16 array as fp32 (exact). */
-static inline float load_f32(const void *x, enum zero_dtype t, size_t i)
-{
-    switch (t) {
-    case ZERO_F16:
-        return dtype_f16_to_f32(((const uint16_t *)x)[i]);
-    case ZERO_BF16:
-        return dtype_bf16_to_f32(((const uint16_t *)x)[i]);
-    default:
-        return ((const float *)x)[i];
-    }
-}
-
-/* Stores v as element i of an fp32/fp16/bf16 array (rounded to nearest even). */
-static inline void store_f32(void *x, enum zero_dtype t, size_t i, float v)
-{
-    switch (t) {
-    case ZERO_F16:
-        ((uint16_t *)x)[i] = dtype_f32_to_f16(v);
-        break;
-    case ZERO_BF16:
-        ((uint16_t *)x)[i] = dtype_f32_to_bf16(v);
-        break;
-    default:
-        ((float *)x)[i] = v;
-        break;
-    }
-}
 
 /* The fp32 <-> fp16/bf16 loops of cast: src/base/dtype_convert.h's inline
  * conversions, compiled for each instruction set as host_optim.c compiles the
@@ -78,7 +40,7 @@ static inline __attribute__((always_inline)) void cast_body(CAST_ARGS)
             df[i] = dtype_f16_to_f32(h[i]);
     else /* fp16 <-> bf16, through the exact fp32 value */
         for (size_t i = 0; i < n; i++)
-            store_f32(dst, dst_type, i, load_f32(src, src_type, i));
+            dtype_store_f32(dst, dst_type, i, dtype_load_f32(src, src_type, i));
 }
 
 #define CAST_VARIANT(attr, suffix)                                                                 \
@@ -121,19 +83,16 @@ static void cast_narrow(CAST_ARGS)
 int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
              enum zero_dtype src_type, size_t n)
 {
-    if (!is_float_type(dst_type) || !is_float_type(src_type))
-        return cpu_fail(self, ZERO_ENOTSUP, "cast: %s -> %s is not supported",
-                        zero_dtype_name(src_type), zero_dtype_name(dst_type));
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_cast(dst_type, src_type, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(self, rc, "%s", why);
     if (dst_type == src_type) {
         if (n > 0)
             memmove(dst, src, n * zero_dtype_size(src_type));
         return ZERO_OK;
     }
-    if (src_type == ZERO_F64) {
-        /* fp64 -> fp16 through fp32 would round twice; nothing needs it yet */
-        if (dst_type != ZERO_F32)
-            return cpu_fail(self, ZERO_ENOTSUP, "cast: fp64 -> %s is not supported",
-                            zero_dtype_name(dst_type));
+    if (src_type == ZERO_F64) { /* to fp32: the contract allows no other */
         const double *restrict s = src;
         float *restrict d = dst;
         for (size_t i = 0; i < n; i++)
@@ -143,7 +102,7 @@ int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
     if (dst_type == ZERO_F64) {
         double *restrict d = dst;
         for (size_t i = 0; i < n; i++)
-            d[i] = (double)load_f32(src, src_type, i);
+            d[i] = (double)dtype_load_f32(src, src_type, i);
         return ZERO_OK;
     }
     cast_narrow(dst, dst_type, src, src_type, n);
@@ -179,32 +138,17 @@ int cpu_add(void *self, float *out, const float *a, const float *b, size_t n)
     return ZERO_OK;
 }
 
-static int check_optimizer_types(struct cpu_state *s, const char *what, enum zero_dtype grad_type,
-                                 const void *param_copy, enum zero_dtype copy_type)
-{
-    if (!is_narrow_float(grad_type))
-        return cpu_fail(s, ZERO_ENOTSUP, "%s: gradient dtype %s; fp32, fp16 or bf16 expected", what,
-                        zero_dtype_name(grad_type));
-    if (param_copy != NULL && !is_narrow_float(copy_type))
-        return cpu_fail(s, ZERO_ENOTSUP, "%s: parameter copy dtype %s; fp32, fp16 or bf16 expected",
-                        what, zero_dtype_name(copy_type));
-    return ZERO_OK;
-}
-
 /* The updates themselves are src/base/host_optim.c's, shared with the engine's
  * offloaded optimizer: the formulas and their order are written there. */
 int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
              float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
              enum zero_dtype copy_type)
 {
-    struct cpu_state *s = self;
-    int rc = check_optimizer_types(s, "adam", grad_type, param_copy, copy_type);
-    if (rc != ZERO_OK)
-        return rc;
     struct zero_adam_consts k;
-    char why[128];
-    if (zero_adam_prepare(args, &k, why, sizeof why))
-        return cpu_fail(s, ZERO_EINVAL, "adam: %s", why);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_adam(args, grad_type, param_copy, copy_type, &k, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(self, rc, "%s", why);
     zero_host_adam(zero_host_isa_best(), &k, param, grad, grad_type, exp_avg, exp_avg_sq, n,
                    param_copy, copy_type);
     return ZERO_OK;
@@ -213,13 +157,11 @@ int cpu_adam(void *self, float *param, const void *grad, enum zero_dtype grad_ty
 int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *momentum,
             size_t n, const struct zero_sgd_args *args, void *param_copy, enum zero_dtype copy_type)
 {
-    struct cpu_state *s = self;
-    int rc = check_optimizer_types(s, "sgd", grad_type, param_copy, copy_type);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_sgd(args, momentum != NULL, grad_type, param_copy, copy_type, why,
+                               sizeof why);
     if (rc != ZERO_OK)
-        return rc;
-    char why[160];
-    if (zero_sgd_check(args, momentum != NULL, why, sizeof why))
-        return cpu_fail(s, ZERO_EINVAL, "sgd: %s", why);
+        return cpu_fail(self, rc, "%s", why);
     zero_host_sgd(zero_host_isa_best(), args, param, grad, grad_type, momentum, n, param_copy,
                   copy_type);
     return ZERO_OK;
@@ -228,9 +170,10 @@ int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_typ
 int cpu_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
                      double *out)
 {
-    if (!is_float_type(t))
-        return cpu_fail(self, ZERO_ENOTSUP, "sumsq_blocks: dtype %s is not a float type",
-                        zero_dtype_name(t));
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_float_input("sumsq_blocks", t, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(self, rc, "%s", why);
     if (block == 0)
         return cpu_fail(self, ZERO_EINVAL, "sumsq_blocks: block size is 0");
     size_t blocks = (n + block - 1) / block;
@@ -239,7 +182,7 @@ int cpu_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, siz
         double sum = 0.0;
         /* sequential on purpose: the order of this sum is part of the exactness contract */
         for (size_t i = b * block; i < end; i++) {
-            double v = t == ZERO_F64 ? ((const double *)x)[i] : (double)load_f32(x, t, i);
+            double v = t == ZERO_F64 ? ((const double *)x)[i] : (double)dtype_load_f32(x, t, i);
             sum += v * v;
         }
         out[b] = sum;

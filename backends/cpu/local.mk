@@ -4,6 +4,7 @@
 # table, memory, BLAS, elementwise/optimizer kernels, layer kernels
 libzero_la_SOURCES += \
 	%reldir%/cpu_backend.c \
+	%reldir%/cpu_error.c \
 	%reldir%/cpu_memory.c \
 	%reldir%/cpu_blas.c \
 	%reldir%/cpu_kernels.c \

@@ -14,52 +14,22 @@
  *
  * GEMMs go through cuBLASLt (cuda_blaslt.c) with cublasGemmEx as the fallback;
  * ZERO_CUDA_GEMM=cublas sends every GEMM to cublasGemmEx (to compare the two). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_ops.h"
+#include "base/backend_contract.h"
+#include "common/backend_mpi.h"
 
 /* defined in cuda_probe.cu: visible devices, 0 without a device or driver */
 int zero_cuda_probe_count(void);
 
-int cuda_fail(struct cuda_state *s, int code, const char *fmt, ...)
-{
-    int n = snprintf(s->err, sizeof(s->err), "rank %d: ", s->rank);
-    if (n < 0 || (size_t)n >= sizeof(s->err))
-        n = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->err + n, sizeof(s->err) - (size_t)n, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-int cuda_check(struct cuda_state *s, cudaError_t e, const char *what)
-{
-    if (e == cudaSuccess)
-        return ZERO_OK;
-    return cuda_fail(s, ZERO_EBACKEND, "%s: CUDA error %d (%s): %s", what, (int)e,
-                     cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
-int cuda_blas_check(struct cuda_state *s, cublasStatus_t st, const char *what)
-{
-    if (st == CUBLAS_STATUS_SUCCESS)
-        return ZERO_OK;
-    return cuda_fail(s, ZERO_EBACKEND, "%s: cuBLAS error %d (%s)", what, (int)st,
-                     cublasGetStatusString(st));
-}
-
 static int cuda_probe(char *why, size_t why_len)
 {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-        snprintf(why, why_len, "cuda backend: MPI_Init has not been called");
-        return ZERO_EINVAL;
-    }
+    int rc = backend_mpi_ready("cuda", why, why_len);
+    if (rc != ZERO_OK)
+        return rc;
     if (zero_cuda_probe_count() < 1) {
         int n = 0;
         cudaError_t e = cudaGetDeviceCount(&n);
@@ -82,8 +52,7 @@ static int choose_comm(struct cuda_state *s, int gpu_shared, char *why, size_t w
     const char *fallback = "mpi";
 #endif
     const char *want = env && *env ? env : fallback;
-    int shared_anywhere = 0;
-    MPI_Allreduce(&gpu_shared, &shared_anywhere, 1, MPI_INT, MPI_MAX, s->comm);
+    int shared_anywhere = !backend_mpi_all(s->comm, !gpu_shared);
     if (strcmp(want, "auto") == 0)
         want = shared_anywhere ? "mpi" : fallback;
     if (strcmp(want, "mpi") == 0)
@@ -134,9 +103,7 @@ static int open_nccl(struct cuda_state *s, char *why, size_t why_len)
     ncclResult_t r = ncclSuccess;
     if (s->rank == 0)
         r = ncclGetUniqueId(&id);
-    int ok = r == ncclSuccess, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, s->comm);
-    if (!all_ok) {
+    if (!backend_mpi_all(s->comm, r == ncclSuccess)) {
         snprintf(why, why_len, "cuda backend: rank 0: ncclGetUniqueId failed: %s",
                  ncclGetErrorString(r));
         return ZERO_ECOMM;
@@ -182,10 +149,7 @@ static void cuda_release(struct cuda_state *s)
         cudaStreamDestroy(s->comm_stream);
     if (s->compute != NULL)
         cudaStreamDestroy(s->compute);
-    if (s->node_comm != MPI_COMM_NULL)
-        MPI_Comm_free(&s->node_comm);
-    if (s->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&s->comm);
+    backend_mpi_free(&s->node_comm, &s->comm);
     free(s);
 }
 
@@ -235,17 +199,9 @@ static int cuda_open(const struct zero_backend_options *opt, void *comm, void **
                      size_t why_len)
 {
     *self = NULL;
-    if (opt == NULL || opt->ledger == NULL || opt->host_ledger == NULL || opt->comm_stats == NULL ||
-        comm == NULL) {
-        snprintf(why, why_len,
-                 "cuda backend: open needs options with ledgers, comm stats "
-                 "and an MPI_Comm *");
-        return ZERO_EINVAL;
-    }
-    if (opt->coll_mode != ZERO_COLL_EXACT && opt->coll_mode != ZERO_COLL_NATIVE) {
-        snprintf(why, why_len, "cuda backend: unknown collective mode %d", (int)opt->coll_mode);
-        return ZERO_EINVAL;
-    }
+    int rc = zero_contract_open("cuda", opt, comm, why, why_len);
+    if (rc != ZERO_OK)
+        return rc;
     struct cuda_state *s = calloc(1, sizeof(*s));
     if (s == NULL) {
         snprintf(why, why_len, "cuda backend: out of memory for the instance");
@@ -257,30 +213,19 @@ static int cuda_open(const struct zero_backend_options *opt, void *comm, void **
     s->ledger = opt->ledger;
     s->host_ledger = opt->host_ledger;
     s->stats = opt->comm_stats;
-    if (MPI_Comm_dup(*(MPI_Comm *)comm, &s->comm) != MPI_SUCCESS) {
-        snprintf(why, why_len, "cuda backend: MPI_Comm_dup failed");
+    if ((rc = backend_mpi_dup("cuda", *(MPI_Comm *)comm, &s->comm, &s->rank, &s->size, why,
+                              why_len)) != ZERO_OK ||
+        (rc = backend_mpi_split_node("cuda", s->comm, s->rank, &s->node_comm, &s->local_rank,
+                                     &s->local_size, why, why_len)) != ZERO_OK) {
         cuda_release(s);
-        return ZERO_ECOMM;
+        return rc;
     }
-    MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(s->comm, &s->rank);
-    MPI_Comm_size(s->comm, &s->size);
-    if (MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &s->node_comm) !=
-        MPI_SUCCESS) {
-        snprintf(why, why_len, "cuda backend: rank %d: MPI_Comm_split_type(SHARED) failed",
-                 s->rank);
-        cuda_release(s);
-        return ZERO_ECOMM;
-    }
-    MPI_Comm_rank(s->node_comm, &s->local_rank);
-    MPI_Comm_size(s->node_comm, &s->local_size);
 
-    int rc = open_device(s, opt, why, why_len);
+    rc = open_device(s, opt, why, why_len);
     /* all ranks learn whether every device opened, so that a failure on one rank does
      * not leave the others waiting in the collective setup below */
-    int ok = rc == ZERO_OK, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, s->comm);
-    if (ok && !all_ok) {
+    int ok = rc == ZERO_OK;
+    if (!backend_mpi_all(s->comm, ok) && ok) {
         snprintf(why, why_len, "cuda backend: rank %d: another rank could not open its device",
                  s->rank);
         rc = ZERO_EBACKEND;
@@ -336,8 +281,10 @@ static const char *cuda_last_error(void *self)
 static int cuda_set_coll_mode(void *self, enum zero_coll_mode mode)
 {
     struct cuda_state *s = self;
-    if (mode != ZERO_COLL_EXACT && mode != ZERO_COLL_NATIVE)
-        return cuda_fail(s, ZERO_EINVAL, "set_coll_mode: unknown mode %d", (int)mode);
+    char why[128];
+    int rc = zero_contract_coll_mode(mode, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     s->mode = mode;
     return s->comm_kind == CUDA_COMM_MPI ? cuda_staged_set_mode(s, mode) : ZERO_OK;
 }

@@ -26,31 +26,12 @@
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "base/backend_contract.h"
 #include "zero_cuda_profile.h"
-
-static int is_gemm_type(enum zero_dtype t)
-{
-    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16;
-}
 
 static cudaDataType_t cuda_type(enum zero_dtype t)
 {
     return t == ZERO_F16 ? CUDA_R_16F : t == ZERO_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-}
-
-/* the cpu backend's checks and messages */
-static int check_operand(struct cuda_state *s, char name, enum zero_dtype t, int64_t rows,
-                         int64_t cols, int64_t ld)
-{
-    if (!is_gemm_type(t))
-        return cuda_fail(s, ZERO_ENOTSUP, "gemm: %c has dtype %s; fp32, fp16 or bf16 expected",
-                         name, zero_dtype_name(t));
-    int64_t min_ld = cols > 1 ? cols : 1;
-    if (ld < min_ld || ld > INT_MAX)
-        return cuda_fail(s, ZERO_EINVAL,
-                         "gemm: ld%c = %lld for a stored (%lld, %lld) matrix; need %lld..INT_MAX",
-                         name, (long long)ld, (long long)rows, (long long)cols, (long long)min_ld);
-    return ZERO_OK;
 }
 
 /* An operand as the GEMM sees it: the caller's memory, or an fp32 copy we own. */
@@ -146,16 +127,14 @@ static int gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64
                 enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
                 int64_t ldc)
 {
-    if (m < 0 || n < 0 || k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX)
-        return cuda_fail(s, ZERO_EINVAL, "gemm: bad shape m=%lld n=%lld k=%lld", (long long)m,
-                         (long long)n, (long long)k);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_gemm(trans_a, trans_b, m, n, k, a_type, lda, b_type, ldb, c_type, ldc,
+                                why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
+    /* stored shapes: A (m, k) or (k, m) transposed; B (k, n) or (n, k) */
     int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
     int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
-    int rc;
-    if ((rc = check_operand(s, 'a', a_type, a_rows, a_cols, lda)) != ZERO_OK ||
-        (rc = check_operand(s, 'b', b_type, b_rows, b_cols, ldb)) != ZERO_OK ||
-        (rc = check_operand(s, 'c', c_type, m, n, ldc)) != ZERO_OK)
-        return rc;
     if (m == 0 || n == 0)
         return ZERO_OK;
 

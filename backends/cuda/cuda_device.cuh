@@ -20,33 +20,16 @@
 namespace zero_cuda
 {
 
-// Element i of an fp32/fp16/bf16 array as fp32 (exact).
+// Element loads and stores: src/base/dtype_convert.h's dtype_load_f32 and
+// dtype_store_f32, the cpu backend's very code, under the kernels' short names.
 __device__ __forceinline__ float load_f32(const void *x, zero_dtype t, size_t i)
 {
-    switch (t) {
-    case ZERO_F16:
-        return dtype_f16_to_f32(((const uint16_t *)x)[i]);
-    case ZERO_BF16:
-        return dtype_bf16_to_f32(((const uint16_t *)x)[i]);
-    default:
-        return ((const float *)x)[i];
-    }
+    return dtype_load_f32(x, t, i);
 }
 
-// Stores v as element i of an fp32/fp16/bf16 array (rounded to nearest even).
 __device__ __forceinline__ void store_f32(void *x, zero_dtype t, size_t i, float v)
 {
-    switch (t) {
-    case ZERO_F16:
-        ((uint16_t *)x)[i] = dtype_f32_to_f16(v);
-        break;
-    case ZERO_BF16:
-        ((uint16_t *)x)[i] = dtype_f32_to_bf16(v);
-        break;
-    default:
-        ((float *)x)[i] = v;
-        break;
-    }
+    dtype_store_f32(x, t, i, v);
 }
 
 constexpr int kThreads = 256;

@@ -2,6 +2,7 @@
  *
  * Files:
  *   cuda_backend.c    the table, probe, open/close (device choice, streams, cuBLAS, NCCL)
+ *   cuda_error.c      the error helpers every file reports through (cuda_fail, cuda_check)
  *   cuda_memory.c     caching allocator (ledger), copies (copy_async too), fill, pinned
  *                     staging memory, streams and events
  *   cuda_host.c       host_alloc/host_free: mapped pinned memory for offload (host ledger)
@@ -77,6 +78,7 @@ struct cuda_state {
     struct cuda_profile *prof; /* NULL unless a benchmark turned profiling on */
 };
 
+/* ---- cuda_error.c ---- */
 /* Formats the instance's last error ("rank R: ..."); returns code. */
 int cuda_fail(struct cuda_state *s, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

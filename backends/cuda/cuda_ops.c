@@ -6,28 +6,17 @@
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
+#include "base/backend_contract.h"
 #include "zero_cuda_profile.h"
-
-static int is_float_type(enum zero_dtype t)
-{
-    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16 || t == ZERO_F64;
-}
-
-static int is_narrow_float(enum zero_dtype t)
-{
-    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16;
-}
 
 int cuda_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
               enum zero_dtype src_type, size_t n)
 {
     struct cuda_state *s = self;
-    if (!is_float_type(dst_type) || !is_float_type(src_type))
-        return cuda_fail(s, ZERO_ENOTSUP, "cast: %s -> %s is not supported",
-                         zero_dtype_name(src_type), zero_dtype_name(dst_type));
-    if (src_type == ZERO_F64 && dst_type != ZERO_F32)
-        return cuda_fail(s, ZERO_ENOTSUP, "cast: fp64 -> %s is not supported",
-                         zero_dtype_name(dst_type));
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_cast(dst_type, src_type, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     double bytes = (double)n * (double)(zero_dtype_size(src_type) + zero_dtype_size(dst_type));
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_CAST);
     if (dst_type == src_type)
@@ -63,31 +52,16 @@ int cuda_add(void *self, float *out, const float *a, const float *b, size_t n)
                          cuda_check(s, cuda_launch_add(s->compute, out, a, b, n), "add"));
 }
 
-static int check_optimizer_types(struct cuda_state *s, const char *what, enum zero_dtype grad_type,
-                                 const void *param_copy, enum zero_dtype copy_type)
-{
-    if (!is_narrow_float(grad_type))
-        return cuda_fail(s, ZERO_ENOTSUP, "%s: gradient dtype %s; fp32, fp16 or bf16 expected",
-                         what, zero_dtype_name(grad_type));
-    if (param_copy != NULL && !is_narrow_float(copy_type))
-        return cuda_fail(s, ZERO_ENOTSUP,
-                         "%s: parameter copy dtype %s; fp32, fp16 or bf16 expected", what,
-                         zero_dtype_name(copy_type));
-    return ZERO_OK;
-}
-
 int cuda_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type, float *exp_avg,
               float *exp_avg_sq, size_t n, const struct zero_adam_args *args, void *param_copy,
               enum zero_dtype copy_type)
 {
     struct cuda_state *s = self;
-    int rc = check_optimizer_types(s, "adam", grad_type, param_copy, copy_type);
-    if (rc != ZERO_OK)
-        return rc;
     struct zero_adam_consts k;
-    char why[128];
-    if (zero_adam_prepare(args, &k, why, sizeof why))
-        return cuda_fail(s, ZERO_EINVAL, "adam: %s", why);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_adam(args, grad_type, param_copy, copy_type, &k, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     /* param, exp_avg, exp_avg_sq read and written; the gradient read; the copy written */
     double bytes = (double)n * (24.0 + (double)zero_dtype_size(grad_type) +
                                 (param_copy ? (double)zero_dtype_size(copy_type) : 0.0));
@@ -104,12 +78,11 @@ int cuda_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_ty
              enum zero_dtype copy_type)
 {
     struct cuda_state *s = self;
-    int rc = check_optimizer_types(s, "sgd", grad_type, param_copy, copy_type);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_sgd(args, momentum != NULL, grad_type, param_copy, copy_type, why,
+                               sizeof why);
     if (rc != ZERO_OK)
-        return rc;
-    char why[160];
-    if (zero_sgd_check(args, momentum != NULL, why, sizeof why))
-        return cuda_fail(s, ZERO_EINVAL, "sgd: %s", why);
+        return cuda_fail(s, rc, "%s", why);
     struct cuda_sgd_consts k = {
         .lr = args->lr,
         .momentum = args->momentum,
@@ -133,9 +106,10 @@ int cuda_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, si
                       double *out)
 {
     struct cuda_state *s = self;
-    if (!is_float_type(t))
-        return cuda_fail(s, ZERO_ENOTSUP, "sumsq_blocks: dtype %s is not a float type",
-                         zero_dtype_name(t));
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_float_input("sumsq_blocks", t, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     if (block == 0)
         return cuda_fail(s, ZERO_EINVAL, "sumsq_blocks: block size is 0");
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_REDUCTION);
@@ -147,11 +121,12 @@ int cuda_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, si
 int cuda_nonfinite(void *self, const void *x, enum zero_dtype t, size_t n, int *host_flag)
 {
     struct cuda_state *s = self;
-    if (!is_float_type(t))
-        return cuda_fail(s, ZERO_ENOTSUP, "nonfinite: dtype %s is not a float type",
-                         zero_dtype_name(t));
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_float_input("nonfinite", t, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_REDUCTION);
-    int rc = cuda_prof_end(
+    rc = cuda_prof_end(
         s, &pm, 0, (double)n * (double)zero_dtype_size(t),
         cuda_check(s, cuda_launch_nonfinite(s->compute, x, t, n, s->flag_dev), "nonfinite"));
     unsigned long long flag = 0;

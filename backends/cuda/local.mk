@@ -11,6 +11,7 @@ if HAVE_CUDA
 # table, memory, BLAS, entry points (C, compiled by mpicc)
 libzero_la_SOURCES += \
 	%reldir%/cuda_backend.c \
+	%reldir%/cuda_error.c \
 	%reldir%/cuda_memory.c \
 	%reldir%/cuda_host.c \
 	%reldir%/cuda_blas.c \

@@ -7,8 +7,11 @@
 #ifndef ZERO_DTYPE_CONVERT_H
 #define ZERO_DTYPE_CONVERT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "zero/dtype.h"
 
 /* The cuda backend's kernels include this header too (cuda_device.cuh). */
 #ifdef __CUDACC__
@@ -99,6 +102,35 @@ DTYPE_FN float dtype_bf16_to_f32(uint16_t b)
     if ((x & 0x7fffffff) > 0x7f800000)
         x |= 0x400000;
     return dtype_f32_from_bits(x);
+}
+
+/* Element i of an fp32/fp16/bf16 array as fp32 (exact). */
+DTYPE_FN float dtype_load_f32(const void *x, enum zero_dtype t, size_t i)
+{
+    switch (t) {
+    case ZERO_F16:
+        return dtype_f16_to_f32(((const uint16_t *)x)[i]);
+    case ZERO_BF16:
+        return dtype_bf16_to_f32(((const uint16_t *)x)[i]);
+    default:
+        return ((const float *)x)[i];
+    }
+}
+
+/* Stores v as element i of an fp32/fp16/bf16 array (rounded to nearest even). */
+DTYPE_FN void dtype_store_f32(void *x, enum zero_dtype t, size_t i, float v)
+{
+    switch (t) {
+    case ZERO_F16:
+        ((uint16_t *)x)[i] = dtype_f32_to_f16(v);
+        break;
+    case ZERO_BF16:
+        ((uint16_t *)x)[i] = dtype_f32_to_bf16(v);
+        break;
+    default:
+        ((float *)x)[i] = v;
+        break;
+    }
 }
 
 #endif

@@ -7,6 +7,9 @@ libzero_la_SOURCES += \
 	%reldir%/file_replace.c \
 	%reldir%/registry.c
 noinst_HEADERS += %reldir%/file_replace.h
+# the interface's contract checks, written once for every backend
+libzero_la_SOURCES += %reldir%/backend_contract.c
+noinst_HEADERS += %reldir%/backend_contract.h
 zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h
 
 # dtypes, conversions, the shard layout

@@ -14,11 +14,8 @@ void cli_model_defaults(struct cli_model *m)
     m->classes = 10;
     m->micro_batch = 4;
     m->data_seed = 1;
-    zero_config_defaults(&m->cfg);
-    m->cfg.optimizer.type = ZERO_OPTIM_ADAMW;
-    m->cfg.optimizer.lr = 1e-3;
-    m->cfg.optimizer.weight_decay = 0.01;
-    m->cfg.gradient_clipping = 0.0; /* as train_mlp: off (DeepSpeed's default is 1.0) */
+    /* clipping as train_mlp: off (DeepSpeed's default is 1.0) */
+    program_config_adamw(&m->cfg, 1e-3, 0.999, 0.01, 0.0);
 }
 
 static const char help_stage[] =
@@ -155,28 +152,6 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
     return 1;
 }
 
-int cli_agree(int rc, struct zero_error *err, MPI_Comm comm)
-{
-    int rank, world;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &world);
-    int mine = rc ? rank : world, first = world;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == world)
-        return ZERO_OK;
-    struct zero_error shared = {0};
-    if (rank == first) {
-        shared.code = rc;
-        if (strncmp(err->msg, "rank ", 5) != 0 && world > 1)
-            snprintf(shared.msg, sizeof shared.msg, "rank %d: %.1000s", rank, err->msg);
-        else
-            memcpy(shared.msg, err->msg, sizeof shared.msg);
-    }
-    MPI_Bcast(&shared, (int)sizeof shared, MPI_BYTE, first, comm);
-    *err = shared;
-    return shared.code;
-}
-
 void cli_model_fields(const struct cli_model *m, struct program_startup *su)
 {
     program_field(su, "--hidden", "%lld", (long long)m->hidden);
@@ -245,10 +220,9 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
     r->m.cfg.zero_optimization.stage = stage;
     MPI_Comm_rank(comm, &r->rank);
     MPI_Comm_size(comm, &r->world);
-    struct zero_backend_options opt = {.coll_mode = m->cfg.libzero.coll_mode, .device = -1};
     int rc = resolve_batch(r, err);
     if (!rc)
-        rc = zero_device_open(&r->dev, r->m.cfg.libzero.backend, &comm, &opt, err);
+        rc = program_device_open(&r->dev, &r->m.cfg, comm, err);
     if (!rc)
         rc = zero_nn_build_mlp(&r->model, m->hidden, m->layers, m->classes, err);
     if (!rc) {
@@ -258,8 +232,9 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
         if (!r->x || !r->y)
             rc = zero_fail(err, ZERO_ENOMEM, "micro-batch buffers");
     }
-    if ((rc = cli_agree(rc, err, comm)) == 0)
-        rc = cli_agree(zero_engine_create(&r->engine, &r->m.cfg, r->model, r->dev, err), err, comm);
+    if ((rc = example_agree_naming_ranks(rc, err, comm)) == 0)
+        rc = example_agree_naming_ranks(
+            zero_engine_create(&r->engine, &r->m.cfg, r->model, r->dev, err), err, comm);
     if (rc)
         cli_run_close(r);
     return rc;

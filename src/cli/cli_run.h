@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include "example_mpi.h" /* example_agree_naming_ranks: the runs agree on a status */
 #include "program.h"
 #include "zero/zero.h"
 
@@ -50,10 +51,6 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
 /* One optimizer step (every micro-step): global batch `step` (0-based). */
 int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err);
 void cli_run_close(struct cli_run *r);
-
-/* rc on every rank of comm: the lowest failing rank's status and message (0 if
- * none failed). */
-int cli_agree(int rc, struct zero_error *err, MPI_Comm comm);
 
 /* The model's flags and config keys as start-up fields (program.h). */
 void cli_model_fields(const struct cli_model *m, struct program_startup *su);

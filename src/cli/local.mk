@@ -8,7 +8,8 @@ src_cli_zero_LDADD = libzero.la $(JANSSON_LIBS)
 # the commands that run under MPI agree on start-up and step through examples/'s driver
 src_cli_zero_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
 src_cli_zero_SOURCES += examples/program.c examples/program.h \
-	examples/checkpointing.c examples/checkpointing.h
+	examples/checkpointing.c examples/checkpointing.h \
+	examples/example_mpi.c examples/example_mpi.h
 
 # ds_config.json: zero config FILE [--world N]
 src_cli_zero_SOURCES += %reldir%/config_cmd.c

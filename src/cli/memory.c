@@ -58,7 +58,7 @@ static int measure(struct stage_memory *out, const struct cli_model *m, int stag
     if (rc)
         return rc;
     zero_ledger_reset_peaks(&run.dev->ledger);
-    rc = cli_agree(cli_run_step(&run, 0, err), err, MPI_COMM_WORLD);
+    rc = example_agree_naming_ranks(cli_run_step(&run, 0, err), err, MPI_COMM_WORLD);
     if (!rc) {
         out->ledger = run.dev->ledger;
         zero_engine_theory(run.engine, &out->theory);

@@ -390,14 +390,14 @@ int zero_cmd_schedule(int argc, char **argv)
                                        world, world > 1 ? "s" : "")
                            : zero_fail(&err, ZERO_ENOMEM, "event buffer");
     struct cli_run run;
-    if ((rc = cli_agree(rc, &err, MPI_COMM_WORLD)) == 0 &&
+    if ((rc = example_agree_naming_ranks(rc, &err, MPI_COMM_WORLD)) == 0 &&
         (rc = cli_run_open(&run, &a.m, a.m.cfg.zero_optimization.stage, MPI_COMM_WORLD, &err)) ==
             0) {
         rec->step = a.steps;
         zero_engine_set_observer(run.engine, record, rec);
         for (int s = 0; s < a.steps && !rc; s++)
             rc = cli_run_step(&run, s, &err);
-        rc = cli_agree(rc, &err, MPI_COMM_WORLD);
+        rc = example_agree_naming_ranks(rc, &err, MPI_COMM_WORLD);
         if (!rc && run.rank == a.rank) {
             int64_t *padded = calloc((size_t)run.model->nunits, sizeof *padded);
             for (int i = 0; padded && i < rec->n; i++) /* a reduction covers the whole unit */

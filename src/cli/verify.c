@@ -280,7 +280,7 @@ static int run_config(const struct verify_args *a, struct config *c, int index, 
         return rc;
     int64_t n = zero_model_numel(r.model);
     float *w = malloc((size_t)n * sizeof *w);
-    rc = cli_agree(w ? 0 : zero_fail(err, ZERO_ENOMEM, "weights"), err, comm);
+    rc = example_agree_naming_ranks(w ? 0 : zero_fail(err, ZERO_ENOMEM, "weights"), err, comm);
     int perturbed = a->perturb.on && a->perturb.stage == c->stage && c->world == a->worlds[0];
     for (int s = 0; s < a->steps && !rc; s++) {
         rc = cli_run_step(&r, s, err);
@@ -288,7 +288,7 @@ static int run_config(const struct verify_args *a, struct config *c, int index, 
             rc = perturb(&r, &a->perturb, err);
         if (!rc)
             rc = read_weights(&r, w, err);
-        if ((rc = cli_agree(rc, err, comm)) || r.rank != 0)
+        if ((rc = example_agree_naming_ranks(rc, err, comm)) || r.rank != 0)
             continue;
         c->hash[s] = fnv1a(0xcbf29ce484222325ull, w, (size_t)n * sizeof *w);
         if (index == 0) {
@@ -426,7 +426,8 @@ int zero_cmd_verify(int argc, char **argv)
         rc = run_config(&a, &cf[i], i, comm, &ref, &err);
         if (comm != MPI_COMM_NULL)
             MPI_Comm_free(&comm);
-        rc = cli_agree(rc, &err, MPI_COMM_WORLD); /* rank 0 is in every configuration */
+        /* rank 0 is in every configuration */
+        rc = example_agree_naming_ranks(rc, &err, MPI_COMM_WORLD);
     }
     if (rc) {
         if (rank == 0)

@@ -1,0 +1,60 @@
+/* The backends' MPI set-up and tear-down (backend_mpi.h). */
+#include <stdio.h>
+
+#include "common/backend_mpi.h"
+#include "zero/error.h"
+
+int backend_mpi_ready(const char *name, char *why, size_t why_len)
+{
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        snprintf(why, why_len, "%s backend: MPI_Init has not been called", name);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+int backend_mpi_dup(const char *name, MPI_Comm user, MPI_Comm *comm, int *rank, int *size,
+                    char *why, size_t why_len)
+{
+    if (MPI_Comm_dup(user, comm) != MPI_SUCCESS) {
+        *comm = MPI_COMM_NULL;
+        snprintf(why, why_len, "%s backend: MPI_Comm_dup failed", name);
+        return ZERO_ECOMM;
+    }
+    MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(*comm, rank);
+    MPI_Comm_size(*comm, size);
+    return ZERO_OK;
+}
+
+int backend_mpi_split_node(const char *name, MPI_Comm comm, int rank, MPI_Comm *node_comm,
+                           int *node_rank, int *node_size, char *why, size_t why_len)
+{
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, node_comm) !=
+        MPI_SUCCESS) {
+        *node_comm = MPI_COMM_NULL;
+        snprintf(why, why_len, "%s backend: rank %d: MPI_Comm_split_type(SHARED) failed", name,
+                 rank);
+        return ZERO_ECOMM;
+    }
+    MPI_Comm_rank(*node_comm, node_rank);
+    MPI_Comm_size(*node_comm, node_size);
+    return ZERO_OK;
+}
+
+int backend_mpi_all(MPI_Comm comm, int ok)
+{
+    int mine = ok != 0, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all;
+}
+
+void backend_mpi_free(MPI_Comm *node_comm, MPI_Comm *comm)
+{
+    if (*node_comm != MPI_COMM_NULL)
+        MPI_Comm_free(node_comm);
+    if (*comm != MPI_COMM_NULL)
+        MPI_Comm_free(comm);
+}

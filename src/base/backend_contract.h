@@ -1,0 +1,50 @@
+/* The interface's contract checks, written once: what every backend verifies about
+ * the arguments of an entry of struct zero_backend (include/zero/backend.h) before it
+ * does any work, with the messages the caller sees. The checks know nothing of a
+ * backend's state: each returns ZERO_OK, or a status with why filled (no rank
+ * prefix); the backend hands why to its own error helper (cpu_fail, cuda_fail), so
+ * both backends refuse the same calls with the same words. Not installed. */
+#ifndef ZERO_BACKEND_CONTRACT_H
+#define ZERO_BACKEND_CONTRACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/optim_consts.h"
+#include "zero/backend.h"
+#include "zero/dtype.h"
+
+/* open: options with both ledgers and the comm stats, a communicator, a known
+ * collective mode. name is the backend's ("cpu"). */
+int zero_contract_open(const char *name, const struct zero_backend_options *opt, const void *comm,
+                       char *why, size_t why_len);
+
+/* set_coll_mode: exact or native. */
+int zero_contract_coll_mode(enum zero_coll_mode mode, char *why, size_t why_len);
+
+/* gemm: shapes in 0..INT_MAX, each operand fp32/fp16/bf16 with a leading dimension
+ * that holds its stored row: A (m, k), or (k, m) with trans_a; B (k, n), or (n, k)
+ * with trans_b; C (m, n). */
+int zero_contract_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                       enum zero_dtype a_type, int64_t lda, enum zero_dtype b_type, int64_t ldb,
+                       enum zero_dtype c_type, int64_t ldc, char *why, size_t why_len);
+
+/* cast: both float types; fp64 turns only into fp32 (through fp32 to fp16 would
+ * round twice) or into itself (a copy). */
+int zero_contract_cast(enum zero_dtype dst_type, enum zero_dtype src_type, char *why,
+                       size_t why_len);
+
+/* adam: the gradient and the optional parameter copy are fp32, fp16 or bf16, and
+ * the arguments make sense; k is filled with the step's constants (optim_consts.h). */
+int zero_contract_adam(const struct zero_adam_args *args, enum zero_dtype grad_type,
+                       const void *param_copy, enum zero_dtype copy_type,
+                       struct zero_adam_consts *k, char *why, size_t why_len);
+
+/* sgd: as adam; has_momentum says whether a momentum buffer came with the call. */
+int zero_contract_sgd(const struct zero_sgd_args *args, int has_momentum, enum zero_dtype grad_type,
+                      const void *param_copy, enum zero_dtype copy_type, char *why, size_t why_len);
+
+/* sumsq_blocks, nonfinite (what names the entry): x is a float type. */
+int zero_contract_float_input(const char *what, enum zero_dtype t, char *why, size_t why_len);
+
+#endif
