@@ -1146,6 +1146,182 @@ START_TEST(test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding)
 }
 END_TEST
 
+/* dlogits within the fused classifier's tolerance of the cpu's: 1e-5 of (|want| + dloss *
+ * 1e-6) off the label (the fast forward's probabilities, scaled) and of (|want| + dloss)
+ * on it, where p - 1 cancels; bf16 adds its rounding, 2^-8 of |want|. */
+static void assert_dlogits_close(const float *got, const float *want, const int32_t *labels, int R,
+                                 int K, float dloss, int bf16)
+{
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < K; c++) {
+            size_t i = (size_t)r * K + c;
+            double w = fabs((double)want[i]);
+            double bound =
+                1e-5 * (w + (c == labels[r] ? dloss : dloss * 1e-6)) + (bf16 ? w / 256.0 : 0.0);
+            ck_assert_msg(fabs((double)got[i] - (double)want[i]) <= bound,
+                          "fused classifier dlogits: row %d class %d (label %d): cuda %.9g, cpu "
+                          "%.9g",
+                          r, c, labels[r], (double)got[i], (double)want[i]);
+        }
+}
+
+/* The fused classifier (xent_fused: loss and dlogits in one pass, no probabilities)
+ * against the cpu's xent_forward then xent_backward on the same (typed) logits. Native
+ * mode: the loss to 1e-5 of (|loss| + 1), dlogits as assert_dlogits_close says; exact
+ * mode: the cpu's bits. K = 50304 takes the 128-bit path, 1001 the scalar one; in place
+ * and out of place; fp32 and bf16 (_i). Labels 0 and K - 1 test the one-hot at both
+ * ends of a row; the output buffer starts as garbage, so a skipped element fails. */
+START_TEST(test_cuda_fused_classifier_matches_cpu_xent_forward_then_backward)
+{
+    static const struct {
+        enum zero_dtype t;
+        int K, in_place;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {ZERO_F32, 50304, 1, ZERO_COLL_NATIVE},  {ZERO_F32, 1001, 0, ZERO_COLL_NATIVE},
+        {ZERO_BF16, 50304, 1, ZERO_COLL_NATIVE}, {ZERO_BF16, 1001, 0, ZERO_COLL_NATIVE},
+        {ZERO_F32, 1001, 1, ZERO_COLL_EXACT},    {ZERO_F32, 50304, 0, ZERO_COLL_EXACT},
+    };
+    const int R = 9, K = cases[_i].K, in_place = cases[_i].in_place;
+    const enum zero_dtype t = cases[_i].t;
+    const float dloss = 0.125f;
+    const size_t n = (size_t)R * K, esize = zero_dtype_size(t);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    int32_t labels[9];
+    for (int r = 0; r < R; r++)
+        labels[r] = (r * 397) % K;
+    labels[0] = 0;
+    labels[1] = K - 1;
+    float *z = vals(n, 81, 20.0f), *zt = as_typed(z, n, t); /* zt: what the typed logits hold */
+    /* the cpu: forward and backward on the typed values */
+    float *zc = upload(cpu, zt, n * sizeof(float)), *pc = upload(cpu, zt, n * sizeof(float));
+    float *dc = upload(cpu, zt, n * sizeof(float)), *lc = upload(cpu, zt, R * sizeof(float));
+    int32_t *labc = upload(cpu, labels, sizeof(labels));
+    ck_assert_int_eq(cpu->be->xent_forward(cpu->self, lc, pc, zc, labc, R, K), ZERO_OK);
+    ck_assert_int_eq(cpu->be->xent_backward(cpu->self, dc, pc, labc, R, K, dloss), ZERO_OK);
+    float *want_loss = download(cpu, lc, R * sizeof(float)), *want = download(cpu, dc, n * 4);
+    /* the gpu: typed logits, garbage in the output buffers */
+    struct pair zg = both_typed(z, n, t), dg = both_blank(n * esize), lg = both_blank(R * 4);
+    int32_t *labg = upload(gpu, labels, sizeof(labels));
+    void *out = in_place ? zg.g : dg.g;
+    int rc = gpu->be->xent_fused(gpu->self, lg.g, out, zg.g, t, labg, R, K, dloss);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    float *got = download_f32(gpu, out, n, t), *got_loss = download(gpu, lg.g, R * 4);
+    if (cases[_i].mode == ZERO_COLL_EXACT) {
+        ck_assert_msg(memcmp(got, want, n * 4) == 0, "exact fused classifier: dlogits bits");
+        ck_assert_msg(memcmp(got_loss, want_loss, R * 4) == 0, "exact fused classifier: loss");
+    } else {
+        assert_close(got_loss, want_loss, R, 1e-5, 1.0, "fused classifier loss");
+        assert_dlogits_close(got, want, labels, R, K, dloss, t == ZERO_BF16);
+    }
+    free(z);
+    free(zt);
+    free(want_loss);
+    free(want);
+    free(got);
+    free(got_loss);
+    release(cpu, zc);
+    release(cpu, pc);
+    release(cpu, dc);
+    release(cpu, lc);
+    release(cpu, labc);
+    release(gpu, labg);
+    pair_free(zg);
+    pair_free(dg);
+    pair_free(lg);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* The residual add fused with LayerNorm against the cpu's add then layernorm_forward:
+ * res = a + b to the bit (one fp32 add either way); native mode y, mean and rstd within
+ * the fast LayerNorm's 1e-5 of (|x| + 1e-3), exact mode to the bit. C = 768 (128-bit
+ * path) and 97 (scalar); res is a, b or its own buffer (_i). */
+START_TEST(test_cuda_residual_layernorm_matches_cpu_add_then_layernorm)
+{
+    static const struct {
+        int C, res_is; /* 0: a, 1: b, 2: its own buffer */
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {768, 0, ZERO_COLL_NATIVE}, {97, 1, ZERO_COLL_NATIVE}, {768, 2, ZERO_COLL_NATIVE},
+        {768, 0, ZERO_COLL_EXACT},  {97, 2, ZERO_COLL_EXACT},
+    };
+    const int R = 37, C = cases[_i].C;
+    const size_t n = (size_t)R * C;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    struct pair a = both_vals(n, 91, 3.0f), b = both_vals(n, 92, 0.5f),
+                own = both_vals(n, 93, 1.0f);
+    struct pair w = both_vals(C, 94, 1.0f), bias = both_vals(C, 95, 1.0f);
+    struct pair y = both_vals(n, 96, 1.0f), mean = both_vals(R, 97, 1.0f);
+    struct pair rstd = both_vals(R, 98, 1.0f);
+    struct pair res = cases[_i].res_is == 0 ? a : cases[_i].res_is == 1 ? b : own;
+    ON_BOTH(cpu->be->add(cpu->self, res.c, a.c, b.c, n),
+            gpu->be->residual_layernorm_forward(gpu->self, res.g, y.g, mean.g, rstd.g, a.g, b.g,
+                                                w.g, bias.g, R, C, 1e-5f));
+    ck_assert_int_eq(
+        cpu->be->layernorm_forward(cpu->self, y.c, mean.c, rstd.c, res.c, w.c, bias.c, R, C, 1e-5f),
+        ZERO_OK);
+    pair_same(res, "residual a + b");
+    if (cases[_i].mode == ZERO_COLL_EXACT) {
+        pair_same(y, "exact residual layernorm y");
+        pair_same(mean, "exact residual layernorm mean");
+        pair_same(rstd, "exact residual layernorm rstd");
+    } else {
+        pair_close(y, 1e-5, 1e-3, "residual layernorm y");
+        pair_close(mean, 1e-5, 1e-3, "residual layernorm mean");
+        pair_close(rstd, 1e-5, 1e-3, "residual layernorm rstd");
+    }
+    pair_free(a);
+    pair_free(b);
+    pair_free(own);
+    pair_free(w);
+    pair_free(bias);
+    pair_free(y);
+    pair_free(mean);
+    pair_free(rstd);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* The fused entries' host-side checks: a bad label fails before anything is written
+ * (naming the row, as xent_forward does), partial overlaps and an unknown dtype are
+ * refused, in both modes. */
+START_TEST(test_cuda_fused_entries_reject_bad_labels_overlaps_and_dtypes)
+{
+    enum { R = 4, K = 8 };
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    int32_t labels[R] = {0, 7, 8, 1};
+    float *z = vals(R * K, 99, 1.0f);
+    float *zg = upload(gpu, z, sizeof(float) * R * K), *lg = upload(gpu, z, sizeof(float) * R);
+    int32_t *labg = upload(gpu, labels, sizeof(labels));
+    int rc = gpu->be->xent_fused(gpu->self, lg, zg, zg, ZERO_F32, labg, R, K, 1.0f);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "xent_fused: row 2: label 8") != NULL,
+                  "%s", gpu->be->last_error(gpu->self));
+    assert_same_bits(gpu, zg, z, sizeof(float) * R * K, "logits after a bad label");
+    assert_same_bits(gpu, lg, z, sizeof(float) * R, "losses after a bad label");
+    ck_assert_int_eq(gpu->be->xent_fused(gpu->self, lg, zg + 1, zg, ZERO_F32, labg, R, K, 1.0f),
+                     ZERO_EINVAL);
+    ck_assert_int_eq(gpu->be->xent_fused(gpu->self, lg, zg, zg, ZERO_F16, labg, R, K, 1.0f),
+                     ZERO_ENOTSUP);
+    for (int mode = 0; mode < 2; mode++) {
+        ck_assert_int_eq(
+            gpu->be->set_coll_mode(gpu->self, mode ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE), ZERO_OK);
+        /* res one float into a; y over b */
+        ck_assert_int_eq(gpu->be->residual_layernorm_forward(gpu->self, zg + 1, lg, lg, lg, zg,
+                                                             zg + 16, zg, zg, 1, 8, 1e-5f),
+                         ZERO_EINVAL);
+        ck_assert_int_eq(gpu->be->residual_layernorm_forward(gpu->self, zg, zg + 20, lg, lg, zg,
+                                                             zg + 16, zg, zg, 1, 8, 1e-5f),
+                         ZERO_EINVAL);
+    }
+    free(z);
+    release(gpu, zg);
+    release(gpu, lg);
+    release(gpu, labg);
+}
+END_TEST
+
 /* Native mode: the fused causal attention (cuda_flash_attention.cu: online softmax, no
  * T x T matrix) against the cpu's reference within fp32 rounding: y to 1e-5 and dqkv
  * to 1e-4 of (|x| + 1e-2), as the reference path above. T = 150 spans three 64-query
@@ -1434,6 +1610,10 @@ static Suite *cuda_suite(void)
     tcase_add_loop_test(layers, test_cuda_fast_layernorm_forward_matches_cpu_within_fp32_rounding,
                         0, 2);
     tcase_add_loop_test(layers, test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding, 0, 2);
+    tcase_add_loop_test(layers, test_cuda_fused_classifier_matches_cpu_xent_forward_then_backward,
+                        0, 6);
+    tcase_add_loop_test(layers, test_cuda_residual_layernorm_matches_cpu_add_then_layernorm, 0, 5);
+    tcase_add_test(layers, test_cuda_fused_entries_reject_bad_labels_overlaps_and_dtypes);
     suite_add_tcase(s, layers);
 
     TCase *coll = tcase_create("collectives");

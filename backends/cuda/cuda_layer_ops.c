@@ -92,6 +92,12 @@ static int check_ids(struct cuda_state *s, const char *what, const char *noun, c
                      (int)value, (long long)limit);
 }
 
+int cuda_check_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
+                   int64_t rows, int64_t limit)
+{
+    return check_ids(s, what, noun, ids, rows, limit);
+}
+
 /* ---- softmax cross-entropy ---- */
 
 int cuda_xent_forward(void *self, float *losses, float *probs, const float *logits,

@@ -73,6 +73,19 @@ int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float
                             const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
                             int64_t NH, enum zero_dtype matmul_type);
 
+/* cuda_layer_ops.c's range check, for the fused entries: ZERO_EINVAL naming the first
+ * row whose id (device memory, (rows)) is outside [0, limit), as the cpu says it */
+int cuda_check_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
+                   int64_t rows, int64_t limit);
+
+/* cuda_fused_ops.c: the optional fused entries (native mode: one kernel; exact mode: the
+ * reference kernels in sequence, the cpu's bits) */
+int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits, enum zero_dtype t,
+                    const int32_t *labels, int64_t rows, int64_t classes, float dloss);
+int cuda_residual_layernorm_forward(void *self, float *res, float *y, float *mean, float *rstd,
+                                    const float *a, const float *b, const float *weight,
+                                    const float *bias, int64_t rows, int64_t cols, float eps);
+
 /* cuda_coll.c */
 int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
                         enum zero_dtype recv_type, size_t count, struct zero_request **req);

@@ -17,6 +17,7 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_blaslt.c \
 	%reldir%/cuda_ops.c \
 	%reldir%/cuda_layer_ops.c \
+	%reldir%/cuda_fused_ops.c \
 	%reldir%/cuda_coll.c \
 	%reldir%/cuda_staged.c \
 	%reldir%/cuda_profile.c

@@ -258,6 +258,24 @@ struct zero_backend {
      * collective's completion and this call's return (0 when it completed only now), so
      * the trace can show when a collective really finished. */
     int (*wait_timed)(void *self, struct zero_request *req, double *done_ago);
+
+    /* ---- optional fused layer kernels (NULL: src/nn calls the plain entries above) ---- */
+    /* The fused classifier (llm.c's fused_classifier): per row r of logits (rows, classes)
+     *   losses (rows)           = -log softmax(logits[r])[labels[r]]
+     *   dlogits (rows, classes) = (softmax(logits[r]) - onehot(labels[r])) * dloss
+     * in one pass over the logits with no probability buffer: xent_forward then
+     * xent_backward, to rounding. t (fp32 or bf16) is the dtype of logits and dlogits;
+     * dlogits is logits itself (in place) or disjoint from it. Labels are checked as in
+     * xent_forward, before anything is written. */
+    int (*xent_fused)(void *self, float *losses, void *dlogits, const void *logits,
+                      enum zero_dtype t, const int32_t *labels, int64_t rows, int64_t classes,
+                      float dloss);
+    /* The residual add fused with the LayerNorm that follows it:
+     *   res (rows, cols) = a + b;  then layernorm_forward(y, mean, rstd, res, weight, bias)
+     * res is a or b itself or disjoint from both; y, mean and rstd are disjoint from them. */
+    int (*residual_layernorm_forward)(void *self, float *res, float *y, float *mean, float *rstd,
+                                      const float *a, const float *b, const float *weight,
+                                      const float *bias, int64_t rows, int64_t cols, float eps);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

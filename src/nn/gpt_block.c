@@ -71,11 +71,10 @@ static int block_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     int rc = gpt_layernorm_forward(ctx, LN1, x, s.ln1, s.ln1_mean, s.ln1_rstd, C);
     if (rc == ZERO_OK)
         rc = gpt_attn_forward(ctx, d, ATTN, s.ln1, s.x2, &s.attn);
-    if (rc == ZERO_OK && (rc = ctx->be->axpy(ctx->bself, 1.0f, x, s.x2, n)) != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "axpy x2 += x");
-    /* y (rows, C) = x2 + c_proj(gelu(c_fc(ln_2(x2)))) */
+    /* x2 += x and ln_2(x2) in one pass where the backend fuses them;
+     * y (rows, C) = x2 + c_proj(gelu(c_fc(ln_2(x2)))) */
     if (rc == ZERO_OK)
-        rc = gpt_layernorm_forward(ctx, LN2, s.x2, s.ln2, s.ln2_mean, s.ln2_rstd, C);
+        rc = gpt_residual_layernorm_forward(ctx, LN2, s.x2, x, s.ln2, s.ln2_mean, s.ln2_rstd, C);
     if (rc == ZERO_OK)
         rc = gpt_conv1d_forward(ctx, FC, s.ln2, s.fch, C, 4 * C);
     if (rc == ZERO_OK &&

@@ -47,6 +47,9 @@ int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
 /* y (rows, C), mean (rows), rstd (rows) from x (rows, C); weight at ctx->param[p] */
 int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *mean,
                           float *rstd, int64_t C);
+/* res (rows, C) += b (rows, C), then y, mean, rstd from res as gpt_layernorm_forward */
+int gpt_residual_layernorm_forward(struct zero_unit_ctx *ctx, int p, float *res, const float *b,
+                                   float *y, float *mean, float *rstd, int64_t C);
 /* dx (rows, C) = LayerNorm's input gradient + dx_beta * dx; parameter gradients by
  * ctx->grad_accumulate */
 int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
