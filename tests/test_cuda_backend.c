@@ -903,6 +903,32 @@ START_TEST(test_cuda_embedding_forward_and_backward_match_cpu_bits)
 }
 END_TEST
 
+/* Native mode: the bucketed embedding backward (rows sorted by id, one warp per run) gives
+ * every table element its rows in ascending order, the cpu's chain: the same bits, beta 1
+ * and 0. C = 48 takes the 128-bit path, 769 the scalar one over 7 column chunks (_i); id
+ * 3 owns a run of 40 rows (longer than the 8 rows in flight), ids above 20 none. */
+START_TEST(test_cuda_bucketed_embedding_backward_matches_cpu_bits)
+{
+    const int R = 300, V = 50, C = _i ? 769 : 48;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    int32_t ids[300];
+    for (int r = 0; r < R; r++)
+        ids[r] = r % 7 == 0 ? 3 : (r * 13 + r / 5) % 21;
+    struct pair id = both(ids, sizeof(ids)), dy = both_vals((size_t)R * C, 101, 1.0f);
+    struct pair dt = both_vals((size_t)V * C, 102, 1.0f);
+    for (int beta = 1; beta >= 0; beta--) {
+        ON_BOTH(cpu->be->embedding_backward(cpu->self, dt.c, id.c, dy.c, R, C, V, (float)beta),
+                gpu->be->embedding_backward(gpu->self, dt.g, id.g, dy.g, R, C, V, (float)beta));
+        pair_same(dt, beta ? "bucketed embedding backward beta 1"
+                           : "bucketed embedding backward beta 0");
+    }
+    pair_free(id);
+    pair_free(dy);
+    pair_free(dt);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 START_TEST(test_cuda_layernorm_forward_and_backward_match_cpu_bits)
 {
     enum { R = 65, C = 96 };
@@ -1600,6 +1626,7 @@ static Suite *cuda_suite(void)
     tcase_add_test(layers, test_cuda_xent_matches_cpu_and_backward_is_bit_exact);
     tcase_add_test(layers, test_cuda_xent_and_embedding_reject_bad_ids_with_the_cpu_message);
     tcase_add_test(layers, test_cuda_embedding_forward_and_backward_match_cpu_bits);
+    tcase_add_loop_test(layers, test_cuda_bucketed_embedding_backward_matches_cpu_bits, 0, 2);
     tcase_add_test(layers, test_cuda_layernorm_forward_and_backward_match_cpu_bits);
     tcase_add_test(layers, test_cuda_attention_matches_cpu_within_fp32_rounding);
     tcase_add_test(layers,

@@ -1,8 +1,9 @@
 /* The cuda backend's optional fused entries (include/zero/backend.h: xent_fused,
- * residual_layernorm_forward). Native mode runs one fused kernel each
- * (cuda_fast_kernels.cu); exact mode runs the reference entries in sequence, so a fused
- * call gives the bits of the cpu backend's unfused calls and src/nn may take the fused
- * path in either mode. */
+ * residual_layernorm_forward) and native mode's bucketed embedding backward: the paths
+ * that need a check, a workspace or a fallback around their kernels. Native mode runs
+ * one fused kernel each (cuda_fast_kernels.cu); exact mode runs the reference entries in
+ * sequence, so a fused call gives the bits of the cpu backend's unfused calls and src/nn
+ * may take the fused path in either mode. */
 #include <limits.h>
 #include <stdint.h>
 
@@ -115,4 +116,28 @@ int cuda_residual_layernorm_forward(void *self, float *res, float *y, float *mea
                    cuda_launch_residual_layernorm_forward_fast(s->compute, res, y, mean, rstd, a, b,
                                                                weight, bias, rows, cols, eps),
                    "residual_layernorm_forward"));
+}
+
+/* ---- the bucketed embedding backward ---- */
+
+int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const int32_t *ids,
+                                   const float *dy, int64_t rows, int64_t cols, int64_t vocab,
+                                   float beta)
+{
+    if (cuda_embedding_backward_bucketed_supports(rows, cols, vocab)) {
+        size_t bytes = cuda_embedding_backward_bucketed_workspace(rows, vocab);
+        void *ws = NULL;
+        if (bytes > 0 && cuda_alloc(s, bytes, ZERO_TAG_WORKSPACE, &ws) == ZERO_OK) {
+            int rc =
+                cuda_check(s,
+                           cuda_launch_embedding_backward_bucketed(
+                               s->compute, dtable, ids, dy, rows, cols, vocab, beta, ws, bytes),
+                           "embedding_backward: bucketed kernel");
+            cuda_free(s, ws); /* back to the cache; the stream order keeps it for the kernels */
+            return rc;
+        }
+    }
+    return cuda_check(
+        s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
+        "embedding_backward");
 }

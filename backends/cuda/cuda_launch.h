@@ -131,6 +131,18 @@ cudaError_t cuda_launch_xent_fused(cudaStream_t st, float *losses, void *dlogits
                                    const void *logits, enum zero_dtype t, const int32_t *labels,
                                    int64_t rows, int64_t classes, float dloss);
 
+/* ---- cuda_embedding_backward.cu: the bucketed embedding backward (native mode) ---- */
+
+/* 1 if the bucketed kernel takes this shape (rows, vocab < 2^31; cols in 65535 chunks) */
+int cuda_embedding_backward_bucketed_supports(int64_t rows, int64_t cols, int64_t vocab);
+/* bytes of device workspace it needs (0: cub cannot size its sort) */
+size_t cuda_embedding_backward_bucketed_workspace(int64_t rows, int64_t vocab);
+/* as cuda_launch_embedding_backward, the same bits: rows sorted by id, one warp per run */
+cudaError_t cuda_launch_embedding_backward_bucketed(cudaStream_t st, float *dtable,
+                                                    const int32_t *ids, const float *dy,
+                                                    int64_t rows, int64_t cols, int64_t vocab,
+                                                    float beta, void *ws, size_t ws_bytes);
+
 /* ---- cuda_flash_attention.cu: fused causal attention (native mode) ---- */
 
 /* 1 if the fused kernels take this shape (head size 8, 16, 32 or 64, B * NH <= 65535) */

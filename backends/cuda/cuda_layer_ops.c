@@ -154,9 +154,12 @@ int cuda_embedding_backward(void *self, float *dtable, const int32_t *ids, const
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_EMBEDDING);
     return cuda_prof_end(
         s, &pm, 0, 4.0 * (double)rows * (double)cols + 8.0 * (double)vocab * (double)cols,
-        cuda_check(
-            s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
-            "embedding_backward"));
+        s->mode == ZERO_COLL_NATIVE /* the bucketed kernel, the same bits */
+            ? cuda_embedding_backward_native(s, dtable, ids, dy, rows, cols, vocab, beta)
+            : cuda_check(s,
+                         cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols,
+                                                        vocab, beta),
+                         "embedding_backward"));
 }
 
 /* ---- LayerNorm ---- */

@@ -85,6 +85,11 @@ int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits
 int cuda_residual_layernorm_forward(void *self, float *res, float *y, float *mean, float *rstd,
                                     const float *a, const float *b, const float *weight,
                                     const float *bias, int64_t rows, int64_t cols, float eps);
+/* native mode's embedding backward: the bucketed kernel in a workspace, the reference
+ * kernel where the shape does not fit or no workspace can be had */
+int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const int32_t *ids,
+                                   const float *dy, int64_t rows, int64_t cols, int64_t vocab,
+                                   float beta);
 
 /* cuda_coll.c */
 int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
