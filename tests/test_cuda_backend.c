@@ -661,6 +661,77 @@ START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
 }
 END_TEST
 
+/* gemm_bias (the bias and GELU in cuBLASLt's epilogue) against the cpu's gemm, bias_add
+ * and tanh gelu_forward: c within the GEMM tolerance above, 1e-5 of (|c| + 8); the GELU
+ * output within 1e-3 of (|c| + 0.1), room for cuBLASLt's own tanh (a missing bias or
+ * GELU is off by O(1)). Cases (_i): fp32 and bf16 operands through the GELU and the bias
+ * epilogues, B transposed as nn_affine_forward has it; n = 37 (the auxiliary output's
+ * leading dimension is not a multiple of 8) takes the unfused fallback; exact mode
+ * always does. The padding past m * n is never written. */
+START_TEST(test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu)
+{
+    static const struct {
+        enum zero_dtype t;
+        int n, tb, gelu;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {ZERO_F32, 96, 0, 1, ZERO_COLL_NATIVE},  {ZERO_BF16, 96, 1, 1, ZERO_COLL_NATIVE},
+        {ZERO_BF16, 96, 0, 0, ZERO_COLL_NATIVE}, {ZERO_F32, 37, 0, 1, ZERO_COLL_NATIVE},
+        {ZERO_F32, 96, 1, 1, ZERO_COLL_EXACT},
+    };
+    const int m = 64, k = 48, n = cases[_i].n, tb = cases[_i].tb, pad = 8;
+    const enum zero_dtype t = cases[_i].t;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    const int ldb = tb ? k : n;
+    float *a32 = vals((size_t)m * k, 111, 1.0f), *b32 = vals((size_t)k * n, 112, 1.0f);
+    struct pair A = both_typed(a32, (size_t)m * k, t), B = both_typed(b32, (size_t)k * n, t);
+    struct pair bias = both_vals(n, 113, 1.0f);
+    const size_t nc = (size_t)m * n + pad; /* pad: must stay as it was */
+    struct pair c = both_blank(nc * 4), g = both_blank(nc * 4);
+    float *before = download(cpu, g.c, nc * 4);
+    float *gelu_c = cases[_i].gelu ? g.c : NULL, *gelu_g = cases[_i].gelu ? g.g : NULL;
+    ck_assert_int_eq(cpu->be->gemm(cpu->self, 0, tb, m, n, k, 1.0f, A.c, t, k, B.c, t, ldb, 0.0f,
+                                   c.c, ZERO_F32, n),
+                     ZERO_OK);
+    ck_assert_int_eq(cpu->be->bias_add(cpu->self, c.c, bias.c, m, n), ZERO_OK);
+    if (gelu_c != NULL)
+        ck_assert_int_eq(
+            cpu->be->gelu_forward(cpu->self, gelu_c, c.c, (size_t)m * n, ZERO_GELU_TANH), ZERO_OK);
+    int rc = gpu->be->gemm_bias(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, bias.g, c.g, n,
+                                gelu_g, ZERO_GELU_TANH);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    float *want = download(cpu, c.c, nc * 4), *got = download(gpu, c.g, nc * 4);
+    assert_close(got, want, (size_t)m * n, 1e-5, 8.0, "gemm_bias c");
+    ck_assert_msg(memcmp(got + (size_t)m * n, want + (size_t)m * n, pad * 4) == 0,
+                  "gemm_bias: c written past m * n");
+    float *want_g = download(cpu, g.c, nc * 4), *got_g = download(gpu, g.g, nc * 4);
+    if (cases[_i].gelu) {
+        for (size_t i = 0; i < (size_t)m * n; i++)
+            ck_assert_msg(fabs((double)got_g[i] - (double)want_g[i]) <=
+                              1e-3 * (fabs((double)want[i]) + 0.1),
+                          "gemm_bias gelu: element %zu: cuda %.9g, cpu %.9g (pre-activation %.9g)",
+                          i, (double)got_g[i], (double)want_g[i], (double)want[i]);
+        ck_assert_msg(memcmp(got_g + (size_t)m * n, before + (size_t)m * n, pad * 4) == 0,
+                      "gemm_bias: gelu written past m * n");
+    } else {
+        ck_assert_msg(memcmp(got_g, before, nc * 4) == 0, "gemm_bias: gelu written without one");
+    }
+    free(a32);
+    free(b32);
+    free(before);
+    free(want);
+    free(got);
+    free(want_g);
+    free(got_g);
+    pair_free(A);
+    pair_free(B);
+    pair_free(bias);
+    pair_free(c);
+    pair_free(g);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 /* x (n) rounded to t and widened back: the values a typed operand holds */
 static float *as_typed(const float *x, size_t n, enum zero_dtype t)
 {
@@ -1618,6 +1689,7 @@ static Suite *cuda_suite(void)
     tcase_add_loop_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes, 0, 2);
     tcase_add_test(blas, test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit);
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
+    tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);
     suite_add_tcase(s, blas);
 
     TCase *layers = tcase_create("layers");

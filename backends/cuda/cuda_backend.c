@@ -407,4 +407,5 @@ const struct zero_backend zero_backend_cuda = {
 
     .xent_fused = cuda_xent_fused,
     .residual_layernorm_forward = cuda_residual_layernorm_forward,
+    .gemm_bias = cuda_gemm_bias,
 };

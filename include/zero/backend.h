@@ -276,6 +276,15 @@ struct zero_backend {
     int (*residual_layernorm_forward)(void *self, float *res, float *y, float *mean, float *rstd,
                                       const float *a, const float *b, const float *weight,
                                       const float *bias, int64_t rows, int64_t cols, float eps);
+    /* The GEMM with its bias (and GELU) applied as C is written (cuBLASLt's epilogues):
+     *   c (m, n) = op(a) op(b) + bias (n) on every row   (gemm with alpha 1, beta 0)
+     *   gelu (m, n) = gelu(c) when gelu is not NULL     (c keeps the pre-activation)
+     * a, b as in gemm; c and gelu fp32 and contiguous (ldc == n); gemm, bias_add and
+     * gelu_forward in sequence, to rounding. */
+    int (*gemm_bias)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                     enum zero_dtype b_type, int64_t ldb, const float *bias, float *c, int64_t ldc,
+                     float *gelu, enum zero_gelu kind);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

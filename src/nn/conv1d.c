@@ -23,15 +23,15 @@ int gpt_add_conv1d_params(struct zero_unit *u, const char *prefix, int64_t in, i
 int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, int64_t in,
                        int64_t out)
 {
-    const struct zero_backend *be = ctx->be;
-    /* y (rows, out) = x (rows, in) @ w (in, out) */
-    int rc = nn_gemm(ctx, "gemm y = x w", 0, 0, ctx->rows, out, in, nn_act(x), in, nn_param(ctx, p),
-                     out, 0.0f, y, out);
-    if (rc != ZERO_OK)
-        return rc;
-    /* y (rows, out) += b (out) */
-    rc = be->bias_add(ctx->bself, y, ctx->param[p + 1], ctx->rows, out);
-    return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "bias_add") : ZERO_OK;
+    return gpt_conv1d_gelu_forward(ctx, p, x, y, NULL, in, out);
+}
+
+int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *gelu,
+                            int64_t in, int64_t out)
+{
+    /* y (rows, out) = x (rows, in) @ w (in, out) + b (out); gelu = gelu_tanh(y) */
+    return nn_gemm_bias(ctx, "gemm y = x w + b", 0, 0, ctx->rows, out, in, nn_act(x), in,
+                        nn_param(ctx, p), out, ctx->param[p + 1], y, gelu);
 }
 
 int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,

@@ -75,11 +75,8 @@ static int block_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
      * y (rows, C) = x2 + c_proj(gelu(c_fc(ln_2(x2)))) */
     if (rc == ZERO_OK)
         rc = gpt_residual_layernorm_forward(ctx, LN2, s.x2, x, s.ln2, s.ln2_mean, s.ln2_rstd, C);
-    if (rc == ZERO_OK)
-        rc = gpt_conv1d_forward(ctx, FC, s.ln2, s.fch, C, 4 * C);
-    if (rc == ZERO_OK &&
-        (rc = ctx->be->gelu_forward(ctx->bself, s.fch_gelu, s.fch, 4 * n, ZERO_GELU_TANH)))
-        return nn_backend_fail(ctx, rc, "gelu_forward");
+    if (rc == ZERO_OK) /* fch (rows, 4C) = c_fc(ln2), fch_gelu = gelu_tanh(fch) */
+        rc = gpt_conv1d_gelu_forward(ctx, FC, s.ln2, s.fch, s.fch_gelu, C, 4 * C);
     if (rc == ZERO_OK)
         rc = gpt_conv1d_forward(ctx, PROJ, s.fch_gelu, y, 4 * C, C);
     if (rc == ZERO_OK && (rc = ctx->be->axpy(ctx->bself, 1.0f, s.x2, y, n)) != ZERO_OK)

@@ -34,6 +34,10 @@ int gpt_add_conv1d_params(struct zero_unit *u, const char *prefix, int64_t in, i
 /* weight at ctx->param[p], bias at p + 1 */
 int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, int64_t in,
                        int64_t out);
+/* y as gpt_conv1d_forward, then gelu (rows, out) = gelu_tanh(y) when gelu is not NULL:
+ * one GEMM with its epilogue where the backend fuses them (gemm_bias) */
+int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *gelu,
+                            int64_t in, int64_t out);
 /* dw (in, out) = x^T dy, db (out) = sum_rows dy (each added when ctx->grad_accumulate
  * says so); dx (rows, in) = dy w^T + dx_beta * dx (skipped when dx is NULL) */
 int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,

@@ -81,3 +81,31 @@ int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t
     be->free(ctx->bself, tmp_b);
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
+
+int nn_gemm_bias(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+                 int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+                 const float *bias, float *c, float *gelu)
+{
+    const struct zero_backend *be = ctx->be;
+    if (be->gemm_bias == NULL) { /* the three passes */
+        int rc = nn_gemm(ctx, what, ta, tb, m, n, k, a, lda, b, ldb, 0.0f, c, n);
+        if (rc == ZERO_OK && (rc = be->bias_add(ctx->bself, c, bias, m, n)) != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "bias_add");
+        if (rc == ZERO_OK && gelu != NULL &&
+            (rc = be->gelu_forward(ctx->bself, gelu, c, (size_t)(m * n), ZERO_GELU_TANH)))
+            return nn_backend_fail(ctx, rc, "gelu_forward");
+        return rc;
+    }
+    const void *pa, *pb;
+    enum zero_dtype tpa, tpb;
+    void *tmp_a = NULL, *tmp_b = NULL;
+    int rc = lowered(ctx, a, (size_t)((ta ? k : m) * lda), &pa, &tpa, &tmp_a);
+    if (rc == ZERO_OK)
+        rc = lowered(ctx, b, (size_t)((tb ? n : k) * ldb), &pb, &tpb, &tmp_b);
+    if (rc == ZERO_OK)
+        rc = be->gemm_bias(ctx->bself, ta, tb, m, n, k, pa, tpa, lda, pb, tpb, ldb, bias, c, n,
+                           gelu, ZERO_GELU_TANH);
+    be->free(ctx->bself, tmp_a);
+    be->free(ctx->bself, tmp_b);
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}
