@@ -732,6 +732,61 @@ START_TEST(test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu)
 }
 END_TEST
 
+/* gemm_dgelu (GELU's derivative in cuBLASLt's DGELU epilogue) against the cpu's gemm then
+ * tanh gelu_backward in place: within 1e-3 of (|product| + 0.1) + 1e-4, room for the
+ * GEMM's order and cuBLASLt's own tanh (a missing or wrong derivative is off by O(1)).
+ * Cases (_i): fp32 and bf16 (B transposed, as conv1d's dx product has it) through the
+ * epilogue, n = 37 through the fallback, exact mode. */
+START_TEST(test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward)
+{
+    static const struct {
+        enum zero_dtype t;
+        int n, tb;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {ZERO_F32, 96, 1, ZERO_COLL_NATIVE},
+        {ZERO_BF16, 96, 1, ZERO_COLL_NATIVE},
+        {ZERO_F32, 37, 0, ZERO_COLL_NATIVE},
+        {ZERO_F32, 96, 1, ZERO_COLL_EXACT},
+    };
+    const int m = 64, k = 48, n = cases[_i].n, tb = cases[_i].tb;
+    const enum zero_dtype t = cases[_i].t;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    const int ldb = tb ? k : n;
+    const size_t nc = (size_t)m * n;
+    float *a32 = vals((size_t)m * k, 121, 1.0f), *b32 = vals((size_t)k * n, 122, 1.0f);
+    struct pair A = both_typed(a32, (size_t)m * k, t), B = both_typed(b32, (size_t)k * n, t);
+    struct pair pre = both_vals(nc, 123, 3.0f), c = both_blank(nc * 4), prod = both_blank(nc * 4);
+    ck_assert_int_eq(cpu->be->gemm(cpu->self, 0, tb, m, n, k, 1.0f, A.c, t, k, B.c, t, ldb, 0.0f,
+                                   prod.c, ZERO_F32, n),
+                     ZERO_OK);
+    ck_assert_int_eq(cpu->be->copy(cpu->self, c.c, prod.c, nc * 4), ZERO_OK);
+    ck_assert_int_eq(cpu->be->gelu_backward(cpu->self, c.c, pre.c, c.c, nc, ZERO_GELU_TANH),
+                     ZERO_OK);
+    int rc = gpu->be->gemm_dgelu(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, c.g, n, pre.g,
+                                 ZERO_GELU_TANH);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    float *want = download(cpu, c.c, nc * 4), *got = download(gpu, c.g, nc * 4);
+    float *product = download(cpu, prod.c, nc * 4);
+    for (size_t i = 0; i < nc; i++)
+        ck_assert_msg(fabs((double)got[i] - (double)want[i]) <=
+                          1e-3 * (fabs((double)product[i]) + 0.1) + 1e-4,
+                      "gemm_dgelu: element %zu: cuda %.9g, cpu %.9g (product %.9g)", i,
+                      (double)got[i], (double)want[i], (double)product[i]);
+    free(a32);
+    free(b32);
+    free(want);
+    free(got);
+    free(product);
+    pair_free(A);
+    pair_free(B);
+    pair_free(pre);
+    pair_free(c);
+    pair_free(prod);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 /* x (n) rounded to t and widened back: the values a typed operand holds */
 static float *as_typed(const float *x, size_t n, enum zero_dtype t)
 {
@@ -1690,6 +1745,7 @@ static Suite *cuda_suite(void)
     tcase_add_test(blas, test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit);
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
     tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);
+    tcase_add_loop_test(blas, test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward, 0, 4);
     suite_add_tcase(s, blas);
 
     TCase *layers = tcase_create("layers");

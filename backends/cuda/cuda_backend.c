@@ -408,4 +408,5 @@ const struct zero_backend zero_backend_cuda = {
     .xent_fused = cuda_xent_fused,
     .residual_layernorm_forward = cuda_residual_layernorm_forward,
     .gemm_bias = cuda_gemm_bias,
+    .gemm_dgelu = cuda_gemm_dgelu,
 };

@@ -17,8 +17,9 @@
  * and the algorithm; a case without any algorithm is kept too, so that cuda_gemm goes
  * straight to cublasGemmEx next time without asking the heuristic again.
  *
- * Epilogues (cuda_lt_gemm_bias): the bias, or the bias and GPT-2's tanh GELU with the
- * pre-activation kept as the auxiliary output, applied as C is written; the epilogue and
+ * Epilogues (cuda_lt_gemm_epilogue): the bias, the bias and GPT-2's tanh GELU with the
+ * pre-activation kept as the auxiliary output, or GELU's derivative at a saved
+ * pre-activation (DGELU), applied as C is written; the epilogue and
  * the alignment of the bias and auxiliary pointers are part of the key, and the
  * pointers are set on the plan's descriptor before each call (the heuristic reads their
  * alignment, never their contents).
@@ -96,9 +97,10 @@ static void plans_clear(struct cuda_lt_cache *c)
     c->n = 0;
 }
 
-/* The epilogue's attributes on p->op: its kind, the fp32 bias, the pre-activation's
- * leading dimension, and the pointers (bias, aux; aux NULL without GELU). */
-static cublasStatus_t set_epilogue(const struct lt_plan *p, const void *bias, void *aux)
+/* The epilogue's attributes on p->op: its kind, the fp32 bias and its pointer (when
+ * there is one), the pre-activation's leading dimension and pointer (GELU_AUX_BIAS
+ * writes it, DGELU reads it; NULL for the bias alone). */
+static cublasStatus_t set_epilogue(const struct lt_plan *p, const void *bias, const void *aux)
 {
     const struct lt_key *k = &p->key;
     const uint32_t epi = (uint32_t)k->epilogue;
@@ -106,10 +108,10 @@ static cublasStatus_t set_epilogue(const struct lt_plan *p, const void *bias, vo
     const int64_t aux_ld = k->ldc;
     cublasStatus_t st =
         cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi));
-    if (st == CUBLAS_STATUS_SUCCESS)
+    if (st == CUBLAS_STATUS_SUCCESS && bias != NULL)
         st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
                                             sizeof(bias_type));
-    if (st == CUBLAS_STATUS_SUCCESS)
+    if (st == CUBLAS_STATUS_SUCCESS && bias != NULL)
         st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                             sizeof(bias));
     if (st == CUBLAS_STATUS_SUCCESS && aux != NULL)
@@ -124,7 +126,7 @@ static cublasStatus_t set_epilogue(const struct lt_plan *p, const void *bias, vo
 /* Descriptors for p->key, then the heuristic's best algorithm if it has one; bias and
  * aux: an epilogue's pointers, whose alignment the heuristic reads. */
 static cublasStatus_t plan_build(struct cuda_state *s, struct lt_plan *p, const void *bias,
-                                 void *aux)
+                                 const void *aux)
 {
     const struct lt_key *k = &p->key;
     const cublasOperation_t op_a = k->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N; /* our B */
@@ -191,7 +193,7 @@ static cublasStatus_t plan_build(struct cuda_state *s, struct lt_plan *p, const 
 
 /* The plan for key, built on first use; NULL and the error set if building failed. */
 static struct lt_plan *plan_for(struct cuda_state *s, const struct lt_key *key, const void *bias,
-                                void *aux)
+                                const void *aux)
 {
     if (s->plans == NULL && (s->plans = calloc(1, sizeof(*s->plans))) == NULL) {
         cuda_fail(s, ZERO_ENOMEM, "gemm: out of host memory for the cuBLASLt plans");
@@ -274,19 +276,17 @@ int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int6
     return cuda_blas_check(s, st, "gemm: cublasLtMatmul");
 }
 
-int cuda_lt_gemm_bias(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
-                      int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
-                      cudaDataType_t ab, const float *bias, float *c, int64_t ldc, float *gelu)
+int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
+                          int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
+                          cudaDataType_t ab, int epilogue, const float *bias, const void *aux,
+                          float *d, int64_t ldc)
 {
     if (s->lt == NULL || k == 0)
         return ZERO_ENOTSUP;
-    /* GELU: D is the activation, the pre-activation c the auxiliary output; else D is c */
-    float *d = gelu != NULL ? gelu : c;
     struct lt_key key = key_of(trans_a, trans_b, m, n, k, a, lda, b, ldb, ab, d, ldc, CUDA_R_32F);
-    key.epilogue = gelu != NULL ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS;
-    key.align_bias = alignment(bias);
-    key.align_aux = gelu != NULL ? alignment(c) : 0;
-    void *aux = gelu != NULL ? (void *)c : NULL;
+    key.epilogue = epilogue;
+    key.align_bias = bias != NULL ? alignment(bias) : 0;
+    key.align_aux = aux != NULL ? alignment(aux) : 0;
     struct lt_plan *p = plan_for(s, &key, bias, aux);
     if (p == NULL)
         return ZERO_EBACKEND;
@@ -294,7 +294,7 @@ int cuda_lt_gemm_bias(struct cuda_state *s, int trans_a, int trans_b, int64_t m,
         return ZERO_ENOTSUP;
     cublasStatus_t st = set_epilogue(p, bias, aux); /* this call's pointers */
     if (st != CUBLAS_STATUS_SUCCESS)
-        return cuda_blas_check(s, st, "gemm_bias: cuBLASLt epilogue");
+        return cuda_blas_check(s, st, "gemm epilogue: cuBLASLt attributes");
     const float alpha = 1.0f, beta = 0.0f;
     st = cublasLtMatmul(s->lt, p->op, &alpha, b, p->la, a, p->lb, &beta, d, p->lc, d, p->lc,
                         &p->algo, s->lt_ws, s->lt_ws_bytes, s->compute);
@@ -303,7 +303,7 @@ int cuda_lt_gemm_bias(struct cuda_state *s, int trans_a, int trans_b, int64_t m,
         p->usable = 0;
         return ZERO_ENOTSUP;
     }
-    return cuda_blas_check(s, st, "gemm_bias: cublasLtMatmul");
+    return cuda_blas_check(s, st, "gemm epilogue: cublasLtMatmul");
 }
 
 int cuda_lt_open(struct cuda_state *s, char *why, size_t why_len)

@@ -18,7 +18,7 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_ops.c \
 	%reldir%/cuda_layer_ops.c \
 	%reldir%/cuda_fused_ops.c \
-	%reldir%/cuda_gemm_bias.c \
+	%reldir%/cuda_gemm_epilogue.c \
 	%reldir%/cuda_coll.c \
 	%reldir%/cuda_staged.c \
 	%reldir%/cuda_profile.c

@@ -285,6 +285,14 @@ struct zero_backend {
                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                      enum zero_dtype b_type, int64_t ldb, const float *bias, float *c, int64_t ldc,
                      float *gelu, enum zero_gelu kind);
+    /* The GEMM with GELU's backward applied as C is written (cuBLASLt's DGELU):
+     *   c (m, n) = (op(a) op(b)) * gelu'(pre)   with pre (m, n) the saved pre-activation
+     * a, b as in gemm; c and pre fp32 and contiguous (ldc == n); gemm (alpha 1, beta 0)
+     * then gelu_backward in place, to rounding. */
+    int (*gemm_dgelu)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                      enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
+                      enum zero_gelu kind);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

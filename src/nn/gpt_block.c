@@ -100,11 +100,8 @@ static int block_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, 
     int rc = ctx->be->copy(ctx->bself, dx2, dy, n * sizeof(float));
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "copy dx2 = dy");
-    /* dfch_gelu (rows, 4C) = dy c_proj^T, then dfch = dfch_gelu * gelu'(fch) in place */
-    rc = gpt_conv1d_backward(ctx, PROJ, s.fch_gelu, dy, rest, 0.0f, 4 * C, C);
-    if (rc == ZERO_OK &&
-        (rc = ctx->be->gelu_backward(ctx->bself, rest, s.fch, rest, 4 * n, ZERO_GELU_TANH)))
-        return nn_backend_fail(ctx, rc, "gelu_backward");
+    /* dfch (rows, 4C) = (dy c_proj^T) * gelu'(fch), one GEMM where the backend fuses it */
+    rc = gpt_conv1d_backward_dgelu(ctx, PROJ, s.fch_gelu, dy, rest, s.fch, 4 * C, C);
     /* dln2 (rows, C) = dfch c_fc^T;  dx2 += ln_2'(dln2) */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_backward(ctx, FC, s.ln2, rest, dln, 0.0f, C, 4 * C);

@@ -42,6 +42,10 @@ int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, const float *x, fl
  * says so); dx (rows, in) = dy w^T + dx_beta * dx (skipped when dx is NULL) */
 int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
                         float *dx, float dx_beta, int64_t in, int64_t out);
+/* as gpt_conv1d_backward with dx = (dy w^T) * gelu_tanh'(pre) (rows, in), the input's
+ * GELU backward taken in the same GEMM where the backend fuses it (gemm_dgelu) */
+int gpt_conv1d_backward_dgelu(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+                              float *dx, const float *pre, int64_t in, int64_t out);
 
 /* ---- layernorm.c ---- */
 
