@@ -6,10 +6,18 @@
  * may take the fused path in either mode. */
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
+
+int cuda_fused_disabled(void)
+{
+    const char *env = getenv("ZERO_CUDA_FUSED");
+    return env != NULL && strcmp(env, "off") == 0;
+}
 
 /* [p, p + bytes) and [q, q + bytes2) share a byte */
 static int overlaps(const void *p, size_t bytes, const void *q, size_t bytes2)
@@ -20,8 +28,8 @@ static int overlaps(const void *p, size_t bytes, const void *q, size_t bytes2)
 
 /* ---- the fused classifier ---- */
 
-/* exact mode: xent_forward with the probabilities in dlogits (a workspace when dlogits is
- * logits), then xent_backward in place: the reference kernels, the cpu's bits */
+/* xent_forward with the probabilities in dlogits (a workspace when dlogits is logits),
+ * then xent_backward in place: in exact mode the reference kernels, the cpu's bits */
 static int xent_fused_reference(struct cuda_state *s, float *losses, float *dlogits,
                                 const float *logits, const int32_t *labels, int64_t rows,
                                 int64_t classes, float dloss)
@@ -59,11 +67,11 @@ int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits
     const size_t bytes = (size_t)rows * (size_t)classes * zero_dtype_size(t);
     if (dlogits != logits && overlaps(dlogits, bytes, logits, bytes))
         return cuda_fail(s, ZERO_EINVAL, "xent_fused: dlogits overlaps logits without being them");
-    if (s->mode != ZERO_COLL_NATIVE) {
+    if (s->mode != ZERO_COLL_NATIVE || cuda_fused_disabled()) {
         if (t != ZERO_F32)
             return cuda_fail(s, ZERO_ENOTSUP,
-                             "xent_fused: exact mode takes fp32 logits (the reference kernels'), "
-                             "not %s",
+                             "xent_fused: unfused (exact mode or ZERO_CUDA_FUSED=off) takes fp32 "
+                             "logits, not %s",
                              zero_dtype_name(t));
         return xent_fused_reference(s, losses, dlogits, logits, labels, rows, classes, dloss);
     }
@@ -102,7 +110,8 @@ int cuda_residual_layernorm_forward(void *self, float *res, float *y, float *mea
         overlaps(y, bytes, b, bytes))
         return cuda_fail(s, ZERO_EINVAL,
                          "residual_layernorm_forward: y overlaps the residual or its addends");
-    if (s->mode != ZERO_COLL_NATIVE) { /* add, then the reference LayerNorm: the cpu's bits */
+    /* add, then the LayerNorm entry: the cpu's bits in exact mode */
+    if (s->mode != ZERO_COLL_NATIVE || cuda_fused_disabled()) {
         int rc = cuda_add(s, res, a, b, n);
         return rc != ZERO_OK
                    ? rc
@@ -124,7 +133,7 @@ int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const in
                                    const float *dy, int64_t rows, int64_t cols, int64_t vocab,
                                    float beta)
 {
-    if (cuda_embedding_backward_bucketed_supports(rows, cols, vocab)) {
+    if (!cuda_fused_disabled() && cuda_embedding_backward_bucketed_supports(rows, cols, vocab)) {
         size_t bytes = cuda_embedding_backward_bucketed_workspace(rows, vocab);
         void *ws = NULL;
         if (bytes > 0 && cuda_alloc(s, bytes, ZERO_TAG_WORKSPACE, &ws) == ZERO_OK) {

@@ -29,8 +29,8 @@ static int epilogue_fits(struct cuda_state *s, int64_t k, const void *a, enum ze
                          const void *b, enum zero_dtype b_type, const float *vec, const float *c,
                          int64_t ldc, const float *aux, enum zero_gelu kind)
 {
-    return s->mode == ZERO_COLL_NATIVE && s->lt != NULL && k > 0 && a_type == b_type &&
-           (a_type == ZERO_F32 || a_type == ZERO_F16 || a_type == ZERO_BF16) &&
+    return s->mode == ZERO_COLL_NATIVE && !cuda_fused_disabled() && s->lt != NULL && k > 0 &&
+           a_type == b_type && (a_type == ZERO_F32 || a_type == ZERO_F16 || a_type == ZERO_BF16) &&
            !cuda_is_host_memory(s, a) && !cuda_is_host_memory(s, b) && device16(s, vec) &&
            device16(s, c) &&
            (aux == NULL || (kind == ZERO_GELU_TANH && ldc % 8 == 0 && device16(s, aux)));

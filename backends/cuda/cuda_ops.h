@@ -78,6 +78,11 @@ int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float
 int cuda_check_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
                    int64_t rows, int64_t limit);
 
+/* 1 when ZERO_CUDA_FUSED=off: native mode runs the unfused kernels in sequence instead of
+ * the fused classifier, residual LayerNorm, GEMM epilogues and bucketed embedding backward
+ * (to tell on a device which one is wrong) */
+int cuda_fused_disabled(void);
+
 /* cuda_fused_ops.c: the optional fused entries (native mode: one kernel; exact mode: the
  * reference kernels in sequence, the cpu's bits) */
 int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits, enum zero_dtype t,
