@@ -661,6 +661,132 @@ START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
 }
 END_TEST
 
+/* gemm_bias (the bias and GELU in cuBLASLt's epilogue) against the cpu's gemm, bias_add
+ * and tanh gelu_forward: c within the GEMM tolerance above, 1e-5 of (|c| + 8); the GELU
+ * output within 1e-3 of (|c| + 0.1), room for cuBLASLt's own tanh (a missing bias or
+ * GELU is off by O(1)). Cases (_i): fp32 and bf16 operands through the GELU and the bias
+ * epilogues, B transposed as nn_affine_forward has it; n = 37 (the auxiliary output's
+ * leading dimension is not a multiple of 8) takes the unfused fallback; exact mode
+ * always does. The padding past m * n is never written. */
+START_TEST(test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu)
+{
+    static const struct {
+        enum zero_dtype t;
+        int n, tb, gelu;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {ZERO_F32, 96, 0, 1, ZERO_COLL_NATIVE},  {ZERO_BF16, 96, 1, 1, ZERO_COLL_NATIVE},
+        {ZERO_BF16, 96, 0, 0, ZERO_COLL_NATIVE}, {ZERO_F32, 37, 0, 1, ZERO_COLL_NATIVE},
+        {ZERO_F32, 96, 1, 1, ZERO_COLL_EXACT},
+    };
+    const int m = 64, k = 48, n = cases[_i].n, tb = cases[_i].tb, pad = 8;
+    const enum zero_dtype t = cases[_i].t;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    const int ldb = tb ? k : n;
+    float *a32 = vals((size_t)m * k, 111, 1.0f), *b32 = vals((size_t)k * n, 112, 1.0f);
+    struct pair A = both_typed(a32, (size_t)m * k, t), B = both_typed(b32, (size_t)k * n, t);
+    struct pair bias = both_vals(n, 113, 1.0f);
+    const size_t nc = (size_t)m * n + pad; /* pad: must stay as it was */
+    struct pair c = both_blank(nc * 4), g = both_blank(nc * 4);
+    float *before = download(cpu, g.c, nc * 4);
+    float *gelu_c = cases[_i].gelu ? g.c : NULL, *gelu_g = cases[_i].gelu ? g.g : NULL;
+    ck_assert_int_eq(cpu->be->gemm(cpu->self, 0, tb, m, n, k, 1.0f, A.c, t, k, B.c, t, ldb, 0.0f,
+                                   c.c, ZERO_F32, n),
+                     ZERO_OK);
+    ck_assert_int_eq(cpu->be->bias_add(cpu->self, c.c, bias.c, m, n), ZERO_OK);
+    if (gelu_c != NULL)
+        ck_assert_int_eq(
+            cpu->be->gelu_forward(cpu->self, gelu_c, c.c, (size_t)m * n, ZERO_GELU_TANH), ZERO_OK);
+    int rc = gpu->be->gemm_bias(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, bias.g, c.g, n,
+                                gelu_g, ZERO_GELU_TANH);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    float *want = download(cpu, c.c, nc * 4), *got = download(gpu, c.g, nc * 4);
+    assert_close(got, want, (size_t)m * n, 1e-5, 8.0, "gemm_bias c");
+    ck_assert_msg(memcmp(got + (size_t)m * n, want + (size_t)m * n, pad * 4) == 0,
+                  "gemm_bias: c written past m * n");
+    float *want_g = download(cpu, g.c, nc * 4), *got_g = download(gpu, g.g, nc * 4);
+    if (cases[_i].gelu) {
+        for (size_t i = 0; i < (size_t)m * n; i++)
+            ck_assert_msg(fabs((double)got_g[i] - (double)want_g[i]) <=
+                              1e-3 * (fabs((double)want[i]) + 0.1),
+                          "gemm_bias gelu: element %zu: cuda %.9g, cpu %.9g (pre-activation %.9g)",
+                          i, (double)got_g[i], (double)want_g[i], (double)want[i]);
+        ck_assert_msg(memcmp(got_g + (size_t)m * n, before + (size_t)m * n, pad * 4) == 0,
+                      "gemm_bias: gelu written past m * n");
+    } else {
+        ck_assert_msg(memcmp(got_g, before, nc * 4) == 0, "gemm_bias: gelu written without one");
+    }
+    free(a32);
+    free(b32);
+    free(before);
+    free(want);
+    free(got);
+    free(want_g);
+    free(got_g);
+    pair_free(A);
+    pair_free(B);
+    pair_free(bias);
+    pair_free(c);
+    pair_free(g);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* gemm_dgelu (GELU's derivative in cuBLASLt's DGELU epilogue) against the cpu's gemm then
+ * tanh gelu_backward in place: within 1e-3 of (|product| + 0.1) + 1e-4, room for the
+ * GEMM's order and cuBLASLt's own tanh (a missing or wrong derivative is off by O(1)).
+ * Cases (_i): fp32 and bf16 (B transposed, as conv1d's dx product has it) through the
+ * epilogue, n = 37 through the fallback, exact mode. */
+START_TEST(test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward)
+{
+    static const struct {
+        enum zero_dtype t;
+        int n, tb;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {ZERO_F32, 96, 1, ZERO_COLL_NATIVE},
+        {ZERO_BF16, 96, 1, ZERO_COLL_NATIVE},
+        {ZERO_F32, 37, 0, ZERO_COLL_NATIVE},
+        {ZERO_F32, 96, 1, ZERO_COLL_EXACT},
+    };
+    const int m = 64, k = 48, n = cases[_i].n, tb = cases[_i].tb;
+    const enum zero_dtype t = cases[_i].t;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    const int ldb = tb ? k : n;
+    const size_t nc = (size_t)m * n;
+    float *a32 = vals((size_t)m * k, 121, 1.0f), *b32 = vals((size_t)k * n, 122, 1.0f);
+    struct pair A = both_typed(a32, (size_t)m * k, t), B = both_typed(b32, (size_t)k * n, t);
+    struct pair pre = both_vals(nc, 123, 3.0f), c = both_blank(nc * 4), prod = both_blank(nc * 4);
+    ck_assert_int_eq(cpu->be->gemm(cpu->self, 0, tb, m, n, k, 1.0f, A.c, t, k, B.c, t, ldb, 0.0f,
+                                   prod.c, ZERO_F32, n),
+                     ZERO_OK);
+    ck_assert_int_eq(cpu->be->copy(cpu->self, c.c, prod.c, nc * 4), ZERO_OK);
+    ck_assert_int_eq(cpu->be->gelu_backward(cpu->self, c.c, pre.c, c.c, nc, ZERO_GELU_TANH),
+                     ZERO_OK);
+    int rc = gpu->be->gemm_dgelu(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, c.g, n, pre.g,
+                                 ZERO_GELU_TANH);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    float *want = download(cpu, c.c, nc * 4), *got = download(gpu, c.g, nc * 4);
+    float *product = download(cpu, prod.c, nc * 4);
+    for (size_t i = 0; i < nc; i++)
+        ck_assert_msg(fabs((double)got[i] - (double)want[i]) <=
+                          1e-3 * (fabs((double)product[i]) + 0.1) + 1e-4,
+                      "gemm_dgelu: element %zu: cuda %.9g, cpu %.9g (product %.9g)", i,
+                      (double)got[i], (double)want[i], (double)product[i]);
+    free(a32);
+    free(b32);
+    free(want);
+    free(got);
+    free(product);
+    pair_free(A);
+    pair_free(B);
+    pair_free(pre);
+    pair_free(c);
+    pair_free(prod);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 /* x (n) rounded to t and widened back: the values a typed operand holds */
 static float *as_typed(const float *x, size_t n, enum zero_dtype t)
 {
@@ -900,6 +1026,32 @@ START_TEST(test_cuda_embedding_forward_and_backward_match_cpu_bits)
     pair_free(table);
     pair_free(y);
     pair_free(dt);
+}
+END_TEST
+
+/* Native mode: the bucketed embedding backward (rows sorted by id, one warp per run) gives
+ * every table element its rows in ascending order, the cpu's chain: the same bits, beta 1
+ * and 0. C = 48 takes the 128-bit path, 769 the scalar one over 7 column chunks (_i); id
+ * 3 owns a run of 40 rows (longer than the 8 rows in flight), ids above 20 none. */
+START_TEST(test_cuda_bucketed_embedding_backward_matches_cpu_bits)
+{
+    const int R = 300, V = 50, C = _i ? 769 : 48;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    int32_t ids[300];
+    for (int r = 0; r < R; r++)
+        ids[r] = r % 7 == 0 ? 3 : (r * 13 + r / 5) % 21;
+    struct pair id = both(ids, sizeof(ids)), dy = both_vals((size_t)R * C, 101, 1.0f);
+    struct pair dt = both_vals((size_t)V * C, 102, 1.0f);
+    for (int beta = 1; beta >= 0; beta--) {
+        ON_BOTH(cpu->be->embedding_backward(cpu->self, dt.c, id.c, dy.c, R, C, V, (float)beta),
+                gpu->be->embedding_backward(gpu->self, dt.g, id.g, dy.g, R, C, V, (float)beta));
+        pair_same(dt, beta ? "bucketed embedding backward beta 1"
+                           : "bucketed embedding backward beta 0");
+    }
+    pair_free(id);
+    pair_free(dy);
+    pair_free(dt);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
 }
 END_TEST
 
@@ -1143,6 +1295,182 @@ START_TEST(test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding)
     pair_free(loss);
     pair_free(lab);
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* dlogits within the fused classifier's tolerance of the cpu's: 1e-5 of (|want| + dloss *
+ * 1e-6) off the label (the fast forward's probabilities, scaled) and of (|want| + dloss)
+ * on it, where p - 1 cancels; bf16 adds its rounding, 2^-8 of |want|. */
+static void assert_dlogits_close(const float *got, const float *want, const int32_t *labels, int R,
+                                 int K, float dloss, int bf16)
+{
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < K; c++) {
+            size_t i = (size_t)r * K + c;
+            double w = fabs((double)want[i]);
+            double bound =
+                1e-5 * (w + (c == labels[r] ? dloss : dloss * 1e-6)) + (bf16 ? w / 256.0 : 0.0);
+            ck_assert_msg(fabs((double)got[i] - (double)want[i]) <= bound,
+                          "fused classifier dlogits: row %d class %d (label %d): cuda %.9g, cpu "
+                          "%.9g",
+                          r, c, labels[r], (double)got[i], (double)want[i]);
+        }
+}
+
+/* The fused classifier (xent_fused: loss and dlogits in one pass, no probabilities)
+ * against the cpu's xent_forward then xent_backward on the same (typed) logits. Native
+ * mode: the loss to 1e-5 of (|loss| + 1), dlogits as assert_dlogits_close says; exact
+ * mode: the cpu's bits. K = 50304 takes the 128-bit path, 1001 the scalar one; in place
+ * and out of place; fp32 and bf16 (_i). Labels 0 and K - 1 test the one-hot at both
+ * ends of a row; the output buffer starts as garbage, so a skipped element fails. */
+START_TEST(test_cuda_fused_classifier_matches_cpu_xent_forward_then_backward)
+{
+    static const struct {
+        enum zero_dtype t;
+        int K, in_place;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {ZERO_F32, 50304, 1, ZERO_COLL_NATIVE},  {ZERO_F32, 1001, 0, ZERO_COLL_NATIVE},
+        {ZERO_BF16, 50304, 1, ZERO_COLL_NATIVE}, {ZERO_BF16, 1001, 0, ZERO_COLL_NATIVE},
+        {ZERO_F32, 1001, 1, ZERO_COLL_EXACT},    {ZERO_F32, 50304, 0, ZERO_COLL_EXACT},
+    };
+    const int R = 9, K = cases[_i].K, in_place = cases[_i].in_place;
+    const enum zero_dtype t = cases[_i].t;
+    const float dloss = 0.125f;
+    const size_t n = (size_t)R * K, esize = zero_dtype_size(t);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    int32_t labels[9];
+    for (int r = 0; r < R; r++)
+        labels[r] = (r * 397) % K;
+    labels[0] = 0;
+    labels[1] = K - 1;
+    float *z = vals(n, 81, 20.0f), *zt = as_typed(z, n, t); /* zt: what the typed logits hold */
+    /* the cpu: forward and backward on the typed values */
+    float *zc = upload(cpu, zt, n * sizeof(float)), *pc = upload(cpu, zt, n * sizeof(float));
+    float *dc = upload(cpu, zt, n * sizeof(float)), *lc = upload(cpu, zt, R * sizeof(float));
+    int32_t *labc = upload(cpu, labels, sizeof(labels));
+    ck_assert_int_eq(cpu->be->xent_forward(cpu->self, lc, pc, zc, labc, R, K), ZERO_OK);
+    ck_assert_int_eq(cpu->be->xent_backward(cpu->self, dc, pc, labc, R, K, dloss), ZERO_OK);
+    float *want_loss = download(cpu, lc, R * sizeof(float)), *want = download(cpu, dc, n * 4);
+    /* the gpu: typed logits, garbage in the output buffers */
+    struct pair zg = both_typed(z, n, t), dg = both_blank(n * esize), lg = both_blank(R * 4);
+    int32_t *labg = upload(gpu, labels, sizeof(labels));
+    void *out = in_place ? zg.g : dg.g;
+    int rc = gpu->be->xent_fused(gpu->self, lg.g, out, zg.g, t, labg, R, K, dloss);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    float *got = download_f32(gpu, out, n, t), *got_loss = download(gpu, lg.g, R * 4);
+    if (cases[_i].mode == ZERO_COLL_EXACT) {
+        ck_assert_msg(memcmp(got, want, n * 4) == 0, "exact fused classifier: dlogits bits");
+        ck_assert_msg(memcmp(got_loss, want_loss, R * 4) == 0, "exact fused classifier: loss");
+    } else {
+        assert_close(got_loss, want_loss, R, 1e-5, 1.0, "fused classifier loss");
+        assert_dlogits_close(got, want, labels, R, K, dloss, t == ZERO_BF16);
+    }
+    free(z);
+    free(zt);
+    free(want_loss);
+    free(want);
+    free(got);
+    free(got_loss);
+    release(cpu, zc);
+    release(cpu, pc);
+    release(cpu, dc);
+    release(cpu, lc);
+    release(cpu, labc);
+    release(gpu, labg);
+    pair_free(zg);
+    pair_free(dg);
+    pair_free(lg);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* The residual add fused with LayerNorm against the cpu's add then layernorm_forward:
+ * res = a + b to the bit (one fp32 add either way); native mode y, mean and rstd within
+ * the fast LayerNorm's 1e-5 of (|x| + 1e-3), exact mode to the bit. C = 768 (128-bit
+ * path) and 97 (scalar); res is a, b or its own buffer (_i). */
+START_TEST(test_cuda_residual_layernorm_matches_cpu_add_then_layernorm)
+{
+    static const struct {
+        int C, res_is; /* 0: a, 1: b, 2: its own buffer */
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {768, 0, ZERO_COLL_NATIVE}, {97, 1, ZERO_COLL_NATIVE}, {768, 2, ZERO_COLL_NATIVE},
+        {768, 0, ZERO_COLL_EXACT},  {97, 2, ZERO_COLL_EXACT},
+    };
+    const int R = 37, C = cases[_i].C;
+    const size_t n = (size_t)R * C;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    struct pair a = both_vals(n, 91, 3.0f), b = both_vals(n, 92, 0.5f),
+                own = both_vals(n, 93, 1.0f);
+    struct pair w = both_vals(C, 94, 1.0f), bias = both_vals(C, 95, 1.0f);
+    struct pair y = both_vals(n, 96, 1.0f), mean = both_vals(R, 97, 1.0f);
+    struct pair rstd = both_vals(R, 98, 1.0f);
+    struct pair res = cases[_i].res_is == 0 ? a : cases[_i].res_is == 1 ? b : own;
+    ON_BOTH(cpu->be->add(cpu->self, res.c, a.c, b.c, n),
+            gpu->be->residual_layernorm_forward(gpu->self, res.g, y.g, mean.g, rstd.g, a.g, b.g,
+                                                w.g, bias.g, R, C, 1e-5f));
+    ck_assert_int_eq(
+        cpu->be->layernorm_forward(cpu->self, y.c, mean.c, rstd.c, res.c, w.c, bias.c, R, C, 1e-5f),
+        ZERO_OK);
+    pair_same(res, "residual a + b");
+    if (cases[_i].mode == ZERO_COLL_EXACT) {
+        pair_same(y, "exact residual layernorm y");
+        pair_same(mean, "exact residual layernorm mean");
+        pair_same(rstd, "exact residual layernorm rstd");
+    } else {
+        pair_close(y, 1e-5, 1e-3, "residual layernorm y");
+        pair_close(mean, 1e-5, 1e-3, "residual layernorm mean");
+        pair_close(rstd, 1e-5, 1e-3, "residual layernorm rstd");
+    }
+    pair_free(a);
+    pair_free(b);
+    pair_free(own);
+    pair_free(w);
+    pair_free(bias);
+    pair_free(y);
+    pair_free(mean);
+    pair_free(rstd);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* The fused entries' host-side checks: a bad label fails before anything is written
+ * (naming the row, as xent_forward does), partial overlaps and an unknown dtype are
+ * refused, in both modes. */
+START_TEST(test_cuda_fused_entries_reject_bad_labels_overlaps_and_dtypes)
+{
+    enum { R = 4, K = 8 };
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_NATIVE), ZERO_OK);
+    int32_t labels[R] = {0, 7, 8, 1};
+    float *z = vals(R * K, 99, 1.0f);
+    float *zg = upload(gpu, z, sizeof(float) * R * K), *lg = upload(gpu, z, sizeof(float) * R);
+    int32_t *labg = upload(gpu, labels, sizeof(labels));
+    int rc = gpu->be->xent_fused(gpu->self, lg, zg, zg, ZERO_F32, labg, R, K, 1.0f);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "xent_fused: row 2: label 8") != NULL,
+                  "%s", gpu->be->last_error(gpu->self));
+    assert_same_bits(gpu, zg, z, sizeof(float) * R * K, "logits after a bad label");
+    assert_same_bits(gpu, lg, z, sizeof(float) * R, "losses after a bad label");
+    ck_assert_int_eq(gpu->be->xent_fused(gpu->self, lg, zg + 1, zg, ZERO_F32, labg, R, K, 1.0f),
+                     ZERO_EINVAL);
+    ck_assert_int_eq(gpu->be->xent_fused(gpu->self, lg, zg, zg, ZERO_F16, labg, R, K, 1.0f),
+                     ZERO_ENOTSUP);
+    for (int mode = 0; mode < 2; mode++) {
+        ck_assert_int_eq(
+            gpu->be->set_coll_mode(gpu->self, mode ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE), ZERO_OK);
+        /* res one float into a; y over b */
+        ck_assert_int_eq(gpu->be->residual_layernorm_forward(gpu->self, zg + 1, lg, lg, lg, zg,
+                                                             zg + 16, zg, zg, 1, 8, 1e-5f),
+                         ZERO_EINVAL);
+        ck_assert_int_eq(gpu->be->residual_layernorm_forward(gpu->self, zg, zg + 20, lg, lg, zg,
+                                                             zg + 16, zg, zg, 1, 8, 1e-5f),
+                         ZERO_EINVAL);
+    }
+    free(z);
+    release(gpu, zg);
+    release(gpu, lg);
+    release(gpu, labg);
 }
 END_TEST
 
@@ -1416,6 +1744,8 @@ static Suite *cuda_suite(void)
     tcase_add_loop_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes, 0, 2);
     tcase_add_test(blas, test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit);
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
+    tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);
+    tcase_add_loop_test(blas, test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward, 0, 4);
     suite_add_tcase(s, blas);
 
     TCase *layers = tcase_create("layers");
@@ -1424,6 +1754,7 @@ static Suite *cuda_suite(void)
     tcase_add_test(layers, test_cuda_xent_matches_cpu_and_backward_is_bit_exact);
     tcase_add_test(layers, test_cuda_xent_and_embedding_reject_bad_ids_with_the_cpu_message);
     tcase_add_test(layers, test_cuda_embedding_forward_and_backward_match_cpu_bits);
+    tcase_add_loop_test(layers, test_cuda_bucketed_embedding_backward_matches_cpu_bits, 0, 2);
     tcase_add_test(layers, test_cuda_layernorm_forward_and_backward_match_cpu_bits);
     tcase_add_test(layers, test_cuda_attention_matches_cpu_within_fp32_rounding);
     tcase_add_test(layers,
@@ -1434,6 +1765,10 @@ static Suite *cuda_suite(void)
     tcase_add_loop_test(layers, test_cuda_fast_layernorm_forward_matches_cpu_within_fp32_rounding,
                         0, 2);
     tcase_add_loop_test(layers, test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding, 0, 2);
+    tcase_add_loop_test(layers, test_cuda_fused_classifier_matches_cpu_xent_forward_then_backward,
+                        0, 6);
+    tcase_add_loop_test(layers, test_cuda_residual_layernorm_matches_cpu_add_then_layernorm, 0, 5);
+    tcase_add_test(layers, test_cuda_fused_entries_reject_bad_labels_overlaps_and_dtypes);
     suite_add_tcase(s, layers);
 
     TCase *coll = tcase_create("collectives");

@@ -351,4 +351,9 @@ const struct zero_backend zero_backend_cuda = {
     .barrier = cuda_barrier,
     .wait = cuda_wait,
     .host_all_gather = cuda_host_all_gather,
+
+    .xent_fused = cuda_xent_fused,
+    .residual_layernorm_forward = cuda_residual_layernorm_forward,
+    .gemm_bias = cuda_gemm_bias,
+    .gemm_dgelu = cuda_gemm_dgelu,
 };

@@ -17,6 +17,13 @@
  * and the algorithm; a case without any algorithm is kept too, so that cuda_gemm goes
  * straight to cublasGemmEx next time without asking the heuristic again.
  *
+ * Epilogues (cuda_lt_gemm_epilogue): the bias, the bias and GPT-2's tanh GELU with the
+ * pre-activation kept as the auxiliary output, or GELU's derivative at a saved
+ * pre-activation (DGELU), applied as C is written; the epilogue and
+ * the alignment of the bias and auxiliary pointers are part of the key, and the
+ * pointers are set on the plan's descriptor before each call (the heuristic reads their
+ * alignment, never their contents).
+ *
  * The workspace (32 MiB, what NVIDIA suggests for Hopper) is allocated once at open
  * through the backend's buffer helper, so the ledger shows it under workspace. Every
  * matmul runs on the compute stream, so one workspace serves them all. */
@@ -34,10 +41,11 @@ struct lt_key {
     int64_t m, n, k, lda, ldb, ldc;    /* our row-major view */
     int32_t trans_a, trans_b, ab, c;   /* ab, c: cudaDataType_t */
     int32_t align_a, align_b, align_c; /* bytes, a power of two <= 256 */
-    int32_t zero;
+    int32_t epilogue;                  /* cublasLtEpilogue_t; CUBLASLT_EPILOGUE_DEFAULT: none */
+    int32_t align_bias, align_aux;     /* bytes, as above; 0 without the epilogue */
 };
 
-_Static_assert(sizeof(struct lt_key) == 6 * 8 + 8 * 4, "lt_key has no padding");
+_Static_assert(sizeof(struct lt_key) == 6 * 8 + 10 * 4, "lt_key has no padding");
 
 struct lt_plan {
     struct lt_key key;
@@ -89,8 +97,36 @@ static void plans_clear(struct cuda_lt_cache *c)
     c->n = 0;
 }
 
-/* Descriptors for p->key, then the heuristic's best algorithm if it has one. */
-static cublasStatus_t plan_build(struct cuda_state *s, struct lt_plan *p)
+/* The epilogue's attributes on p->op: its kind, the fp32 bias and its pointer (when
+ * there is one), the pre-activation's leading dimension and pointer (GELU_AUX_BIAS
+ * writes it, DGELU reads it; NULL for the bias alone). */
+static cublasStatus_t set_epilogue(const struct lt_plan *p, const void *bias, const void *aux)
+{
+    const struct lt_key *k = &p->key;
+    const uint32_t epi = (uint32_t)k->epilogue;
+    const int32_t bias_type = CUDA_R_32F;
+    const int64_t aux_ld = k->ldc;
+    cublasStatus_t st =
+        cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi));
+    if (st == CUBLAS_STATUS_SUCCESS && bias != NULL)
+        st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                            sizeof(bias_type));
+    if (st == CUBLAS_STATUS_SUCCESS && bias != NULL)
+        st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                            sizeof(bias));
+    if (st == CUBLAS_STATUS_SUCCESS && aux != NULL)
+        st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld,
+                                            sizeof(aux_ld));
+    if (st == CUBLAS_STATUS_SUCCESS && aux != NULL)
+        st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+                                            sizeof(aux));
+    return st;
+}
+
+/* Descriptors for p->key, then the heuristic's best algorithm if it has one; bias and
+ * aux: an epilogue's pointers, whose alignment the heuristic reads. */
+static cublasStatus_t plan_build(struct cuda_state *s, struct lt_plan *p, const void *bias,
+                                 const void *aux)
 {
     const struct lt_key *k = &p->key;
     const cublasOperation_t op_a = k->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N; /* our B */
@@ -114,6 +150,8 @@ static cublasStatus_t plan_build(struct cuda_state *s, struct lt_plan *p)
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatrixLayoutCreate(&p->lc, (cudaDataType_t)k->c, (uint64_t)k->n,
                                         (uint64_t)k->m, k->ldc);
+    if (st == CUBLAS_STATUS_SUCCESS && k->epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+        st = set_epilogue(p, bias, aux);
     if (st != CUBLAS_STATUS_SUCCESS)
         return st;
 
@@ -154,7 +192,8 @@ static cublasStatus_t plan_build(struct cuda_state *s, struct lt_plan *p)
 }
 
 /* The plan for key, built on first use; NULL and the error set if building failed. */
-static struct lt_plan *plan_for(struct cuda_state *s, const struct lt_key *key)
+static struct lt_plan *plan_for(struct cuda_state *s, const struct lt_key *key, const void *bias,
+                                const void *aux)
 {
     if (s->plans == NULL && (s->plans = calloc(1, sizeof(*s->plans))) == NULL) {
         cuda_fail(s, ZERO_ENOMEM, "gemm: out of host memory for the cuBLASLt plans");
@@ -181,7 +220,7 @@ static struct lt_plan *plan_for(struct cuda_state *s, const struct lt_key *key)
     memset(p, 0, sizeof(*p));
     p->key = *key;
     p->hash = h;
-    cublasStatus_t st = plan_build(s, p);
+    cublasStatus_t st = plan_build(s, p, bias, aux);
     if (st != CUBLAS_STATUS_SUCCESS) {
         plan_destroy(p);
         cuda_blas_check(s, st, "gemm: cuBLASLt descriptors");
@@ -191,13 +230,11 @@ static struct lt_plan *plan_for(struct cuda_state *s, const struct lt_key *key)
     return p;
 }
 
-int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                 float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
-                 cudaDataType_t ab, float beta, void *c, int64_t ldc, cudaDataType_t ct)
+/* The key of a product: everything but the epilogue's fields */
+static struct lt_key key_of(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                            const void *a, int64_t lda, const void *b, int64_t ldb,
+                            cudaDataType_t ab, const void *c, int64_t ldc, cudaDataType_t ct)
 {
-    /* k = 0 (C = beta C) is left to cublasGemmEx, which defines it */
-    if (s->lt == NULL || k == 0)
-        return ZERO_ENOTSUP;
     struct lt_key key;
     memset(&key, 0, sizeof(key));
     key.m = m;
@@ -213,7 +250,19 @@ int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int6
     key.align_a = alignment(a);
     key.align_b = alignment(b);
     key.align_c = alignment(c);
-    struct lt_plan *p = plan_for(s, &key);
+    key.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    return key;
+}
+
+int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                 float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                 cudaDataType_t ab, float beta, void *c, int64_t ldc, cudaDataType_t ct)
+{
+    /* k = 0 (C = beta C) is left to cublasGemmEx, which defines it */
+    if (s->lt == NULL || k == 0)
+        return ZERO_ENOTSUP;
+    const struct lt_key key = key_of(trans_a, trans_b, m, n, k, a, lda, b, ldb, ab, c, ldc, ct);
+    struct lt_plan *p = plan_for(s, &key, NULL, NULL);
     if (p == NULL)
         return ZERO_EBACKEND;
     if (!p->usable)
@@ -225,6 +274,36 @@ int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int6
         return ZERO_ENOTSUP;
     }
     return cuda_blas_check(s, st, "gemm: cublasLtMatmul");
+}
+
+int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
+                          int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
+                          cudaDataType_t ab, int epilogue, const float *bias, const void *aux,
+                          float *d, int64_t ldc)
+{
+    if (s->lt == NULL || k == 0)
+        return ZERO_ENOTSUP;
+    struct lt_key key = key_of(trans_a, trans_b, m, n, k, a, lda, b, ldb, ab, d, ldc, CUDA_R_32F);
+    key.epilogue = epilogue;
+    key.align_bias = bias != NULL ? alignment(bias) : 0;
+    key.align_aux = aux != NULL ? alignment(aux) : 0;
+    struct lt_plan *p = plan_for(s, &key, bias, aux);
+    if (p == NULL)
+        return ZERO_EBACKEND;
+    if (!p->usable)
+        return ZERO_ENOTSUP;
+    cublasStatus_t st = set_epilogue(p, bias, aux); /* this call's pointers */
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return cuda_blas_check(s, st, "gemm epilogue: cuBLASLt attributes");
+    const float alpha = 1.0f, beta = 0.0f;
+    st = cublasLtMatmul(s->lt, p->op, &alpha, b, p->la, a, p->lb, &beta, d, p->lc, d, p->lc,
+                        &p->algo, s->lt_ws, s->lt_ws_bytes, s->compute);
+    /* refused at launch (an epilogue's limits the heuristic did not check): never again */
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) {
+        p->usable = 0;
+        return ZERO_ENOTSUP;
+    }
+    return cuda_blas_check(s, st, "gemm epilogue: cublasLtMatmul");
 }
 
 int cuda_lt_open(struct cuda_state *s, char *why, size_t why_len)

@@ -1,20 +1,28 @@
-// cuda_fast_kernels.cu -- native-mode (fast) versions of the LayerNorm forward and the
-// softmax cross-entropy forward; the kernels of cuda_gpt_kernels.cu and cuda_layers.cu
-// stay as the reference (exact mode: the cpu backend's loops and bits).
+// cuda_fast_kernels.cu -- native-mode (fast) versions of the LayerNorm forward, the
+// residual add fused with it, the softmax cross-entropy forward and the fused classifier;
+// the kernels of cuda_gpt_kernels.cu and cuda_layers.cu stay as the reference (exact
+// mode: the cpu backend's loops and bits).
 //
 //   layernorm_forward_warp: one warp per row, 128-bit loads where the row allows,
 //     fp32 moments summed per lane in order and then along a fixed shuffle tree (the
 //     reference: one thread per row, fp64 sums). Three reads of the row (the second
-//     and third from cache) and one write.
+//     and third from cache) and one write. With kResidual (llm.c's
+//     fused_residual_forward) the first pass forms res = a + b and stores it; the later
+//     passes read back what the same lane stored, so res may be a or b itself.
 //   xent_forward_online: one block per row; each thread keeps a running maximum and
 //     the sum of exp(z - max) over its strided classes (the online softmax), the block
 //     combines the pairs along a fixed tree; a second pass writes the probabilities.
 //     Two reads of the logits and one write, against three and two.
+//   fused_classifier: the same first pass, then the loss and dlogits = (p - onehot) *
+//     dloss written over the logits (llm.c's fused_classifier): no probability buffer,
+//     two reads and one write in place of five passes. fp32 or bf16 logits, 128-bit
+//     loads and stores where the row allows.
 // Deterministic: fixed trees, no atomics. The tolerances against the cpu are stated
 // in tests/test_cuda_backend.c.
 #include <math.h>
 #include <stdint.h>
 
+#include "cuda_device.cuh"
 #include "cuda_launch.h"
 
 namespace
@@ -38,48 +46,68 @@ inline bool vec4_ok(const void *p, size_t cols)
     return cols % 4 == 0 && ((uintptr_t)p & 15) == 0;
 }
 
+// kResidual: res (rows, cols) = a + b is the row normalized (x unused), else x is
+template <bool kResidual>
 __global__ void __launch_bounds__(kWarp *kRowsPerBlock)
-    layernorm_forward_warp(float *y, float *mean, float *rstd, const float *x, const float *weight,
-                           const float *bias, size_t rows, size_t cols, float eps, bool vec)
+    layernorm_forward_warp(float *y, float *mean, float *rstd, const float *x, float *res,
+                           const float *a, const float *b, const float *weight, const float *bias,
+                           size_t rows, size_t cols, float eps, bool vec)
 {
     const int lane = threadIdx.x % kWarp;
     for (size_t r = (size_t)blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp; r < rows;
          r += (size_t)gridDim.x * kRowsPerBlock) {
-        const float *xr = x + r * cols;
-        float *yr = y + r * cols;
+        const size_t row = r * cols;
+        const float *xr = kResidual ? res + row : x + row;
+        float *yr = y + row;
         float sum = 0.0f;
         if (vec) {
             for (size_t c = 4 * (size_t)lane; c < cols; c += 4 * kWarp) {
-                float4 v = *(const float4 *)(xr + c);
+                float4 v;
+                if (kResidual) { // this lane's own elements: read back below by this lane
+                    const float4 u = *(const float4 *)(a + row + c);
+                    const float4 w = *(const float4 *)(b + row + c);
+                    v = make_float4(u.x + w.x, u.y + w.y, u.z + w.z, u.w + w.w);
+                    *(float4 *)(res + row + c) = v;
+                } else {
+                    v = *(const float4 *)(xr + c);
+                }
                 sum += (v.x + v.y) + (v.z + v.w);
             }
         } else {
-            for (size_t c = lane; c < cols; c += kWarp)
-                sum += xr[c];
+            for (size_t c = lane; c < cols; c += kWarp) {
+                float v;
+                if (kResidual) {
+                    v = a[row + c] + b[row + c];
+                    res[row + c] = v;
+                } else {
+                    v = xr[c];
+                }
+                sum += v;
+            }
         }
         const float m = warp_sum(sum) / (float)cols;
         float var = 0.0f;
         if (vec) {
             for (size_t c = 4 * (size_t)lane; c < cols; c += 4 * kWarp) {
                 float4 v = *(const float4 *)(xr + c);
-                float a = v.x - m, b = v.y - m, cc = v.z - m, d = v.w - m;
-                var += (a * a + b * b) + (cc * cc + d * d);
+                float p = v.x - m, q = v.y - m, cc = v.z - m, d = v.w - m;
+                var += (p * p + q * q) + (cc * cc + d * d);
             }
         } else {
             for (size_t c = lane; c < cols; c += kWarp) {
-                float a = xr[c] - m;
-                var += a * a;
+                float p = xr[c] - m;
+                var += p * p;
             }
         }
         const float s = 1.0f / sqrtf(warp_sum(var) / (float)cols + eps);
         if (vec) {
             for (size_t c = 4 * (size_t)lane; c < cols; c += 4 * kWarp) {
                 float4 v = *(const float4 *)(xr + c);
-                float4 w = *(const float4 *)(weight + c), b = *(const float4 *)(bias + c), o;
-                o.x = (v.x - m) * s * w.x + b.x;
-                o.y = (v.y - m) * s * w.y + b.y;
-                o.z = (v.z - m) * s * w.z + b.z;
-                o.w = (v.w - m) * s * w.w + b.w;
+                float4 w = *(const float4 *)(weight + c), bb = *(const float4 *)(bias + c), o;
+                o.x = (v.x - m) * s * w.x + bb.x;
+                o.y = (v.y - m) * s * w.y + bb.y;
+                o.z = (v.z - m) * s * w.z + bb.z;
+                o.w = (v.w - m) * s * w.w + bb.w;
                 *(float4 *)(yr + c) = o;
             }
         } else {
@@ -149,7 +177,137 @@ __global__ void __launch_bounds__(kXentThreads)
     }
 }
 
+// The element types of the fused classifier: fp32, or bf16 as its bits (uint16_t), both
+// converted by src/base/dtype_convert.h's functions (the cpu backend's casts).
+__device__ __forceinline__ float elem_f32(float v)
+{
+    return v;
+}
+__device__ __forceinline__ float elem_f32(uint16_t v)
+{
+    return dtype_bf16_to_f32(v);
+}
+__device__ __forceinline__ void elem_store(float &d, float v)
+{
+    d = v;
+}
+__device__ __forceinline__ void elem_store(uint16_t &d, float v)
+{
+    d = dtype_f32_to_bf16(v);
+}
+
+// 16 bytes of T: one 128-bit load or store
+template <typename T> struct Pack16 {
+    static constexpr int kN = 16 / sizeof(T);
+    union {
+        uint4 bits;
+        T e[kN];
+    };
+};
+
+// Per row r (block-strided): the online (max, sum) over the row as in
+// xent_forward_online, the block's tree merge, then loss[r] and, in a second pass over
+// the same elements by the same threads, d[c] = (p[c] - [c == label]) * dloss with
+// p = exp(z - max) / sum. z[label] is read before the merge's barrier and every write
+// comes after it, so d may be z itself. A label outside [0, classes) (the caller checks
+// them first) gives a NaN loss and no one-hot, never a stray read.
+template <typename T>
+__global__ void __launch_bounds__(kXentThreads)
+    fused_classifier(float *losses, T *dlogits, const T *logits, const int32_t *labels, size_t rows,
+                     size_t classes, float dloss, bool vec)
+{
+    constexpr int kN = Pack16<T>::kN;
+    __shared__ float sm[kXentThreads / kWarp], ss[kXentThreads / kWarp];
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    for (size_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *z = logits + r * classes;
+        T *d = dlogits + r * classes;
+        const int32_t label = labels[r];
+        const bool label_ok = label >= 0 && (size_t)label < classes;
+        float m = -INFINITY, s = 0.0f;
+        if (vec) {
+            for (size_t c = (size_t)kN * threadIdx.x; c < classes; c += (size_t)kN * kXentThreads) {
+                Pack16<T> v;
+                v.bits = *(const uint4 *)(z + c);
+#pragma unroll
+                for (int k = 0; k < kN; k++)
+                    online_add(m, s, elem_f32(v.e[k]));
+            }
+        } else {
+            for (size_t c = threadIdx.x; c < classes; c += kXentThreads)
+                online_add(m, s, elem_f32(z[c]));
+        }
+        const float z_label = threadIdx.x == 0 && label_ok ? elem_f32(z[label]) : NAN;
+#pragma unroll
+        for (int o = kWarp / 2; o > 0; o /= 2) {
+            float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
+            online_merge(m, s, m2, s2);
+        }
+        if (lane == 0) {
+            sm[warp] = m;
+            ss[warp] = s;
+        }
+        __syncthreads();
+        m = sm[0];
+        s = ss[0];
+        for (int w = 1; w < kXentThreads / kWarp; w++) // every thread: the same order
+            online_merge(m, s, sm[w], ss[w]);
+        __syncthreads(); // sm, ss read (and z[label]) before anything is overwritten
+        const float inv = 1.0f / s;
+        if (threadIdx.x == 0)
+            losses[r] = logf(s) - (z_label - m);
+        const size_t hot = label_ok ? (size_t)label : classes; // classes: no one-hot
+        if (vec) {
+            for (size_t c = (size_t)kN * threadIdx.x; c < classes; c += (size_t)kN * kXentThreads) {
+                Pack16<T> v, o;
+                v.bits = *(const uint4 *)(z + c);
+#pragma unroll
+                for (int k = 0; k < kN; k++) {
+                    const float p = expf(elem_f32(v.e[k]) - m) * inv;
+                    elem_store(o.e[k], (c + k == hot ? p - 1.0f : p) * dloss);
+                }
+                *(uint4 *)(d + c) = o.bits;
+            }
+        } else {
+            for (size_t c = threadIdx.x; c < classes; c += kXentThreads) {
+                const float p = expf(elem_f32(z[c]) - m) * inv;
+                elem_store(d[c], (c == hot ? p - 1.0f : p) * dloss);
+            }
+        }
+    }
+}
+
+template <typename T>
+cudaError_t launch_fused_classifier(cudaStream_t st, float *losses, void *dlogits,
+                                    const void *logits, const int32_t *labels, int64_t rows,
+                                    int64_t classes, float dloss)
+{
+    constexpr int kN = Pack16<T>::kN;
+    const bool vec = (size_t)classes % kN == 0 && ((uintptr_t)logits & 15) == 0 &&
+                     ((uintptr_t)dlogits & 15) == 0;
+    unsigned grid = (unsigned)(rows > 65536 ? 65536 : rows);
+    fused_classifier<T><<<grid, kXentThreads, 0, st>>>(
+        losses, (T *)dlogits, (const T *)logits, labels, (size_t)rows, (size_t)classes, dloss, vec);
+    return cudaGetLastError();
+}
+
 } // namespace
+
+extern "C" cudaError_t cuda_launch_xent_fused(cudaStream_t st, float *losses, void *dlogits,
+                                              const void *logits, enum zero_dtype t,
+                                              const int32_t *labels, int64_t rows, int64_t classes,
+                                              float dloss)
+{
+    if (rows <= 0 || classes <= 0)
+        return cudaSuccess;
+    if (t == ZERO_F32)
+        return launch_fused_classifier<float>(st, losses, dlogits, logits, labels, rows, classes,
+                                              dloss);
+    if (t == ZERO_BF16)
+        return launch_fused_classifier<uint16_t>(st, losses, dlogits, logits, labels, rows, classes,
+                                                 dloss);
+    return cudaErrorInvalidValue; // the caller admits fp32 and bf16 only
+}
 
 extern "C" cudaError_t cuda_launch_layernorm_forward_fast(cudaStream_t st, float *y, float *mean,
                                                           float *rstd, const float *x,
@@ -162,8 +320,25 @@ extern "C" cudaError_t cuda_launch_layernorm_forward_fast(cudaStream_t st, float
                vec4_ok(weight, (size_t)cols) && vec4_ok(bias, (size_t)cols);
     size_t blocks = ((size_t)rows + kRowsPerBlock - 1) / kRowsPerBlock;
     unsigned grid = (unsigned)(blocks > 65536 ? 65536 : blocks);
-    layernorm_forward_warp<<<grid, kWarp * kRowsPerBlock, 0, st>>>(
-        y, mean, rstd, x, weight, bias, (size_t)rows, (size_t)cols, eps, vec);
+    layernorm_forward_warp<false><<<grid, kWarp * kRowsPerBlock, 0, st>>>(
+        y, mean, rstd, x, nullptr, nullptr, nullptr, weight, bias, (size_t)rows, (size_t)cols, eps,
+        vec);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuda_launch_residual_layernorm_forward_fast(
+    cudaStream_t st, float *res, float *y, float *mean, float *rstd, const float *a, const float *b,
+    const float *weight, const float *bias, int64_t rows, int64_t cols, float eps)
+{
+    if (rows <= 0 || cols <= 0)
+        return cudaSuccess;
+    bool vec = vec4_ok(res, (size_t)cols) && vec4_ok(a, (size_t)cols) && vec4_ok(b, (size_t)cols) &&
+               vec4_ok(y, (size_t)cols) && vec4_ok(weight, (size_t)cols) &&
+               vec4_ok(bias, (size_t)cols);
+    size_t blocks = ((size_t)rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    unsigned grid = (unsigned)(blocks > 65536 ? 65536 : blocks);
+    layernorm_forward_warp<true><<<grid, kWarp * kRowsPerBlock, 0, st>>>(
+        y, mean, rstd, nullptr, res, a, b, weight, bias, (size_t)rows, (size_t)cols, eps, vec);
     return cudaGetLastError();
 }
 

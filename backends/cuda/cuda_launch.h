@@ -106,7 +106,7 @@ cudaError_t cuda_launch_combine(cudaStream_t st, void *out, enum zero_dtype out_
                                 const void *own, const void *peers, enum zero_dtype wire_type,
                                 int n, int me, size_t len);
 
-/* ---- cuda_fast_kernels.cu: native-mode LayerNorm and cross-entropy forwards ---- */
+/* ---- cuda_fast_kernels.cu: native-mode LayerNorm, residual, cross-entropy, classifier ---- */
 
 /* as cuda_launch_layernorm_forward: a warp per row, fp32 moments, 128-bit loads */
 cudaError_t cuda_launch_layernorm_forward_fast(cudaStream_t st, float *y, float *mean, float *rstd,
@@ -117,6 +117,31 @@ cudaError_t cuda_launch_layernorm_forward_fast(cudaStream_t st, float *y, float 
 cudaError_t cuda_launch_xent_forward_fast(cudaStream_t st, float *losses, float *probs,
                                           const float *logits, const int32_t *labels, int64_t rows,
                                           int64_t classes);
+
+/* res (rows, cols) = a + b (res may be a or b), then y, mean, rstd = LayerNorm(res) as
+ * cuda_launch_layernorm_forward_fast, in one pass (the residual add fused) */
+cudaError_t cuda_launch_residual_layernorm_forward_fast(cudaStream_t st, float *res, float *y,
+                                                        float *mean, float *rstd, const float *a,
+                                                        const float *b, const float *weight,
+                                                        const float *bias, int64_t rows,
+                                                        int64_t cols, float eps);
+/* losses (rows) and dlogits (rows, classes) = (softmax - onehot) * dloss from logits, t fp32
+ * or bf16 for both (dlogits may be logits): online softmax, two reads and one write */
+cudaError_t cuda_launch_xent_fused(cudaStream_t st, float *losses, void *dlogits,
+                                   const void *logits, enum zero_dtype t, const int32_t *labels,
+                                   int64_t rows, int64_t classes, float dloss);
+
+/* ---- cuda_embedding_backward.cu: the bucketed embedding backward (native mode) ---- */
+
+/* 1 if the bucketed kernel takes this shape (rows, vocab < 2^31; cols in 65535 chunks) */
+int cuda_embedding_backward_bucketed_supports(int64_t rows, int64_t cols, int64_t vocab);
+/* bytes of device workspace it needs (0: cub cannot size its sort) */
+size_t cuda_embedding_backward_bucketed_workspace(int64_t rows, int64_t vocab);
+/* as cuda_launch_embedding_backward, the same bits: rows sorted by id, one warp per run */
+cudaError_t cuda_launch_embedding_backward_bucketed(cudaStream_t st, float *dtable,
+                                                    const int32_t *ids, const float *dy,
+                                                    int64_t rows, int64_t cols, int64_t vocab,
+                                                    float beta, void *ws, size_t ws_bytes);
 
 /* ---- cuda_flash_attention.cu: fused causal attention (native mode) ---- */
 

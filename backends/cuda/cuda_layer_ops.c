@@ -92,6 +92,12 @@ static int check_ids(struct cuda_state *s, const char *what, const char *noun, c
                      (int)value, (long long)limit);
 }
 
+int cuda_check_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
+                   int64_t rows, int64_t limit)
+{
+    return check_ids(s, what, noun, ids, rows, limit);
+}
+
 /* ---- softmax cross-entropy ---- */
 
 int cuda_xent_forward(void *self, float *losses, float *probs, const float *logits,
@@ -148,9 +154,12 @@ int cuda_embedding_backward(void *self, float *dtable, const int32_t *ids, const
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_EMBEDDING);
     return cuda_prof_end(
         s, &pm, 0, 4.0 * (double)rows * (double)cols + 8.0 * (double)vocab * (double)cols,
-        cuda_check(
-            s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
-            "embedding_backward"));
+        s->mode == ZERO_COLL_NATIVE /* the bucketed kernel, the same bits */
+            ? cuda_embedding_backward_native(s, dtable, ids, dy, rows, cols, vocab, beta)
+            : cuda_check(s,
+                         cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols,
+                                                        vocab, beta),
+                         "embedding_backward"));
 }
 
 /* ---- LayerNorm ---- */

@@ -73,6 +73,40 @@ int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float
                             const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
                             int64_t NH, enum zero_dtype matmul_type);
 
+/* cuda_layer_ops.c's range check, for the fused entries: ZERO_EINVAL naming the first
+ * row whose id (device memory, (rows)) is outside [0, limit), as the cpu says it */
+int cuda_check_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
+                   int64_t rows, int64_t limit);
+
+/* 1 when ZERO_CUDA_FUSED=off: native mode runs the unfused kernels in sequence instead of
+ * the fused classifier, residual LayerNorm, GEMM epilogues and bucketed embedding backward
+ * (to tell on a device which one is wrong) */
+int cuda_fused_disabled(void);
+
+/* cuda_fused_ops.c: the optional fused entries (native mode: one kernel; exact mode: the
+ * reference kernels in sequence, the cpu's bits) */
+int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits, enum zero_dtype t,
+                    const int32_t *labels, int64_t rows, int64_t classes, float dloss);
+int cuda_residual_layernorm_forward(void *self, float *res, float *y, float *mean, float *rstd,
+                                    const float *a, const float *b, const float *weight,
+                                    const float *bias, int64_t rows, int64_t cols, float eps);
+/* native mode's embedding backward: the bucketed kernel in a workspace, the reference
+ * kernel where the shape does not fit or no workspace can be had */
+int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const int32_t *ids,
+                                   const float *dy, int64_t rows, int64_t cols, int64_t vocab,
+                                   float beta);
+
+/* cuda_gemm_epilogue.c: GEMMs with the bias, GELU or GELU's derivative in cuBLASLt's
+ * epilogue */
+int cuda_gemm_bias(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                   const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                   enum zero_dtype b_type, int64_t ldb, const float *bias, float *c, int64_t ldc,
+                   float *gelu, enum zero_gelu kind);
+int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                    enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
+                    enum zero_gelu kind);
+
 /* cuda_coll.c */
 int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
                         enum zero_dtype recv_type, size_t count, struct zero_request **req);

@@ -18,6 +18,8 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_blaslt.c \
 	%reldir%/cuda_ops.c \
 	%reldir%/cuda_layer_ops.c \
+	%reldir%/cuda_fused_ops.c \
+	%reldir%/cuda_gemm_epilogue.c \
 	%reldir%/cuda_coll.c \
 	%reldir%/cuda_staged.c \
 	%reldir%/cuda_profile.c
@@ -30,7 +32,8 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_combine.cu \
 	%reldir%/cuda_exact_gemm.cu \
 	%reldir%/cuda_flash_attention.cu \
-	%reldir%/cuda_fast_kernels.cu
+	%reldir%/cuda_fast_kernels.cu \
+	%reldir%/cuda_embedding_backward.cu
 libzero_la_CPPFLAGS += $(CUDA_CFLAGS) $(NCCL_CFLAGS)
 endif
 # private headers: listed outside the conditional so that the tarball always has them

@@ -258,6 +258,41 @@ struct zero_backend {
      * collective's completion and this call's return (0 when it completed only now), so
      * the trace can show when a collective really finished. */
     int (*wait_timed)(void *self, struct zero_request *req, double *done_ago);
+
+    /* ---- optional fused layer kernels (NULL: src/nn calls the plain entries above) ---- */
+    /* The fused classifier (llm.c's fused_classifier): per row r of logits (rows, classes)
+     *   losses (rows)           = -log softmax(logits[r])[labels[r]]
+     *   dlogits (rows, classes) = (softmax(logits[r]) - onehot(labels[r])) * dloss
+     * in one pass over the logits with no probability buffer: xent_forward then
+     * xent_backward, to rounding. t (fp32 or bf16) is the dtype of logits and dlogits;
+     * dlogits is logits itself (in place) or disjoint from it. Labels are checked as in
+     * xent_forward, before anything is written. */
+    int (*xent_fused)(void *self, float *losses, void *dlogits, const void *logits,
+                      enum zero_dtype t, const int32_t *labels, int64_t rows, int64_t classes,
+                      float dloss);
+    /* The residual add fused with the LayerNorm that follows it:
+     *   res (rows, cols) = a + b;  then layernorm_forward(y, mean, rstd, res, weight, bias)
+     * res is a or b itself or disjoint from both; y, mean and rstd are disjoint from them. */
+    int (*residual_layernorm_forward)(void *self, float *res, float *y, float *mean, float *rstd,
+                                      const float *a, const float *b, const float *weight,
+                                      const float *bias, int64_t rows, int64_t cols, float eps);
+    /* The GEMM with its bias (and GELU) applied as C is written (cuBLASLt's epilogues):
+     *   c (m, n) = op(a) op(b) + bias (n) on every row   (gemm with alpha 1, beta 0)
+     *   gelu (m, n) = gelu(c) when gelu is not NULL     (c keeps the pre-activation)
+     * a, b as in gemm; c and gelu fp32 and contiguous (ldc == n); gemm, bias_add and
+     * gelu_forward in sequence, to rounding. */
+    int (*gemm_bias)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                     enum zero_dtype b_type, int64_t ldb, const float *bias, float *c, int64_t ldc,
+                     float *gelu, enum zero_gelu kind);
+    /* The GEMM with GELU's backward applied as C is written (cuBLASLt's DGELU):
+     *   c (m, n) = (op(a) op(b)) * gelu'(pre)   with pre (m, n) the saved pre-activation
+     * a, b as in gemm; c and pre fp32 and contiguous (ldc == n); gemm (alpha 1, beta 0)
+     * then gelu_backward in place, to rounding. */
+    int (*gemm_dgelu)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                      enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
+                      enum zero_gelu kind);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

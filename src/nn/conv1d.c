@@ -23,19 +23,20 @@ int gpt_add_conv1d_params(struct zero_unit *u, const char *prefix, int64_t in, i
 int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, int64_t in,
                        int64_t out)
 {
-    const struct zero_backend *be = ctx->be;
-    /* y (rows, out) = x (rows, in) @ w (in, out) */
-    int rc = nn_gemm(ctx, "gemm y = x w", 0, 0, ctx->rows, out, in, nn_act(x), in, nn_param(ctx, p),
-                     out, 0.0f, y, out);
-    if (rc != ZERO_OK)
-        return rc;
-    /* y (rows, out) += b (out) */
-    rc = be->bias_add(ctx->bself, y, ctx->param[p + 1], ctx->rows, out);
-    return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "bias_add") : ZERO_OK;
+    return gpt_conv1d_gelu_forward(ctx, p, x, y, NULL, in, out);
 }
 
-int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
-                        float *dx, float dx_beta, int64_t in, int64_t out)
+int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *gelu,
+                            int64_t in, int64_t out)
+{
+    /* y (rows, out) = x (rows, in) @ w (in, out) + b (out); gelu = gelu_tanh(y) */
+    return nn_gemm_bias(ctx, "gemm y = x w + b", 0, 0, ctx->rows, out, in, nn_act(x), in,
+                        nn_param(ctx, p), out, ctx->param[p + 1], y, gelu);
+}
+
+/* gpt_conv1d_backward; with pre, dx = (dy w^T) * gelu'(pre) (dx_beta 0) */
+static int conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+                           float *dx, float dx_beta, const float *pre, int64_t in, int64_t out)
 {
     const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
@@ -50,10 +51,25 @@ int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const 
     if (rc == ZERO_OK && (rc = be->bias_grad(ctx->bself, ctx->grad[p + 1], dy, rows, out,
                                              ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f)))
         rc = nn_backend_fail(ctx, rc, "bias_grad db");
-    /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx */
-    if (rc == ZERO_OK && dx != NULL)
+    /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx, or times gelu'(pre) */
+    if (rc == ZERO_OK && dx != NULL && pre != NULL)
+        rc = nn_gemm_dgelu(ctx, "gemm dx = (dy w^T) gelu'(pre)", 0, 1, rows, in, out, g, out,
+                           nn_param(ctx, p), out, dx, pre);
+    else if (rc == ZERO_OK && dx != NULL)
         rc = nn_gemm(ctx, "gemm dx = dy w^T", 0, 1, rows, in, out, g, out, nn_param(ctx, p), out,
                      dx_beta, dx, in);
     nn_release(ctx, tmp);
     return rc;
+}
+
+int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+                        float *dx, float dx_beta, int64_t in, int64_t out)
+{
+    return conv1d_backward(ctx, p, x, dy, dx, dx_beta, NULL, in, out);
+}
+
+int gpt_conv1d_backward_dgelu(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+                              float *dx, const float *pre, int64_t in, int64_t out)
+{
+    return conv1d_backward(ctx, p, x, dy, dx, 0.0f, pre, in, out);
 }

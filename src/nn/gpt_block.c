@@ -71,16 +71,12 @@ static int block_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     int rc = gpt_layernorm_forward(ctx, LN1, x, s.ln1, s.ln1_mean, s.ln1_rstd, C);
     if (rc == ZERO_OK)
         rc = gpt_attn_forward(ctx, d, ATTN, s.ln1, s.x2, &s.attn);
-    if (rc == ZERO_OK && (rc = ctx->be->axpy(ctx->bself, 1.0f, x, s.x2, n)) != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "axpy x2 += x");
-    /* y (rows, C) = x2 + c_proj(gelu(c_fc(ln_2(x2)))) */
+    /* x2 += x and ln_2(x2) in one pass where the backend fuses them;
+     * y (rows, C) = x2 + c_proj(gelu(c_fc(ln_2(x2)))) */
     if (rc == ZERO_OK)
-        rc = gpt_layernorm_forward(ctx, LN2, s.x2, s.ln2, s.ln2_mean, s.ln2_rstd, C);
-    if (rc == ZERO_OK)
-        rc = gpt_conv1d_forward(ctx, FC, s.ln2, s.fch, C, 4 * C);
-    if (rc == ZERO_OK &&
-        (rc = ctx->be->gelu_forward(ctx->bself, s.fch_gelu, s.fch, 4 * n, ZERO_GELU_TANH)))
-        return nn_backend_fail(ctx, rc, "gelu_forward");
+        rc = gpt_residual_layernorm_forward(ctx, LN2, s.x2, x, s.ln2, s.ln2_mean, s.ln2_rstd, C);
+    if (rc == ZERO_OK) /* fch (rows, 4C) = c_fc(ln2), fch_gelu = gelu_tanh(fch) */
+        rc = gpt_conv1d_gelu_forward(ctx, FC, s.ln2, s.fch, s.fch_gelu, C, 4 * C);
     if (rc == ZERO_OK)
         rc = gpt_conv1d_forward(ctx, PROJ, s.fch_gelu, y, 4 * C, C);
     if (rc == ZERO_OK && (rc = ctx->be->axpy(ctx->bself, 1.0f, s.x2, y, n)) != ZERO_OK)
@@ -104,11 +100,8 @@ static int block_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, 
     int rc = ctx->be->copy(ctx->bself, dx2, dy, n * sizeof(float));
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "copy dx2 = dy");
-    /* dfch_gelu (rows, 4C) = dy c_proj^T, then dfch = dfch_gelu * gelu'(fch) in place */
-    rc = gpt_conv1d_backward(ctx, PROJ, s.fch_gelu, dy, rest, 0.0f, 4 * C, C);
-    if (rc == ZERO_OK &&
-        (rc = ctx->be->gelu_backward(ctx->bself, rest, s.fch, rest, 4 * n, ZERO_GELU_TANH)))
-        return nn_backend_fail(ctx, rc, "gelu_backward");
+    /* dfch (rows, 4C) = (dy c_proj^T) * gelu'(fch), one GEMM where the backend fuses it */
+    rc = gpt_conv1d_backward_dgelu(ctx, PROJ, s.fch_gelu, dy, rest, s.fch, 4 * C, C);
     /* dln2 (rows, C) = dfch c_fc^T;  dx2 += ln_2'(dln2) */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_backward(ctx, FC, s.ln2, rest, dln, 0.0f, C, 4 * C);

@@ -11,7 +11,9 @@
 /* ctx->param / ctx->grad slots: own weight, bias, then the external wte. */
 enum { LNF = 0, WTE = 2 };
 
-/* saved: h (rows, C), mean (rows), rstd (rows), probs (rows, V) */
+/* saved: h (rows, C), mean (rows), rstd (rows), probs (rows, V); a backend with the
+ * fused classifier (xent_fused) leaves dlogits there instead, from the forward's dloss
+ * (the step's constant, the same in the backward) */
 static size_t head_saved_bytes(const struct zero_unit *u, int64_t rows)
 {
     const struct gpt_dims *d = u->impl;
@@ -60,7 +62,11 @@ static int head_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, co
     if (ctx->labels == NULL)
         return nn_unit_fail(ctx, ZERO_EINVAL, "the batch has no labels");
     int rc = head_logits(d, ctx, x, &s, logits);
-    if (rc == ZERO_OK &&
+    if (rc == ZERO_OK && ctx->be->xent_fused != NULL &&
+        (rc = ctx->be->xent_fused(ctx->bself, y, s.probs, logits, ZERO_F32, ctx->labels, ctx->rows,
+                                  d->V, ctx->dloss)))
+        return nn_backend_fail(ctx, rc, "xent_fused");
+    if (rc == ZERO_OK && ctx->be->xent_fused == NULL &&
         (rc = ctx->be->xent_forward(ctx->bself, y, s.probs, logits, ctx->labels, ctx->rows, d->V)))
         return nn_backend_fail(ctx, rc, "xent_forward");
     return rc;
@@ -78,9 +84,11 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     float *dlogits = ctx->scratch;            /* (rows, V) */
     float *dh = dlogits + ctx->rows * d->V;   /* (rows, C) */
     float *unused_dx = dh + ctx->rows * d->C; /* (rows, C) */
-    int rc = ctx->be->xent_backward(ctx->bself, dlogits, s.probs, ctx->labels, ctx->rows, d->V,
-                                    ctx->dloss);
-    if (rc != ZERO_OK)
+    int rc = ZERO_OK;
+    if (ctx->be->xent_fused != NULL) /* the forward left dlogits in place of probs */
+        dlogits = s.probs;
+    else if ((rc = ctx->be->xent_backward(ctx->bself, dlogits, s.probs, ctx->labels, ctx->rows,
+                                          d->V, ctx->dloss)) != ZERO_OK)
         return nn_backend_fail(ctx, rc, "xent_backward");
     rc = nn_affine_backward(ctx, s.h, WTE, dlogits, dh, 0.0f, ctx->grad[WTE],
                             ctx->grad_accumulate[WTE], NULL, 0, d->C, d->V);

@@ -34,10 +34,18 @@ int gpt_add_conv1d_params(struct zero_unit *u, const char *prefix, int64_t in, i
 /* weight at ctx->param[p], bias at p + 1 */
 int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, int64_t in,
                        int64_t out);
+/* y as gpt_conv1d_forward, then gelu (rows, out) = gelu_tanh(y) when gelu is not NULL:
+ * one GEMM with its epilogue where the backend fuses them (gemm_bias) */
+int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *gelu,
+                            int64_t in, int64_t out);
 /* dw (in, out) = x^T dy, db (out) = sum_rows dy (each added when ctx->grad_accumulate
  * says so); dx (rows, in) = dy w^T + dx_beta * dx (skipped when dx is NULL) */
 int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
                         float *dx, float dx_beta, int64_t in, int64_t out);
+/* as gpt_conv1d_backward with dx = (dy w^T) * gelu_tanh'(pre) (rows, in), the input's
+ * GELU backward taken in the same GEMM where the backend fuses it (gemm_dgelu) */
+int gpt_conv1d_backward_dgelu(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+                              float *dx, const float *pre, int64_t in, int64_t out);
 
 /* ---- layernorm.c ---- */
 
@@ -47,6 +55,9 @@ int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
 /* y (rows, C), mean (rows), rstd (rows) from x (rows, C); weight at ctx->param[p] */
 int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *mean,
                           float *rstd, int64_t C);
+/* res (rows, C) += b (rows, C), then y, mean, rstd from res as gpt_layernorm_forward */
+int gpt_residual_layernorm_forward(struct zero_unit_ctx *ctx, int p, float *res, const float *b,
+                                   float *y, float *mean, float *rstd, int64_t C);
 /* dx (rows, C) = LayerNorm's input gradient + dx_beta * dx; parameter gradients by
  * ctx->grad_accumulate */
 int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,

@@ -27,6 +27,23 @@ int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, floa
     return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward") : ZERO_OK;
 }
 
+/* res (rows, C) += b, then y = LN(res) as above: one pass where the backend fuses the
+ * two (residual_layernorm_forward), else axpy and layernorm_forward */
+int gpt_residual_layernorm_forward(struct zero_unit_ctx *ctx, int p, float *res, const float *b,
+                                   float *y, float *mean, float *rstd, int64_t C)
+{
+    if (ctx->be->residual_layernorm_forward == NULL) {
+        int rc = ctx->be->axpy(ctx->bself, 1.0f, b, res, (size_t)(ctx->rows * C));
+        if (rc != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "axpy (residual)");
+        return gpt_layernorm_forward(ctx, p, res, y, mean, rstd, C);
+    }
+    int rc =
+        ctx->be->residual_layernorm_forward(ctx->bself, res, y, mean, rstd, res, b, ctx->param[p],
+                                            ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
+    return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "residual_layernorm_forward") : ZERO_OK;
+}
+
 /* dx (rows, C) = dLN/dx (dy) + dx_beta * dx; dweight = sum dy * xhat; dbias = sum dy */
 int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
                            const float *mean, const float *rstd, float *dx, float dx_beta,

@@ -27,20 +27,14 @@ int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, in
 int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const float *b, float *y,
                       int64_t in, int64_t out)
 {
-    const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
-    /* y (rows, out) = x (rows, in) @ w^T (in, out) */
-    int rc = nn_gemm(ctx, "gemm y = x w^T", 0, 1, rows, out, in, nn_act(x), in, nn_param(ctx, w),
-                     in, 0.0f, y, out);
-    if (rc != ZERO_OK)
-        return rc;
-    if (b == NULL)
-        return ZERO_OK;
-    /* y (rows, out) += b (out) */
-    rc = be->bias_add(ctx->bself, y, b, rows, out);
-    if (rc != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "bias_add");
-    return ZERO_OK;
+    /* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out): the bias in the GEMM's
+     * epilogue where the backend has one */
+    if (b != NULL)
+        return nn_gemm_bias(ctx, "gemm y = x w^T + b", 0, 1, rows, out, in, nn_act(x), in,
+                            nn_param(ctx, w), in, b, y, NULL);
+    return nn_gemm(ctx, "gemm y = x w^T", 0, 1, rows, out, in, nn_act(x), in, nn_param(ctx, w), in,
+                   0.0f, y, out);
 }
 
 int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,

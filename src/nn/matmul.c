@@ -62,22 +62,85 @@ static int lowered(struct zero_unit_ctx *ctx, struct nn_operand o, size_t n, con
     return rc;
 }
 
+/* Both operands of one product as the GEMM reads them (stored shapes: A is (m, k), or
+ * (k, m) when transposed; B likewise); release_operands frees what was rounded here. */
+struct gemm_operands {
+    const void *a, *b;
+    enum zero_dtype ta, tb;
+    void *tmp_a, *tmp_b;
+};
+
+static int lower_operands(struct zero_unit_ctx *ctx, int ta, int tb, int64_t m, int64_t n,
+                          int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                          int64_t ldb, struct gemm_operands *o)
+{
+    o->tmp_b = NULL;
+    int rc = lowered(ctx, a, (size_t)((ta ? k : m) * lda), &o->a, &o->ta, &o->tmp_a);
+    if (rc == ZERO_OK)
+        rc = lowered(ctx, b, (size_t)((tb ? n : k) * ldb), &o->b, &o->tb, &o->tmp_b);
+    return rc;
+}
+
+static void release_operands(struct zero_unit_ctx *ctx, struct gemm_operands *o)
+{
+    ctx->be->free(ctx->bself, o->tmp_a);
+    ctx->be->free(ctx->bself, o->tmp_b);
+}
+
 int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
             int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
             float beta, float *c, int64_t ldc)
 {
     const struct zero_backend *be = ctx->be;
-    const void *pa, *pb;
-    enum zero_dtype tpa, tpb;
-    void *tmp_a = NULL, *tmp_b = NULL;
-    /* stored shapes: A is (m, k), or (k, m) when transposed; B likewise */
-    int rc = lowered(ctx, a, (size_t)((ta ? k : m) * lda), &pa, &tpa, &tmp_a);
+    struct gemm_operands o;
+    int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
     if (rc == ZERO_OK)
-        rc = lowered(ctx, b, (size_t)((tb ? n : k) * ldb), &pb, &tpb, &tmp_b);
-    if (rc == ZERO_OK)
-        rc = be->gemm(ctx->bself, ta, tb, m, n, k, 1.0f, pa, tpa, lda, pb, tpb, ldb, beta, c,
+        rc = be->gemm(ctx->bself, ta, tb, m, n, k, 1.0f, o.a, o.ta, lda, o.b, o.tb, ldb, beta, c,
                       ZERO_F32, ldc);
-    be->free(ctx->bself, tmp_a);
-    be->free(ctx->bself, tmp_b);
+    release_operands(ctx, &o);
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}
+
+int nn_gemm_bias(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+                 int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+                 const float *bias, float *c, float *gelu)
+{
+    const struct zero_backend *be = ctx->be;
+    if (be->gemm_bias == NULL) { /* the three passes */
+        int rc = nn_gemm(ctx, what, ta, tb, m, n, k, a, lda, b, ldb, 0.0f, c, n);
+        if (rc == ZERO_OK && (rc = be->bias_add(ctx->bself, c, bias, m, n)) != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "bias_add");
+        if (rc == ZERO_OK && gelu != NULL &&
+            (rc = be->gelu_forward(ctx->bself, gelu, c, (size_t)(m * n), ZERO_GELU_TANH)))
+            return nn_backend_fail(ctx, rc, "gelu_forward");
+        return rc;
+    }
+    struct gemm_operands o;
+    int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
+    if (rc == ZERO_OK)
+        rc = be->gemm_bias(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, bias, c, n,
+                           gelu, ZERO_GELU_TANH);
+    release_operands(ctx, &o);
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}
+
+int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+                  int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+                  float *c, const float *pre)
+{
+    const struct zero_backend *be = ctx->be;
+    if (be->gemm_dgelu == NULL) { /* the two passes */
+        int rc = nn_gemm(ctx, what, ta, tb, m, n, k, a, lda, b, ldb, 0.0f, c, n);
+        if (rc == ZERO_OK &&
+            (rc = be->gelu_backward(ctx->bself, c, pre, c, (size_t)(m * n), ZERO_GELU_TANH)))
+            return nn_backend_fail(ctx, rc, "gelu_backward");
+        return rc;
+    }
+    struct gemm_operands o;
+    int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
+    if (rc == ZERO_OK)
+        rc = be->gemm_dgelu(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, c, n, pre,
+                            ZERO_GELU_TANH);
+    release_operands(ctx, &o);
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }

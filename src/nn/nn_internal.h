@@ -38,6 +38,19 @@ int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t
             int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
             float beta, float *c, int64_t ldc);
 
+/* c (m, n; contiguous, fp32) = op(a) op(b) + bias (n) on every row, as nn_gemm with
+ * beta 0; with gelu, gelu (m, n) = gelu_tanh(c) too. One GEMM with cuBLASLt-style
+ * epilogues where the backend has gemm_bias, else nn_gemm, bias_add, gelu_forward. */
+int nn_gemm_bias(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+                 int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+                 const float *bias, float *c, float *gelu);
+/* c (m, n; contiguous, fp32) = (op(a) op(b)) * gelu_tanh'(pre), pre (m, n) the saved
+ * pre-activation: one GEMM with the DGELU epilogue where the backend has gemm_dgelu,
+ * else nn_gemm (beta 0) and gelu_backward in place. */
+int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+                  int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+                  float *c, const float *pre);
+
 /* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out), w = parameter slot w of
  * ctx, (out, in); b may be NULL. */
 int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const float *b, float *y,

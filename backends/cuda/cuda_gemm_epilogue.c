@@ -1,0 +1,116 @@
+/* GEMMs with cuBLASLt epilogues (llm.c's matmul_forward_cublaslt and the GELU backward
+ * fused into its matmul): gemm_bias applies the bias (and GPT-2's tanh GELU, keeping the
+ * pre-activation) as C is written, gemm_dgelu multiplies the product by GELU's
+ * derivative at a saved pre-activation; each saves a pass over the output. Native mode
+ * only, and only where the epilogue can take the case: device operands of one dtype,
+ * 16-byte aligned vectors and outputs, the leading dimension a multiple of 8 where GELU's
+ * auxiliary matrix is read or written, the tanh GELU (cuBLASLt's). Everything else,
+ * exact mode and a case cuBLASLt refuses, runs the unfused entries (gemm, bias_add,
+ * gelu_forward, gelu_backward): exact mode keeps the cpu's bits. */
+#include <cublasLt.h>
+#include <stdint.h>
+
+#include "cuda_ops.h"
+#include "zero_cuda_profile.h"
+
+static cudaDataType_t lt_type(enum zero_dtype t)
+{
+    return t == ZERO_F16 ? CUDA_R_16F : t == ZERO_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* p is 16-byte aligned device memory (NULL passes: no such operand) */
+static int device16(struct cuda_state *s, const void *p)
+{
+    return p == NULL || (((uintptr_t)p & 15) == 0 && !cuda_is_host_memory(s, p));
+}
+
+/* the epilogue may take this case (cuBLASLt may still refuse it: ZERO_ENOTSUP) */
+static int epilogue_fits(struct cuda_state *s, int64_t k, const void *a, enum zero_dtype a_type,
+                         const void *b, enum zero_dtype b_type, const float *vec, const float *c,
+                         int64_t ldc, const float *aux, enum zero_gelu kind)
+{
+    return s->mode == ZERO_COLL_NATIVE && !cuda_fused_disabled() && s->lt != NULL && k > 0 &&
+           a_type == b_type && (a_type == ZERO_F32 || a_type == ZERO_F16 || a_type == ZERO_BF16) &&
+           !cuda_is_host_memory(s, a) && !cuda_is_host_memory(s, b) && device16(s, vec) &&
+           device16(s, c) &&
+           (aux == NULL || (kind == ZERO_GELU_TANH && ldc % 8 == 0 && device16(s, aux)));
+}
+
+static int check_shape(struct cuda_state *s, const char *what, int64_t m, int64_t n, int64_t k,
+                       int64_t ldc, enum zero_gelu kind)
+{
+    if (m < 0 || n < 0 || k < 0 || ldc != n)
+        return cuda_fail(s, ZERO_EINVAL,
+                         "%s: m = %lld, n = %lld, k = %lld, ldc = %lld (ldc must be n)", what,
+                         (long long)m, (long long)n, (long long)k, (long long)ldc);
+    if (kind != ZERO_GELU_ERF && kind != ZERO_GELU_TANH)
+        return cuda_fail(s, ZERO_EINVAL, "%s: unknown gelu kind %d", what, (int)kind);
+    return ZERO_OK;
+}
+
+/* the epilogue's launch, profiled as a GEMM: operands read, the output (and aux) moved */
+static int lt_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                       int64_t ldb, int epilogue, const float *bias, const void *aux, float *d)
+{
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GEMM);
+    const double mn = (double)m * (double)n;
+    const double bytes = (double)zero_dtype_size(a_type) * ((double)m + (double)n) * (double)k +
+                         (aux != NULL ? 8.0 : 4.0) * mn;
+    return cuda_prof_end(s, &pm, 2.0 * mn * (double)k, bytes,
+                         cuda_lt_gemm_epilogue(s, trans_a, trans_b, m, n, k, a, lda, b, ldb,
+                                               lt_type(a_type), epilogue, bias, aux, d, n));
+}
+
+int cuda_gemm_bias(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                   const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                   enum zero_dtype b_type, int64_t ldb, const float *bias, float *c, int64_t ldc,
+                   float *gelu, enum zero_gelu kind)
+{
+    struct cuda_state *s = self;
+    if (bias == NULL || c == NULL)
+        return cuda_fail(s, ZERO_EINVAL, "gemm_bias: no bias or no output");
+    int rc = check_shape(s, "gemm_bias", m, n, k, ldc, kind);
+    if (rc != ZERO_OK || m == 0 || n == 0)
+        return rc;
+    /* with GELU the activation is cuBLASLt's D and the pre-activation c its aux output */
+    if (epilogue_fits(s, k, a, a_type, b, b_type, bias, gelu != NULL ? gelu : c, ldc,
+                      gelu != NULL ? c : NULL, kind)) {
+        rc = lt_epilogue(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb,
+                         gelu != NULL ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS,
+                         bias, gelu != NULL ? c : NULL, gelu != NULL ? gelu : c);
+        if (rc != ZERO_ENOTSUP)
+            return rc;
+    }
+    rc = cuda_gemm(s, trans_a, trans_b, m, n, k, 1.0f, a, a_type, lda, b, b_type, ldb, 0.0f, c,
+                   ZERO_F32, ldc);
+    if (rc == ZERO_OK)
+        rc = cuda_bias_add(s, c, bias, m, n);
+    if (rc == ZERO_OK && gelu != NULL)
+        rc = cuda_gelu_forward(s, gelu, c, (size_t)m * (size_t)n, kind);
+    return rc;
+}
+
+int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                    enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
+                    enum zero_gelu kind)
+{
+    struct cuda_state *s = self;
+    if (pre == NULL || c == NULL)
+        return cuda_fail(s, ZERO_EINVAL, "gemm_dgelu: no pre-activation or no output");
+    int rc = check_shape(s, "gemm_dgelu", m, n, k, ldc, kind);
+    if (rc != ZERO_OK || m == 0 || n == 0)
+        return rc;
+    if (epilogue_fits(s, k, a, a_type, b, b_type, NULL, c, ldc, pre, kind)) {
+        rc = lt_epilogue(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb,
+                         CUBLASLT_EPILOGUE_DGELU, NULL, pre, c);
+        if (rc != ZERO_ENOTSUP)
+            return rc;
+    }
+    rc = cuda_gemm(s, trans_a, trans_b, m, n, k, 1.0f, a, a_type, lda, b, b_type, ldb, 0.0f, c,
+                   ZERO_F32, ldc);
+    if (rc == ZERO_OK) /* elementwise: dx may be dy */
+        rc = cuda_gelu_backward(s, c, pre, c, (size_t)m * (size_t)n, kind);
+    return rc;
+}
