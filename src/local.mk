@@ -2,18 +2,17 @@
 # Each folder's local.mk appends its sources to libzero_la_SOURCES; docs/design.md draws the layers.
 #   base/        status codes, sizes, dtypes and conversions, the fixed-order tree, exact math,
 #                the host's threads and Adam: everything a backend may use
-#   engine/      the ZeRO engine: stage table, forward/backward, reduction, stage-3 lifecycle, step
-#   offload/     ZeRO-Offload and ZeRO-Infinity: host optimizer, NVMe swapping, async I/O
+#   engine/      the ZeRO engine: stage table, forward/backward, reduction, stage-3 lifecycle, step,
+#                ZeRO-Offload (host optimizer) and ZeRO-Infinity (NVMe swapping)
 #   nn/          the model container and the built-in layers (MLP, GPT-2)
 #   data/        token files, the addition task, deterministic synthetic batches
 #   config/      ds_config.json: key table, loader, "auto", validation, printer
 #   checkpoint/  sharded checkpoints: format, metadata, files, reading, offline export
-#   io/          safetensors
+#   io/          safetensors, asynchronous file I/O (io_uring or threads)
 #   observe/     ledger, comm counters, trace, estimator and theory formulas, charts
 #   cli/         the zero command-line tool
 include %reldir%/base/local.mk
 include %reldir%/engine/local.mk
-include %reldir%/offload/local.mk
 include %reldir%/nn/local.mk
 include %reldir%/data/local.mk
 include %reldir%/config/local.mk

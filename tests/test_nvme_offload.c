@@ -1,5 +1,5 @@
 /* ZeRO-Infinity: the fp32 master and the optimizer state (and stage 3's
- * parameter shards) in per-rank NVMe swap files (src/offload/nvme_swap.c, src/offload/aio.c).
+ * parameter shards) in per-rank NVMe swap files (src/engine/nvme_swap.c, src/io/aio.c).
  *
  *   - training with the states on NVMe gives the bits of training with them in
  *     memory: stages 1-3, fp32/bf16/fp16, with several chunks per unit, a ring

@@ -64,7 +64,7 @@ struct zero_offload_config {
 };
 
 /* DeepSpeed's "aio" section (runtime/swap_tensor/aio_config.py): how the NVMe
- * swap files are read and written (src/offload/aio.c). */
+ * swap files are read and written (src/io/aio.c). */
 struct zero_aio_config {
     int64_t block_size;   /* 1048576 bytes per request */
     int64_t queue_depth;  /* 8 requests in flight per io_uring */

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
-#include "offload/nvme_swap.h"
+#include "engine/nvme_swap.h"
 #include "base/crc32c.h"
 #include "engine/engine_internal.h"
 #include "engine/stage3.h"

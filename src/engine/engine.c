@@ -16,7 +16,7 @@
 #include "optimizer.h"
 #include "stage.h"
 #include "stage3.h"
-#include "offload/offload.h"
+#include "offload.h"
 #include "zero/config_json.h"
 
 /* ---- creation ---- */

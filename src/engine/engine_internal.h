@@ -1,8 +1,8 @@
 /* The engine's state: the per-unit model states and the engine struct, whose
  * parts each module owns (a struct defined in the module's header and written
  * by that module only): the stage-3 lifecycle (stage3.h), the reduction plan
- * (grad_reduce.h), the gathered scope (gathered.h), offload (offload/offload.h,
- * offload/nvme_swap.h); plus engine_util.c's helpers every module uses. */
+ * (grad_reduce.h), the gathered scope (gathered.h), offload (offload.h,
+ * nvme_swap.h); plus engine_util.c's helpers every module uses. */
 #ifndef ZERO_ENGINE_INTERNAL_H
 #define ZERO_ENGINE_INTERNAL_H
 
@@ -13,8 +13,8 @@
 #include "gathered.h"
 #include "grad_counter.h"
 #include "grad_reduce.h"
-#include "offload/nvme_swap.h"
-#include "offload/offload.h"
+#include "nvme_swap.h"
+#include "offload.h"
 #include "stage.h"
 #include "stage3.h"
 

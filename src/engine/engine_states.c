@@ -28,8 +28,8 @@
 #include "init_rng.h"
 #include "memory_plan.h"
 #include "stage3.h"
-#include "offload/nvme_swap.h"
-#include "offload/offload.h"
+#include "nvme_swap.h"
+#include "offload.h"
 
 static int optim_buffers(const struct zero_engine *e)
 {

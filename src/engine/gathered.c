@@ -10,7 +10,7 @@
 #include "gathered.h"
 #include "stage3.h"
 #include "placement.h"
-#include "offload/nvme_swap.h"
+#include "nvme_swap.h"
 
 static int check_index(struct zero_engine *e, int unit, int param, struct zero_error *err)
 {

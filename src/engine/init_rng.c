@@ -14,7 +14,7 @@
 #include "init_rng.h"
 #include "placement.h"
 #include "base/exact_math.h"
-#include "offload/nvme_swap.h"
+#include "nvme_swap.h"
 
 #define INIT_CHUNK 65536 /* elements generated on the host per upload */
 

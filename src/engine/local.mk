@@ -1,4 +1,4 @@
-# src/engine/local.mk -- the ZeRO engine: model states, stages, reduction, optimizer step.
+# src/engine/local.mk -- the ZeRO engine: model states, stages, reduction, optimizer step, offload.
 libzero_la_SOURCES += \
 	%reldir%/engine.c \
 	%reldir%/stage.c \
@@ -20,6 +20,9 @@ libzero_la_SOURCES += \
 	%reldir%/lr_schedule.c \
 	%reldir%/memory_plan.c \
 	%reldir%/memory_limit.c
+# ZeRO-Offload (the update on the host) and ZeRO-Infinity (states swapped to NVMe)
+libzero_la_SOURCES += %reldir%/offload.c %reldir%/nvme_swap.c
+noinst_HEADERS += %reldir%/offload.h %reldir%/nvme_swap.h
 noinst_HEADERS += %reldir%/atom_order.h %reldir%/engine_internal.h %reldir%/stage.h \
 	%reldir%/placement.h %reldir%/optimizer_args.h %reldir%/stage3.h \
 	%reldir%/grad_reduce.h %reldir%/grad_counter.h %reldir%/gathered.h %reldir%/unit_compute.h \

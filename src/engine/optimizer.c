@@ -9,7 +9,7 @@
 #include "optimizer.h"
 #include "grad_reduce.h"
 #include "stage3.h"
-#include "offload/offload.h"
+#include "offload.h"
 #include "optimizer_args.h"
 #include "placement.h"
 

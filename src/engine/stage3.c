@@ -22,7 +22,7 @@
 
 #include "engine_internal.h"
 #include "stage3.h"
-#include "offload/nvme_swap.h"
+#include "nvme_swap.h"
 
 static const char *uname(struct zero_engine *e, int u)
 {

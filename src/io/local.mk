@@ -1,7 +1,10 @@
-# src/io/local.mk -- safetensors files (Hugging Face's format): read, write, validate.
+# src/io/local.mk -- files: safetensors (Hugging Face's format) and asynchronous I/O.
 libzero_la_SOURCES += \
 	%reldir%/safetensors.c \
 	%reldir%/safetensors_read.c \
 	%reldir%/safetensors_write.c
 noinst_HEADERS += %reldir%/safetensors_internal.h
 zeroinclude_HEADERS += include/zero/safetensors.h
+# asynchronous reads and writes at offsets (io_uring through liburing, else threads): NVMe swap
+libzero_la_SOURCES += %reldir%/aio.c
+noinst_HEADERS += %reldir%/aio.h

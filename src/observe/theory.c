@@ -28,7 +28,7 @@
 #include "engine/engine_internal.h"
 #include "engine/grad_reduce.h"
 #include "engine/stage3.h"
-#include "offload/nvme_swap.h"
+#include "engine/nvme_swap.h"
 
 /* Elements stage 3 gathers per step, by replaying the recorded fetch order
  * under the rules of stage3.c: a fetch of a unit that is not gathered gathers

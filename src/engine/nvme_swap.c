@@ -24,7 +24,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "aio.h"
+#include "io/aio.h"
 #include "engine/engine_internal.h"
 
 #define PAGE 4096
