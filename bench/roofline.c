@@ -8,9 +8,11 @@
  * The parts come from the engine's event stream (events.h), not from timers of their
  * own: GEMMs (a timing wrapper around the backend table's gemm entry, as bench/gpt.c
  * does), elementwise kernels (the units' forward/backward/recompute slices minus their
- * GEMMs), optimizer (optimizer slices), collectives (reduce, gather, prefetch,
- * param_gather and norm slices: the time the caller's thread spends issuing them),
- * waiting (gather_wait and reduce_wait slices) and the rest of the step.
+ * GEMMs), optimizer (optimizer slices), norm (the norm slice: the fixed-order sum of
+ * squares of this rank's gradient and the exchange of its block sums), collectives
+ * (reduce, gather, prefetch and param_gather slices: the time the caller's thread
+ * spends issuing them), waiting (gather_wait and reduce_wait slices) and the rest of
+ * the step (the engine's own work between slices: mixed precision's gradient casts).
  *
  * Bounds, from rates measured before training in this process:
  *   GEMM         2 m n k FLOP of every product at the backend's fp32 gemm rate on a
@@ -20,6 +22,9 @@
  *                micro-step) at the memory bandwidth (memcpy of 256 MiB, read + write)
  *   optimizer    28 bytes per updated element (Adam reads parameter, gradient and two
  *                moments, writes three) at the memory bandwidth
+ *   norm         the gradient bytes it reads (an element of the compute dtype per
+ *                updated element of stages 1-3; stage 0 sums its shard only) at the
+ *                memory bandwidth
  *   collectives  the bytes this rank sends (comm stats) at the memcpy rate
  *   waiting      0
  * The sum of the bounds is the step's roofline; the step time over it says how far this
@@ -35,9 +40,9 @@
 
 #include "zero/zero.h"
 
-enum part { GEMM, ELEMENTWISE, OPTIMIZER, COLLECTIVES, WAITING, OTHER, STEP, NPARTS };
-static const char *const part_name[NPARTS] = {"gemm",    "elementwise", "optimizer", "collectives",
-                                              "waiting", "other",       "step"};
+enum part { GEMM, ELEMENTWISE, OPTIMIZER, NORM, COLLECTIVES, WAITING, OTHER, STEP, NPARTS };
+static const char *const part_name[NPARTS] = {"gemm",        "elementwise", "optimizer", "norm",
+                                              "collectives", "waiting",     "other",     "step"};
 
 struct opts {
     int64_t hidden, batch;
@@ -195,8 +200,9 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
         me[ELEMENTWISE] =
             ev[ZERO_EV_FORWARD] + ev[ZERO_EV_BACKWARD] + ev[ZERO_EV_RECOMPUTE] - gemm_seconds;
         me[OPTIMIZER] = ev[ZERO_EV_OPTIMIZER];
+        me[NORM] = ev[ZERO_EV_NORM];
         me[COLLECTIVES] = ev[ZERO_EV_REDUCE] + ev[ZERO_EV_GATHER] + ev[ZERO_EV_PREFETCH] +
-                          ev[ZERO_EV_PARAM_GATHER] + ev[ZERO_EV_NORM];
+                          ev[ZERO_EV_PARAM_GATHER];
         me[WAITING] = ev[ZERO_EV_GATHER_WAIT] + ev[ZERO_EV_REDUCE_WAIT];
         me[STEP] = info->seconds;
         me[OTHER] = me[STEP];
@@ -205,6 +211,9 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
         bd[GEMM] = gemm_flop / rt->gemm_flops;
         bd[ELEMENTWISE] = 164.0 * (double)rows * (double)o->hidden * o->layers / rt->mem_bw;
         bd[OPTIMIZER] = 28.0 * (double)optimizer_elements / rt->mem_bw;
+        /* stage 0 updates the whole buffer but sums the norm over its shard only */
+        double norm_elements = (double)optimizer_elements / (o->stage == 0 ? dev->size : 1);
+        bd[NORM] = norm_elements * (double)zero_dtype_size(o->precision) / rt->mem_bw;
         bd[COLLECTIVES] = sent_bytes(&info->comm) / rt->memcpy_bw;
         for (int p = 0; p < OTHER; p++)
             bd[STEP] += bd[p];
