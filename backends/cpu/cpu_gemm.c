@@ -122,11 +122,14 @@ static const void *view_at(const struct view *v, int64_t x, int64_t k)
 
 /* dst (n) = n consecutive elements at src as exact fp32, rounded to v->round
  * first when the operand is fp32 and asks for it. */
-static void widen_run(float *restrict dst, const void *src, const struct view *v, int64_t n)
+static void widen_run(float *restrict dst, const void *src, const struct view *v, int64_t n,
+                      const struct cpu_gemm_kernel *kr)
 {
     const uint16_t *restrict h = src;
     const float *restrict f = src;
-    if (v->type == ZERO_BF16)
+    if (v->type == ZERO_BF16 && kr->widen_bf16 != NULL)
+        kr->widen_bf16(dst, h, n);
+    else if (v->type == ZERO_BF16)
         for (int64_t i = 0; i < n; i++)
             dst[i] = dtype_bf16_to_f32(h[i]);
     else if (v->type == ZERO_F16)
@@ -159,14 +162,14 @@ static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_
             int64_t lds = v->ld;
             if (v->type != ZERO_F32 || v->round != ZERO_F32) {
                 for (int q = 0; q < 8; q++)
-                    widen_run(run + q * KC, view_at(v, x0 + r + q, k0), v, kc);
+                    widen_run(run + q * KC, view_at(v, x0 + r + q, k0), v, kc, kr);
                 src = run;
                 lds = KC;
             }
             transpose8(dst + r, w, src, lds, kc);
         }
         for (; r < valid; r++) {
-            widen_run(run, view_at(v, x0 + r, k0), v, kc);
+            widen_run(run, view_at(v, x0 + r, k0), v, kc, kr);
             for (int64_t k = 0; k < kc; k++)
                 dst[k * w + r] = run[k];
         }
@@ -175,7 +178,7 @@ static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_
                 dst[k * w + r] = 0.0f;
     } else {
         for (int64_t k = 0; k < kc; k++) {
-            widen_run(dst + k * w, view_at(v, x0, k0 + k), v, valid);
+            widen_run(dst + k * w, view_at(v, x0, k0 + k), v, valid, kr);
             for (int r = valid; r < w; r++)
                 dst[k * w + r] = 0.0f;
         }

@@ -93,6 +93,8 @@ struct cpu_gemm_kernel {
     cpu_gemm_tile_fn tile;
     cpu_gemm_transpose8_fn transpose8;           /* NULL: packing transposes element by element */
     cpu_gemm_transpose8_bf16_fn transpose8_bf16; /* NULL: widened into a run, then transposed */
+    /* dst (n) = src (n) bf16 widened exactly; NULL: the plain loop */
+    void (*widen_bf16)(float *dst, const uint16_t *src, int64_t n);
 };
 
 /* The kernel of a variant; tile is NULL when this build lacks it. */

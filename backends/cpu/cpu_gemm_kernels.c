@@ -164,6 +164,17 @@ __attribute__((target("avx2"))) static inline __m256 bf16x8_to_f32(const uint16_
         _mm256_or_si256(x, _mm256_and_si256(nan, _mm256_set1_epi32(0x400000))));
 }
 
+/* dst (n) = src (n) widened, 8 at a time */
+__attribute__((target("avx2"))) static void widen_bf16_avx2(float *dst, const uint16_t *src,
+                                                            int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, bf16x8_to_f32(src + i));
+    for (; i < n; i++)
+        dst[i] = dtype_bf16_to_f32(src[i]);
+}
+
 /* transpose8_avx2 of 8 bf16 rows, widened on the way (no fp32 copy of the rows) */
 __attribute__((target("avx2"))) static void
 transpose8_bf16_avx2(float *dst, int64_t ldd, const uint16_t *src, int64_t lds, int64_t kc)
@@ -291,19 +302,21 @@ static void tile_neon(int64_t kc, const float *ap, const float *bp, const float 
 #endif
 
 static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
-    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL},
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL},
 #ifdef HAVE_X86_KERNELS
-    [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2, transpose8_bf16_avx2},
+    [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2, transpose8_bf16_avx2,
+                      widen_bf16_avx2},
     /* AVX-512F processors all have AVX2 */
-    [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2},
+    [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
+                        widen_bf16_avx2},
 #else
-    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL},
-    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL},
+    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL},
+    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL},
 #endif
 #ifdef HAVE_NEON_KERNEL
-    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL},
+    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL},
 #else
-    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL},
+    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL},
 #endif
 };
 
