@@ -49,9 +49,10 @@ static int param_fp32(struct zero_engine *e, int o, float **out, struct zero_err
     if (!s->param_work) {
         int rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_WORKSPACE,
                               (void **)&s->param_work, "fp32 copy of parameters", err);
-        /* Parameters the layers read only as low-precision GEMM operands (and no other
-         * unit reads) get no fp32 copy: nearly all of a block's elements, whose
-         * conversion was most of the mixed-precision overhead. */
+        /* Parameters the layers read only as GEMM operands, which then take them in
+         * the compute dtype (param_lowp), and that no other unit reads get no fp32
+         * copy: nearly all of a block's elements, whose conversion (twice a step) was
+         * most of the mixed-precision overhead. */
         const struct zero_unit *unit = e->model->units[o];
         int skip[ZERO_UNIT_MAX_PARAMS] = {0}, skipped = 0;
         for (int p = 0; p < unit->nparams && engine_lowp_params(e); p++) {
