@@ -29,7 +29,10 @@
  *   waiting      0
  * The sum of the bounds is the step's roofline; the step time over it says how far this
  * stage is from the machine's limit. Every number is the median over steps 3-10 (or the
- * steps run) of the maximum over ranks; "row:" lines are for bench/table.sh. */
+ * steps run) of the maximum over ranks; "row:" lines are for bench/table.sh. The "cpu"
+ * line is not a part: the CPU seconds the busiest rank's process (all its threads) used
+ * in the step, which others' jobs on a shared machine inflate much less than the wall
+ * time, so it compares precisions and stages more steadily. */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -40,9 +43,9 @@
 
 #include "zero/zero.h"
 
-enum part { GEMM, ELEMENTWISE, OPTIMIZER, NORM, COLLECTIVES, WAITING, OTHER, STEP, NPARTS };
-static const char *const part_name[NPARTS] = {"gemm",        "elementwise", "optimizer", "norm",
-                                              "collectives", "waiting",     "other",     "step"};
+enum part { GEMM, ELEMENTWISE, OPTIMIZER, NORM, COLLECTIVES, WAITING, OTHER, STEP, CPU, NPARTS };
+static const char *const part_name[NPARTS] = {
+    "gemm", "elementwise", "optimizer", "norm", "collectives", "waiting", "other", "step", "cpu"};
 
 struct opts {
     int64_t hidden, batch;
@@ -56,6 +59,15 @@ static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds of this process, all its threads: on a shared machine the time others'
+ * work steals from a step shows in its wall time, much less in this */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -189,9 +201,11 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
         gemm_seconds = gemm_flop = 0.0;
         optimizer_elements = 0;
         MPI_Barrier(MPI_COMM_WORLD);
+        double cpu0 = cpu_now();
         if ((rc = zero_engine_forward(e, &b, NULL, err)) || (rc = zero_engine_backward(e, err)) ||
             (rc = zero_engine_step(e, NULL, err)))
             break;
+        double cpu_seconds = cpu_now() - cpu0;
         const struct zero_step_info *info = zero_engine_last_step(e);
         const double *ev = event_seconds;
         double mine[2 * NPARTS] = {0};
@@ -205,6 +219,7 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
                           ev[ZERO_EV_PARAM_GATHER];
         me[WAITING] = ev[ZERO_EV_GATHER_WAIT] + ev[ZERO_EV_REDUCE_WAIT];
         me[STEP] = info->seconds;
+        me[CPU] = cpu_seconds;
         me[OTHER] = me[STEP];
         for (int p = 0; p < OTHER; p++)
             me[OTHER] -= me[p];
@@ -353,8 +368,9 @@ int main(int argc, char **argv)
         printf("  %-12s %12s %10s %7s\n", "part", "measured ms", "bound ms", "ratio");
         for (int p = 0; p < NPARTS; p++) {
             double me = median(measured, first, o.steps, p), bd = median(bound, first, o.steps, p);
-            if (p == OTHER)
-                printf("  %-12s %12.1f %10s %7s\n", part_name[p], me * 1e3, "0", "-");
+            if (p == OTHER || p == CPU)
+                printf("  %-12s %12.1f %10s %7s\n", part_name[p], me * 1e3, p == CPU ? "-" : "0",
+                       "-");
             else if (bd > 0)
                 printf("  %-12s %12.1f %10.1f %7.2f\n", part_name[p], me * 1e3, bd * 1e3, me / bd);
             else
@@ -367,9 +383,9 @@ int main(int argc, char **argv)
         printf("  step / roofline: %.2fx; compute per sample %.2f ms\n", step / roof,
                compute * 1e3 / (double)(o.batch / world));
         printf("row: stage=%d precision=%s overlap=%d step_s=%.3f roofline_s=%.3f "
-               "compute_per_sample_ms=%.3f rss_mib=%.0f\n",
+               "compute_per_sample_ms=%.3f rss_mib=%.0f cpu_s=%.3f\n",
                o.stage, pname, o.overlap, step, roof, compute * 1e3 / (double)(o.batch / world),
-               rss_max);
+               rss_max, median(measured, first, o.steps, CPU));
     }
     if (rc)
         fprintf(stderr, "rank %d: roofline: %s\n", rank, err.msg);

@@ -45,6 +45,7 @@ function field(name,   i, kv) {
     p = field("precision"); s = field("stage")
     step[p, s] = field("step_s"); roof[p, s] = field("roofline_s")
     rss[p, s] = field("rss_mib"); cps[p, s] = field("compute_per_sample_ms")
+    cpu[p, s] = field("cpu_s")
     if (!(p in seen)) { seen[p] = 1; order[++np] = p }
 }
 END {
@@ -52,6 +53,7 @@ END {
     for (i = 1; i <= np; i++) {
         p = order[i]
         printf "| %s s/step |", p; for (s = 0; s < 4; s++) printf " %.2f |", step[p, s]; printf "\n"
+        printf "| %s CPU s/step (busiest rank, all threads) |", p; for (s = 0; s < 4; s++) printf " %.2f |", cpu[p, s]; printf "\n"
         printf "| %s step / roofline |", p; for (s = 0; s < 4; s++) printf " %.2fx |", step[p, s] / roof[p, s]; printf "\n"
         printf "| %s compute per sample / stage 0 |", p; for (s = 0; s < 4; s++) printf " %.2f |", cps[p, s] / cps[p, 0]; printf "\n"
         printf "| %s peak RSS per rank, MiB |", p; for (s = 0; s < 4; s++) printf " %d |", rss[p, s]; printf "\n"
@@ -59,5 +61,6 @@ END {
     for (i = 2; i <= np; i++) {
         p = order[i]; q = order[1]
         printf "| %s s/step / %s s/step |", p, q; for (s = 0; s < 4; s++) printf " %.2f |", step[p, s] / step[q, s]; printf "\n"
+        printf "| %s CPU s/step / %s CPU s/step |", p, q; for (s = 0; s < 4; s++) printf " %.2f |", cpu[p, s] / cpu[q, s]; printf "\n"
     }
 }' "$rows"
