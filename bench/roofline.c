@@ -8,9 +8,11 @@
  * The parts come from the engine's event stream (events.h), not from timers of their
  * own: GEMMs (a timing wrapper around the backend table's gemm entry, as bench/gpt.c
  * does), elementwise kernels (the units' forward/backward/recompute slices minus their
- * GEMMs), optimizer (optimizer slices), collectives (reduce, gather, prefetch,
- * param_gather and norm slices: the time the caller's thread spends issuing them),
- * waiting (gather_wait and reduce_wait slices) and the rest of the step.
+ * GEMMs), optimizer (optimizer slices), norm (the norm slice: the fixed-order sum of
+ * squares of this rank's gradient and the exchange of its block sums), collectives
+ * (reduce, gather, prefetch and param_gather slices: the time the caller's thread
+ * spends issuing them), waiting (gather_wait and reduce_wait slices) and the rest of
+ * the step (the engine's own work between slices: mixed precision's gradient casts).
  *
  * Bounds, from rates measured before training in this process:
  *   GEMM         2 m n k FLOP of every product at the backend's fp32 gemm rate on a
@@ -20,23 +22,30 @@
  *                micro-step) at the memory bandwidth (memcpy of 256 MiB, read + write)
  *   optimizer    28 bytes per updated element (Adam reads parameter, gradient and two
  *                moments, writes three) at the memory bandwidth
+ *   norm         the gradient bytes it reads (an element of the compute dtype per
+ *                updated element of stages 1-3; stage 0 sums its shard only) at the
+ *                memory bandwidth
  *   collectives  the bytes this rank sends (comm stats) at the memcpy rate
  *   waiting      0
  * The sum of the bounds is the step's roofline; the step time over it says how far this
  * stage is from the machine's limit. Every number is the median over steps 3-10 (or the
- * steps run) of the maximum over ranks; "row:" lines are for bench/table.sh. */
+ * steps run) of the maximum over ranks; "row:" lines are for bench/table.sh. The "cpu"
+ * line is not a part: the CPU seconds the busiest rank's process (all its threads) used
+ * in the step, which others' jobs on a shared machine inflate much less than the wall
+ * time, so it compares precisions and stages more steadily. */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "rig.h"
 
-enum part { GEMM, ELEMENTWISE, OPTIMIZER, COLLECTIVES, WAITING, OTHER, STEP, NPARTS };
-static const char *const part_name[NPARTS] = {"gemm",    "elementwise", "optimizer", "collectives",
-                                              "waiting", "other",       "step"};
+enum part { GEMM, ELEMENTWISE, OPTIMIZER, NORM, COLLECTIVES, WAITING, OTHER, STEP, CPU, NPARTS };
+static const char *const part_name[NPARTS] = {
+    "gemm", "elementwise", "optimizer", "norm", "collectives", "waiting", "other", "step", "cpu"};
 
 struct opts {
     int64_t hidden, batch;
@@ -45,6 +54,15 @@ struct opts {
     int64_t bucket; /* reduce_bucket_size; 0: DeepSpeed's 5e8 */
     enum zero_coll_mode mode;
 };
+
+/* CPU seconds of this process, all its threads: on a shared machine the time others'
+ * work steals from a step shows in its wall time, much less in this */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* GEMMs: the backend's gemm entry, timed (bench_wrap_gemm, rig.h) */
 
@@ -130,8 +148,11 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
         memset(event_seconds, 0, sizeof event_seconds);
         bench_gemm.seconds = bench_gemm.flop = 0.0;
         optimizer_elements = 0;
+        MPI_Barrier(MPI_COMM_WORLD); /* the ranks start the step together */
+        double cpu0 = cpu_now();
         if ((rc = bench_toy_step(&t, step, dev, err)))
             break;
+        double cpu_seconds = cpu_now() - cpu0;
         const double gemm_seconds = bench_gemm.seconds, gemm_flop = bench_gemm.flop;
         const struct zero_step_info *info = zero_engine_last_step(t.e);
         const double *ev = event_seconds;
@@ -141,16 +162,21 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
         me[ELEMENTWISE] =
             ev[ZERO_EV_FORWARD] + ev[ZERO_EV_BACKWARD] + ev[ZERO_EV_RECOMPUTE] - gemm_seconds;
         me[OPTIMIZER] = ev[ZERO_EV_OPTIMIZER];
+        me[NORM] = ev[ZERO_EV_NORM];
         me[COLLECTIVES] = ev[ZERO_EV_REDUCE] + ev[ZERO_EV_GATHER] + ev[ZERO_EV_PREFETCH] +
-                          ev[ZERO_EV_PARAM_GATHER] + ev[ZERO_EV_NORM];
+                          ev[ZERO_EV_PARAM_GATHER];
         me[WAITING] = ev[ZERO_EV_GATHER_WAIT] + ev[ZERO_EV_REDUCE_WAIT];
         me[STEP] = info->seconds;
+        me[CPU] = cpu_seconds;
         me[OTHER] = me[STEP];
         for (int p = 0; p < OTHER; p++)
             me[OTHER] -= me[p];
         bd[GEMM] = gemm_flop / rt->gemm_flops;
         bd[ELEMENTWISE] = 164.0 * (double)rows * (double)o->hidden * o->layers / rt->mem_bw;
         bd[OPTIMIZER] = 28.0 * (double)optimizer_elements / rt->mem_bw;
+        /* stage 0 updates the whole buffer but sums the norm over its shard only */
+        double norm_elements = (double)optimizer_elements / (o->stage == 0 ? dev->size : 1);
+        bd[NORM] = norm_elements * (double)zero_dtype_size(o->precision) / rt->mem_bw;
         bd[COLLECTIVES] = bench_sent_bytes(&info->comm) / rt->memcpy_bw;
         for (int p = 0; p < OTHER; p++)
             bd[STEP] += bd[p];
@@ -275,8 +301,9 @@ int main(int argc, char **argv)
         printf("  %-12s %12s %10s %7s\n", "part", "measured ms", "bound ms", "ratio");
         for (int p = 0; p < NPARTS; p++) {
             double me = median(measured, first, o.steps, p), bd = median(bound, first, o.steps, p);
-            if (p == OTHER)
-                printf("  %-12s %12.1f %10s %7s\n", part_name[p], me * 1e3, "0", "-");
+            if (p == OTHER || p == CPU)
+                printf("  %-12s %12.1f %10s %7s\n", part_name[p], me * 1e3, p == CPU ? "-" : "0",
+                       "-");
             else if (bd > 0)
                 printf("  %-12s %12.1f %10.1f %7.2f\n", part_name[p], me * 1e3, bd * 1e3, me / bd);
             else
@@ -289,9 +316,9 @@ int main(int argc, char **argv)
         printf("  step / roofline: %.2fx; compute per sample %.2f ms\n", step / roof,
                compute * 1e3 / (double)(o.batch / world));
         printf("row: stage=%d precision=%s overlap=%d step_s=%.3f roofline_s=%.3f "
-               "compute_per_sample_ms=%.3f rss_mib=%.0f\n",
+               "compute_per_sample_ms=%.3f rss_mib=%.0f cpu_s=%.3f\n",
                o.stage, pname, o.overlap, step, roof, compute * 1e3 / (double)(o.batch / world),
-               rss_max);
+               rss_max, median(measured, first, o.steps, CPU));
     }
     if (rc)
         fprintf(stderr, "rank %d: roofline: %s\n", rank, err.msg);

@@ -4,9 +4,12 @@
 # (hidden 1024, 12 blocks, global batch 32), each stage in a fresh job (peak RSS is per
 # process), with the step's roofline (bench/roofline.c) next to it.
 #
-#   bench/table.sh [BUILDDIR] [extra bench/roofline flags, e.g. --overlap 0]
+#   [PRECISIONS="fp32 bf16 fp16"] bench/table.sh [BUILDDIR] [extra bench/roofline flags]
 #
-# Runs one job at a time; on a shared machine only ratios within one run mean much.
+# Runs one job at a time, the precisions of one stage back to back (so their ratio,
+# printed last, is measured side by side); on a shared machine only ratios within one
+# run mean much. PRECISIONS lists the precisions (default fp32 bf16; the first is
+# the reference of the ratio rows).
 set -u
 build=${1:-.}
 [ $# -gt 0 ] && shift
@@ -20,8 +23,9 @@ flags="--allow-run-as-root --oversubscribe --bind-to none"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 rows=$(mktemp) || exit 2
 trap 'rm -f "$rows"' EXIT
-for precision in fp32 bf16; do
-    for stage in 0 1 2 3; do
+precisions=${PRECISIONS:-fp32 bf16}
+for stage in 0 1 2 3; do
+    for precision in $precisions; do
         # shellcheck disable=SC2086 # $flags is a list of words
         out=$($mpirun $flags -np 2 "$prog" --stage "$stage" --precision "$precision" "$@") || {
             echo "table.sh: stage $stage $precision failed" >&2
@@ -41,6 +45,7 @@ function field(name,   i, kv) {
     p = field("precision"); s = field("stage")
     step[p, s] = field("step_s"); roof[p, s] = field("roofline_s")
     rss[p, s] = field("rss_mib"); cps[p, s] = field("compute_per_sample_ms")
+    cpu[p, s] = field("cpu_s")
     if (!(p in seen)) { seen[p] = 1; order[++np] = p }
 }
 END {
@@ -48,8 +53,14 @@ END {
     for (i = 1; i <= np; i++) {
         p = order[i]
         printf "| %s s/step |", p; for (s = 0; s < 4; s++) printf " %.2f |", step[p, s]; printf "\n"
+        printf "| %s CPU s/step (busiest rank, all threads) |", p; for (s = 0; s < 4; s++) printf " %.2f |", cpu[p, s]; printf "\n"
         printf "| %s step / roofline |", p; for (s = 0; s < 4; s++) printf " %.2fx |", step[p, s] / roof[p, s]; printf "\n"
         printf "| %s compute per sample / stage 0 |", p; for (s = 0; s < 4; s++) printf " %.2f |", cps[p, s] / cps[p, 0]; printf "\n"
         printf "| %s peak RSS per rank, MiB |", p; for (s = 0; s < 4; s++) printf " %d |", rss[p, s]; printf "\n"
+    }
+    for (i = 2; i <= np; i++) {
+        p = order[i]; q = order[1]
+        printf "| %s s/step / %s s/step |", p, q; for (s = 0; s < 4; s++) printf " %.2f |", step[p, s] / step[q, s]; printf "\n"
+        printf "| %s CPU s/step / %s CPU s/step |", p, q; for (s = 0; s < 4; s++) printf " %.2f |", cpu[p, s] / cpu[q, s]; printf "\n"
     }
 }' "$rows"

@@ -449,6 +449,38 @@ START_TEST(test_sumsq_blocks_sums_each_block_sequentially_in_double)
 }
 END_TEST
 
+/* Enough blocks for the kernel's groups of blocks summed side by side (and a partial
+ * group and a partial block after them): each block still equals its sequential sum. */
+START_TEST(test_sumsq_blocks_groups_of_blocks_keep_each_sequential_sum)
+{
+    enum { B = 64, N = 19 * B + 5, NB = (N + B - 1) / B };
+    static float y[N];
+    static uint16_t h[N], bh[N];
+    fill_vals(y, N, 61);
+    for (int i = 0; i < N; i++) {
+        h[i] = zero_f32_to_f16(y[i]);
+        bh[i] = zero_f32_to_bf16(y[i]);
+    }
+    const void *in[3] = {y, h, bh};
+    const enum zero_dtype types[3] = {ZERO_F32, ZERO_F16, ZERO_BF16};
+    for (int k = 0; k < 3; k++) {
+        double got[NB];
+        ck_assert_int_eq(be->sumsq_blocks(self, in[k], types[k], N, B, got), ZERO_OK);
+        for (int b = 0; b < NB; b++) {
+            double want = 0.0;
+            for (int i = b * B; i < N && i < (b + 1) * B; i++) {
+                double v = k == 0   ? (double)y[i]
+                           : k == 1 ? zero_f16_to_f32(h[i])
+                                    : zero_bf16_to_f32(bh[i]);
+                want += v * v;
+            }
+            ck_assert_msg(got[b] == want, "%s block %d: %.17g, sequential %.17g",
+                          zero_dtype_name(types[k]), b, got[b], want);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_nonfinite_flags_inf_and_nan_in_every_float_type)
 {
     float x[100];
@@ -728,6 +760,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(elem, test_cast_between_float_types_matches_scalar_conversions);
     tcase_add_test(elem, test_axpy_scale_add_compute_elementwise);
     tcase_add_test(elem, test_sumsq_blocks_sums_each_block_sequentially_in_double);
+    tcase_add_test(elem, test_sumsq_blocks_groups_of_blocks_keep_each_sequential_sum);
     tcase_add_test(elem, test_nonfinite_flags_inf_and_nan_in_every_float_type);
     suite_add_tcase(s, elem);
 

@@ -192,7 +192,7 @@ static int cpu_set_coll_mode(void *self, enum zero_coll_mode mode)
 const struct zero_backend zero_backend_cpu = {
     .abi_version = ZERO_BACKEND_ABI,
     .name = "cpu",
-    .caps = ZERO_CAP_HOST_MEMORY,
+    .caps = ZERO_CAP_HOST_MEMORY | ZERO_CAP_WIDENING_GEMM, /* cpu_blas.c widens exactly */
 
     .probe = cpu_probe,
     .open = cpu_open,

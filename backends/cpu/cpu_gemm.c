@@ -122,11 +122,14 @@ static const void *view_at(const struct view *v, int64_t x, int64_t k)
 
 /* dst (n) = n consecutive elements at src as exact fp32, rounded to v->round
  * first when the operand is fp32 and asks for it. */
-static void widen_run(float *restrict dst, const void *src, const struct view *v, int64_t n)
+static void widen_run(float *restrict dst, const void *src, const struct view *v, int64_t n,
+                      const struct cpu_gemm_kernel *kr)
 {
     const uint16_t *restrict h = src;
     const float *restrict f = src;
-    if (v->type == ZERO_BF16)
+    if (v->type == ZERO_BF16 && kr->widen_bf16 != NULL)
+        kr->widen_bf16(dst, h, n);
+    else if (v->type == ZERO_BF16)
         for (int64_t i = 0; i < n; i++)
             dst[i] = dtype_bf16_to_f32(h[i]);
     else if (v->type == ZERO_F16)
@@ -145,25 +148,28 @@ static void widen_run(float *restrict dst, const void *src, const struct view *v
 /* One micro-panel: dst (kc, w) row k = X[x0 .. x0 + valid)[k0 + k], the last
  * w - valid entries of each row 0 (their results are never stored). */
 static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_t k0, int64_t kc,
-                       const struct view *v, cpu_gemm_transpose8_fn transpose8)
+                       const struct view *v, const struct cpu_gemm_kernel *kr)
 {
+    cpu_gemm_transpose8_fn transpose8 = kr->transpose8;
     if (v->k_contig) {
         float run[8 * KC];
         int r = 0;
+        for (; kr->transpose8_bf16 != NULL && v->type == ZERO_BF16 && r + 8 <= valid; r += 8)
+            kr->transpose8_bf16(dst + r, w, view_at(v, x0 + r, k0), v->ld, kc);
         for (; transpose8 != NULL && r + 8 <= valid; r += 8) {
             /* fp32 rows straight from the operand, others widened first */
             const float *src = view_at(v, x0 + r, k0);
             int64_t lds = v->ld;
             if (v->type != ZERO_F32 || v->round != ZERO_F32) {
                 for (int q = 0; q < 8; q++)
-                    widen_run(run + q * KC, view_at(v, x0 + r + q, k0), v, kc);
+                    widen_run(run + q * KC, view_at(v, x0 + r + q, k0), v, kc, kr);
                 src = run;
                 lds = KC;
             }
             transpose8(dst + r, w, src, lds, kc);
         }
         for (; r < valid; r++) {
-            widen_run(run, view_at(v, x0 + r, k0), v, kc);
+            widen_run(run, view_at(v, x0 + r, k0), v, kc, kr);
             for (int64_t k = 0; k < kc; k++)
                 dst[k * w + r] = run[k];
         }
@@ -172,7 +178,7 @@ static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_
                 dst[k * w + r] = 0.0f;
     } else {
         for (int64_t k = 0; k < kc; k++) {
-            widen_run(dst + k * w, view_at(v, x0, k0 + k), v, valid);
+            widen_run(dst + k * w, view_at(v, x0, k0 + k), v, valid, kr);
             for (int r = valid; r < w; r++)
                 dst[k * w + r] = 0.0f;
         }
@@ -181,12 +187,11 @@ static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_
 
 /* dst = X rows [x0, x0 + len) over k [k0, k0 + kc), in panels of w */
 static void pack_block(float *dst, int w, int64_t x0, int64_t len, int64_t k0, int64_t kc,
-                       const struct view *v, cpu_gemm_transpose8_fn transpose8)
+                       const struct view *v, const struct cpu_gemm_kernel *kr)
 {
     for (int64_t p = 0; p * w < len; p++) {
         int64_t left = len - p * w;
-        pack_panel(dst + p * w * kc, w, left < w ? (int)left : w, x0 + p * w, k0, kc, v,
-                   transpose8);
+        pack_panel(dst + p * w * kc, w, left < w ? (int)left : w, x0 + p * w, k0, kc, v, kr);
     }
 }
 
@@ -296,10 +301,10 @@ static void run_range(const struct job *j, int64_t m0, int64_t m1, int64_t n0, i
         const int64_t nc = n1 - jc < j->nc ? n1 - jc : j->nc;
         for (int64_t pb = 0; pb < nk; pb++) {
             const int64_t k0 = pb * j->kc, kc = K - k0 < j->kc ? K - k0 : j->kc;
-            pack_block(bpack, NR, jc, nc, k0, kc, &j->b, j->kr->transpose8);
+            pack_block(bpack, NR, jc, nc, k0, kc, &j->b, j->kr);
             for (int64_t ic = m0; ic < m1; ic += j->mc) {
                 const int64_t mc = m1 - ic < j->mc ? m1 - ic : j->mc;
-                pack_block(apack, MR, ic, mc, k0, kc, &j->a, j->kr->transpose8);
+                pack_block(apack, MR, ic, mc, k0, kc, &j->a, j->kr);
                 for (int64_t jr = 0; jr < nc; jr += NR)
                     for (int64_t ir = 0; ir < mc; ir += MR)
                         run_tile(j, ic + ir, jc + jr, mc - ir < MR ? (int)(mc - ir) : MR,

@@ -84,10 +84,17 @@ typedef void (*cpu_gemm_tile_fn)(int64_t kc, const float *ap, const float *bp, c
 typedef void (*cpu_gemm_transpose8_fn)(float *dst, int64_t ldd, const float *src, int64_t lds,
                                        int64_t kc);
 
+/* The same for 8 bf16 rows, each element widened exactly (dtype_bf16_to_f32's bits). */
+typedef void (*cpu_gemm_transpose8_bf16_fn)(float *dst, int64_t ldd, const uint16_t *src,
+                                            int64_t lds, int64_t kc);
+
 struct cpu_gemm_kernel {
     int mr, nr; /* tile shape */
     cpu_gemm_tile_fn tile;
-    cpu_gemm_transpose8_fn transpose8; /* NULL: packing transposes element by element */
+    cpu_gemm_transpose8_fn transpose8;           /* NULL: packing transposes element by element */
+    cpu_gemm_transpose8_bf16_fn transpose8_bf16; /* NULL: widened into a run, then transposed */
+    /* dst (n) = src (n) bf16 widened exactly; NULL: the plain loop */
+    void (*widen_bf16)(float *dst, const uint16_t *src, int64_t n);
 };
 
 /* The kernel of a variant; tile is NULL when this build lacks it. */

@@ -19,6 +19,8 @@
  * B[k][0..NR). */
 #include <math.h>
 
+#include "base/dtype_convert.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HAVE_X86_KERNELS 1
 #include <immintrin.h>
@@ -105,6 +107,34 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int64_t kc, const floa
 #undef STORE
 }
 
+/* 8 x 8 floats, rows r0..r7, stored transposed: d[c * ldd + r] = r_r[c] */
+__attribute__((target("avx2"))) static inline void
+transpose8x8_store(float *d, int64_t ldd, __m256 r0, __m256 r1, __m256 r2, __m256 r3, __m256 r4,
+                   __m256 r5, __m256 r6, __m256 r7)
+{
+    /* pairs of rows interleaved, then quadruples: column c of rows 0-3 | c + 4 */
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(s0, s4, 0x20));
+    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(s1, s5, 0x20));
+    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(s2, s6, 0x20));
+    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(s3, s7, 0x20));
+    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(s0, s4, 0x31));
+    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(s1, s5, 0x31));
+    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(s2, s6, 0x31));
+    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
 /* 8 rows of kc floats into 8 columns, 8 x 8 blocks through registers */
 __attribute__((target("avx2"))) static void
 transpose8_avx2(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t kc)
@@ -112,36 +142,54 @@ transpose8_avx2(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t 
     int64_t k = 0;
     for (; k + 8 <= kc; k += 8) {
         const float *s = src + k;
-        const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds);
-        const __m256 r2 = _mm256_loadu_ps(s + 2 * lds), r3 = _mm256_loadu_ps(s + 3 * lds);
-        const __m256 r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
-        const __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
-        /* pairs of rows interleaved, then quadruples: column c of rows 0-3 | c + 4 */
-        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-        const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-        const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-        const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-        const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-        const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-        const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-        const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-        const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-        const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-        const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-        float *d = dst + k * ldd;
-        _mm256_storeu_ps(d, _mm256_permute2f128_ps(s0, s4, 0x20));
-        _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(s1, s5, 0x20));
-        _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(s2, s6, 0x20));
-        _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(s3, s7, 0x20));
-        _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(s0, s4, 0x31));
-        _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(s1, s5, 0x31));
-        _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(s2, s6, 0x31));
-        _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(s3, s7, 0x31));
+        transpose8x8_store(dst + k * ldd, ldd, _mm256_loadu_ps(s), _mm256_loadu_ps(s + lds),
+                           _mm256_loadu_ps(s + 2 * lds), _mm256_loadu_ps(s + 3 * lds),
+                           _mm256_loadu_ps(s + 4 * lds), _mm256_loadu_ps(s + 5 * lds),
+                           _mm256_loadu_ps(s + 6 * lds), _mm256_loadu_ps(s + 7 * lds));
     }
     for (; k < kc; k++)
         for (int r = 0; r < 8; r++)
             dst[k * ldd + r] = src[r * lds + k];
+}
+
+/* 8 bf16 as their exact fp32 values, bit for bit dtype_bf16_to_f32: the top half
+ * of an fp32, a NaN made quiet */
+__attribute__((target("avx2"))) static inline __m256 bf16x8_to_f32(const uint16_t *p)
+{
+    const __m256i x =
+        _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)),
+                                           _mm256_set1_epi32(0x7f800000));
+    return _mm256_castsi256_ps(
+        _mm256_or_si256(x, _mm256_and_si256(nan, _mm256_set1_epi32(0x400000))));
+}
+
+/* dst (n) = src (n) widened, 8 at a time */
+__attribute__((target("avx2"))) static void widen_bf16_avx2(float *dst, const uint16_t *src,
+                                                            int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, bf16x8_to_f32(src + i));
+    for (; i < n; i++)
+        dst[i] = dtype_bf16_to_f32(src[i]);
+}
+
+/* transpose8_avx2 of 8 bf16 rows, widened on the way (no fp32 copy of the rows) */
+__attribute__((target("avx2"))) static void
+transpose8_bf16_avx2(float *dst, int64_t ldd, const uint16_t *src, int64_t lds, int64_t kc)
+{
+    int64_t k = 0;
+    for (; k + 8 <= kc; k += 8) {
+        const uint16_t *s = src + k;
+        transpose8x8_store(dst + k * ldd, ldd, bf16x8_to_f32(s), bf16x8_to_f32(s + lds),
+                           bf16x8_to_f32(s + 2 * lds), bf16x8_to_f32(s + 3 * lds),
+                           bf16x8_to_f32(s + 4 * lds), bf16x8_to_f32(s + 5 * lds),
+                           bf16x8_to_f32(s + 6 * lds), bf16x8_to_f32(s + 7 * lds));
+    }
+    for (; k < kc; k++)
+        for (int r = 0; r < 8; r++)
+            dst[k * ldd + r] = dtype_bf16_to_f32(src[r * lds + k]);
 }
 
 /* ---- AVX-512: 8 rows x 48 columns ---- */
@@ -254,19 +302,21 @@ static void tile_neon(int64_t kc, const float *ap, const float *bp, const float 
 #endif
 
 static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
-    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL},
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL},
 #ifdef HAVE_X86_KERNELS
-    [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2},
+    [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2, transpose8_bf16_avx2,
+                      widen_bf16_avx2},
     /* AVX-512F processors all have AVX2 */
-    [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2},
+    [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
+                        widen_bf16_avx2},
 #else
-    [CPU_ISA_AVX2] = {1, 1, NULL, NULL},
-    [CPU_ISA_AVX512] = {1, 1, NULL, NULL},
+    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL},
+    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL},
 #endif
 #ifdef HAVE_NEON_KERNEL
-    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL},
+    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL},
 #else
-    [CPU_ISA_NEON] = {1, 1, NULL, NULL},
+    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL},
 #endif
 };
 

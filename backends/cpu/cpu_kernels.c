@@ -167,6 +167,73 @@ int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_typ
     return ZERO_OK;
 }
 
+/* Sum of squares per block of `block` elements, each block's sum sequential in
+ * double (that order is part of the exactness contract). GROUP consecutive blocks
+ * advance side by side: their sums are independent dependency chains, so the
+ * core (and the vectorizer, across blocks) overlaps them; no sum is reassociated.
+ * Specialized per dtype and compiled per instruction set, like cast. */
+enum { SUMSQ_GROUP = 8 };
+
+static inline __attribute__((always_inline)) double sumsq_load(const void *x, enum zero_dtype t,
+                                                               size_t i)
+{
+    double v = t == ZERO_F64 ? ((const double *)x)[i] : (double)dtype_load_f32(x, t, i);
+    return v * v;
+}
+
+static inline __attribute__((always_inline)) void sumsq_typed(const void *x, enum zero_dtype t,
+                                                              size_t n, size_t block, double *out)
+{
+    size_t full = n / block, b = 0;
+    for (; b + SUMSQ_GROUP <= full; b += SUMSQ_GROUP) {
+        double acc[SUMSQ_GROUP] = {0};
+        const size_t base = b * block;
+        for (size_t i = 0; i < block; i++)
+            for (int j = 0; j < SUMSQ_GROUP; j++)
+                acc[j] += sumsq_load(x, t, base + (size_t)j * block + i);
+        for (int j = 0; j < SUMSQ_GROUP; j++)
+            out[b + (size_t)j] = acc[j];
+    }
+    for (; b * block < n; b++) { /* the last blocks, one at a time */
+        size_t end = (b + 1) * block < n ? (b + 1) * block : n;
+        double sum = 0.0;
+        for (size_t i = b * block; i < end; i++)
+            sum += sumsq_load(x, t, i);
+        out[b] = sum;
+    }
+}
+
+#define SUMSQ_ARGS const void *x, enum zero_dtype t, size_t n, size_t block, double *out
+static inline __attribute__((always_inline)) void sumsq_body(SUMSQ_ARGS)
+{
+    switch (t) { /* a constant dtype per loop: no dispatch per element */
+    case ZERO_F16:
+        sumsq_typed(x, ZERO_F16, n, block, out);
+        break;
+    case ZERO_BF16:
+        sumsq_typed(x, ZERO_BF16, n, block, out);
+        break;
+    case ZERO_F64:
+        sumsq_typed(x, ZERO_F64, n, block, out);
+        break;
+    default:
+        sumsq_typed(x, ZERO_F32, n, block, out);
+        break;
+    }
+}
+
+#define SUMSQ_VARIANT(attr, suffix)                                                                \
+    attr static void sumsq_##suffix(SUMSQ_ARGS)                                                    \
+    {                                                                                              \
+        sumsq_body(x, t, n, block, out);                                                           \
+    }
+
+SUMSQ_VARIANT(, base)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+SUMSQ_VARIANT(__attribute__((target("avx2"))), avx2)
+SUMSQ_VARIANT(__attribute__((target("avx512f,avx512bw"))), avx512)
+#endif
+
 int cpu_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
                      double *out)
 {
@@ -176,17 +243,23 @@ int cpu_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, siz
         return cpu_fail(self, rc, "%s", why);
     if (block == 0)
         return cpu_fail(self, ZERO_EINVAL, "sumsq_blocks: block size is 0");
-    size_t blocks = (n + block - 1) / block;
-    for (size_t b = 0; b < blocks; b++) {
-        size_t end = (b + 1) * block < n ? (b + 1) * block : n;
-        double sum = 0.0;
-        /* sequential on purpose: the order of this sum is part of the exactness contract */
-        for (size_t i = b * block; i < end; i++) {
-            double v = t == ZERO_F64 ? ((const double *)x)[i] : (double)dtype_load_f32(x, t, i);
-            sum += v * v;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    switch (zero_host_isa_best()) {
+    case ZERO_ISA_AVX512:
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512bw")) {
+            sumsq_avx512(x, t, n, block, out);
+            return ZERO_OK;
         }
-        out[b] = sum;
+        /* fall through */
+    case ZERO_ISA_AVX2:
+        sumsq_avx2(x, t, n, block, out);
+        return ZERO_OK;
+    default:
+        break;
     }
+#endif
+    sumsq_base(x, t, n, block, out);
     return ZERO_OK;
 }
 

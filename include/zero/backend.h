@@ -78,6 +78,10 @@ struct zero_request; /* opaque completion handle of a non-blocking collective */
 #define ZERO_CAP_FAST_LOWP_GEMM                                                                    \
     1u /* fp16/bf16 GEMMs run far faster than fp32 ones (tensor                                    \
           cores): libzero.matmul "auto" picks them */
+#define ZERO_CAP_WIDENING_GEMM                                                                     \
+    4u /* gemm reads an fp16/bf16 operand as its exact fp32 values, with the bits of the           \
+          same product on an fp32 copy: with fp32 GEMMs in mixed precision the engine hands        \
+          parameters over in the compute dtype instead of converting them first */
 
 struct zero_backend {
     int abi_version; /* ZERO_BACKEND_ABI */

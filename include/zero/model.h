@@ -40,6 +40,11 @@ struct zero_param_spec {
     int64_t shape[ZERO_MAX_DIMS];
     enum zero_init_kind init;
     float init_a;
+    /* 1: the unit reads this parameter only as a GEMM operand (nn_gemm). Where the
+     * products read it in the compute dtype (zero_unit_ctx.param_lowp) the engine then
+     * gives it no fp32 copy: param[i] points at memory with undefined contents.
+     * 0 (the default): always converted. */
+    int gemm_only;
 };
 
 /* A parameter owned by another (earlier) unit that this unit also uses, e.g. a
@@ -72,6 +77,11 @@ struct zero_unit_ctx {
      * it before each product (nn_gemm); sums and results stay fp32. */
     enum zero_dtype matmul_type;
     const void *param_lowp[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
+    /* The dtype of param_lowp. With fp32 GEMMs (matmul_type ZERO_F32) in mixed
+     * precision the engine may still fill param_lowp (a backend with
+     * ZERO_CAP_WIDENING_GEMM): nn_gemm then passes that exact compute-dtype value to
+     * the backend instead of param[i] (same product, no conversion). */
+    enum zero_dtype param_lowp_type;
     float *grad[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     int grad_accumulate[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     void *saved;           /* saved_bytes(rows) kept from forward to backward */

@@ -35,20 +35,28 @@ DTYPE_FN float dtype_f32_from_bits(uint32_t x)
 }
 
 /* Drops the low `shift` bits of v, rounding to nearest with ties to even. The
- * result may carry into the next bit (the next binade, or inf): that is wanted. */
+ * result may carry into the next bit (the next binade, or inf): that is wanted.
+ * Up when rest > half, or rest == half and kept is odd: both are rest + (kept & 1)
+ * > half (no branch, so loops vectorize). */
 DTYPE_FN uint32_t dtype_round_shift_rne(uint32_t v, unsigned shift)
 {
     uint32_t kept = v >> shift;
     uint32_t rest = v & ((1u << shift) - 1);
     uint32_t half = 1u << (shift - 1);
-    if (rest > half || (rest == half && (kept & 1)))
-        kept++;
-    return kept;
+    return kept + (uint32_t)(rest + (kept & 1) > half);
+}
+
+/* all ones when c, else 0: the selections below are and/or of masks, because gcc
+ * does not if-convert a choice between values computed by floating-point operations
+ * (they might trap), and a branch per element keeps a loop scalar */
+DTYPE_FN uint32_t dtype_mask(int c)
+{
+    return 0u - (uint32_t)(c != 0);
 }
 
 /* fp16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. Both directions compute
- * every case and select one, without branches or loops, so loops over arrays
- * vectorize. */
+ * every case and select one with masks, without branches or loops, so loops over
+ * arrays vectorize (the same bits as the selection by cases: checked over every input). */
 DTYPE_FN uint16_t dtype_f32_to_f16(float f)
 {
     uint32_t x = dtype_f32_bits(f);
@@ -66,10 +74,12 @@ DTYPE_FN uint16_t dtype_f32_to_f16(float f)
     uint32_t subnormal = dtype_f32_bits(dtype_f32_from_bits(mag) + 0.5f) - 0x3f000000u;
     /* 65520 = 0x477ff000 is halfway between 65504 (max fp16) and 65536: ties go to
      * the even neighbour, which is inf; inf itself lands there too. */
-    uint32_t r = mag > 0x7f800000    ? nan
-                 : mag >= 0x477ff000 ? 0x7c00u
-                 : mag >= 0x38800000 ? normal
-                                     : subnormal;
+    uint32_t is_nan = dtype_mask(mag > 0x7f800000);
+    uint32_t is_inf = ~is_nan & dtype_mask(mag >= 0x477ff000);
+    uint32_t is_normal = ~(is_nan | is_inf) & dtype_mask(mag >= 0x38800000);
+    uint32_t is_subnormal = ~(is_nan | is_inf | is_normal);
+    uint32_t r =
+        (nan & is_nan) | (0x7c00u & is_inf) | (normal & is_normal) | (subnormal & is_subnormal);
     return sign | (uint16_t)r;
 }
 
@@ -80,11 +90,14 @@ DTYPE_FN float dtype_f16_to_f32(uint16_t h)
     uint32_t m = h & 0x3ff;
 
     /* inf, or NaN made quiet */
-    uint32_t special = 0x7f800000 | (m << 13) | (m ? 0x400000u : 0);
-    /* subnormal (or zero) m * 2^-24: exact in fp32, a normal number there */
-    uint32_t subnormal = dtype_f32_bits((float)m * 0x1p-24f);
+    uint32_t special = 0x7f800000 | (m << 13) | (dtype_mask(m) & 0x400000u);
+    /* subnormal (or zero) m * 2^-24: exact in fp32, a normal number there (m < 2^10,
+     * so the signed conversion, which vectorizes everywhere, is exact too) */
+    uint32_t subnormal = dtype_f32_bits((float)(int32_t)m * 0x1p-24f);
     uint32_t normal = ((e + 112) << 23) | (m << 13);
-    return dtype_f32_from_bits(sign | (e == 0x1f ? special : e == 0 ? subnormal : normal));
+    uint32_t is_special = dtype_mask(e == 0x1f), is_subnormal = dtype_mask(e == 0);
+    return dtype_f32_from_bits(sign | (special & is_special) | (subnormal & is_subnormal) |
+                               (normal & ~(is_special | is_subnormal)));
 }
 
 /* bf16 is the top half of an fp32: same exponent range, 7 mantissa bits. */

@@ -30,6 +30,14 @@ int compute_release(struct zero_engine *e, int u, struct zero_error *err)
     return rc;
 }
 
+/* Whether the layers' products read parameters in the compute dtype
+ * (zero_unit_ctx.param_lowp): low-precision GEMMs, or fp32 GEMMs on a backend that
+ * widens a compute-dtype operand to the same bits as an fp32 copy would give. */
+static int engine_lowp_params(const struct zero_engine *e)
+{
+    return e->matmul_type != ZERO_F32 || (e->mixed && (e->be->caps & ZERO_CAP_WIDENING_GEMM));
+}
+
 /* The whole parameters of unit o as fp32 for the layers: the buffer itself in
  * fp32 training; a converted workspace copy in mixed precision (the cpu
  * kernels compute in fp32). */
@@ -44,12 +52,33 @@ static int param_fp32(struct zero_engine *e, int o, float **out, struct zero_err
     if (!s->param_work) {
         int rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_WORKSPACE,
                               (void **)&s->param_work, "fp32 copy of parameters", err);
-        if (!rc && (rc = e->be->cast(e->bself, s->param_work, ZERO_F32, whole, e->cdt,
-                                     (size_t)s->layout.padded)))
-            rc = engine_backend_error(e, rc, err, "converting parameters of %s",
-                                      e->model->units[o]->name);
+        /* Parameters the layers read only as GEMM operands, which then take them in
+         * the compute dtype (param_lowp), and that no other unit reads get no fp32
+         * copy: nearly all of a block's elements, whose conversion (twice a step) was
+         * most of the mixed-precision overhead. */
+        const struct zero_unit *unit = e->model->units[o];
+        int skip[ZERO_UNIT_MAX_PARAMS] = {0}, skipped = 0;
+        for (int p = 0; p < unit->nparams && engine_lowp_params(e); p++) {
+            skip[p] = unit->params[p].gemm_only;
+            for (int v = 0; v < e->nunits && skip[p]; v++)
+                for (int x = 0; x < e->model->units[v]->nexternal; x++)
+                    if (e->model->units[v]->external[x].unit == o &&
+                        e->model->units[v]->external[x].param == p)
+                        skip[p] = 0;
+            skipped += skip[p];
+        }
         if (rc)
             return rc;
+        if (!skipped)
+            rc = e->be->cast(e->bself, s->param_work, ZERO_F32, whole, e->cdt,
+                             (size_t)s->layout.padded);
+        for (int p = 0; p < unit->nparams && !rc && skipped; p++)
+            if (!skip[p])
+                rc = e->be->cast(e->bself, s->param_work + s->layout.offset[p], ZERO_F32,
+                                 engine_at(e, whole, s->layout.offset[p]), e->cdt,
+                                 (size_t)zero_param_numel(&unit->params[p]));
+        if (rc)
+            return engine_backend_error(e, rc, err, "converting parameters of %s", unit->name);
     }
     *out = s->param_work;
     return ZERO_OK;
@@ -60,13 +89,13 @@ static int param_fp32(struct zero_engine *e, int o, float **out, struct zero_err
 static int fill_slot(struct zero_engine *e, struct zero_unit_ctx *ctx, int i, int o, int p,
                      struct zero_error *err)
 {
-    float *whole;
+    float *whole = NULL;
     int rc = param_fp32(e, o, &whole, err);
     if (rc)
         return rc;
     int64_t offset = e->us[o].layout.offset[p];
     ctx->param[i] = whole + offset;
-    if (ctx->matmul_type != ZERO_F32)
+    if (engine_lowp_params(e))
         ctx->param_lowp[i] = engine_at(e, engine_param_whole(e, o), offset);
     return ZERO_OK;
 }
@@ -104,6 +133,7 @@ void compute_init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *ms
     ctx->bself = e->bself;
     ctx->rows = e->rows;
     ctx->matmul_type = e->matmul_type;
+    ctx->param_lowp_type = engine_lowp_params(e) ? e->cdt : ZERO_F32;
     ctx->tokens = e->tokens;
     ctx->labels = e->labels;
     /* fp16: the loss is scaled before backward (DeepSpeed's loss scaling) */

@@ -14,8 +14,10 @@ int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, in
     const float bound = 1.0f / sqrtf((float)in);
     const int64_t wshape[2] = {out, in};
     snprintf(name, sizeof(name), "%sweight", prefix);
-    if (zero_unit_add_param(u, name, 2, wshape, ZERO_INIT_UNIFORM, bound, err) < 0)
+    int w = zero_unit_add_param(u, name, 2, wshape, ZERO_INIT_UNIFORM, bound, err);
+    if (w < 0)
         return err != NULL ? err->code : ZERO_EINVAL;
+    u->params[w].gemm_only = 1; /* nn_affine_forward/backward read it through nn_gemm only */
     if (!bias)
         return ZERO_OK;
     snprintf(name, sizeof(name), "%sbias", prefix);

@@ -48,8 +48,15 @@ static int lowered(struct zero_unit_ctx *ctx, struct nn_operand o, size_t n, con
     *tmp = NULL;
     *out = o.x;
     *t = ZERO_F32;
-    if (ctx->matmul_type == ZERO_F32)
+    if (ctx->matmul_type == ZERO_F32) {
+        /* fp32 products: a parameter's exact compute-dtype value where the engine
+         * offers it (the backend widens it: the same product, no fp32 copy) */
+        if (o.param >= 0 && ctx->param_lowp[o.param] != NULL && ctx->param_lowp_type != ZERO_F32) {
+            *out = ctx->param_lowp[o.param];
+            *t = ctx->param_lowp_type;
+        }
         return ZERO_OK;
+    }
     *t = ctx->matmul_type;
     if (o.lowp != NULL || (o.param >= 0 && ctx->param_lowp[o.param] != NULL)) {
         *out = o.lowp != NULL ? o.lowp : ctx->param_lowp[o.param];
