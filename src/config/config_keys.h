@@ -90,10 +90,6 @@ const struct config_unsupported *config_unsupported_find(const char *path);
 int config_unsupported_inert(const struct config_unsupported *u, const void *json, char *what,
                              size_t len);
 
-/* "zero_optimization.stage = 3" value text, as JSON writes it (config_print.c). */
-void config_format_value(const struct config_key *k, const struct zero_config *c, char *buf,
-                         size_t len);
-
 /* "auto" (config_auto.c): whether key k accepts it (DeepSpeed's Hugging Face
  * integration fills it), marking it pending in c, and what Hugging Face fills
  * it from ("learning_rate"; NULL when k takes no "auto"). */

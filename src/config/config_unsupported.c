@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_format.h"
 #include "zero/config_json.h"
 
 #define NYI "is not implemented yet in this build"

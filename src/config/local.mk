@@ -6,7 +6,8 @@ libzero_la_SOURCES += \
 	%reldir%/config_unsupported.c \
 	%reldir%/config_json.c \
 	%reldir%/config_print.c \
+	%reldir%/config_format.c \
 	%reldir%/config_auto.c \
 	%reldir%/config_validate.c
-noinst_HEADERS += %reldir%/config_keys.h
+noinst_HEADERS += %reldir%/config_keys.h %reldir%/config_format.h
 zeroinclude_HEADERS += include/zero/config_json.h
