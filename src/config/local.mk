@@ -7,6 +7,7 @@ libzero_la_SOURCES += \
 	%reldir%/config_json.c \
 	%reldir%/config_print.c \
 	%reldir%/config_format.c \
+	%reldir%/config_origin.c \
 	%reldir%/config_auto.c \
 	%reldir%/config_validate.c
 noinst_HEADERS += %reldir%/config_keys.h %reldir%/config_format.h
