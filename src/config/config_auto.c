@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config_auto.h"
 #include "config_format.h"
 #include "config_keys.h"
 #include "zero/config_json.h"

@@ -19,7 +19,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config_auto.h"
 #include "config_keys.h"
+#include "config_unsupported.h"
+#include "config_validate.h"
 #include "base/file_replace.h"
 
 #define PATH_LEN 256

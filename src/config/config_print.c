@@ -2,6 +2,7 @@
  * per key in the key table's order, values written as JSON would write them. */
 #include <stdio.h>
 
+#include "config_auto.h"
 #include "config_format.h"
 #include "config_keys.h"
 #include "zero/config_json.h"
