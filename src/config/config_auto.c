@@ -3,7 +3,7 @@
  * trainer_config_finalize, Accelerate's zero3_save_16bit_model): only the keys it
  * fills accept "auto", and each takes what the integration would pick, from the
  * program's flags and model instead of TrainingArguments. Any other "auto" is an
- * error naming the key (the loader asks config_auto_find).
+ * error naming the key (the loader asks config_auto_allowed).
  *
  * The loader leaves an "auto" key at the program's value (or DeepSpeed's default)
  * and marks it pending; zero_config_resolve_auto fills the pending keys once the
@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config_auto.h"
+#include "config_format.h"
 #include "config_keys.h"
 #include "zero/config_json.h"
 

@@ -19,7 +19,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config_auto.h"
 #include "config_keys.h"
+#include "config_unsupported.h"
+#include "config_validate.h"
 #include "base/file_replace.h"
 
 #define PATH_LEN 256
@@ -530,28 +533,4 @@ int zero_config_load_file(struct zero_config *c, struct zero_config_origins *ori
     int rc = load_document(c, origins, root, path, world, flags, err);
     json_decref(root);
     return rc;
-}
-
-const char *zero_config_origin_name(int origin)
-{
-    switch (origin) {
-    case ZERO_ORIGIN_DEFAULT:
-        return "default";
-    case ZERO_ORIGIN_FILE:
-        return "file";
-    case ZERO_ORIGIN_DERIVED:
-        return "derived";
-    case ZERO_ORIGIN_AUTO:
-        return "auto";
-    default:
-        return "?";
-    }
-}
-
-int zero_config_origin_of(const struct zero_config_origins *origins, const char *path)
-{
-    int k = config_key_find(path);
-    if (k < 0)
-        return -1;
-    return origins->of[config_key_canonical(k)];
 }

@@ -1,5 +1,6 @@
 /* The table of ds_config.json keys the loader, the printer and the comparison
- * walk: one entry per key, in DeepSpeed's documentation order. */
+ * walk: one entry per key, in DeepSpeed's documentation order. The bottom floor
+ * of src/config: config_keys.c calls no other file. */
 #ifndef ZERO_CONFIG_KEYS_H
 #define ZERO_CONFIG_KEYS_H
 
@@ -72,39 +73,5 @@ static inline const void *config_key_cfield(const struct config_key *k, const st
 {
     return (const char *)c + k->offset;
 }
-
-/* The JSON-only keys DeepSpeed knows that this build does not implement and the
- * field-backed ones whose non-default value it cannot honour (config_unsupported.c). */
-struct config_unsupported {
-    const char *path;    /* key or section */
-    const char *inert;   /* the value(s) that ask for nothing, as JSON; an object lists
-                            members that must be absent or equal */
-    const char *feature; /* "mixed precision is not implemented yet in this build" */
-};
-
-/* The entry for a JSON-only path, NULL if none. */
-const struct config_unsupported *config_unsupported_find(const char *path);
-
-/* Whether a JSON value (a json_t *) asks for nothing; else the member path
- * (relative, may be "") and value that ask for something go to what. */
-int config_unsupported_inert(const struct config_unsupported *u, const void *json, char *what,
-                             size_t len);
-
-/* "zero_optimization.stage = 3" value text, as JSON writes it (config_print.c). */
-void config_format_value(const struct config_key *k, const struct zero_config *c, char *buf,
-                         size_t len);
-
-/* "auto" (config_auto.c): whether key k accepts it (DeepSpeed's Hugging Face
- * integration fills it), marking it pending in c, and what Hugging Face fills
- * it from ("learning_rate"; NULL when k takes no "auto"). */
-int config_auto_allowed(int key);
-void config_auto_mark(struct zero_config *c, int key);
-const char *config_auto_source(int key);
-int config_auto_is_pending(const struct zero_config *c, const char *path);
-
-/* The checks of zero_config_validate that concern only what a file gives
- * (unsupported features, contradicting keys): the loader's under
- * ZERO_CONFIG_KEEP, where the program's flags may still change the rest. */
-int config_validate_given(const struct zero_config *c, struct zero_error *err);
 
 #endif

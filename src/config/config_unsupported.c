@@ -6,7 +6,7 @@
  * or section that has no field here: the loader accepts it only with a value that asks for nothing
  * (inert), so a DeepSpeed config that spells out the defaults still loads. When a feature lands,
  * delete its line. */
-#include "config_keys.h"
+#include "config_unsupported.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_format.h"
+#include "config_keys.h"
 #include "zero/config_json.h"
 
 #define NYI "is not implemented yet in this build"

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config_auto.h"
 #include "config_keys.h"
+#include "config_validate.h"
 #include "zero/config_json.h"
 #include "zero/trace.h"
 
