@@ -13,6 +13,7 @@
  *     someone else are errors naming the path (and the unit). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,7 +222,8 @@ struct driver {
     struct zero_error err;
 };
 
-static int drive_open(struct driver *d, const char *dir, int fast_init)
+/* The config drive_open uses (the caller may change it before drive_create). */
+static void drive_config(struct driver *d, const char *dir, int fast_init)
 {
     memset(d, 0, sizeof *d);
     zero_config_defaults(&d->cfg);
@@ -235,6 +237,10 @@ static int drive_open(struct driver *d, const char *dir, int fast_init)
     d->cfg.zero_optimization.offload_param.max_in_cpu = 0;
     snprintf(d->cfg.zero_optimization.offload_optimizer.nvme_path, 256, "%.200s", dir);
     snprintf(d->cfg.zero_optimization.offload_param.nvme_path, 256, "%.200s", dir);
+}
+
+static int drive_create(struct driver *d)
+{
     MPI_Comm comm = MPI_COMM_WORLD;
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     int rc = zero_device_open(&d->dev, "cpu", &comm, &opt, &d->err);
@@ -245,13 +251,24 @@ static int drive_open(struct driver *d, const char *dir, int fast_init)
     return rc;
 }
 
-static int drive_step(struct driver *d)
+static int drive_open(struct driver *d, const char *dir, int fast_init)
+{
+    drive_config(d, dir, fast_init);
+    return drive_create(d);
+}
+
+static int drive_forward(struct driver *d)
 {
     float x[2 * 48];
     int32_t y[2];
     zero_synthetic_samples(3, 48, 3, 0, 2, x, y);
     struct zero_batch b = {.rows = 2, .inputs = x, .labels = y};
-    int rc = zero_engine_forward(d->e, &b, NULL, &d->err);
+    return zero_engine_forward(d->e, &b, NULL, &d->err);
+}
+
+static int drive_step(struct driver *d)
+{
+    int rc = drive_forward(d);
     if (!rc)
         rc = zero_engine_backward(d->e, &d->err);
     if (!rc)
@@ -415,6 +432,108 @@ START_TEST(test_one_rank_s_truncated_swap_file_stops_every_rank)
 }
 END_TEST
 
+/* ---- one rank's parameter shard unreadable in a stage-3 gather ---- */
+
+static void hung(int sig)
+{
+    (void)sig;
+    static const char m[] = "test_nvme_offload: still running 60 s after one rank's parameter "
+                            "read failed: a rank hangs in a collective\n";
+    ssize_t w = write(2, m, sizeof m - 1);
+    (void)w;
+    _exit(99); /* mpirun takes the other ranks down */
+}
+
+enum read_fault {
+    FORWARD,            /* every shard cut: the first forward gather's own read fails */
+    FORWARD_READ_AHEAD, /* the second block's shard cut: its read, issued ahead during the
+                           first block's gather, fails at the second block's (a prefetch) */
+    BACKWARD,           /* cut after a good forward: the backward's re-gather fails */
+};
+
+/* The last rank's parameter swap file is cut as `fault` says (what a disk
+ * error or another process does to it); every rank must return from that
+ * pass within a minute, the last naming its file, the unit and the cause, the
+ * others naming it, and destroy must then free every byte and the files. */
+static void check_one_rank_s_unreadable_shard(enum read_fault fault, const char *unit)
+{
+    int world = mpi_check_size(), rank = mpi_check_rank(), bad = world - 1;
+    char dir[320], file[400], name[32];
+    snprintf(name, sizeof name, "unreadable%d", (int)fault);
+    sub_dir(dir, sizeof dir, name);
+    struct driver d;
+    drive_config(&d, dir, 0);
+    if (fault == BACKWARD) {
+        /* no read ahead (one buffer), no prefetch and nothing kept for reuse but
+         * the classifier: backward gathers layers.1 again, reading its shard */
+        d.cfg.zero_optimization.offload_param.buffer_count = 1;
+        d.cfg.zero_optimization.stage3_prefetch_bucket_size = 0;
+        d.cfg.zero_optimization.stage3_max_reuse_distance = 0;
+    }
+    ck_assert_msg(drive_create(&d) == 0, "%s", d.err.msg);
+    ck_assert_msg(drive_step(&d) == 0, "%s", d.err.msg); /* records the fetch order */
+    snprintf(file, sizeof file, "%s/libzero-param-rank%05d.swap", dir, bad);
+    struct stat st;
+    ck_assert_int_eq(stat(file, &st), 0);
+    /* the blocks layers.0 and layers.1 have equal shards, the classifier's is
+     * smaller: half the file (rounded down to a page) keeps layers.0 whole and
+     * ends inside layers.1 */
+    off_t keep = fault == FORWARD_READ_AHEAD ? st.st_size / 2 / 4096 * 4096 : 0;
+    signal(SIGALRM, hung);
+    alarm(60);
+    int rc = fault == BACKWARD ? drive_forward(&d) : 0;
+    ck_assert_msg(rc == 0, "%s", d.err.msg);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == bad)
+        ck_assert_int_eq(truncate(file, keep), 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = fault == BACKWARD ? zero_engine_backward(d.e, &d.err) : drive_forward(&d);
+    ck_assert_msg(rc != 0, "rank %d: the pass went on after rank %d's file was cut", rank, bad);
+    char what[64], who[700];
+    snprintf(what, sizeof what, "reading unit %s (parameter shard", unit);
+    if (rank == bad) {
+        expect(d.err.msg, file, what, "the file ends early (truncated by someone else?)");
+    } else {
+        snprintf(who, sizeof who,
+                 "rank %d: stage-3 gather of unit %s stopped on every rank: rank %d could not "
+                 "read its parameter shard from its NVMe swap file %s",
+                 rank, unit, bad, file);
+        expect(d.err.msg, who, NULL, NULL);
+    }
+    /* destroy neither hangs nor leaks: the ledgers are back to the backend's own */
+    zero_engine_destroy(d.e);
+    d.e = NULL;
+    alarm(0);
+    for (int t = 0; t < ZERO_TAG_COUNT; t++)
+        if (t != ZERO_TAG_COMM) {
+            ck_assert_msg(d.dev->ledger.current[t] == 0, "rank %d: %lld bytes of %s left", rank,
+                          (long long)d.dev->ledger.current[t], zero_tag_name(t));
+            ck_assert_msg(d.dev->host_ledger.current[t] == 0, "rank %d: %lld bytes of host %s left",
+                          rank, (long long)d.dev->host_ledger.current[t], zero_tag_name(t));
+        }
+    drive_close(&d);
+    MPI_Barrier(MPI_COMM_WORLD);
+    ck_assert_int_eq(entries(dir), 0);
+}
+
+START_TEST(test_one_rank_s_unreadable_parameter_shard_stops_every_rank_in_forward)
+{
+    check_one_rank_s_unreadable_shard(FORWARD, "layers.0");
+}
+END_TEST
+
+START_TEST(test_one_rank_s_failed_read_ahead_surfaces_at_its_gather_on_every_rank)
+{
+    check_one_rank_s_unreadable_shard(FORWARD_READ_AHEAD, "layers.1");
+}
+END_TEST
+
+START_TEST(test_one_rank_s_unreadable_parameter_shard_stops_every_rank_in_backward)
+{
+    check_one_rank_s_unreadable_shard(BACKWARD, "layers.1");
+}
+END_TEST
+
 START_TEST(test_a_swap_file_left_by_a_crash_is_rebuilt)
 {
     char dir[320], file[400];
@@ -496,6 +615,9 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_a_full_disk_is_named_at_the_reservation_and_in_the_middle_of_a_step);
     tcase_add_test(tc, test_a_truncated_swap_file_is_named_with_its_unit);
     tcase_add_test(tc, test_one_rank_s_truncated_swap_file_stops_every_rank);
+    tcase_add_test(tc, test_one_rank_s_unreadable_parameter_shard_stops_every_rank_in_forward);
+    tcase_add_test(tc, test_one_rank_s_failed_read_ahead_surfaces_at_its_gather_on_every_rank);
+    tcase_add_test(tc, test_one_rank_s_unreadable_parameter_shard_stops_every_rank_in_backward);
     tcase_add_test(tc, test_a_swap_file_left_by_a_crash_is_rebuilt);
     tcase_add_test(tc, test_nvme_keys_the_build_cannot_honour_name_the_key);
     suite_add_tcase(s, tc);

@@ -113,6 +113,10 @@ double engine_now(void);
  * that does not fit, a full disk, a truncated swap file) stops every rank instead
  * of leaving the others waiting in the next collective. */
 int engine_agree(struct zero_engine *e, int rc, int code, const char *what, struct zero_error *err);
+/* engine_agree's exchange alone: *first = the first rank whose rc failed, -1 if
+ * none. Returns the exchange's status (err keeps rc's message on a rank that
+ * failed), for callers that name more than engine_agree's "rank F <what>". */
+int engine_first_failed(struct zero_engine *e, int rc, int *first, struct zero_error *err);
 /* mixed precision or offload_optimizer: the fp32 master is a buffer of its own
  * (offloaded, fp32 too: the parameters stay on the device) */
 static inline int engine_separate_master(const struct zero_engine *e)

@@ -122,22 +122,33 @@ const char *zero_event_name(enum zero_event_kind k)
     return (int)k >= 0 && k < ZERO_EV_KIND_COUNT ? names[k] : "?";
 }
 
-int engine_agree(struct zero_engine *e, int rc, int code, const char *what, struct zero_error *err)
+int engine_first_failed(struct zero_engine *e, int rc, int *first, struct zero_error *err)
 {
-    int mine = rc != ZERO_OK, first = -1;
-    int *all = calloc((size_t)e->world, sizeof *all);
+    /* called once per NVMe gather: no allocation for the usual world sizes */
+    int mine = rc != ZERO_OK, few[64];
+    int *all = e->world <= 64 ? few : calloc((size_t)e->world, sizeof *all);
+    *first = -1;
     if (!all)
         return rc ? rc
                   : zero_fail(err, ZERO_ENOMEM, "rank %d: the ranks' status exchange", e->rank);
     int xrc = e->be->host_all_gather(e->bself, &mine, all, sizeof mine);
-    for (int r = 0; r < e->world && !xrc && first < 0; r++)
+    for (int r = 0; r < e->world && !xrc && *first < 0; r++)
         if (all[r])
-            first = r;
-    free(all);
+            *first = r;
+    if (all != few)
+        free(all);
+    if (xrc && !rc)
+        return engine_backend_error(e, xrc, err, "exchanging the ranks' status");
+    return xrc;
+}
+
+int engine_agree(struct zero_engine *e, int rc, int code, const char *what, struct zero_error *err)
+{
+    int first, xrc = engine_first_failed(e, rc, &first, err);
     if (rc)
         return rc;
     if (xrc)
-        return engine_backend_error(e, xrc, err, "exchanging the ranks' status");
+        return xrc;
     if (first >= 0)
         return zero_fail(err, code, "rank %d: rank %d %s", e->rank, first, what);
     return ZERO_OK;

@@ -218,6 +218,11 @@ static void slot_free(struct zero_engine *e, struct slot *s)
 
 /* ---- files ---- */
 
+static void swap_file_name(char *path, size_t len, const char *dir, const char *kind, int rank)
+{
+    snprintf(path, len, "%s/libzero-%s-rank%05d.swap", dir, kind, rank);
+}
+
 static int open_file(struct zero_engine *e, struct swap_file *f, const char *dir, const char *key,
                      const char *kind, int64_t bytes, int fast_init, struct zero_error *err)
 {
@@ -230,7 +235,7 @@ static int open_file(struct zero_engine *e, struct swap_file *f, const char *dir
                          errno == ENOENT ? "does not exist" : strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return zero_fail(err, ZERO_EINVAL, "rank %d: %s %s is not a directory", e->rank, key, dir);
-    snprintf(f->path, sizeof f->path, "%s/libzero-%s-rank%05d.swap", dir, kind, e->rank);
+    swap_file_name(f->path, sizeof f->path, dir, kind, e->rank);
     const char *no_direct = getenv("ZERO_NVME_NO_DIRECT"); /* to test the buffered path */
     f->direct = !(no_direct && no_direct[0] == '1');
     f->fd = f->direct ? open(f->path, O_RDWR | O_CREAT | O_DIRECT, 0600) : -1;
@@ -690,7 +695,14 @@ int nvme_stream_end(struct zero_engine *e, struct zero_error *err)
     return first;
 }
 
-/* ---- stage-3 parameter reads ---- */
+/* ---- stage-3 parameter reads ----
+ *
+ * A read's failure surfaces in nvme_param_shard of its own unit only: the
+ * gather agrees on that status across the ranks before its all-gather
+ * (stage3.c), so one rank's disk error stops every rank there. A read ahead
+ * that is dropped unused (its buffer taken for another shard, or the step
+ * invalidating the ring) is waited for but its error is moot: the shard is
+ * read again for its gather, and fails there. */
 
 static int pslot_of(const struct nvme_swap *s, int u)
 {
@@ -700,80 +712,90 @@ static int pslot_of(const struct nvme_swap *s, int u)
     return -1;
 }
 
-/* A buffer to read into: an empty one, else the least recently used one that
- * was handed out (its copy finished first), else (forced) the oldest. */
-static int pslot_free(struct zero_engine *e, int keep, int force, struct zero_error *err)
+/* Empties slot sl: its read (if any) has landed and the gather's copy out of
+ * it (if handed out) is done. */
+static int pslot_drop(struct zero_engine *e, struct slot *sl, struct zero_error *err)
+{
+    struct nvme_swap *s = nv(e);
+    aio_finish(s->aio, sl->read); /* a read ahead dropped unused: see above */
+    sl->read = NULL;
+    sl->unit = -1;
+    int rc = sl->used && sl->ev ? e->be->event_synchronize(e->bself, sl->ev) : ZERO_OK;
+    sl->used = 0;
+    return rc ? engine_backend_error(e, rc, err, "waiting for a parameter copy") : ZERO_OK;
+}
+
+/* *slot: a buffer to read into: an empty one, else the least recently used
+ * one that was handed out (its copy finished first), else (forced) the
+ * oldest; -1 when none is free (not forced). */
+static int pslot_free(struct zero_engine *e, int keep, int force, int *slot, struct zero_error *err)
 {
     struct nvme_swap *s = nv(e);
     int best = -1;
+    *slot = -1;
     for (int i = 0; i < s->npslots; i++) {
         struct slot *sl = &s->pslots[i];
         if (i == keep)
             continue;
-        if (sl->unit < 0)
-            return i;
+        if (sl->unit < 0) {
+            *slot = i;
+            return ZERO_OK;
+        }
         if ((sl->used || force) && (best < 0 || sl->age < s->pslots[best].age))
             best = i;
     }
-    if (best >= 0) {
-        struct slot *sl = &s->pslots[best];
-        int rc = aio_finish(s->aio, sl->read);
-        sl->read = NULL;
-        sl->unit = -1;
-        if (rc)
-            return io_fail(e, err, rc, &s->par, "reading", -1, "a parameter shard read ahead", -1,
-                           -1);
-        if (sl->used && sl->ev && (rc = e->be->event_synchronize(e->bself, sl->ev)))
-            return engine_backend_error(e, rc, err, "waiting for a parameter copy");
-        sl->used = 0;
-    }
-    return best;
+    int rc = best >= 0 ? pslot_drop(e, &s->pslots[best], err) : ZERO_OK;
+    if (!rc)
+        *slot = best;
+    return rc;
 }
 
-static int pread_into(struct zero_engine *e, int i, int u, struct zero_error *err)
+/* Queues the read of u's shard into slot i: 0 or an errno value. */
+static int pread_start(struct zero_engine *e, int i, int u)
 {
     struct nvme_swap *s = nv(e);
     struct slot *sl = &s->pslots[i];
     int64_t len = pad(e->us[u].layout.shard * (int64_t)e->csize);
     int rc = aio_start(s->aio, s->par.fd, 0, sl->buf, (size_t)len, s->par_off[u], &sl->read);
     if (rc)
-        return io_fail(e, err, rc, &s->par, "reading", u, "parameter shard", s->par_off[u], len);
+        return rc;
     sl->unit = u;
     sl->used = 0;
     sl->age = ++s->clock;
-    return ZERO_OK;
+    return 0;
 }
 
 int nvme_param_shard(struct zero_engine *e, int u, const void **shard, int *pinned,
                      struct zero_error *err)
 {
     struct nvme_swap *s = nv(e);
+    int64_t len = pad(e->us[u].layout.shard * (int64_t)e->csize);
     int i = pslot_of(s, u), rc;
     if (i < 0) {
-        if ((i = pslot_free(e, -1, 1, err)) < 0)
-            return err->code ? err->code : zero_fail(err, ZERO_EIO, "no NVMe parameter buffer");
-        if ((rc = pread_into(e, i, u, err)))
+        if ((rc = pslot_free(e, -1, 1, &i, err)))
             return rc;
+        if ((rc = pread_start(e, i, u)))
+            return io_fail(e, err, rc, &s->par, "reading", u, "parameter shard", s->par_off[u],
+                           len);
     }
-    /* read ahead: the units that follow in the recorded fetch order */
+    /* read ahead: the units that follow in the recorded fetch order (one
+     * that cannot be queued is left to its gather) */
     for (int pos = e->stage3.trace_pos;
          e->stage3.trace_recorded && !e->stage3.untraced && pos < e->stage3.trace_len; pos++) {
-        int v = e->stage3.trace[pos];
+        int v = e->stage3.trace[pos], j;
         if (v == u || s->par_off[v] < 0 || pslot_of(s, v) >= 0)
             continue;
-        int j = pslot_free(e, i, 0, err);
-        if (j < 0)
-            break;
-        if ((rc = pread_into(e, j, v, err)))
+        if ((rc = pslot_free(e, i, 0, &j, err)))
             return rc;
+        if (j < 0 || pread_start(e, j, v))
+            break;
     }
     struct slot *sl = &s->pslots[i];
     rc = aio_finish(s->aio, sl->read);
     sl->read = NULL;
     if (rc) {
         sl->unit = -1;
-        return io_fail(e, err, rc, &s->par, "reading", u, "parameter shard", s->par_off[u],
-                       pad(e->us[u].layout.shard * (int64_t)e->csize));
+        return io_fail(e, err, rc, &s->par, "reading", u, "parameter shard", s->par_off[u], len);
     }
     if (sl->used && sl->ev && (rc = e->be->event_synchronize(e->bself, sl->ev)))
         return engine_backend_error(e, rc, err, "waiting for a parameter copy");
@@ -796,15 +818,13 @@ int nvme_param_invalidate(struct zero_engine *e, struct zero_error *err)
     struct nvme_swap *s = nv(e);
     int first = ZERO_OK;
     for (int i = 0; s && i < s->npslots; i++) {
-        struct slot *sl = &s->pslots[i];
-        int rc = aio_finish(s->aio, sl->read);
-        sl->read = NULL;
-        if (rc && !first)
-            first = io_fail(e, err, rc, &s->par, "reading", sl->unit, "a parameter shard", -1, -1);
-        if (sl->used && sl->ev && (rc = e->be->event_synchronize(e->bself, sl->ev)) && !first)
-            first = engine_backend_error(e, rc, err, "waiting for a parameter copy");
-        sl->unit = -1;
-        sl->used = 0;
+        int rc = pslot_drop(e, &s->pslots[i], first ? NULL : err);
+        first = first ? first : rc;
     }
     return first;
+}
+
+void nvme_param_file(const struct zero_engine *e, int rank, char *path, size_t len)
+{
+    swap_file_name(path, len, e->cfg.zero_optimization.offload_param.nvme_path, "param", rank);
 }

@@ -23,6 +23,7 @@
 #ifndef ZERO_NVME_SWAP_H
 #define ZERO_NVME_SWAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct zero_engine;
@@ -77,7 +78,9 @@ int nvme_stream_end(struct zero_engine *e, struct zero_error *err);
 
 /* Unit u's parameter shard (cdt, shard) in a host buffer, read ahead of use;
  * valid until the next call. *pinned: the buffer is host_alloc memory
- * (copy_async may read it), else ordinary memory (from_host). */
+ * (copy_async may read it), else ordinary memory (from_host). Fails only for
+ * u's own read (a read ahead's failure waits for its unit's call): rank-local,
+ * so the gather agrees on it across the ranks before its all-gather. */
 int nvme_param_shard(struct zero_engine *e, int u, const void **shard, int *pinned,
                      struct zero_error *err);
 /* The parameter ring holds copies of the shards: drop them (the step rewrites them). */
@@ -85,5 +88,8 @@ int nvme_param_invalidate(struct zero_engine *e, struct zero_error *err);
 /* After a gather's copy out of the buffer nvme_param_shard gave: the event
  * that marks when the copy is done (recorded by the caller), or NULL. */
 void *nvme_param_consumed_event(struct zero_engine *e, int u);
+/* The path of rank's parameter swap file (every rank's config names the
+ * same offload_param.nvme_path), for messages about another rank's file. */
+void nvme_param_file(const struct zero_engine *e, int rank, char *path, size_t len);
 
 #endif

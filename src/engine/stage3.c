@@ -36,6 +36,24 @@ static void live_add(struct zero_engine *e, int64_t n)
         e->stage3.peak_live_elements = e->stage3.live_elements;
 }
 
+/* A shard read from NVMe is rank-local, the all-gather is not: every rank
+ * learns the read's status first (one control exchange of an int per rank,
+ * per gather from NVMe), so one rank's disk error stops every rank here
+ * instead of leaving the others in the all-gather. */
+static int agree_on_read(struct zero_engine *e, int u, int rc, struct zero_error *err)
+{
+    int first, xrc = engine_first_failed(e, rc, &first, err);
+    if (rc || xrc || first < 0) /* rc's message names the swap file, the unit and the cause */
+        return rc ? rc : xrc;
+    char path[600];
+    nvme_param_file(e, first, path, sizeof path);
+    return zero_fail(err, ZERO_EIO,
+                     "rank %d: stage-3 gather of unit %s stopped on every rank: rank %d could "
+                     "not read its parameter shard from its NVMe swap file %s (rank %d's "
+                     "error names the cause)",
+                     e->rank, uname(e, u), first, path, first);
+}
+
 int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
                       struct zero_error *err)
 {
@@ -52,9 +70,9 @@ int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
             rc = e->be->all_gather(e->bself, mine, s->stage3.gathered, e->cdt, shard, req);
     } else {
         /* swap file -> host buffer (read ahead) -> its place -> all-gather in place */
-        const void *host;
-        int pinned;
-        if ((rc = nvme_param_shard(e, u, &host, &pinned, err)))
+        const void *host = NULL;
+        int pinned = 0;
+        if ((rc = agree_on_read(e, u, nvme_param_shard(e, u, &host, &pinned, err), err)))
             return rc;
         void *ev = nvme_param_consumed_event(e, u);
         rc = pinned ? e->be->copy_async(e->bself, mine, host, shard * e->csize, ZERO_STREAM_COMM)
@@ -77,8 +95,13 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
                            &s->stage3.gathered, "stage-3 gathered unit", err)))
         return zero_error_wrap(err, "unit %s: ", uname(e, u));
     live_add(e, s->layout.padded);
-    if ((rc = stage3_all_gather(e, u, &s->stage3.req, err)))
+    if ((rc = stage3_all_gather(e, u, &s->stage3.req, err))) {
+        /* nothing issued (the ranks agreed to stop before it): NOT_AVAILABLE again */
+        e->stage3.live_elements -= s->layout.padded;
+        engine_free(e, s->stage3.gathered);
+        s->stage3.gathered = NULL;
         return rc;
+    }
     s->stage3.state = ZERO_UNIT_INFLIGHT;
     s->stage3.t_issue = t0;
     engine_event(e, prefetch ? ZERO_EV_PREFETCH : ZERO_EV_GATHER, u, -1, "all_gather",
