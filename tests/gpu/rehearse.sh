@@ -38,6 +38,15 @@ die() {
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot and mount)"
 [ -d "$root/.gpu-bundle/bin" ] || die "no .gpu-bundle/bin: run tests/gpu/make_bundle.sh first"
 
+# ---- one rehearsal at a time: they share the cache's base root and run root (two at
+# once unmounted each other's /dev/shm)
+mkdir -p "$cache"
+exec 9>"$cache/lock"
+if ! flock -n 9; then
+    echo "rehearse.sh: another rehearsal holds $cache/lock; waiting for it"
+    flock 9
+fi
+
 # ---- the base root, once
 if [ "$(cat "$base/etc/libzero-rehearsal" 2>/dev/null)" != "$stamp_text" ]; then
     command -v debootstrap >/dev/null || die "debootstrap not found: apt-get install -y debootstrap"
