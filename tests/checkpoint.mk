@@ -4,6 +4,8 @@
 #   at 1-4 ranks (4 -> 2 runs in the np4 instance, 2 -> 3 in np3 and np4).
 # test_checkpoint_cli.sh: train_mlp --save-checkpoint / --resume across world sizes and
 #   stages, zero ckpt inspect / export, exit codes.
+# test_checkpoint_atom_order.sh: a rank-major checkpoint refuses a micro-step-major resume
+#   (named, nothing on disk changed) and resumes bit-identically with the flag, 2 and 3 ranks.
 # test_checkpoint_crash.sh: tests/ckpt_crash_writer killed (SIGKILL) at each point of a
 #   save under mpirun; the previous checkpoint must verify and load afterwards.
 check_PROGRAMS += tests/test_checkpoint_format
@@ -21,7 +23,9 @@ TESTS += tests/test_checkpoint.np1 tests/test_checkpoint.np3 tests/test_checkpoi
 check_PROGRAMS += tests/ckpt_crash_writer
 tests_ckpt_crash_writer_SOURCES = tests/ckpt_crash_writer.c
 tests_ckpt_crash_writer_LDADD = $(TEST_LDADD)
-TESTS += tests/test_checkpoint_crash.sh tests/test_checkpoint_cli.sh
-EXTRA_DIST += tests/test_checkpoint_crash.sh tests/test_checkpoint_cli.sh
+TESTS += tests/test_checkpoint_crash.sh tests/test_checkpoint_cli.sh \
+	tests/test_checkpoint_atom_order.sh
+EXTRA_DIST += tests/test_checkpoint_crash.sh tests/test_checkpoint_cli.sh \
+	tests/test_checkpoint_atom_order.sh
 
 # The readers' fuzzers (fuzz/fuzz_ckpt.c, fuzz/fuzz_ckpt_load.c) are in fuzz/local.mk.

@@ -8,7 +8,10 @@
  *   - the step's comm counters equal the local-accumulation formula: 2Ψ(N-1)/N in
  *     stages 0-2, (A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N in stage 3, against
  *     (A + 1)Ψ(N-1)/N for micro-step-major atoms;
- *   - native mode with rank-major atoms still reduces once (2Ψ(N-1)/N). */
+ *   - native mode with rank-major atoms still reduces once (2Ψ(N-1)/N);
+ *   - the accumulation counters' memory (tag accum, what the memory plan counts)
+ *     is floor(log2(A)) + 1 fp32 slots per unit, of the whole unit where a rank
+ *     accumulates locally (rank-major atoms, native fast mode), else of its shard. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +186,36 @@ START_TEST(test_native_mode_with_rank_major_atoms_still_reduces_once)
 }
 END_TEST
 
+/* The ledger's peak of tag accum over a run equals the theory the memory plan adds
+ * (zero_theory.accum_bytes), in both orders, both modes, A = 2, 3, 4. */
+START_TEST(test_accumulation_counter_memory_equals_the_plan)
+{
+    for (int stage = 0; stage <= 3; stage += 3)
+        for (int accum = 2; accum <= 4; accum++)
+            for (int variant = 0; variant < 4; variant++) {
+                struct harness_run r;
+                rank_major(&r, stage, accum);
+                r.steps = 2;
+                if (!(variant & 1))
+                    r.cfg.libzero.atom_order = ZERO_ATOM_MICRO_STEP_MAJOR;
+                if (variant & 2)
+                    r.cfg.libzero.coll_mode = ZERO_COLL_NATIVE;
+                train_all(&r);
+                int64_t slots = accum == 2 || accum == 3 ? 2 : 3; /* floor(log2(A)) + 1 */
+                int64_t whole = r.theory.psi_padded, shard = whole / mpi_check_size();
+                int64_t want = 4 * slots * (r.theory.accumulates_locally ? whole : shard);
+                int64_t peak = r.ledger_end.peak[ZERO_TAG_ACCUM];
+                ck_assert_msg(mpi_check_all(peak == r.theory.accum_bytes && peak == want),
+                              "stage %d, A = %d, %s, %s: accum peak %lld, plan %lld, "
+                              "floor(log2 A) + 1 slots %lld",
+                              stage, accum, variant & 1 ? "rank_major" : "micro_step_major",
+                              variant & 2 ? "native" : "exact", (long long)peak,
+                              (long long)r.theory.accum_bytes, (long long)want);
+                free(r.weights);
+            }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("atom_order");
@@ -194,6 +227,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_micro_step_major_at_3_ranks_differs_from_one_rank);
     tcase_add_test(tc, test_rank_major_comm_equals_the_local_accumulation_formula);
     tcase_add_test(tc, test_native_mode_with_rank_major_atoms_still_reduces_once);
+    tcase_add_test(tc, test_accumulation_counter_memory_equals_the_plan);
     suite_add_tcase(s, tc);
     return s;
 }

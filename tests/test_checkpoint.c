@@ -1,11 +1,11 @@
 /* Sharded checkpoints with the engine (run at 1-4 ranks): resuming is
  * bit-identical to not stopping in every stage, fp32 and fp16 (with a loss
- * scale that changes); a checkpoint of N ranks continues at N' ranks exactly as
- * an uninterrupted run at N' (4 -> 2, 2 -> 3, across stages); export equals the
- * live weights bit for bit; every byte flip and truncation at a section
- * boundary is rejected naming file, section and tensor; a checkpoint of another
- * model, a missing or foreign rank file and a full disk are reported and leave
- * the engine and the previous checkpoint untouched; keep_last prunes. */
+ * scale that changes), in either atom order; a checkpoint of N ranks continues at N' ranks exactly
+ * as an uninterrupted run at N' (4 -> 2, 2 -> 3, across stages); export equals the live weights bit
+ * for bit; every byte flip and truncation at a section boundary is rejected naming file, section
+ * and tensor; a checkpoint of another model or of another atom order, a missing or foreign rank
+ * file and a full disk are reported and leave the engine and the previous checkpoint untouched;
+ * keep_last prunes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -83,7 +83,8 @@ static void run_close(struct run *r)
     r->dev = NULL;
 }
 
-/* Trains steps [first, last); the data of step s is the same at any world size. */
+/* Trains steps [first, last) in the config's atom order; the data of step s is the
+ * same at any world size. */
 static int run_steps(struct run *r, int first, int last, struct zero_error *err)
 {
     const struct zero_config *c = zero_engine_config(r->e);
@@ -93,7 +94,8 @@ static int run_steps(struct run *r, int first, int last, struct zero_error *err)
     int rc = 0;
     for (int step = first; step < last && !rc; step++) {
         for (int64_t micro = 0; micro < accum && !rc; micro++) {
-            int64_t at = zero_atom_first_sample(step, micro, r->dev->rank, r->dev->size, accum, m);
+            int64_t at = zero_atom_first_sample_in(c->libzero.atom_order, step, micro, r->dev->rank,
+                                                   r->dev->size, accum, m);
             zero_synthetic_samples(7, r->hidden, r->classes, at, m, x, y);
             struct zero_batch b = {.rows = m, .inputs = x, .labels = y};
             if (!(rc = zero_engine_forward(r->e, &b, NULL, err)) &&
@@ -197,8 +199,8 @@ static void set_offload(struct run *r, int on, const char *swap)
 /* Trains 6 steps saving at step 3 (saving must not disturb training), then a
  * fresh engine loads step 3 and trains to 6: losses, scales and weights match.
  * The writer and the reader may differ in offload (states in host memory). */
-static void check_resume_offload(int stage, enum zero_dtype precision, int64_t accum,
-                                 int offload_writer, int offload_reader)
+static void check_resume_in(enum zero_atom_order order, int stage, enum zero_dtype precision,
+                            int64_t accum, int offload_writer, int offload_reader)
 {
     char dir[320];
     path_in(dir, sizeof dir, "resume");
@@ -206,6 +208,7 @@ static void check_resume_offload(int stage, enum zero_dtype precision, int64_t a
     struct zero_error err = {0};
     run_config(&a, stage, precision, accum);
     run_config(&b, stage, precision, accum);
+    a.cfg.libzero.atom_order = b.cfg.libzero.atom_order = order;
     set_offload(&a, offload_writer, "swap-writer");
     set_offload(&b, offload_reader, "swap-reader");
     int64_t na = 0, nb = 0;
@@ -253,6 +256,13 @@ static void check_resume_offload(int stage, enum zero_dtype precision, int64_t a
     run_close(&b);
 }
 
+static void check_resume_offload(int stage, enum zero_dtype precision, int64_t accum,
+                                 int offload_writer, int offload_reader)
+{
+    check_resume_in(ZERO_ATOM_MICRO_STEP_MAJOR, stage, precision, accum, offload_writer,
+                    offload_reader);
+}
+
 static void check_resume(int stage, enum zero_dtype precision, int64_t accum)
 {
     check_resume_offload(stage, precision, accum, 0, 0);
@@ -284,6 +294,16 @@ START_TEST(test_resume_is_bit_identical_in_every_stage_fp32)
 {
     for (int stage = 0; stage <= 3; stage++)
         check_resume(stage, ZERO_F32, stage == 2 ? 2 : 1);
+}
+END_TEST
+
+/* Rank-major atoms (each rank sums its micro-steps, one reduction per step) resume
+ * as exactly as the default order. */
+START_TEST(test_rank_major_resume_is_bit_identical_in_every_stage)
+{
+    for (int stage = 0; stage <= 3; stage++)
+        check_resume_in(ZERO_ATOM_RANK_MAJOR, stage, stage == 1 ? ZERO_BF16 : ZERO_F32,
+                        stage == 3 ? 3 : 2, 0, 0);
 }
 END_TEST
 
@@ -738,6 +758,55 @@ START_TEST(test_checkpoint_of_another_model_names_the_tensor_and_both_shapes)
 }
 END_TEST
 
+/* The atom order decides which samples a rank reads at each micro-step: a
+ * checkpoint saved in one order refuses an engine in the other (both ways), names
+ * the directory, the key and both orders, and leaves the engine as it was; an
+ * engine in the checkpoint's order loads it. */
+START_TEST(test_checkpoint_of_another_atom_order_is_refused_naming_both)
+{
+    char dir[320], step[340];
+    path_in(dir, sizeof dir, "order");
+    snprintf(step, sizeof step, "%s/step_000001", dir);
+    for (int saved = 0; saved < 2; saved++) {
+        struct run w, other, same;
+        struct zero_error err = {0};
+        enum zero_atom_order order = saved ? ZERO_ATOM_RANK_MAJOR : ZERO_ATOM_MICRO_STEP_MAJOR;
+        run_config(&w, 2, ZERO_F32, 2);
+        run_config(&other, 2, ZERO_F32, 2);
+        run_config(&same, 1, ZERO_F32, 2);
+        w.cfg.libzero.atom_order = same.cfg.libzero.atom_order = order;
+        other.cfg.libzero.atom_order = saved ? ZERO_ATOM_MICRO_STEP_MAJOR : ZERO_ATOM_RANK_MAJOR;
+        int rc = run_open(&w, MPI_COMM_WORLD, &err);
+        if (!rc && !(rc = run_steps(&w, 0, 1, &err)))
+            rc = zero_checkpoint_save(w.e, dir, 0, NULL, &err);
+        if (!rc && !(rc = run_open(&other, MPI_COMM_WORLD, &err)))
+            rc = run_steps(&other, 0, 2, &err); /* a load would change it */
+        ck_assert(mpi_check_all(report(rc, &err)));
+        char want[600];
+        snprintf(want, sizeof want,
+                 "%s: config.libzero.atom_order is %s in the checkpoint but %s in this run", step,
+                 saved ? "rank_major" : "micro_step_major",
+                 saved ? "micro_step_major" : "rank_major");
+        check_load_refused(&other, dir, want);
+        snprintf(want, sizeof want, "resume with libzero.atom_order = \"%s\"",
+                 saved ? "rank_major" : "micro_step_major");
+        check_load_refused(&other, dir, want);
+        rc = run_open(&same, MPI_COMM_WORLD, &err);
+        if (!rc)
+            rc = zero_checkpoint_load(same.e, dir, NULL, &err);
+        ck_assert(mpi_check_all(report(rc, &err)));
+        ck_assert_int_eq(zero_engine_global_steps(same.e), 1);
+        run_close(&w);
+        run_close(&other);
+        run_close(&same);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (mpi_check_rank() == 0)
+            remove_tree(dir);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+END_TEST
+
 struct fault {
     const char *point;
     int rank, after, hits, errnum;
@@ -905,6 +974,7 @@ static Suite *make_suite(void)
     tcase_add_checked_fixture(t, setup, drop_scratch);
     tcase_add_test(t, test_resume_is_bit_identical_in_every_stage_fp32);
     tcase_add_test(t, test_resume_is_bit_identical_in_every_stage_fp16_with_changing_scale);
+    tcase_add_test(t, test_rank_major_resume_is_bit_identical_in_every_stage);
     tcase_add_test(t, test_checkpoints_move_between_offloaded_and_device_states);
     tcase_add_test(t, test_checkpoints_move_between_nvme_and_memory_states);
     tcase_add_test(t, test_checkpoint_of_4_ranks_continues_on_2_as_if_uninterrupted);
@@ -913,6 +983,7 @@ static Suite *make_suite(void)
     tcase_add_test(t, test_byte_flips_and_truncations_at_every_section_boundary_are_rejected);
     tcase_add_test(t, test_corrupt_missing_and_foreign_rank_files_fail_the_load_on_every_rank);
     tcase_add_test(t, test_checkpoint_of_another_model_names_the_tensor_and_both_shapes);
+    tcase_add_test(t, test_checkpoint_of_another_atom_order_is_refused_naming_both);
     tcase_add_test(t, test_disk_full_during_save_is_reported_and_keeps_the_previous_checkpoint);
     tcase_add_test(t, test_keep_last_prunes_older_checkpoints_and_latest_names_the_newest);
     tcase_add_test(t, test_save_and_load_refuse_the_middle_of_gradient_accumulation);

@@ -1,6 +1,8 @@
 /* The checkpoint format without an engine: CRC32C matches RFC 3720's test
- * vectors, meta.json survives a write/parse round trip exactly (doubles and
- * 64-bit seeds included), and malformed metadata is rejected naming the key. */
+ * vectors, meta.json survives a write/parse round trip exactly (doubles, 64-bit
+ * seeds and the atom order included), a meta.json written before
+ * config.libzero.atom_order existed reads as micro_step_major, and malformed
+ * metadata is rejected naming the key. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@ static void sample_meta(struct ckpt_meta *m, struct ckpt_unit *units)
     m->cfg.optimizer.lr = 0.1 + 0.2; /* not a short decimal */
     m->cfg.libzero.seed = 18446744073709551615ULL;
     m->cfg.fp16.enabled = 1;
+    m->cfg.libzero.atom_order = ZERO_ATOM_RANK_MAJOR;
     m->format_version = CKPT_FORMAT_VERSION;
     snprintf(m->libzero_version, sizeof m->libzero_version, "test");
     m->id = 0xfedcba9876543210ULL;
@@ -89,6 +92,8 @@ START_TEST(test_meta_json_round_trips_exactly)
     ck_assert(back.global_steps == 12 && back.applied_steps == 10 && back.micro_steps == 24);
     ck_assert(back.next_lr == m.next_lr && back.cfg.optimizer.lr == m.cfg.optimizer.lr);
     ck_assert(back.cfg.libzero.seed == m.cfg.libzero.seed);
+    ck_assert_int_eq(back.cfg.libzero.atom_order, ZERO_ATOM_RANK_MAJOR);
+    ck_assert_msg(strstr(text, "\"atom_order\": \"rank_major\""), "%s", text);
     const struct zero_loss_scaler *x = &back.scaler, *y = &m.scaler;
     ck_assert(x->dynamic == y->dynamic && x->scale == y->scale && x->factor == y->factor &&
               x->window == y->window && x->min_scale == y->min_scale &&
@@ -157,6 +162,39 @@ START_TEST(test_malformed_meta_json_is_rejected_naming_the_key)
     check_rejected("\"stage\": 2", "\"stage\": 2, \"stage\": 1", "duplicate object key");
     check_rejected("\"checkpoint_id\": \"fedcba9876543210\"", "\"checkpoint_id\": \"xyz\"",
                    "key checkpoint_id");
+    check_rejected("\"atom_order\": \"rank_major\"", "\"atom_order\": \"rank\"",
+                   "key config.libzero.atom_order: unknown value");
+    check_rejected("\"atom_order\": \"rank_major\"", "\"atom_order\": 1",
+                   "key config.libzero.atom_order: expected a string");
+}
+END_TEST
+
+/* The files of the first format-1 writers have no config.libzero.atom_order: they
+ * trained with micro-step-major atoms, the only order there was. */
+START_TEST(test_meta_json_without_atom_order_reads_as_micro_step_major)
+{
+    struct ckpt_meta m, back;
+    struct ckpt_unit units[2];
+    struct zero_error err = {0};
+    char *text = NULL;
+    sample_meta(&m, units);
+    ck_assert_int_eq(ckpt_meta_write(&m, &text, &err), 0);
+    char *key = strstr(text, "\"atom_order\"");
+    ck_assert_ptr_nonnull(key);
+    char *comma = key;
+    while (comma > text && *comma != ',')
+        comma--;
+    char *end = strchr(key, '}'); /* the libzero object's end: the key was its last */
+    ck_assert(*comma == ',' && end != NULL);
+    memmove(comma, end, strlen(end) + 1);
+    ck_assert_ptr_null(strstr(text, "atom_order"));
+    ck_assert_msg(ckpt_meta_parse(&back, text, strlen(text), "old/meta.json", &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(back.cfg.libzero.atom_order, ZERO_ATOM_MICRO_STEP_MAJOR);
+    ck_assert_int_eq(back.format_version, 1);
+    ck_assert(back.cfg.libzero.seed == m.cfg.libzero.seed); /* the rest of libzero intact */
+    free(text);
+    ckpt_meta_free(&back);
 }
 END_TEST
 
@@ -179,6 +217,7 @@ int main(void)
     tcase_add_test(t, test_crc32c_matches_rfc3720_vectors);
     tcase_add_test(t, test_meta_json_round_trips_exactly);
     tcase_add_test(t, test_malformed_meta_json_is_rejected_naming_the_key);
+    tcase_add_test(t, test_meta_json_without_atom_order_reads_as_micro_step_major);
     tcase_add_test(t, test_every_section_of_a_rank_file_has_a_fixed_position);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);

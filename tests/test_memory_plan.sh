@@ -2,7 +2,9 @@
 # test_memory_plan.sh -- memory predicted: a model whose states cannot fit in
 # what the process may use (here RLIMIT_AS, set with ulimit -v) fails before
 # anything is allocated, naming the planned peak per tag and the limit, on one
-# rank and on every rank of a job, within seconds; a model that fits still runs.
+# rank and on every rank of a job, within seconds, the gradient accumulation
+# counters included (whole units with rank-major atoms, shards by default); a
+# model that fits still runs.
 # Run by `make check' (tests/mpirun-wrapper); by hand: sh tests/test_memory_plan.sh
 # from the top build directory.
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -44,6 +46,17 @@ limited big2 2 "$train" $big --stage 3
 expect_text big2 err "planned peak of host memory is 8.50 GiB (params 2.00 GiB, grads 2.00 GiB, optim 4.00 GiB, gather 0.50 GiB; stage 3,"
 elapsed=$(($(date +%s) - start))
 [ "$elapsed" -lt 20 ] || fail "the refusals took ${elapsed}s: they should come before any allocation"
+
+# gradient accumulation (A = 4): the counters' floor(log2 A) + 1 = 3 fp32 slots per unit,
+# of the whole unit with rank-major atoms (3 x 4 bytes x Ψ), of the shard by default
+# shellcheck disable=SC2086
+limited accum_rank 2 "$train" $big --stage 3 --batch 16 --micro-batch 2 --atom-order rank_major
+[ "$rc" -ne 0 ] || fail "accum_rank: exit 0, expected a failure"
+expect_text accum_rank err "planned peak of host memory is 20.50 GiB (params 2.00 GiB, grads 2.00 GiB, optim 4.00 GiB, gather 0.50 GiB, accum 12.00 GiB; stage 3,"
+# shellcheck disable=SC2086
+limited accum_micro 2 "$train" $big --stage 3 --batch 16 --micro-batch 2
+[ "$rc" -ne 0 ] || fail "accum_micro: exit 0, expected a failure"
+expect_text accum_micro err "planned peak of host memory is 14.50 GiB (params 2.00 GiB, grads 2.00 GiB, optim 4.00 GiB, gather 0.50 GiB, accum 6.00 GiB; stage 3,"
 
 # a model that fits runs under the same limit
 limited small 0 "$train" --hidden 16 --layers 1 --steps 1 --batch 2 --quiet

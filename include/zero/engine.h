@@ -135,6 +135,11 @@ struct zero_theory {
     /* per rank in device memory (the ledger), from the stage formula on padded sizes */
     int64_t model_state_bytes;
     int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;
+    /* per rank in device memory, tag accum (not a model state): with A > 1 the
+     * gradient accumulation counters at their peak, floor(log2(A)) + 1 fp32 slots
+     * per unit, each of the whole unit where accumulates_locally (native fast mode,
+     * rank-major atoms), else of this rank's shard; 0 at A = 1 */
+    int64_t accum_bytes;
     /* per rank in host memory (the host ledger): ZeRO-Offload's master and
      * optimizer state, the gradient staging shard (compute dtype, counted as
      * grads) and, with offload_param, the parameter shard */

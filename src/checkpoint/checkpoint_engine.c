@@ -420,6 +420,24 @@ static int check_model(struct zero_engine *e, const struct ckpt_meta *m, const c
     return ZERO_OK;
 }
 
+/* The same atom order (include/zero/atom.h): it fixes which samples each rank reads
+ * at each micro-step and the tree the gradients are summed along, so continuing
+ * in the other order would silently train on another data order than the run
+ * being resumed. Atoms are global: any world size may continue in the same order. */
+static int check_atom_order(const struct zero_engine *e, const struct ckpt_meta *m,
+                            const char *step_dir, struct zero_error *err)
+{
+    enum zero_atom_order saved = m->cfg.libzero.atom_order, mine = e->cfg.libzero.atom_order;
+    if (saved == mine)
+        return ZERO_OK;
+    const char *want = ckpt_atom_order_name(saved);
+    return zero_fail(err, ZERO_EMISMATCH,
+                     "%s: config.libzero.atom_order is %s in the checkpoint but %s in this run "
+                     "(which samples each rank reads at each micro-step would change); resume "
+                     "with libzero.atom_order = \"%s\" (the trainers' --atom-order %s)",
+                     step_dir, want, ckpt_atom_order_name(mine), want, want);
+}
+
 /* Where this rank's part of a unit lies: [*begin, *begin + *n) of the flat buffer. */
 static void part_of(const struct zero_engine *e, int u, int64_t *begin, int64_t *n)
 {
@@ -540,6 +558,7 @@ int zero_checkpoint_load(struct zero_engine *e, const char *path, char **user_me
     struct ckpt_reader *r = NULL;
     if (!(rc = ckpt_resolve(path, step_dir, sizeof step_dir, err)) &&
         !(rc = ckpt_meta_load(&m, step_dir, err)) && !(rc = check_model(e, &m, step_dir, err)) &&
+        !(rc = check_atom_order(e, &m, step_dir, err)) &&
         !(rc = ckpt_reader_open(&r, &m, step_dir, e->rank, err)))
         rc = read_states(e, r, &m, 0, err);
     /* and the padding no range read touches, so that a load trusts what inspect does */

@@ -37,6 +37,9 @@
 #include "zero/model.h"
 
 #define CKPT_FORMAT "libzero-checkpoint"
+/* Bumped when a reader of the old version would misread a new file. A key added
+ * later is optional instead, and its absence means what writers did before it
+ * existed (config.libzero.atom_order: micro_step_major). */
 #define CKPT_FORMAT_VERSION 1
 #define CKPT_FILE_MAGIC "ZEROCKPT"
 #define CKPT_SECTION_MAGIC "ZSEC"
@@ -99,6 +102,8 @@ int ckpt_meta_write(const struct ckpt_meta *m, char **text, struct zero_error *e
 int ckpt_meta_parse(struct ckpt_meta *m, const char *text, size_t len, const char *path,
                     struct zero_error *err);
 void ckpt_meta_free(struct ckpt_meta *m);
+/* "micro_step_major" or "rank_major", as meta.json and the config spell it. */
+const char *ckpt_atom_order_name(enum zero_atom_order order);
 /* Bytes of one section (header, values, chunk CRCs) and of a whole rank file. */
 int64_t ckpt_section_bytes(int64_t count, int64_t chunk);
 int64_t ckpt_rank_file_bytes(const struct ckpt_meta *m);

@@ -32,6 +32,14 @@ static const char *const optimizer_names[] = {"adam", "adamw", "sgd"};
 static const char *const scheduler_names[] = {"none", "WarmupLR", "WarmupDecayLR",
                                               "WarmupCosineLR"};
 static const char *const warmup_names[] = {"log", "linear"};
+/* enum zero_atom_order; a meta.json without config.libzero.atom_order was written
+ * before rank-major atoms existed: micro_step_major */
+static const char *const atom_order_names[] = {"micro_step_major", "rank_major"};
+
+const char *ckpt_atom_order_name(enum zero_atom_order order)
+{
+    return atom_order_names[order == ZERO_ATOM_RANK_MAJOR];
+}
 
 int64_t ckpt_section_bytes(int64_t count, int64_t chunk)
 {
@@ -89,7 +97,7 @@ static json_t *config_json(const struct zero_config *c)
         "s:{s:s, s:f, s:[f, f], s:f, s:f, s:i, s:i, s:f, s:f, s:i}, "
         "s:{s:s, s:f, s:f, s:I, s:s, s:I, s:f, s:f}, "
         "s:{s:i, s:f, s:i, s:i, s:i, s:i, s:f}, s:{s:i}, "
-        "s:{s:I, s:s, s:s}}",
+        "s:{s:I, s:s, s:s, s:s}}",
         "train_batch_size", (json_int_t)c->train_batch_size, "train_micro_batch_size_per_gpu",
         (json_int_t)c->train_micro_batch_size_per_gpu, "gradient_accumulation_steps",
         (json_int_t)c->gradient_accumulation_steps, "gradient_clipping", c->gradient_clipping,
@@ -106,7 +114,8 @@ static json_t *config_json(const struct zero_config *c)
         h->loss_scale_window, "hysteresis", h->hysteresis, "consecutive_hysteresis",
         h->consecutive_hysteresis, "min_loss_scale", h->min_loss_scale, "bf16", "enabled",
         c->bf16.enabled, "libzero", "align", (json_int_t)c->libzero.align, "coll_mode",
-        c->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native", "seed", seed);
+        c->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native", "seed", seed, "atom_order",
+        ckpt_atom_order_name(c->libzero.atom_order));
 }
 
 static json_t *scaler_json(const struct zero_loss_scaler *s)
@@ -387,6 +396,11 @@ static int parse_config(struct parser *ps, json_t *root, struct zero_config *c)
         (rc = get_u64_text(ps, l, "config.libzero.", "seed", 10, &c->libzero.seed)))
         return rc;
     c->libzero.coll_mode = (enum zero_coll_mode)mode;
+    int order = ZERO_ATOM_MICRO_STEP_MAJOR; /* optional: absent before rank-major atoms */
+    if (json_object_get(l, "atom_order") &&
+        (rc = get_enum(ps, l, "config.libzero.", "atom_order", atom_order_names, 2, &order)))
+        return rc;
+    c->libzero.atom_order = order ? ZERO_ATOM_RANK_MAJOR : ZERO_ATOM_MICRO_STEP_MAJOR;
     return ZERO_OK;
 }
 

@@ -124,10 +124,11 @@ void zero_checkpoint_print(const struct zero_checkpoint *c, FILE *out)
     fprintf(out, " | next lr %.6g | clipping %g\n", m->next_lr, cfg->gradient_clipping);
     fprintf(out,
             "batch %lld = micro-batch %lld x accumulation %lld x world %d | align %lld | "
-            "mode %s | init seed %" PRIu64 "\n",
+            "mode %s | atom order %s | init seed %" PRIu64 "\n",
             (long long)cfg->train_batch_size, (long long)cfg->train_micro_batch_size_per_gpu,
             (long long)cfg->gradient_accumulation_steps, m->world, (long long)cfg->libzero.align,
-            cfg->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native", cfg->libzero.seed);
+            cfg->libzero.coll_mode == ZERO_COLL_EXACT ? "exact" : "native",
+            ckpt_atom_order_name(cfg->libzero.atom_order), cfg->libzero.seed);
     if (m->has_scaler)
         fprintf(out,
                 "loss scaler: scale %g (%s), hysteresis %d of %d, iteration %lld, last "

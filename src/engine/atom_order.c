@@ -24,7 +24,7 @@
  * micro-step's atoms s, A + s, 2A + s, ... are no subtree either.
  *
  * The price of one reduction per step is memory: every rank keeps a full-size fp32
- * counter (up to floor(log2(A)) + 2 unit-sized slots, tagged accum), which undoes
+ * counter (floor(log2(A)) + 1 unit-sized slots, tagged accum), which undoes
  * the gradient partitioning of stages 2 and 3 while it accumulates. Stage 3 still
  * gathers each unit for every micro-step's forward and backward. */
 #include "engine_internal.h"
@@ -73,6 +73,7 @@ int atom_order_reduce(struct zero_engine *e, int u, float *sum, void *mine, stru
     if ((rc = e->be->all_gather(e->bself, mine, s->grads, e->cdt, (size_t)s->layout.shard, NULL)))
         return engine_backend_error(e, rc, err, "all-gather of the rank-major gradient of %s",
                                     e->model->units[u]->name);
-    engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], "all_gather", s->layout.padded, t0);
+    engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], "all_gather", s->layout.padded,
+                 t0);
     return ZERO_OK;
 }

@@ -203,9 +203,9 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->matmul_type = matmul_type(cfg, dev->be, e->cdt);
     if (e->cdt == ZERO_F16)
         zero_loss_scaler_init(&e->scaler, &cfg->fp16);
-    int rc;
-    if ((rc = zero_config_resolve_batch(&e->cfg, e->world, err)) || (rc = check_config(e, err)) ||
-        (rc = offload_configure(e, err)) ||
+    int rc = zero_config_resolve_batch(&e->cfg, e->world, err);
+    e->accum = e->cfg.gradient_accumulation_steps; /* the memory plan counts its counters */
+    if (rc || (rc = check_config(e, err)) || (rc = offload_configure(e, err)) ||
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
         (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
         (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err))) {
@@ -214,7 +214,6 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
         zero_engine_destroy(e);
         return rc;
     }
-    e->accum = e->cfg.gradient_accumulation_steps;
     *out = e;
     return ZERO_OK;
 }

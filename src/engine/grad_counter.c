@@ -9,10 +9,21 @@
  * — the same tree the exact collectives use over ranks, so with N a power of
  * two the whole sum is one tree over atoms whatever N and accumulation are.
  *
- * Memory: at most floor(log2(A)) + 2 fp32 buffers of `len` elements, tagged
- * accum (the paper's per-parameter bytes count no accumulation buffer). */
+ * Memory: floor(log2(A)) + 1 fp32 buffers of `len` elements, tagged accum (the
+ * paper's per-parameter bytes count no accumulation buffer): pushing micro-step
+ * k + 1 holds the slots of k's set bits (at most floor(log2(A)) for k < A) and
+ * the carry; merged buffers go back to the pool and are reused, never freed
+ * before the counter is destroyed. counter_peak_slots says how many. */
 #include "engine_internal.h"
 #include "grad_counter.h"
+
+int counter_peak_slots(int64_t accum)
+{
+    int slots = 1; /* floor(log2(accum)) + 1 */
+    while (slots < ZERO_MAX_LEVELS && ((int64_t)1 << slots) <= accum)
+        slots++;
+    return slots;
+}
 
 int counter_take(struct zero_engine *e, struct grad_counter *c, float **out, struct zero_error *err)
 {

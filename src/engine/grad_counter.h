@@ -21,6 +21,9 @@ struct grad_counter {
     float *sum; /* the finished sum, until counter_release */
 };
 
+/* Buffers (of len fp32) a counter allocates over `accum` pushes, its peak:
+ * floor(log2(accum)) + 1. */
+int counter_peak_slots(int64_t accum);
 /* slots are fp32 whatever the compute dtype */
 int counter_push(struct zero_engine *e, struct grad_counter *c, const void *src, enum zero_dtype t,
                  struct zero_error *err);

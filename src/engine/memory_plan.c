@@ -5,7 +5,9 @@
  * fails with the breakdown instead of the process being OOM-killed half-way.
  *
  * Host memory holds the offloaded states always, and every state when the
- * backend's device memory is host memory (cpu). The plan is a lower bound:
+ * backend's device memory is host memory (cpu): there the gradient accumulation
+ * counters too (grad_counter.c; whole units when the rank accumulates locally:
+ * native fast mode, rank-major atoms). The plan is a lower bound:
  * activations, reduce buckets and workspace come on top, so a plan that fits
  * may still not fit; one that does not fit surely does not. */
 #include <stdio.h>
@@ -45,6 +47,7 @@ static int check_mine(struct zero_engine *e, struct zero_error *err)
         plan[ZERO_TAG_MASTER] += t.master_bytes;
         plan[ZERO_TAG_OPTIM] += t.optim_bytes;
         plan[ZERO_TAG_GATHER] += least_gathered(e);
+        plan[ZERO_TAG_ACCUM] += t.accum_bytes; /* the accumulation counters (A > 1) */
     }
     plan[ZERO_TAG_PARAMS] += t.host_params_bytes;
     plan[ZERO_TAG_GRADS] += t.host_grads_bytes;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "engine/engine_internal.h"
+#include "engine/grad_counter.h"
 #include "engine/grad_reduce.h"
 #include "engine/stage3.h"
 #include "engine/nvme_swap.h"
@@ -126,4 +127,10 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->accumulates_locally = reduce_accumulates_locally(e);
     if (t->accumulates_locally)
         t->sent_elements_accumulated = t->sent_elements_local_accumulation;
+    t->accum_bytes = 0; /* grad_reduce.c: one counter per unit with parameters */
+    for (int u = 0; u < e->nunits && a > 1; u++) {
+        const struct unit_states *s = &e->us[u];
+        int64_t len = t->accumulates_locally ? s->layout.padded : s->layout.shard;
+        t->accum_bytes += s->layout.shard > 0 ? 4 * counter_peak_slots(a) * len : 0;
+    }
 }
