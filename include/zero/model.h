@@ -77,11 +77,6 @@ struct zero_unit_ctx {
      * it before each product (nn_gemm); sums and results stay fp32. */
     enum zero_dtype matmul_type;
     const void *param_lowp[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
-    /* The dtype of param_lowp. With fp32 GEMMs (matmul_type ZERO_F32) in mixed
-     * precision the engine may still fill param_lowp (a backend with
-     * ZERO_CAP_WIDENING_GEMM): nn_gemm then passes that exact compute-dtype value to
-     * the backend instead of param[i] (same product, no conversion). */
-    enum zero_dtype param_lowp_type;
     float *grad[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     int grad_accumulate[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     void *saved;           /* saved_bytes(rows) kept from forward to backward */
@@ -91,6 +86,12 @@ struct zero_unit_ctx {
     float dloss;           /* loss unit: d(micro-batch loss)/d(per-row loss), e.g. 1/rows */
     char *errmsg;          /* on failure the unit writes its reason here */
     size_t errlen;
+    /* (Fields added after the first release go at the end: the layout of the ones
+     * before stays.) The dtype of param_lowp. With fp32 GEMMs (matmul_type ZERO_F32) in mixed
+     * precision the engine may still fill param_lowp (a backend with
+     * ZERO_CAP_WIDENING_GEMM): nn_gemm then passes that exact compute-dtype value to
+     * the backend instead of param[i] (same product, no conversion). */
+    enum zero_dtype param_lowp_type;
 };
 
 struct zero_unit;
