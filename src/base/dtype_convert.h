@@ -100,21 +100,21 @@ DTYPE_FN float dtype_f16_to_f32(uint16_t h)
                                (normal & ~(is_special | is_subnormal)));
 }
 
-/* bf16 is the top half of an fp32: same exponent range, 7 mantissa bits. */
+/* bf16 is the top half of an fp32: same exponent range, 7 mantissa bits. Selections
+ * by masks, as for fp16: a loop that also does floating-point work around a conversion
+ * (the optimizer's) vectorizes only without branches. */
 DTYPE_FN uint16_t dtype_f32_to_bf16(float f)
 {
     uint32_t x = dtype_f32_bits(f);
-    if ((x & 0x7fffffff) > 0x7f800000) /* NaN: never let rounding carry it into inf */
-        return (uint16_t)((x >> 16) | 0x0040);
-    return (uint16_t)(dtype_round_shift_rne(x, 16));
+    /* NaN: quiet, truncated; rounding could carry it into inf */
+    uint32_t is_nan = dtype_mask((x & 0x7fffffff) > 0x7f800000);
+    return (uint16_t)((((x >> 16) | 0x0040) & is_nan) | (dtype_round_shift_rne(x, 16) & ~is_nan));
 }
 
 DTYPE_FN float dtype_bf16_to_f32(uint16_t b)
 {
     uint32_t x = (uint32_t)b << 16;
-    if ((x & 0x7fffffff) > 0x7f800000)
-        x |= 0x400000;
-    return dtype_f32_from_bits(x);
+    return dtype_f32_from_bits(x | (0x400000u & dtype_mask((x & 0x7fffffff) > 0x7f800000)));
 }
 
 /* Element i of an fp32/fp16/bf16 array as fp32 (exact). */

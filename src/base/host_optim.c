@@ -1,8 +1,11 @@
-/* See host_optim.h. Each update walks the arrays in chunks: a chunk of a 16-bit
- * gradient is widened to fp32 on the stack, the fp32 loop updates the chunk in
- * one pass (p, g, m, v read once, written once), and the chunk's new values are
- * narrowed into the 16-bit copy. The fp32 loop and the bf16 conversions
- * vectorize; fp16's conversions (subnormal loop) stay scalar. */
+/* See host_optim.h. Where the 16-bit copy does not overlap the gradient, one loop
+ * per (gradient dtype, copy dtype) pair reads each element's gradient, widens it,
+ * updates p, m, v and narrows the new value into the copy in one pass: the
+ * conversions' integer work then runs beside Adam's divisions instead of in passes
+ * of its own. Where the copy is the gradient's own buffer (the offload path), the
+ * arrays are walked in chunks: a chunk of the gradient is widened to fp32 on the
+ * stack, the fp32 loop updates it, and its new values are narrowed into the copy.
+ * Every loop vectorizes; the element's arithmetic is the same in both. */
 #include "host_optim.h"
 
 #include <math.h>
@@ -14,6 +17,7 @@
 #define CHUNK 2048 /* elements: 8 KiB of fp32 per stream, well inside L1 + L2 */
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define NO_COPY ZERO_DTYPE_COUNT /* the copy dtype of a loop that writes no copy */
 
 ALWAYS_INLINE void widen(float *restrict out, const void *x, enum zero_dtype t, size_t n)
 {
@@ -39,6 +43,26 @@ ALWAYS_INLINE void narrow(void *x, enum zero_dtype t, const float *restrict v, s
             h[i] = dtype_f32_to_f16(v[i]);
 }
 
+/* The chunk of len gradient elements at byte offset `at` as fp32: the gradient itself,
+ * or its 16-bit elements widened into buf (len) */
+ALWAYS_INLINE const float *chunk_grad(float *buf, const void *grad, enum zero_dtype gt, size_t at,
+                                      size_t len)
+{
+    const void *src = (const char *)grad + at;
+    if (gt == ZERO_F32)
+        return src;
+    widen(buf, src, gt, len);
+    return buf;
+}
+
+/* a where mask is all ones, b where it is 0: both are computed and one is kept by
+ * integer masks, because a branch (or a choice gcc turns back into one) keeps the loop
+ * scalar */
+ALWAYS_INLINE float select_f32(uint32_t mask, float a, float b)
+{
+    return dtype_f32_from_bits((dtype_f32_bits(a) & mask) | (dtype_f32_bits(b) & ~mask));
+}
+
 /* One element of Adam/AdamW in fp32, in exactly this order (DeepSpeed's FusedAdam
  * math; AdamW's decay applied to the parameter first, as torch.optim.AdamW does):
  *
@@ -55,44 +79,78 @@ ALWAYS_INLINE void narrow(void *x, enum zero_dtype t, const float *restrict v, s
  * denom = sqrt(v) / sqrt(bc2) + eps), so agreement with it is to rounding, not
  * bits. The cuda backend's kernel (backends/cuda/cuda_kernels.cu) spells the
  * same order. */
-ALWAYS_INLINE void adam_f32(const struct zero_adam_consts *k, float *restrict p,
-                            const float *restrict g, float *restrict m, float *restrict v, size_t n)
+ALWAYS_INLINE void adam_loop(const struct zero_adam_consts *k, float *restrict p,
+                             const void *restrict g, enum zero_dtype gt, float *restrict m,
+                             float *restrict v, size_t n, void *restrict copy, enum zero_dtype ct)
 {
     const float lr = k->lr, b1 = k->beta1, b2 = k->beta2, eps = k->eps;
     const float c1 = k->one_minus_beta1, c2 = k->one_minus_beta2;
     const float bc1 = k->bias_correction1, bc2 = k->bias_correction2;
     const float l2 = k->l2, decay = k->decay, div = k->grad_div;
+    const uint32_t l2_on = dtype_mask(l2 != 0.0f), decay_on = dtype_mask(decay != 0.0f);
     for (size_t i = 0; i < n; i++) {
-        float gi = g[i] / div, pi = p[i];
-        if (l2 != 0.0f)
-            gi = gi + l2 * pi;
-        if (decay != 0.0f)
-            pi = pi - decay * pi;
+        float gi = dtype_load_f32(g, gt, i) / div, pi = p[i];
+        gi = select_f32(l2_on, gi + l2 * pi, gi);
+        pi = select_f32(decay_on, pi - decay * pi, pi);
         float mt = b1 * m[i] + c1 * gi;
         float vt = b2 * v[i] + c2 * gi * gi;
         m[i] = mt;
         v[i] = vt;
-        p[i] = pi - lr * ((mt / bc1) / (sqrtf(vt / bc2) + eps));
+        pi = pi - lr * ((mt / bc1) / (sqrtf(vt / bc2) + eps));
+        p[i] = pi;
+        if (ct != NO_COPY)
+            dtype_store_f32(copy, ct, i, pi);
     }
 }
+
+/* Whether the copy's bytes overlap the gradient's */
+static inline int overlaps(const void *grad, enum zero_dtype gt, const void *copy,
+                           enum zero_dtype ct, size_t n)
+{
+    const char *g = grad, *c = copy;
+    return c != NULL && c < g + n * zero_dtype_size(gt) && g < c + n * zero_dtype_size(ct);
+}
+
+/* The dtype pair's own loop: gt and ct are constants in each call below, so the
+ * conversions inline into the update */
+#define ADAM_CASES(LOOP)                                                                           \
+    do {                                                                                           \
+        if (copy == NULL) {                                                                        \
+            if (gt == ZERO_F32)                                                                    \
+                LOOP(ZERO_F32, NULL, NO_COPY);                                                     \
+            else if (gt == ZERO_BF16)                                                              \
+                LOOP(ZERO_BF16, NULL, NO_COPY);                                                    \
+            else                                                                                   \
+                LOOP(ZERO_F16, NULL, NO_COPY);                                                     \
+        } else if (gt == ZERO_F32 && ct == ZERO_BF16)                                              \
+            LOOP(ZERO_F32, copy, ZERO_BF16);                                                       \
+        else if (gt == ZERO_BF16 && ct == ZERO_BF16)                                               \
+            LOOP(ZERO_BF16, copy, ZERO_BF16);                                                      \
+        else if (gt == ZERO_F32 && ct == ZERO_F16)                                                 \
+            LOOP(ZERO_F32, copy, ZERO_F16);                                                        \
+        else if (gt == ZERO_F16 && ct == ZERO_F16)                                                 \
+            LOOP(ZERO_F16, copy, ZERO_F16);                                                        \
+        else                                                                                       \
+            LOOP(gt, copy, ct); /* the other pairs (no mixed-precision run uses them) */           \
+    } while (0)
 
 ALWAYS_INLINE void adam_body(const struct zero_adam_consts *k, float *param, const void *grad,
                              enum zero_dtype gt, float *m, float *v, size_t n, void *copy,
                              enum zero_dtype ct)
 {
+    if (!overlaps(grad, gt, copy, ct, n)) {
+#define ADAM_FUSED(G, C, T) adam_loop(k, param, grad, G, m, v, n, C, T)
+        ADAM_CASES(ADAM_FUSED);
+#undef ADAM_FUSED
+        return;
+    }
     float gbuf[CHUNK];
     size_t gsize = zero_dtype_size(gt), csize = zero_dtype_size(ct);
     for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
         size_t len = n - i0 < CHUNK ? n - i0 : CHUNK;
-        const void *gsrc = (const char *)grad + i0 * gsize;
-        const float *g = gsrc;
-        if (gt != ZERO_F32) {
-            widen(gbuf, gsrc, gt, len);
-            g = gbuf;
-        }
-        adam_f32(k, param + i0, g, m + i0, v + i0, len);
-        if (copy != NULL)
-            narrow((char *)copy + i0 * csize, ct, param + i0, len);
+        const float *g = chunk_grad(gbuf, grad, gt, i0 * gsize, len);
+        adam_loop(k, param + i0, g, ZERO_F32, m + i0, v + i0, len, NULL, NO_COPY);
+        narrow((char *)copy + i0 * csize, ct, param + i0, len);
     }
 }
 
@@ -124,6 +182,7 @@ ALWAYS_INLINE void sgd_f32(const struct zero_sgd_args *a, float *restrict p,
     }
 }
 
+/* SGD has no divisions for the conversions to hide behind: it stays in chunks */
 ALWAYS_INLINE void sgd_body(const struct zero_sgd_args *a, float *param, const void *grad,
                             enum zero_dtype gt, float *momentum, size_t n, void *copy,
                             enum zero_dtype ct)
@@ -132,12 +191,7 @@ ALWAYS_INLINE void sgd_body(const struct zero_sgd_args *a, float *param, const v
     size_t gsize = zero_dtype_size(gt), csize = zero_dtype_size(ct);
     for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
         size_t len = n - i0 < CHUNK ? n - i0 : CHUNK;
-        const void *gsrc = (const char *)grad + i0 * gsize;
-        const float *g = gsrc;
-        if (gt != ZERO_F32) {
-            widen(gbuf, gsrc, gt, len);
-            g = gbuf;
-        }
+        const float *g = chunk_grad(gbuf, grad, gt, i0 * gsize, len);
         sgd_f32(a, param + i0, g, momentum ? momentum + i0 : NULL, len);
         if (copy != NULL)
             narrow((char *)copy + i0 * csize, ct, param + i0, len);
@@ -166,10 +220,11 @@ VARIANT(, base)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HAVE_X86_VARIANTS 1
 VARIANT(__attribute__((target("avx2"))), avx2)
+/* avx512bw: 512-bit vectors of the 16-bit gradient and copy elements */
 #ifdef __clang__
-VARIANT(__attribute__((target("avx512f"))), avx512)
+VARIANT(__attribute__((target("avx512f,avx512bw"))), avx512)
 #else /* gcc keeps 256-bit vectors for AVX-512 targets unless told otherwise */
-VARIANT(__attribute__((target("avx512f,prefer-vector-width=512"))), avx512)
+VARIANT(__attribute__((target("avx512f,avx512bw,prefer-vector-width=512"))), avx512)
 #endif
 #endif
 
@@ -205,7 +260,7 @@ int zero_host_isa_supported(enum zero_host_isa isa)
     if (isa == ZERO_ISA_AVX2)
         return __builtin_cpu_supports("avx2");
     if (isa == ZERO_ISA_AVX512)
-        return __builtin_cpu_supports("avx512f");
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
 #endif
     return 1;
 }
