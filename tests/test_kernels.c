@@ -450,32 +450,39 @@ START_TEST(test_sumsq_blocks_sums_each_block_sequentially_in_double)
 END_TEST
 
 /* Enough blocks for the kernel's groups of blocks summed side by side (and a partial
- * group and a partial block after them): each block still equals its sequential sum. */
+ * group and a partial block after them), with blocks shorter and longer than the runs
+ * 16-bit elements are widened in (256 elements, and a ragged last run): each block
+ * still equals its sequential sum. */
 START_TEST(test_sumsq_blocks_groups_of_blocks_keep_each_sequential_sum)
 {
-    enum { B = 64, N = 19 * B + 5, NB = (N + B - 1) / B };
-    static float y[N];
-    static uint16_t h[N], bh[N];
-    fill_vals(y, N, 61);
-    for (int i = 0; i < N; i++) {
+    enum { NMAX = 19 * 600 + 5 };
+    static float y[NMAX];
+    static uint16_t h[NMAX], bh[NMAX];
+    static double got[NMAX];
+    fill_vals(y, NMAX, 61);
+    for (int i = 0; i < NMAX; i++) {
         h[i] = zero_f32_to_f16(y[i]);
         bh[i] = zero_f32_to_bf16(y[i]);
     }
     const void *in[3] = {y, h, bh};
     const enum zero_dtype types[3] = {ZERO_F32, ZERO_F16, ZERO_BF16};
-    for (int k = 0; k < 3; k++) {
-        double got[NB];
-        ck_assert_int_eq(be->sumsq_blocks(self, in[k], types[k], N, B, got), ZERO_OK);
-        for (int b = 0; b < NB; b++) {
-            double want = 0.0;
-            for (int i = b * B; i < N && i < (b + 1) * B; i++) {
-                double v = k == 0   ? (double)y[i]
-                           : k == 1 ? zero_f16_to_f32(h[i])
-                                    : zero_bf16_to_f32(bh[i]);
-                want += v * v;
+    const int blocks[2] = {64, 600};
+    for (int s = 0; s < 2; s++) {
+        const int B = blocks[s], N = 19 * B + 5, NB = (N + B - 1) / B;
+        for (int k = 0; k < 3; k++) {
+            ck_assert_int_eq(be->sumsq_blocks(self, in[k], types[k], (size_t)N, (size_t)B, got),
+                             ZERO_OK);
+            for (int b = 0; b < NB; b++) {
+                double want = 0.0;
+                for (int i = b * B; i < N && i < (b + 1) * B; i++) {
+                    double v = k == 0   ? (double)y[i]
+                               : k == 1 ? zero_f16_to_f32(h[i])
+                                        : zero_bf16_to_f32(bh[i]);
+                    want += v * v;
+                }
+                ck_assert_msg(got[b] == want, "%s block %d of %d: %.17g, sequential %.17g",
+                              zero_dtype_name(types[k]), b, B, got[b], want);
             }
-            ck_assert_msg(got[b] == want, "%s block %d: %.17g, sequential %.17g",
-                          zero_dtype_name(types[k]), b, got[b], want);
         }
     }
 }

@@ -171,14 +171,26 @@ int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_typ
  * double (that order is part of the exactness contract). GROUP consecutive blocks
  * advance side by side: their sums are independent dependency chains, so the
  * core (and the vectorizer, across blocks) overlaps them; no sum is reassociated.
- * Specialized per dtype and compiled per instruction set, like cast. */
-enum { SUMSQ_GROUP = 8 };
+ * 16-bit elements are first widened to fp32 a contiguous run of each block at a time
+ * (a vectorized loop), so the side-by-side sums read fp32 values as in fp32 training
+ * instead of gathering 16-bit ones. Specialized per dtype and compiled per
+ * instruction set, like cast. */
+enum { SUMSQ_GROUP = 8, SUMSQ_RUN = 256 };
 
 static inline __attribute__((always_inline)) double sumsq_load(const void *x, enum zero_dtype t,
                                                                size_t i)
 {
     double v = t == ZERO_F64 ? ((const double *)x)[i] : (double)dtype_load_f32(x, t, i);
     return v * v;
+}
+
+/* acc[j] += x[j * stride + i]^2 for i = 0..len-1 in that order, j < GROUP */
+static inline __attribute__((always_inline)) void
+sumsq_group(const void *x, enum zero_dtype t, size_t stride, size_t len, double *acc)
+{
+    for (size_t i = 0; i < len; i++)
+        for (int j = 0; j < SUMSQ_GROUP; j++)
+            acc[j] += sumsq_load(x, t, (size_t)j * stride + i);
 }
 
 static inline __attribute__((always_inline)) void sumsq_typed(const void *x, enum zero_dtype t,
@@ -188,9 +200,17 @@ static inline __attribute__((always_inline)) void sumsq_typed(const void *x, enu
     for (; b + SUMSQ_GROUP <= full; b += SUMSQ_GROUP) {
         double acc[SUMSQ_GROUP] = {0};
         const size_t base = b * block;
-        for (size_t i = 0; i < block; i++)
-            for (int j = 0; j < SUMSQ_GROUP; j++)
-                acc[j] += sumsq_load(x, t, base + (size_t)j * block + i);
+        if (t == ZERO_F32 || t == ZERO_F64)
+            sumsq_group((const char *)x + base * zero_dtype_size(t), t, block, block, acc);
+        else
+            for (size_t i0 = 0; i0 < block; i0 += SUMSQ_RUN) {
+                float run[SUMSQ_GROUP][SUMSQ_RUN]; /* (GROUP, len): the blocks' runs in fp32 */
+                size_t len = block - i0 < SUMSQ_RUN ? block - i0 : SUMSQ_RUN;
+                for (int j = 0; j < SUMSQ_GROUP; j++)
+                    for (size_t i = 0; i < len; i++)
+                        run[j][i] = dtype_load_f32(x, t, base + (size_t)j * block + i0 + i);
+                sumsq_group(run, ZERO_F32, SUMSQ_RUN, len, acc);
+            }
         for (int j = 0; j < SUMSQ_GROUP; j++)
             out[b + (size_t)j] = acc[j];
     }
