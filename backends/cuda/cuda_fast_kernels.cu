@@ -142,32 +142,40 @@ __device__ __forceinline__ void online_merge(float &m, float &s, float m2, float
     }
 }
 
+// The block's (m, s) pairs merged: within each warp by shuffles, then the warps' pairs in
+// warp order by every thread, so all threads hold the same row maximum and sum. The caller
+// syncs before it reuses sm, ss.
+__device__ __forceinline__ void block_online_merge(float &m, float &s, float *sm, float *ss)
+{
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+#pragma unroll
+    for (int o = kWarp / 2; o > 0; o /= 2) {
+        float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        online_merge(m, s, m2, s2);
+    }
+    if (lane == 0) {
+        sm[warp] = m;
+        ss[warp] = s;
+    }
+    __syncthreads();
+    m = sm[0];
+    s = ss[0];
+    for (int w = 1; w < kXentThreads / kWarp; w++) // every thread: the same order
+        online_merge(m, s, sm[w], ss[w]);
+}
+
 __global__ void __launch_bounds__(kXentThreads)
     xent_forward_online(float *losses, float *probs, const float *logits, const int32_t *labels,
                         size_t rows, size_t classes)
 {
     __shared__ float sm[kXentThreads / kWarp], ss[kXentThreads / kWarp];
-    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
     for (size_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const float *z = logits + r * classes;
         float *p = probs + r * classes;
         float m = -INFINITY, s = 0.0f;
         for (size_t c = threadIdx.x; c < classes; c += kXentThreads)
             online_add(m, s, z[c]);
-#pragma unroll
-        for (int o = kWarp / 2; o > 0; o /= 2) {
-            float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
-            online_merge(m, s, m2, s2);
-        }
-        if (lane == 0) {
-            sm[warp] = m;
-            ss[warp] = s;
-        }
-        __syncthreads();
-        m = sm[0];
-        s = ss[0];
-        for (int w = 1; w < kXentThreads / kWarp; w++) // every thread: the same order
-            online_merge(m, s, sm[w], ss[w]);
+        block_online_merge(m, s, sm, ss);
         __syncthreads(); // sm, ss are read before the next row overwrites them
         const float inv = 1.0f / s;
         for (size_t c = threadIdx.x; c < classes; c += kXentThreads)
@@ -218,7 +226,6 @@ __global__ void __launch_bounds__(kXentThreads)
 {
     constexpr int kN = Pack16<T>::kN;
     __shared__ float sm[kXentThreads / kWarp], ss[kXentThreads / kWarp];
-    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
     for (size_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *z = logits + r * classes;
         T *d = dlogits + r * classes;
@@ -238,20 +245,7 @@ __global__ void __launch_bounds__(kXentThreads)
                 online_add(m, s, elem_f32(z[c]));
         }
         const float z_label = threadIdx.x == 0 && label_ok ? elem_f32(z[label]) : NAN;
-#pragma unroll
-        for (int o = kWarp / 2; o > 0; o /= 2) {
-            float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
-            online_merge(m, s, m2, s2);
-        }
-        if (lane == 0) {
-            sm[warp] = m;
-            ss[warp] = s;
-        }
-        __syncthreads();
-        m = sm[0];
-        s = ss[0];
-        for (int w = 1; w < kXentThreads / kWarp; w++) // every thread: the same order
-            online_merge(m, s, sm[w], ss[w]);
+        block_online_merge(m, s, sm, ss);
         __syncthreads(); // sm, ss read (and z[label]) before anything is overwritten
         const float inv = 1.0f / s;
         if (threadIdx.x == 0)
