@@ -437,8 +437,8 @@ END_TEST
 static void hung(int sig)
 {
     (void)sig;
-    static const char m[] = "test_nvme_offload: still running 60 s after one rank's parameter "
-                            "read failed: a rank hangs in a collective\n";
+    static const char m[] = "test_nvme_offload: still running 60 s after one rank's NVMe read "
+                            "failed: a rank hangs in a collective\n";
     ssize_t w = write(2, m, sizeof m - 1);
     (void)w;
     _exit(99); /* mpirun takes the other ranks down */
@@ -534,6 +534,51 @@ START_TEST(test_one_rank_s_unreadable_parameter_shard_stops_every_rank_in_backwa
 }
 END_TEST
 
+/* The rare paths read a unit's states from NVMe on each rank before a
+ * collective (zero_engine_read_param all-gathers the master): one rank's
+ * failed read must stop every rank there, the others naming it. */
+START_TEST(test_one_rank_s_unreadable_states_stop_every_rank_in_read_param)
+{
+    int world = mpi_check_size(), rank = mpi_check_rank(), bad = world - 1;
+    if (world < 2)
+        return;
+    char dir[320], file[400];
+    sub_dir(dir, sizeof dir, "unreadable_read_param");
+    struct driver d;
+    ck_assert_msg(drive_open(&d, dir, 0) == 0, "%s", d.err.msg);
+    ck_assert_msg(drive_step(&d) == 0, "%s", d.err.msg);
+    const struct zero_param_spec *p = &d.model->units[0]->params[0];
+    int64_t numel = 1;
+    for (int i = 0; i < p->ndim; i++)
+        numel *= p->shape[i];
+    float *host = malloc((size_t)numel * sizeof *host);
+    ck_assert_ptr_nonnull(host);
+    ck_assert_msg(zero_engine_read_param(d.e, 0, 0, host, &d.err) == 0, "%s", d.err.msg);
+    snprintf(file, sizeof file, "%s/libzero-optim-rank%05d.swap", dir, bad);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == bad)
+        ck_assert_int_eq(truncate(file, 0), 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    signal(SIGALRM, hung);
+    alarm(60);
+    int rc = zero_engine_read_param(d.e, 0, 0, host, &d.err);
+    alarm(0);
+    ck_assert_msg(rc != 0, "rank %d: read_param went on after rank %d's file was cut", rank, bad);
+    if (rank == bad) {
+        expect(d.err.msg, file, "reading unit ", NULL);
+    } else {
+        char who[200];
+        snprintf(who, sizeof who, "rank %d: rank %d could not read unit %s's states", rank, bad,
+                 d.model->units[0]->name);
+        expect(d.err.msg, who, "libzero-*-rank", "no rank went on to the collective");
+    }
+    free(host);
+    drive_close(&d);
+    MPI_Barrier(MPI_COMM_WORLD);
+    ck_assert_int_eq(entries(dir), 0);
+}
+END_TEST
+
 START_TEST(test_a_swap_file_left_by_a_crash_is_rebuilt)
 {
     char dir[320], file[400];
@@ -615,6 +660,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_a_full_disk_is_named_at_the_reservation_and_in_the_middle_of_a_step);
     tcase_add_test(tc, test_a_truncated_swap_file_is_named_with_its_unit);
     tcase_add_test(tc, test_one_rank_s_truncated_swap_file_stops_every_rank);
+    tcase_add_test(tc, test_one_rank_s_unreadable_states_stop_every_rank_in_read_param);
     tcase_add_test(tc, test_one_rank_s_unreadable_parameter_shard_stops_every_rank_in_forward);
     tcase_add_test(tc, test_one_rank_s_failed_read_ahead_surfaces_at_its_gather_on_every_rank);
     tcase_add_test(tc, test_one_rank_s_unreadable_parameter_shard_stops_every_rank_in_backward);

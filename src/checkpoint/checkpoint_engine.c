@@ -502,7 +502,7 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
             continue;
         int64_t begin, n;
         part_of(e, u, &begin, &n);
-        if ((rc = nvme_unit_load(e, u, 1, err)))
+        if ((rc = nvme_unit_load_agreed(e, u, 1, err))) /* the all-gather below */
             return rc;
         void *params = engine_at(e, s->params, engine_update_offset(e, u));
         if (engine_separate_master(e) &&
@@ -567,7 +567,7 @@ int zero_checkpoint_load(struct zero_engine *e, const char *path, char **user_me
     /* nothing has changed yet: stop here unless every rank verified its part */
     if (!(rc = agree(e, rc, err))) {
         rc = read_states(e, r, &m, 1, err);
-        if (!rc)
+        if (!(rc = agree(e, rc, err))) /* derive_params' gathers need every rank */
             rc = derive_params(e, err);
         if (rc)
             zero_error_wrap(err, "the engine's state is partly loaded (the files changed while "

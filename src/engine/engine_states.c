@@ -151,7 +151,10 @@ int engine_states_create(struct zero_engine *e, struct zero_error *err)
             (rc = engine_host_alloc(e, (size_t)e->us[u].layout.shard * e->csize, ZERO_TAG_PARAMS,
                                     &e->us[u].params, "parameter shard", err)))
             return rc;
-    if ((rc = engine_init_params(e, err)))
+    /* one rank's failure (an NVMe write, memory) must not leave the others in
+     * the gathers that follow */
+    if ((rc = engine_agree(e, engine_init_params(e, err), ZERO_EIO,
+                           "could not initialize its parameters", err)))
         return rc;
     /* the initialization wrote this rank's part: what follows an update follows it too */
     switch (e->stage_def->after) {

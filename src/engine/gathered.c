@@ -63,7 +63,7 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
         return rc ? engine_backend_error(e, rc, err, "reading parameter") : ZERO_OK;
     }
     float *tmp = NULL;
-    if ((rc = nvme_unit_load(e, unit, 1, err)))
+    if ((rc = nvme_unit_load_agreed(e, unit, 1, err))) /* the all-gather needs every shard */
         return rc;
     if (!(rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
                             (void **)&tmp, "parameter read", err))) {
@@ -252,7 +252,7 @@ int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err)
         if (rc) {
             rc = engine_backend_error(e, rc, err, "scattering unit %s back",
                                       e->model->units[u]->name);
-        } else if (!(rc = nvme_unit_load(e, u, 1, err))) {
+        } else if (!(rc = nvme_unit_load_agreed(e, u, 1, err))) { /* next: a broadcast */
             /* the shard and master on NVMe are paged in, overwritten, written back */
             if ((rc = scatter_back(e, u, whole)))
                 rc = engine_backend_error(e, rc, err, "scattering unit %s back",

@@ -540,6 +540,27 @@ int nvme_unit_load(struct zero_engine *e, int u, int read, struct zero_error *er
     return ZERO_OK;
 }
 
+int nvme_unit_load_agreed(struct zero_engine *e, int u, int read, struct zero_error *err)
+{
+    if (!nv(e)) /* no NVMe offload on any rank: nothing to read, nothing to exchange */
+        return ZERO_OK;
+    int rc = nvme_unit_load(e, u, read, err);
+    int first, xrc = engine_first_failed(e, rc, &first, err);
+    if (rc || xrc || first < 0) /* rc's message names the swap file, the unit and the cause */
+        return rc ? rc : xrc;
+    nvme_unit_store(e, u, 0, &(struct zero_error){0}); /* drop what this rank read */
+    const struct zero_optimization_config *z = &e->cfg.zero_optimization;
+    char dirs[2 * sizeof z->offload_param.nvme_path + 8];
+    snprintf(dirs, sizeof dirs, "%s%s%s", e->nvme.opt ? z->offload_optimizer.nvme_path : "",
+             e->nvme.opt && e->nvme.param ? " and " : "",
+             e->nvme.param ? z->offload_param.nvme_path : "");
+    return zero_fail(err, ZERO_EIO,
+                     "rank %d: rank %d could not read unit %s's states from its NVMe swap "
+                     "files (libzero-*-rank%05d.swap under %s; rank %d's error names the "
+                     "cause), so no rank went on to the collective that needs them",
+                     e->rank, first, e->model->units[u]->name, first, dirs, first);
+}
+
 int nvme_unit_store(struct zero_engine *e, int u, int write, struct zero_error *err)
 {
     struct nvme_swap *s = nv(e);

@@ -53,6 +53,11 @@ int nvme_holds_params(const struct zero_engine *e, int u);
 /* u's states as host buffers in e->us[u] (master, exp_avg, exp_avg_sq and,
  * when on NVMe, params): read from the file, or zero when read = 0. */
 int nvme_unit_load(struct zero_engine *e, int u, int read, struct zero_error *err);
+/* nvme_unit_load on every rank before a collective that needs u's states:
+ * the ranks exchange the read's status (an int each, only with NVMe offload),
+ * so one rank's failed read stops all of them, the others naming it, instead
+ * of leaving them in the collective. */
+int nvme_unit_load_agreed(struct zero_engine *e, int u, int read, struct zero_error *err);
 /* Writes them back (write = 1) and frees them. */
 int nvme_unit_store(struct zero_engine *e, int u, int write, struct zero_error *err);
 
