@@ -1,4 +1,6 @@
 /* See program_run.h. */
+#include <stdlib.h>
+
 #include "program_run.h"
 #include "example_mpi.h"
 #include "report.h"
@@ -37,8 +39,11 @@ out:
 }
 
 int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
-                          struct zero_model *model, struct zero_device *dev, struct zero_error *err)
+                          struct zero_model *model, struct zero_device *dev, int quiet,
+                          struct zero_error *err)
 {
+    if (quiet)
+        setenv("ZERO_NVME_QUIET", "1", 1);
     return example_agree(zero_engine_create(e, cfg, model, dev, err), err, MPI_COMM_WORLD);
 }
 

@@ -44,9 +44,10 @@ int program_main(int argc, char **argv, const struct program_app *app, void *ctx
                  int *world);
 
 /* zero_engine_create, agreed over MPI_COMM_WORLD: every rank returns the lowest
- * failing rank's status and message (example_agree). */
+ * failing rank's status and message (example_agree). quiet: without the
+ * engine's informational line on stderr (NVMe offload's I/O choice). */
 int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
-                          struct zero_model *model, struct zero_device *dev,
+                          struct zero_model *model, struct zero_device *dev, int quiet,
                           struct zero_error *err);
 
 /* A micro-batch's two host buffers, their sizes checked (zero_size_mul, zero_size_alloc):

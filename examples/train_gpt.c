@@ -119,7 +119,7 @@ static int setup(void *ctx, struct zero_error *err)
         zero_error_wrap(err, "--data: ");
     if ((rc = example_agree(rc, err, comm)))
         return rc;
-    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, err)))
+    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, t->a.quiet, err)))
         return rc;
     /* Hugging Face GPT-2 files: GPT2LMHeadModel prefixes "transformer.", and
      * older ones carry the causal-mask buffers and the tied head */

@@ -91,7 +91,7 @@ static int setup(void *ctx, struct zero_error *err)
         rc = zero_nn_build_mlp(&t->model, a->hidden, a->layers, a->classes, err);
     if ((rc = example_agree(rc, err, comm)))
         return rc;
-    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, err)))
+    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, t->a.quiet, err)))
         return rc;
     if (a->init_weights && (rc = weights_load(t->engine, t->model, a->init_weights, comm, err)))
         return zero_error_wrap(err, "--init-weights: ");

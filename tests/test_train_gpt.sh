@@ -114,6 +114,10 @@ done
 grep -q 'libzero: NVMe offload: .*libzero-optim-rank00000.swap' "$tmp/nvme.err" ||
     fail "nvme: the engine did not say how it reads and writes its swap files"
 [ -z "$(ls -A "$tmp/swap")" ] || fail "nvme: swap files left in $tmp/swap"
+# --quiet: not even the engine's line about its swap files
+run nvme_quiet 2 "$train" --config "$tmp/nvme.json" --steps 1 --sample 0 --eval-problems 0 --quiet
+expect_ok nvme_quiet
+[ ! -s "$tmp/nvme_quiet.err" ] || fail "nvme: --quiet still wrote to stderr: $(cat "$tmp/nvme_quiet.err")"
 
 # -- the file has Hugging Face GPT2Model's names, Conv1D weights stored [in, out]
 header=$(head -c 8000 "$tmp/w.safetensors" | tr -d '\000')
