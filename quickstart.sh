@@ -155,6 +155,14 @@ check_in() {
         die "make check failed in $dir/"
     fi
     echo "$dir: $(summary_line "$dir/test-suite.log") ($((SECONDS - start)) s)"
+    echo "$dir: slowest tests:"
+    slowest_tests "$dir"
+}
+
+# The ten longest tests of a make check in $1 (the wrapper's last log line).
+slowest_tests() {
+    find "$1/tests" -name '*.log' -exec sed -n "s/^mpirun-wrapper: '\(.*\)' took \([0-9]*\) s$/\2 \1/p" {} + |
+        sort -rn | head -10 | sed 's/^/    /'
 }
 
 summary_line() {
