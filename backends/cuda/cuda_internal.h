@@ -126,7 +126,7 @@ int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int6
 int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
                           int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
                           cudaDataType_t ab, int epilogue, const float *bias, const void *aux,
-                          float *d, int64_t ldc);
+                          float beta, float *d, int64_t ldc);
 
 /* ---- cuda_profile.c ---- */
 /* An entry's span on the compute stream: begin before its launches, end after with
