@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backends/cuda/zero_cuda_profile.h"
 #include "cuda_pair.h"
 #include "mpi_check.h"
 #include "zero/backend.h"
@@ -168,6 +169,40 @@ START_TEST(test_cuda_alloc_reports_live_bytes_and_reuses_freed_blocks)
     ck_assert_int_eq(gpu->be->free(gpu->self, b), ZERO_OK);
     ck_assert_int_eq(gpu->be->free(gpu->self, b), ZERO_EINVAL);
     ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "not a live block"));
+}
+END_TEST
+
+/* A step's allocations repeated (the same sizes, frees in another order, a block freed
+ * and taken again inside the step) reach cudaMalloc only the first time: the steady
+ * state a CUDA Graph needs. A readback is one counted host wait. */
+START_TEST(test_cuda_steady_state_steps_make_no_cudamalloc_and_count_host_waits)
+{
+    static const size_t sizes[] = {1000,    4096,    4096,     100000,   1 << 20,
+                                   3 << 20, 5 << 20, 12345678, 33 << 20, 512};
+    enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
+    struct zero_cuda_blockers first, after;
+    for (int step = 0; step < 3; step++) {
+        void *p[NS];
+        for (int i = 0; i < NS; i++)
+            ck_assert_int_eq(gpu->be->alloc(gpu->self, sizes[i], ZERO_TAG_ACTIVATIONS, &p[i]),
+                             ZERO_OK);
+        ck_assert_int_eq(gpu->be->free(gpu->self, p[3]), ZERO_OK);
+        ck_assert_int_eq(gpu->be->alloc(gpu->self, sizes[3], ZERO_TAG_WORKSPACE, &p[3]), ZERO_OK);
+        for (int i = step % 2 ? 0 : NS - 1; step % 2 ? i < NS : i >= 0; i += step % 2 ? 1 : -1)
+            ck_assert_int_eq(gpu->be->free(gpu->self, p[i]), ZERO_OK);
+        ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, step == 0 ? &first : &after), ZERO_OK);
+    }
+    ck_assert_msg(after.device_mallocs == first.device_mallocs,
+                  "cudaMalloc calls: %lld after the first step, %lld after two more",
+                  (long long)first.device_mallocs, (long long)after.device_mallocs);
+    float one = 1.0f, back = 0.0f;
+    float *d = upload(gpu, &one, sizeof one);
+    ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &first), ZERO_OK);
+    ck_assert_int_eq(gpu->be->to_host(gpu->self, &back, d, sizeof back), ZERO_OK);
+    ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &after), ZERO_OK);
+    ck_assert_int_eq(after.stream_syncs, first.stream_syncs + 1);
+    ck_assert(back == 1.0f);
+    release(gpu, d);
 }
 END_TEST
 
@@ -1840,6 +1875,7 @@ static Suite *cuda_suite(void)
     Suite *s = suite_create("cuda backend vs cpu backend");
     TCase *mem = tcase_create("memory");
     tcase_add_test(mem, test_cuda_alloc_reports_live_bytes_and_reuses_freed_blocks);
+    tcase_add_test(mem, test_cuda_steady_state_steps_make_no_cudamalloc_and_count_host_waits);
     tcase_add_test(mem, test_cuda_copy_of_overlapping_ranges_moves_like_memmove);
     tcase_add_test(mem, test_cuda_fill_writes_the_cpu_bits_for_every_dtype);
     tcase_add_test(mem, test_cuda_event_orders_comm_stream_after_compute);
