@@ -175,8 +175,8 @@ int cuda_gemm_bgrad(void *self, int trans_a, int trans_b, int64_t m, int64_t n, 
                          "gemm_bgrad: db_side %d with trans_a %d, trans_b %d, lda %lld, ldb %lld "
                          "(dy must be a, transposed, lda = m; or b, untransposed, ldb = n)",
                          db_side, trans_a, trans_b, (long long)lda, (long long)ldb);
-    if (m == 0 || n == 0)
-        return ZERO_OK;
+    if (m == 0 || n == 0) /* no product; db still sums dy */
+        return len > 0 ? cuda_bias_grad(s, db, dy, k, len, db_beta) : ZERO_OK;
     if (epilogue_fits(s, k, a, a_type, b, b_type, db, c, ldc, NULL, ZERO_GELU_TANH)) {
         rc = bgrad_epilogue(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb, beta, c, db_side,
                             db, len, db_beta);
