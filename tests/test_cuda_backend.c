@@ -840,20 +840,21 @@ static float *as_typed(const float *x, size_t n, enum zero_dtype t)
  * dy holds values its GEMM dtype represents exactly, so the fused sum of the operand and
  * the cpu's sum of dy are the same sum in another order: db within 1e-5 of (sum |dy| +
  * 1) per element (a missing, fresh-instead-of-added or wrong-side sum is off by O(1));
- * c within the GEMM tolerance, 1e-5 of (|c| + 8). Where the unfused sequence runs (exact
- * mode, ZERO_CUDA_FUSED=off, a bias gradient not 16-byte aligned) db is the cpu's bits,
- * as bias_grad is. Cases (_i): fresh and accumulating (beta 1 for c, 1 for db: another
- * unit or micro-step wrote them) in fp32 and bf16, each side; the fallbacks. Nothing
- * past m * n or len is written. */
+ * c within the GEMM tolerance, 1e-5 of (|c| + 8). The bf16 cases ask for the epilogue on
+ * a rounded dy (ZERO_CUDA_BGRAD=lowp). Where the unfused sequence runs (exact mode,
+ * ZERO_CUDA_FUSED=off, a bias gradient not 16-byte aligned, a bf16 dy without
+ * ZERO_CUDA_BGRAD=lowp) db is the cpu's bits, as bias_grad is. Cases (_i): fresh and
+ * accumulating (beta 1 for c, 1 for db: another unit or micro-step wrote them) in fp32
+ * and bf16, each side; the fallbacks. Nothing past m * n or len is written. */
 START_TEST(test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumulating)
 {
     static const struct {
         enum zero_dtype t;
-        int side, acc, fallback; /* fallback: 1 exact mode, 2 FUSED=off, 3 unaligned db */
+        int side, acc, fallback; /* 1 exact mode, 2 FUSED=off, 3 unaligned db, 4 no lowp */
     } cases[] = {
-        {ZERO_BF16, 0, 0, 0}, {ZERO_BF16, 1, 0, 0}, {ZERO_BF16, 0, 1, 0},
-        {ZERO_BF16, 1, 1, 0}, {ZERO_F32, 0, 0, 0},  {ZERO_F32, 1, 1, 0},
-        {ZERO_BF16, 1, 1, 1}, {ZERO_BF16, 0, 1, 2}, {ZERO_BF16, 1, 0, 3},
+        {ZERO_BF16, 0, 0, 0}, {ZERO_BF16, 1, 0, 0}, {ZERO_BF16, 0, 1, 0}, {ZERO_BF16, 1, 1, 0},
+        {ZERO_F32, 0, 0, 0},  {ZERO_F32, 1, 1, 0},  {ZERO_BF16, 1, 1, 1}, {ZERO_BF16, 0, 1, 2},
+        {ZERO_BF16, 1, 0, 3}, {ZERO_BF16, 1, 1, 4},
     };
     const enum zero_dtype t = cases[_i].t;
     const int side = cases[_i].side, fallback = cases[_i].fallback, pad = 8;
@@ -866,6 +867,8 @@ START_TEST(test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumu
         ZERO_OK);
     if (fallback == 2)
         setenv("ZERO_CUDA_FUSED", "off", 1);
+    if (fallback != 4)
+        setenv("ZERO_CUDA_BGRAD", "lowp", 1);
     float *raw = vals((size_t)k * len, 131, 1.0f), *x32 = vals((size_t)k * other, 132, 1.0f);
     float *dy32 = as_typed(raw, (size_t)k * len, t); /* exact in t */
     struct pair dy = both(dy32, (size_t)k * len * sizeof(float));
@@ -885,6 +888,7 @@ START_TEST(test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumu
     int rc = gpu->be->gemm_bgrad(gpu->self, 1, 0, m, n, k, A.g, t, m, B.g, t, n, beta, c.g, n, side,
                                  dy.g, (float *)db.g + off, beta);
     unsetenv("ZERO_CUDA_FUSED");
+    unsetenv("ZERO_CUDA_BGRAD");
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
     float *want = download(cpu, c.c, nc * 4), *got = download(gpu, c.g, nc * 4);
     char what[96];
@@ -1901,7 +1905,7 @@ static Suite *cuda_suite(void)
     tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);
     tcase_add_loop_test(blas, test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward, 0, 4);
     tcase_add_loop_test(
-        blas, test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumulating, 0, 9);
+        blas, test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumulating, 0, 10);
     tcase_add_test(blas, test_cuda_gemm_bgrad_rejects_a_dy_that_is_not_stored_k_by_len);
     suite_add_tcase(s, blas);
 

@@ -303,9 +303,10 @@ struct zero_backend {
      *   db (len)   = db_beta * db + sum over rows of dy (k, len)   (bias_grad)
      * dy is the fp32 gradient that one operand holds, stored (k, len) contiguous:
      * db_side 0: a is dy (trans_a 1, lda = m, len = m); 1: b is dy (trans_b 0, ldb = n,
-     * len = n). That operand may be dy rounded to a_type: the fused path sums it as the
-     * GEMM reads it, the unfused one (gemm then bias_grad of dy, exact mode) sums dy, so
-     * the two agree to dy's rounding to a_type. c fp32 and contiguous (ldc == n). */
+     * len = n). That operand may be dy rounded to a_type: a fused path may sum it as the
+     * GEMM reads it (the cuda backend only with ZERO_CUDA_BGRAD=lowp), the unfused one
+     * (gemm then bias_grad of dy) sums dy; they agree to dy's rounding to a_type.
+     * c fp32 and contiguous (ldc == n). */
     int (*gemm_bgrad)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                       const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                       enum zero_dtype b_type, int64_t ldb, float beta, float *c, int64_t ldc,
