@@ -46,7 +46,10 @@
  * a `kernel' line: calls and device ms per step, its share of the timed step, its
  * TFLOP/s against the GEMM ceiling and its GB/s against the copy ceiling, so the first
  * device run says which kernels are far from the hardware. The profiled step is not
- * the timed one (the events cost a little). --no-kernel-times leaves it out. */
+ * the timed one (the events cost a little). --no-kernel-times leaves it out. A `kernel
+ * stage N graph blockers' line gives what the timed steps did that a CUDA Graph of the
+ * step could not hold: cudaMalloc and cudaMallocHost calls and host waits for the
+ * compute stream, per step (zero_cuda_graph_blockers). */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -85,6 +88,8 @@ struct result {
 #ifdef ZERO_HAVE_CUDA
     int profiled; /* 1: kernel[] holds one step's per-class times */
     struct zero_cuda_ktime kernel[ZERO_CUDA_K_COUNT];
+    int counted; /* > 0: blockers sums over this many timed steps */
+    struct zero_cuda_blockers blockers;
 #endif
 };
 
@@ -187,8 +192,21 @@ static void run_stage(const struct opts *o, int stage, struct zero_device *dev, 
     double t0 = 0.0;
     if (!rc && !(rc = settle(dev, &err)))
         t0 = MPI_Wtime();
+#ifdef ZERO_HAVE_CUDA
+    struct zero_cuda_blockers b0 = {0};
+    r->counted = is_cuda(dev) && zero_cuda_graph_blockers(dev->self, &b0) == ZERO_OK ? o->steps : 0;
+#endif
     for (int step = o->warmup; step < o->warmup + o->steps && !rc; step++)
         rc = train_step(e, o, dev, step, tokens, labels, &err);
+#ifdef ZERO_HAVE_CUDA
+    if (r->counted && zero_cuda_graph_blockers(dev->self, &r->blockers) == ZERO_OK) {
+        r->blockers.device_mallocs -= b0.device_mallocs;
+        r->blockers.pinned_mallocs -= b0.pinned_mallocs;
+        r->blockers.stream_syncs -= b0.stream_syncs;
+    } else {
+        r->counted = 0;
+    }
+#endif
     if (!rc && !(rc = settle(dev, &err))) {
         r->step_s = bench_max_over_ranks(MPI_Wtime() - t0) / o->steps;
         r->loss = zero_engine_last_step(e)->loss;
@@ -245,6 +263,12 @@ static void print_row(const struct opts *o, int stage, const struct result *r, d
 static void print_kernels(const struct result *r, int stage, const struct ceilings *c)
 {
 #ifdef ZERO_HAVE_CUDA
+    if (r->counted > 0) /* what a CUDA Graph of the step could not hold, per timed step */
+        printf("kernel stage %d graph blockers per step: %.1f cudaMalloc, %.1f cudaMallocHost, "
+               "%.1f host waits for the compute stream\n",
+               stage, (double)r->blockers.device_mallocs / r->counted,
+               (double)r->blockers.pinned_mallocs / r->counted,
+               (double)r->blockers.stream_syncs / r->counted);
     if (!r->profiled)
         return;
     printf("kernel stage %d class    | calls |  dev ms | %% step |  GFLOP | TFLOP/s | %% gemm "

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backends/cuda/zero_cuda_profile.h"
 #include "cuda_pair.h"
 #include "mpi_check.h"
 #include "zero/backend.h"
@@ -168,6 +169,40 @@ START_TEST(test_cuda_alloc_reports_live_bytes_and_reuses_freed_blocks)
     ck_assert_int_eq(gpu->be->free(gpu->self, b), ZERO_OK);
     ck_assert_int_eq(gpu->be->free(gpu->self, b), ZERO_EINVAL);
     ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "not a live block"));
+}
+END_TEST
+
+/* A step's allocations repeated (the same sizes, frees in another order, a block freed
+ * and taken again inside the step) reach cudaMalloc only the first time: the steady
+ * state a CUDA Graph needs. A readback is one counted host wait. */
+START_TEST(test_cuda_steady_state_steps_make_no_cudamalloc_and_count_host_waits)
+{
+    static const size_t sizes[] = {1000,    4096,    4096,     100000,   1 << 20,
+                                   3 << 20, 5 << 20, 12345678, 33 << 20, 512};
+    enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
+    struct zero_cuda_blockers first, after;
+    for (int step = 0; step < 3; step++) {
+        void *p[NS];
+        for (int i = 0; i < NS; i++)
+            ck_assert_int_eq(gpu->be->alloc(gpu->self, sizes[i], ZERO_TAG_ACTIVATIONS, &p[i]),
+                             ZERO_OK);
+        ck_assert_int_eq(gpu->be->free(gpu->self, p[3]), ZERO_OK);
+        ck_assert_int_eq(gpu->be->alloc(gpu->self, sizes[3], ZERO_TAG_WORKSPACE, &p[3]), ZERO_OK);
+        for (int i = step % 2 ? 0 : NS - 1; step % 2 ? i < NS : i >= 0; i += step % 2 ? 1 : -1)
+            ck_assert_int_eq(gpu->be->free(gpu->self, p[i]), ZERO_OK);
+        ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, step == 0 ? &first : &after), ZERO_OK);
+    }
+    ck_assert_msg(after.device_mallocs == first.device_mallocs,
+                  "cudaMalloc calls: %lld after the first step, %lld after two more",
+                  (long long)first.device_mallocs, (long long)after.device_mallocs);
+    float one = 1.0f, back = 0.0f;
+    float *d = upload(gpu, &one, sizeof one);
+    ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &first), ZERO_OK);
+    ck_assert_int_eq(gpu->be->to_host(gpu->self, &back, d, sizeof back), ZERO_OK);
+    ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &after), ZERO_OK);
+    ck_assert_int_eq(after.stream_syncs, first.stream_syncs + 1);
+    ck_assert(back == 1.0f);
+    release(gpu, d);
 }
 END_TEST
 
@@ -798,6 +833,128 @@ static float *as_typed(const float *x, size_t n, enum zero_dtype t)
                                 : x[i];
     return y;
 }
+
+/* gemm_bgrad (the bias gradient in cuBLASLt's BGRADA / BGRADB epilogue) against the
+ * cpu's gemm then bias_grad, in both layouts the layers use (ta 1, tb 0): linear's
+ * dw = dy^T x (dy is a, db_side 0) and conv1d's dw = x^T dy (dy is b, db_side 1).
+ * dy holds values its GEMM dtype represents exactly, so the fused sum of the operand and
+ * the cpu's sum of dy are the same sum in another order: db within 1e-5 of (sum |dy| +
+ * 1) per element (a missing, fresh-instead-of-added or wrong-side sum is off by O(1));
+ * c within the GEMM tolerance, 1e-5 of (|c| + 8). The bf16 cases ask for the epilogue on
+ * a rounded dy (ZERO_CUDA_BGRAD=lowp). Where the unfused sequence runs (exact mode,
+ * ZERO_CUDA_FUSED=off, a bias gradient not 16-byte aligned, a bf16 dy without
+ * ZERO_CUDA_BGRAD=lowp) db is the cpu's bits, as bias_grad is. Cases (_i): fresh and
+ * accumulating (beta 1 for c, 1 for db: another unit or micro-step wrote them) in fp32
+ * and bf16, each side; the fallbacks. Nothing past m * n or len is written. */
+START_TEST(test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumulating)
+{
+    static const struct {
+        enum zero_dtype t;
+        int side, acc, fallback; /* 1 exact mode, 2 FUSED=off, 3 unaligned db, 4 no lowp */
+    } cases[] = {
+        {ZERO_BF16, 0, 0, 0}, {ZERO_BF16, 1, 0, 0}, {ZERO_BF16, 0, 1, 0}, {ZERO_BF16, 1, 1, 0},
+        {ZERO_F32, 0, 0, 0},  {ZERO_F32, 1, 1, 0},  {ZERO_BF16, 1, 1, 1}, {ZERO_BF16, 0, 1, 2},
+        {ZERO_BF16, 1, 0, 3}, {ZERO_BF16, 1, 1, 4},
+    };
+    const enum zero_dtype t = cases[_i].t;
+    const int side = cases[_i].side, fallback = cases[_i].fallback, pad = 8;
+    const float beta = cases[_i].acc ? 1.0f : 0.0f;
+    /* (m, n, k) = linear's (out, in, rows) or conv1d's (in, out, rows); dy (k, len) */
+    const int k = 48, len = 96, other = 64, m = side == 0 ? len : other;
+    const int n = side == 0 ? other : len;
+    ck_assert_int_eq(
+        gpu->be->set_coll_mode(gpu->self, fallback == 1 ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE),
+        ZERO_OK);
+    if (fallback == 2)
+        setenv("ZERO_CUDA_FUSED", "off", 1);
+    if (fallback != 4)
+        setenv("ZERO_CUDA_BGRAD", "lowp", 1);
+    float *raw = vals((size_t)k * len, 131, 1.0f), *x32 = vals((size_t)k * other, 132, 1.0f);
+    float *dy32 = as_typed(raw, (size_t)k * len, t); /* exact in t */
+    struct pair dy = both(dy32, (size_t)k * len * sizeof(float));
+    struct pair DY = both_typed(dy32, (size_t)k * len, t),
+                X = both_typed(x32, (size_t)k * other, t);
+    const struct pair A = side == 0 ? DY : X, B = side == 0 ? X : DY;
+    const size_t nc = (size_t)m * n + pad;
+    struct pair c = both_vals(nc, 133, 1.0f), db = both_vals((size_t)len + 1 + pad, 134, 1.0f);
+    const int off = fallback == 3; /* db one float in: 4-byte aligned */
+    float *c_before = download(cpu, c.c, nc * 4);
+    float *db_before = download(cpu, db.c, ((size_t)len + 1 + pad) * 4);
+    ck_assert_int_eq(
+        cpu->be->gemm(cpu->self, 1, 0, m, n, k, 1.0f, A.c, t, m, B.c, t, n, beta, c.c, ZERO_F32, n),
+        ZERO_OK);
+    ck_assert_int_eq(cpu->be->bias_grad(cpu->self, (float *)db.c + off, dy.c, k, len, beta),
+                     ZERO_OK);
+    int rc = gpu->be->gemm_bgrad(gpu->self, 1, 0, m, n, k, A.g, t, m, B.g, t, n, beta, c.g, n, side,
+                                 dy.g, (float *)db.g + off, beta);
+    unsetenv("ZERO_CUDA_FUSED");
+    unsetenv("ZERO_CUDA_BGRAD");
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    float *want = download(cpu, c.c, nc * 4), *got = download(gpu, c.g, nc * 4);
+    char what[96];
+    snprintf(what, sizeof(what), "gemm_bgrad c (%s, side %d, beta %g, fallback %d)",
+             zero_dtype_name(t), side, (double)beta, fallback);
+    assert_close(got, want, (size_t)m * n, 1e-5, 8.0, what);
+    ck_assert_msg(memcmp(got + (size_t)m * n, c_before + (size_t)m * n, pad * 4) == 0,
+                  "%s: written past m * n", what);
+    const size_t nd = (size_t)len + 1 + pad;
+    float *want_db = download(cpu, db.c, nd * 4), *got_db = download(gpu, db.g, nd * 4);
+    for (int j = 0; j < len; j++) {
+        double abs_sum = 0;
+        for (int r = 0; r < k; r++)
+            abs_sum += fabs((double)dy32[(size_t)r * len + j]);
+        const double g = got_db[off + j], w = want_db[off + j];
+        if (fallback)
+            ck_assert_msg(memcmp(&got_db[off + j], &want_db[off + j], 4) == 0,
+                          "gemm_bgrad db (fallback %d): element %d: cuda %.9g, cpu %.9g (bits)",
+                          fallback, j, g, w);
+        else
+            ck_assert_msg(fabs(g - w) <= 1e-5 * (abs_sum + 1.0),
+                          "gemm_bgrad db (%s, side %d, db_beta %g): element %d: cuda %.9g, cpu "
+                          "%.9g (sum |dy| %.9g)",
+                          zero_dtype_name(t), side, (double)beta, j, g, w, abs_sum);
+    }
+    ck_assert_msg(memcmp(got_db + off + len, db_before + off + len, (nd - off - len) * 4) == 0 &&
+                      (off == 0 || memcmp(got_db, db_before, 4) == 0),
+                  "gemm_bgrad: db written outside its %d elements", len);
+    free(raw);
+    free(x32);
+    free(dy32);
+    free(c_before);
+    free(db_before);
+    free(want);
+    free(got);
+    free(want_db);
+    free(got_db);
+    pair_free(dy);
+    pair_free(DY);
+    pair_free(X);
+    pair_free(c);
+    pair_free(db);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* gemm_bgrad's shape rule: dy must be the reduced operand stored (k, len) */
+START_TEST(test_cuda_gemm_bgrad_rejects_a_dy_that_is_not_stored_k_by_len)
+{
+    const int m = 8, n = 8, k = 8;
+    struct pair a = both_vals(64, 141, 1.0f), b = both_vals(64, 142, 1.0f);
+    struct pair c = both_blank(64 * 4), db = both_blank(8 * 4);
+    int rc = gpu->be->gemm_bgrad(gpu->self, 0, 0, m, n, k, a.g, ZERO_F32, k, b.g, ZERO_F32, n, 0.0f,
+                                 c.g, n, 0, a.g, db.g, 0.0f);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "gemm_bgrad") != NULL, "message: %s",
+                  gpu->be->last_error(gpu->self));
+    rc = gpu->be->gemm_bgrad(gpu->self, 1, 1, m, n, k, a.g, ZERO_F32, m, b.g, ZERO_F32, k, 0.0f,
+                             c.g, n, 1, b.g, db.g, 0.0f);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    pair_free(a);
+    pair_free(b);
+    pair_free(c);
+    pair_free(db);
+}
+END_TEST
 
 /* The exact GEMM's rule (backends/cuda/cuda_exact_gemm.cu), written out on the host:
  * C[i, j] of C = alpha op(A) op(B) + beta C, row-major, as fp32 before C's rounding. */
@@ -1722,6 +1879,7 @@ static Suite *cuda_suite(void)
     Suite *s = suite_create("cuda backend vs cpu backend");
     TCase *mem = tcase_create("memory");
     tcase_add_test(mem, test_cuda_alloc_reports_live_bytes_and_reuses_freed_blocks);
+    tcase_add_test(mem, test_cuda_steady_state_steps_make_no_cudamalloc_and_count_host_waits);
     tcase_add_test(mem, test_cuda_copy_of_overlapping_ranges_moves_like_memmove);
     tcase_add_test(mem, test_cuda_fill_writes_the_cpu_bits_for_every_dtype);
     tcase_add_test(mem, test_cuda_event_orders_comm_stream_after_compute);
@@ -1746,6 +1904,9 @@ static Suite *cuda_suite(void)
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
     tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);
     tcase_add_loop_test(blas, test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward, 0, 4);
+    tcase_add_loop_test(
+        blas, test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumulating, 0, 10);
+    tcase_add_test(blas, test_cuda_gemm_bgrad_rejects_a_dy_that_is_not_stored_k_by_len);
     suite_add_tcase(s, blas);
 
     TCase *layers = tcase_create("layers");

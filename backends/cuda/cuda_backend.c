@@ -356,4 +356,5 @@ const struct zero_backend zero_backend_cuda = {
     .residual_layernorm_forward = cuda_residual_layernorm_forward,
     .gemm_bias = cuda_gemm_bias,
     .gemm_dgelu = cuda_gemm_dgelu,
+    .gemm_bgrad = cuda_gemm_bgrad,
 };

@@ -19,7 +19,8 @@
  *
  * Epilogues (cuda_lt_gemm_epilogue): the bias, the bias and GPT-2's tanh GELU with the
  * pre-activation kept as the auxiliary output, or GELU's derivative at a saved
- * pre-activation (DGELU), applied as C is written; the epilogue and
+ * pre-activation (DGELU), applied as C is written, or the bias gradient (BGRADA /
+ * BGRADB: the sums of one operand over k, written to the bias pointer); the epilogue and
  * the alignment of the bias and auxiliary pointers are part of the key, and the
  * pointers are set on the plan's descriptor before each call (the heuristic reads their
  * alignment, never their contents).
@@ -279,7 +280,7 @@ int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int6
 int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
                           int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
                           cudaDataType_t ab, int epilogue, const float *bias, const void *aux,
-                          float *d, int64_t ldc)
+                          float beta, float *d, int64_t ldc)
 {
     if (s->lt == NULL || k == 0)
         return ZERO_ENOTSUP;
@@ -295,7 +296,7 @@ int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_
     cublasStatus_t st = set_epilogue(p, bias, aux); /* this call's pointers */
     if (st != CUBLAS_STATUS_SUCCESS)
         return cuda_blas_check(s, st, "gemm epilogue: cuBLASLt attributes");
-    const float alpha = 1.0f, beta = 0.0f;
+    const float alpha = 1.0f;
     st = cublasLtMatmul(s->lt, p->op, &alpha, b, p->la, a, p->lb, &beta, d, p->lc, d, p->lc,
                         &p->algo, s->lt_ws, s->lt_ws_bytes, s->compute);
     /* refused at launch (an epilogue's limits the heuristic did not check): never again */

@@ -1,14 +1,17 @@
 /* GEMMs with cuBLASLt epilogues (llm.c's matmul_forward_cublaslt and the GELU backward
  * fused into its matmul): gemm_bias applies the bias (and GPT-2's tanh GELU, keeping the
  * pre-activation) as C is written, gemm_dgelu multiplies the product by GELU's
- * derivative at a saved pre-activation; each saves a pass over the output. Native mode
+ * derivative at a saved pre-activation, gemm_bgrad sums dy into the bias gradient as the
+ * weight gradient's GEMM reads it; each saves a pass over a matrix. Native mode
  * only, and only where the epilogue can take the case: device operands of one dtype,
  * 16-byte aligned vectors and outputs, the leading dimension a multiple of 8 where GELU's
  * auxiliary matrix is read or written, the tanh GELU (cuBLASLt's). Everything else,
  * exact mode and a case cuBLASLt refuses, runs the unfused entries (gemm, bias_add,
- * gelu_forward, gelu_backward): exact mode keeps the cpu's bits. */
+ * gelu_forward, gelu_backward, bias_grad): exact mode keeps the cpu's bits. */
 #include <cublasLt.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
@@ -36,13 +39,22 @@ static int epilogue_fits(struct cuda_state *s, int64_t k, const void *a, enum ze
            (aux == NULL || (kind == ZERO_GELU_TANH && ldc % 8 == 0 && device16(s, aux)));
 }
 
-static int check_shape(struct cuda_state *s, const char *what, int64_t m, int64_t n, int64_t k,
-                       int64_t ldc, enum zero_gelu kind)
+static int check_dims(struct cuda_state *s, const char *what, int64_t m, int64_t n, int64_t k,
+                      int64_t ldc)
 {
     if (m < 0 || n < 0 || k < 0 || ldc != n)
         return cuda_fail(s, ZERO_EINVAL,
                          "%s: m = %lld, n = %lld, k = %lld, ldc = %lld (ldc must be n)", what,
                          (long long)m, (long long)n, (long long)k, (long long)ldc);
+    return ZERO_OK;
+}
+
+static int check_shape(struct cuda_state *s, const char *what, int64_t m, int64_t n, int64_t k,
+                       int64_t ldc, enum zero_gelu kind)
+{
+    int rc = check_dims(s, what, m, n, k, ldc);
+    if (rc != ZERO_OK)
+        return rc;
     if (kind != ZERO_GELU_ERF && kind != ZERO_GELU_TANH)
         return cuda_fail(s, ZERO_EINVAL, "%s: unknown gelu kind %d", what, (int)kind);
     return ZERO_OK;
@@ -51,15 +63,16 @@ static int check_shape(struct cuda_state *s, const char *what, int64_t m, int64_
 /* the epilogue's launch, profiled as a GEMM: operands read, the output (and aux) moved */
 static int lt_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                       int64_t ldb, int epilogue, const float *bias, const void *aux, float *d)
+                       int64_t ldb, int epilogue, const float *bias, const void *aux, float beta,
+                       float *d)
 {
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GEMM);
     const double mn = (double)m * (double)n;
     const double bytes = (double)zero_dtype_size(a_type) * ((double)m + (double)n) * (double)k +
-                         (aux != NULL ? 8.0 : 4.0) * mn;
+                         (aux != NULL || beta != 0.0f ? 8.0 : 4.0) * mn;
     return cuda_prof_end(s, &pm, 2.0 * mn * (double)k, bytes,
                          cuda_lt_gemm_epilogue(s, trans_a, trans_b, m, n, k, a, lda, b, ldb,
-                                               lt_type(a_type), epilogue, bias, aux, d, n));
+                                               lt_type(a_type), epilogue, bias, aux, beta, d, n));
 }
 
 int cuda_gemm_bias(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
@@ -78,7 +91,7 @@ int cuda_gemm_bias(void *self, int trans_a, int trans_b, int64_t m, int64_t n, i
                       gelu != NULL ? c : NULL, kind)) {
         rc = lt_epilogue(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb,
                          gelu != NULL ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS,
-                         bias, gelu != NULL ? c : NULL, gelu != NULL ? gelu : c);
+                         bias, gelu != NULL ? c : NULL, 0.0f, gelu != NULL ? gelu : c);
         if (rc != ZERO_ENOTSUP)
             return rc;
     }
@@ -104,7 +117,7 @@ int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, 
         return rc;
     if (epilogue_fits(s, k, a, a_type, b, b_type, NULL, c, ldc, pre, kind)) {
         rc = lt_epilogue(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb,
-                         CUBLASLT_EPILOGUE_DGELU, NULL, pre, c);
+                         CUBLASLT_EPILOGUE_DGELU, NULL, pre, 0.0f, c);
         if (rc != ZERO_ENOTSUP)
             return rc;
     }
@@ -112,5 +125,83 @@ int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, 
                    ZERO_F32, ldc);
     if (rc == ZERO_OK) /* elementwise: dx may be dy */
         rc = cuda_gelu_backward(s, c, pre, c, (size_t)m * (size_t)n, kind);
+    return rc;
+}
+
+/* The epilogue sums the operand as the GEMM reads it: fp32, the values bias_grad sums;
+ * a bf16 or fp16 operand is dy rounded, which moves a bf16 training run's weights by
+ * rel 7e-4 (toy MLP) and 4e-4 (tiny GPT) after test_cuda_training's 10 steps (measured
+ * on the cpu backend with that rounding alone), a third of that test's tolerance: so
+ * only where ZERO_CUDA_BGRAD=lowp asks for it (llm.c and autocast sum the rounded dy). */
+static int bgrad_sums_dy(enum zero_dtype t)
+{
+    const char *env = getenv("ZERO_CUDA_BGRAD");
+    return t == ZERO_F32 || (env != NULL && strcmp(env, "lowp") == 0);
+}
+
+/* The bias gradient through BGRADA / BGRADB. cuBLASLt writes the sums fresh, so where
+ * db accumulates (db_beta != 0: another unit or micro-step wrote it) they go to a
+ * scratch vector that bias_grad then adds as one row (db = db_beta * db + scratch).
+ * Our A is cuBLASLt's B: sums of a over k are BGRADB's, sums of b are BGRADA's. */
+static int bgrad_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
+                          int64_t k, const void *a, enum zero_dtype a_type, int64_t lda,
+                          const void *b, int64_t ldb, float beta, float *c, int db_side, float *db,
+                          int64_t len, float db_beta)
+{
+    const int epilogue = db_side == 0 ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BGRADA;
+    float *sums = db; /* (len) */
+    void *scratch = NULL;
+    if (db_beta != 0.0f) {
+        int rc = cuda_alloc(s, (size_t)len * sizeof(float), ZERO_TAG_WORKSPACE, &scratch);
+        if (rc != ZERO_OK)
+            return rc;
+        sums = scratch;
+    }
+    int rc = lt_epilogue(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb, epilogue, sums, NULL,
+                         beta, c);
+    if (rc == ZERO_OK && scratch != NULL)
+        rc = cuda_bias_grad(s, db, sums, 1, len, db_beta);
+    if (scratch != NULL) { /* the compute stream's order keeps the block until bias_grad ran */
+        int frc = cuda_free(s, scratch);
+        if (rc == ZERO_OK)
+            rc = frc;
+    }
+    return rc;
+}
+
+int cuda_gemm_bgrad(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                    enum zero_dtype b_type, int64_t ldb, float beta, float *c, int64_t ldc,
+                    int db_side, const float *dy, float *db, float db_beta)
+{
+    struct cuda_state *s = self;
+    if (c == NULL || dy == NULL || db == NULL)
+        return cuda_fail(s, ZERO_EINVAL, "gemm_bgrad: no output, no dy or no bias gradient");
+    int rc = check_dims(s, "gemm_bgrad", m, n, k, ldc);
+    if (rc != ZERO_OK)
+        return rc;
+    /* dy (k, len) as bias_grad reads it: the reduced operand stored untransposed */
+    const int64_t len = db_side == 0 ? m : n;
+    if ((db_side != 0 && db_side != 1) || (db_side == 0 && (!trans_a || lda != m)) ||
+        (db_side == 1 && (trans_b || ldb != n)))
+        return cuda_fail(s, ZERO_EINVAL,
+                         "gemm_bgrad: db_side %d with trans_a %d, trans_b %d, lda %lld, ldb %lld "
+                         "(dy must be a, transposed, lda = m; or b, untransposed, ldb = n)",
+                         db_side, trans_a, trans_b, (long long)lda, (long long)ldb);
+    if (m == 0 || n == 0) /* no product; db still sums dy */
+        return len > 0 ? cuda_bias_grad(s, db, dy, k, len, db_beta) : ZERO_OK;
+    if (bgrad_sums_dy(a_type) &&
+        epilogue_fits(s, k, a, a_type, b, b_type, db, c, ldc, NULL, ZERO_GELU_TANH)) {
+        rc = bgrad_epilogue(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb, beta, c, db_side,
+                            db, len, db_beta);
+        if (rc != ZERO_ENOTSUP)
+            return rc;
+    }
+    /* exact mode, ZERO_CUDA_FUSED=off, a rounded dy not asked for, or refused: the
+     * sequence src/nn runs without us */
+    rc = cuda_gemm(s, trans_a, trans_b, m, n, k, 1.0f, a, a_type, lda, b, b_type, ldb, beta, c,
+                   ZERO_F32, ldc);
+    if (rc == ZERO_OK)
+        rc = cuda_bias_grad(s, db, dy, k, len, db_beta);
     return rc;
 }

@@ -61,6 +61,9 @@ struct cuda_state {
     size_t lt_ws_bytes;
     struct cuda_lt_cache *plans; /* cuda_blaslt.c: one plan per gemm shape */
     struct cuda_cache *cache;
+    /* calls made so far (zero_cuda_graph_blockers): cudaMalloc, cudaMallocHost, and the
+     * host's waits on the compute stream in cuda_memory.c (readbacks, synchronize) */
+    int64_t device_mallocs, pinned_mallocs, stream_syncs;
     struct cuda_hosts *hosts;      /* cuda_host.c: the live host_alloc blocks */
     unsigned long long *flag_dev;  /* (1) device scratch of the range and inf/NaN checks */
     unsigned long long *flag_host; /* (1) pinned mirror */
@@ -126,7 +129,7 @@ int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int6
 int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
                           int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
                           cudaDataType_t ab, int epilogue, const float *bias, const void *aux,
-                          float *d, int64_t ldc);
+                          float beta, float *d, int64_t ldc);
 
 /* ---- cuda_profile.c ---- */
 /* An entry's span on the compute stream: begin before its launches, end after with

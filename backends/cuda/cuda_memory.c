@@ -231,6 +231,7 @@ int cuda_alloc(void *self, size_t bytes, enum zero_tag tag, void **dev)
             }
         }
         p = (uintptr_t)fresh;
+        s->device_mallocs++;
     }
     if (live_insert(c, (struct cuda_block){
                            .ptr = p, .bytes = bytes, .klass = klass, .tag = (int)tag}) != 0) {
@@ -283,6 +284,7 @@ int cuda_buffer_grow(struct cuda_state *s, void **buf, size_t *have, size_t need
                          cudaGetErrorString(e));
     }
     *have = need;
+    s->device_mallocs++;
     zero_ledger_add(s->ledger, tag, (int64_t)need);
     return ZERO_OK;
 }
@@ -306,6 +308,7 @@ int cuda_pinned_alloc(struct cuda_state *s, size_t bytes, enum zero_tag tag, voi
         return cuda_fail(s, ZERO_ENOMEM, "pinned host memory: %zu bytes (%s): %s", bytes,
                          zero_tag_name(tag), cudaGetErrorString(e));
     }
+    s->pinned_mallocs++;
     zero_ledger_add(s->ledger, tag, (int64_t)bytes);
     return ZERO_OK;
 }
@@ -318,12 +321,30 @@ void cuda_pinned_free(struct cuda_state *s, void *host, size_t bytes, enum zero_
     zero_ledger_add(s->ledger, tag, -(int64_t)bytes);
 }
 
+/* the host waits for the compute stream: counted, as a CUDA Graph cannot hold it */
+static cudaError_t host_waits(struct cuda_state *s)
+{
+    s->stream_syncs++;
+    return cudaStreamSynchronize(s->compute);
+}
+
+int zero_cuda_graph_blockers(void *self, struct zero_cuda_blockers *out)
+{
+    const struct cuda_state *s = self;
+    if (s == NULL || out == NULL)
+        return ZERO_EINVAL;
+    out->device_mallocs = s->device_mallocs;
+    out->pinned_mallocs = s->pinned_mallocs;
+    out->stream_syncs = s->stream_syncs;
+    return ZERO_OK;
+}
+
 int cuda_read_flag(struct cuda_state *s, const char *what, unsigned long long *out)
 {
     cudaError_t e = cudaMemcpyAsync(s->flag_host, s->flag_dev, sizeof(*s->flag_host),
                                     cudaMemcpyDeviceToHost, s->compute);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s->compute);
+        e = host_waits(s);
     if (e != cudaSuccess)
         return cuda_check(s, e, what);
     *out = *s->flag_host;
@@ -393,7 +414,7 @@ int cuda_to_host(void *self, void *host, const void *dev, size_t bytes)
         return ZERO_OK;
     cudaError_t e = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDefault, s->compute);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s->compute);
+        e = host_waits(s);
     return cuda_check(s, e, "to_host");
 }
 
@@ -404,7 +425,7 @@ int cuda_from_host(void *self, void *dev, const void *host, size_t bytes)
         return ZERO_OK;
     cudaError_t e = cudaMemcpyAsync(dev, host, bytes, cudaMemcpyDefault, s->compute);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s->compute);
+        e = host_waits(s);
     return cuda_check(s, e, "from_host");
 }
 
@@ -514,7 +535,7 @@ int cuda_event_synchronize(void *self, void *ev)
 int cuda_synchronize(void *self)
 {
     struct cuda_state *s = self;
-    cudaError_t e = cudaStreamSynchronize(s->compute);
+    cudaError_t e = host_waits(s);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s->comm_stream);
     int rc = cuda_check(s, e, "synchronize");

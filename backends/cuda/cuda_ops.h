@@ -96,8 +96,8 @@ int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const in
                                    const float *dy, int64_t rows, int64_t cols, int64_t vocab,
                                    float beta);
 
-/* cuda_gemm_epilogue.c: GEMMs with the bias, GELU or GELU's derivative in cuBLASLt's
- * epilogue */
+/* cuda_gemm_epilogue.c: GEMMs with the bias, GELU, GELU's derivative or the bias
+ * gradient in cuBLASLt's epilogue */
 int cuda_gemm_bias(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                    const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                    enum zero_dtype b_type, int64_t ldb, const float *bias, float *c, int64_t ldc,
@@ -106,6 +106,10 @@ int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, 
                     const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                     enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
                     enum zero_gelu kind);
+int cuda_gemm_bgrad(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                    enum zero_dtype b_type, int64_t ldb, float beta, float *c, int64_t ldc,
+                    int db_side, const float *dy, float *db, float db_beta);
 
 /* cuda_coll.c */
 int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,

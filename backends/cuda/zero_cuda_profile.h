@@ -1,4 +1,5 @@
-/* Per-kernel-class device time of the cuda backend, for benchmarks (bench/gpt_mfu):
+/* Per-kernel-class device time of the cuda backend, and the counts of what keeps a step
+ * out of a CUDA Graph, for benchmarks (bench/gpt_mfu):
  * while profiling is on, every entry of the backend that launches work on the compute
  * stream brackets it with two CUDA events and adds the FLOPs and bytes it moves to its
  * class. Off by default: the events cost a little, so a benchmark times its steps
@@ -42,6 +43,17 @@ int zero_cuda_profile_enable(void *self, int on);
 /* Waits for the profiled work, fills out[ZERO_CUDA_K_COUNT] with the totals since the
  * last read (or enable) and starts them again from zero. */
 int zero_cuda_profile_read(void *self, struct zero_cuda_ktime *out);
+
+/* What keeps a step out of a CUDA Graph, counted since the device opened: device and
+ * pinned allocations that reached CUDA (the caching allocator's misses and the grown
+ * workspaces) and the host's waits for the compute stream (readbacks of losses, flags
+ * and norms, synchronize). A benchmark reads it around its steady-state steps. */
+struct zero_cuda_blockers {
+    int64_t device_mallocs; /* cudaMalloc */
+    int64_t pinned_mallocs; /* cudaMallocHost */
+    int64_t stream_syncs;   /* cudaStreamSynchronize of the compute stream */
+};
+int zero_cuda_graph_blockers(void *self, struct zero_cuda_blockers *out);
 
 #ifdef __cplusplus
 }

@@ -297,6 +297,20 @@ struct zero_backend {
                       const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                       enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
                       enum zero_gelu kind);
+    /* The weight gradient's GEMM with the bias gradient taken from the dy operand it
+     * reads (cuBLASLt's BGRADA / BGRADB epilogues):
+     *   c (m, n)   = op(a) op(b) + beta * c              (gemm with alpha 1)
+     *   db (len)   = db_beta * db + sum over rows of dy (k, len)   (bias_grad)
+     * dy is the fp32 gradient that one operand holds, stored (k, len) contiguous:
+     * db_side 0: a is dy (trans_a 1, lda = m, len = m); 1: b is dy (trans_b 0, ldb = n,
+     * len = n). That operand may be dy rounded to a_type: a fused path may sum it as the
+     * GEMM reads it (the cuda backend only with ZERO_CUDA_BGRAD=lowp), the unfused one
+     * (gemm then bias_grad of dy) sums dy; they agree to dy's rounding to a_type.
+     * c fp32 and contiguous (ldc == n). */
+    int (*gemm_bgrad)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                      enum zero_dtype b_type, int64_t ldb, float beta, float *c, int64_t ldc,
+                      int db_side, const float *dy, float *db, float db_beta);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

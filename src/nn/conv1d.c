@@ -38,19 +38,16 @@ int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, const float *x, fl
 static int conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
                            float *dx, float dx_beta, const float *pre, int64_t in, int64_t out)
 {
-    const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
     struct nn_operand g = nn_act(dy); /* rounded once for both products */
     void *tmp;
     int rc = nn_lower(ctx, &g, (size_t)(rows * out), &tmp);
-    /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh */
+    /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh;
+     * db (out) = sum over rows of dy (rows, out), in the same GEMM where fused */
     if (rc == ZERO_OK)
-        rc = nn_gemm(ctx, "gemm dw = x^T dy", 1, 0, in, out, rows, nn_act(x), in, g, out,
-                     ctx->grad_accumulate[p] ? 1.0f : 0.0f, ctx->grad[p], out);
-    /* db (out) = sum over rows of dy (rows, out) */
-    if (rc == ZERO_OK && (rc = be->bias_grad(ctx->bself, ctx->grad[p + 1], dy, rows, out,
-                                             ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f)))
-        rc = nn_backend_fail(ctx, rc, "bias_grad db");
+        rc = nn_gemm_bgrad(ctx, "gemm dw = x^T dy, db = sum dy", 1, 0, in, out, rows, nn_act(x), in,
+                           g, out, ctx->grad_accumulate[p] ? 1.0f : 0.0f, ctx->grad[p], 1,
+                           ctx->grad[p + 1], ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
     /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx, or times gelu'(pre) */
     if (rc == ZERO_OK && dx != NULL && pre != NULL)
         rc = nn_gemm_dgelu(ctx, "gemm dx = (dy w^T) gelu'(pre)", 0, 1, rows, in, out, g, out,

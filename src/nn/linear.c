@@ -43,20 +43,19 @@ int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const f
                        float dx_beta, float *dw, int acc_w, float *db, int acc_b, int64_t in,
                        int64_t out)
 {
-    const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
     struct nn_operand g = nn_act(dy); /* rounded once for both products */
     void *tmp;
     int rc = nn_lower(ctx, &g, (size_t)(rows * out), &tmp);
     /* dw (out, in) = dy^T (out, rows) @ x (rows, in); beta 0 writes a micro-step's
-     * gradient fresh, which the exactness contract relies on. */
-    if (rc == ZERO_OK)
+     * gradient fresh, which the exactness contract relies on.
+     * db (out) = sum over rows of dy (rows, out), in the same GEMM where fused */
+    if (rc == ZERO_OK && db != NULL)
+        rc = nn_gemm_bgrad(ctx, "gemm dw = dy^T x, db = sum dy", 1, 0, out, in, rows, g, out,
+                           nn_act(x), in, acc_w ? 1.0f : 0.0f, dw, 0, db, acc_b ? 1.0f : 0.0f);
+    else if (rc == ZERO_OK)
         rc = nn_gemm(ctx, "gemm dw = dy^T x", 1, 0, out, in, rows, g, out, nn_act(x), in,
                      acc_w ? 1.0f : 0.0f, dw, in);
-    /* db (out) = sum over rows of dy (rows, out) */
-    if (rc == ZERO_OK && db != NULL &&
-        (rc = be->bias_grad(ctx->bself, db, dy, rows, out, acc_b ? 1.0f : 0.0f)) != ZERO_OK)
-        rc = nn_backend_fail(ctx, rc, "bias_grad db");
     /* dx (rows, in) = dy (rows, out) @ w (out, in) + dx_beta * dx */
     if (rc == ZERO_OK && dx != NULL)
         rc = nn_gemm(ctx, "gemm dx = dy w", 0, 0, rows, in, out, g, out, nn_param(ctx, w), in,

@@ -51,6 +51,17 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
                   int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
                   float *c, const float *pre);
 
+/* The weight gradient and its bias gradient from the same dy (matmul_bgrad.c):
+ *   c (m, n; contiguous, fp32) = op(a) op(b) + beta * c      (as nn_gemm)
+ *   db (len) = db_beta * db + sum over rows of dy (k, len)   (as bias_grad)
+ * dy is the fp32 value of a (db_side 0: ta 1, lda = m, len = m) or of b (db_side 1:
+ * tb 0, ldb = n, len = n); a and b are activations (nn_act, perhaps nn_lower'ed).
+ * One GEMM with the bias gradient in its epilogue where the backend has gemm_bgrad
+ * (which may sum dy as rounded to the GEMM's dtype), else nn_gemm then bias_grad. */
+int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+                  int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+                  float beta, float *c, int db_side, float *db, float db_beta);
+
 /* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out), w = parameter slot w of
  * ctx, (out, in); b may be NULL. */
 int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const float *b, float *y,

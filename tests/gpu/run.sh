@@ -12,7 +12,9 @@
 #      10 steps, stages 0-3, final weights within 1e-5 (fp32) and 2e-3 (bf16, reasoning
 #      in the test's comment) in native mode and the same bits in exact mode, and stage
 #      3 with offload_param against the shard on the device (the gather race), at 1 rank
-#      (NCCL), then 2 and 4 ranks on the one GPU through the host-staged mode;
+#      (NCCL), then 2 and 4 ranks on the one GPU through the host-staged mode; where the
+#      1-rank run fails, once more with ZERO_CUDA_FUSED=off (the unfused kernels) to tell
+#      a fused kernel's fault from the rest;
 #   4. the GEMM rate of the cuda backend at 8192^3 (what the MFU below can hope for);
 #   5. the GPU benchmark (bench/gpt_mfu): GPT-2 124M shapes (12 layers, 768 wide, 12 heads,
 #      sequence 1024, vocabulary padded to 50304), bf16, batch 16, 1 rank: tokens/s and
@@ -275,7 +277,18 @@ for np in 1 2 4; do
     [ $np -gt 1 ] || t_limit=60
     # shellcheck disable=SC2086
     step $name $t_limit $mpirun_np $np "$(prog tests/test_cuda_training)"
+    rc_training=$?
     grep -h -E '^cuda (vs cpu|stage 3 offload)' "$work/$name.log" | sed "s/^cuda vs cpu:/np$np/; s/^cuda /np$np cuda /" >>"$work/training"
+    # a failure at 1 rank: once more with native mode on the unfused kernels, so the
+    # summary tells a fused kernel's fault (classifier, residual LayerNorm, the GEMM
+    # epilogues incl. the bias gradient's) from the rest
+    if [ $np -eq 1 ] && [ $rc_training -ne 0 ] && [ $rc_training -ne 77 ]; then
+        # shellcheck disable=SC2086
+        step cuda_training_np1_unfused 45 env ZERO_CUDA_FUSED=off $mpirun_np 1 \
+            "$(prog tests/test_cuda_training)"
+        grep -h -E '^cuda (vs cpu|stage 3 offload)' "$work/cuda_training_np1_unfused.log" |
+            sed "s/^cuda vs cpu:/np1 unfused/; s/^cuda /np1 unfused cuda /" >>"$work/training"
+    fi
 done
 
 # ---------------------------------------------------------------- GEMM rate
