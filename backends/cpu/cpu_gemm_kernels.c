@@ -33,6 +33,31 @@
 
 #include "cpu_gemm.h"
 
+/* ---- narrowing a finished row of C to fp16/bf16 ---- */
+
+/* dtype_convert.h's inline conversions, compiled per instruction set (as
+ * cpu_kernels.c compiles cast): written without branches, they vectorize, and a
+ * conversion's bits do not depend on the vector width. */
+static inline __attribute__((always_inline)) void
+narrow_body(uint16_t *restrict dst, const float *restrict src, int64_t n, enum zero_dtype to)
+{
+    if (to == ZERO_BF16)
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_f32_to_bf16(src[i]);
+    else
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_f32_to_f16(src[i]);
+}
+
+#define NARROW_VARIANT(attr, suffix)                                                               \
+    attr static void narrow_##suffix(uint16_t *dst, const float *src, int64_t n,                   \
+                                     enum zero_dtype to)                                           \
+    {                                                                                              \
+        narrow_body(dst, src, n, to);                                                              \
+    }
+
+NARROW_VARIANT(, scalar)
+
 /* ---- scalar ---- */
 
 #define S_MR 4
@@ -57,6 +82,10 @@ static void tile_scalar(int64_t kc, const float *ap, const float *bp, const floa
 }
 
 #ifdef HAVE_X86_KERNELS
+
+/* (512-bit 16-bit vectors would need AVX-512BW, which the avx512 variant does
+ * not require: it narrows 256 bits at a time, as it widens) */
+NARROW_VARIANT(__attribute__((target("avx2"))), avx2)
 
 /* ---- AVX2 + FMA: 4 rows x 24 columns ---- */
 
@@ -302,21 +331,21 @@ static void tile_neon(int64_t kc, const float *ap, const float *bp, const float 
 #endif
 
 static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
-    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL},
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL, narrow_scalar},
 #ifdef HAVE_X86_KERNELS
     [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2, transpose8_bf16_avx2,
-                      widen_bf16_avx2},
+                      widen_bf16_avx2, narrow_avx2},
     /* AVX-512F processors all have AVX2 */
     [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
-                        widen_bf16_avx2},
+                        widen_bf16_avx2, narrow_avx2},
 #else
-    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL},
-    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL},
+    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
+    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
 #endif
 #ifdef HAVE_NEON_KERNEL
-    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL},
+    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL, narrow_scalar},
 #else
-    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL},
+    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
 #endif
 };
 
