@@ -307,10 +307,18 @@ static void run_tile(const struct job *j, int64_t i, int64_t jj, int mr, int nr,
             ldin = from_part ? j->ldp : g->ldc;
         } else {
             memset(tile, 0, sizeof(float) * (size_t)(MR * NR));
+            /* C's old rows widened exactly (fp32 ones copied), as an operand's are */
+            const struct view cv = {.p = g->c,
+                                    .esize = zero_dtype_size(g->c_type),
+                                    .ld = g->ldc,
+                                    .k_contig = 1,
+                                    .type = g->c_type,
+                                    .round = ZERO_F32};
             for (int r = 0; r < mr; r++)
-                for (int c = 0; c < nr; c++)
-                    tile[r * NR + c] = from_part ? j->part[pi + r * j->ldp + c]
-                                                 : load_c(g->c, g->c_type, ci + r * g->ldc + c);
+                if (from_part)
+                    memcpy(tile + r * NR, j->part + pi + r * j->ldp, sizeof(float) * (size_t)nr);
+                else
+                    widen_run(tile + r * NR, view_at(&cv, i + r, jj), &cv, nr, j->kr);
             cin = tile;
         }
     }
