@@ -8,13 +8,15 @@
  *       ic over M in MC rows       fp32 plane W) and the next K-block reloads them
  *         A block (MC, KC) packed, in L2
  *         jr, ir over NR x MR tiles: the micro-kernel, B micro-panel in L1
- * A product with few rows (all of M in one A block: the training step's m = 16)
- * packs A once and each (KC, NR) micro-panel of B just before its tiles, so the
- * packed B stays in L1 instead of a 2 MiB block that spills L2; when B's k runs
- * are contiguous (y = x W^T: 48 rows of W side by side are one contiguous span)
- * the K-blocks of one column panel run back to back, A packed over all of K.
- * A K-block short enough that the packed B block sits in L2 (dW = dy^T x with
- * k = 16) walks C strip of MR rows by strip, so C's stores run along its rows.
+ * Products with few rows (all of M in one A block: the training step's m = 16)
+ * never pack B as one 2 MiB block that spills L2. When B's k runs are contiguous
+ * (y = x W^T: NR rows of W side by side are one contiguous span) each (KC, NR)
+ * micro-panel is packed just before its tiles and the K-blocks of one column
+ * panel run back to back, A packed once over all of K ("skinny"). When B is read
+ * by rows (dx = dy W) its blocks are narrowed to stay in L2. Operands read by rows
+ * are packed row by row, each row once, in order, prefetched. A K-block short
+ * enough that the packed B block sits in L2 (dW = dy^T x with k = 16) walks C
+ * strip of MR rows by strip, so C's stores run along its rows.
  * None of this changes which products an element sums or in which order (a
  * K-block's partial sums are stored as fp32 and reloaded: the same chain,
  * whichever order the tiles come in). */
@@ -269,8 +271,8 @@ struct job {
     int64_t ldp;
     struct view a, b;
     int threads, split_n;
-    int skinny;       /* all of M in one A block: B packed micro-panel by micro-panel */
-    int a_whole;      /* skinny, B's k contiguous: A packed over all of K */
+    int skinny;       /* all of M in one A block, B's k contiguous: B micro-panel by one */
+    int a_whole;      /* skinny, and A packed over all of K fits A_WHOLE_BYTES */
     int64_t b_offset; /* floats from a thread's packed A to its packed B */
     char *ws;         /* per-thread packing buffers */
     size_t ws_stride; /* bytes per thread */
@@ -358,7 +360,7 @@ static void run_column_panel(const struct job *j, int64_t m0, int64_t m1, int64_
                  first, last);
 }
 
-/* Few rows (m1 - m0 within one A block): B is never packed whole. */
+/* Few rows (m1 - m0 within one A block), B's k contiguous: B is never packed whole. */
 static void run_skinny(const struct job *j, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                        float *apack, float *bpanel)
 {
@@ -471,7 +473,7 @@ static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gem
     p.skinny = mpad <= mc && g->b.trans;
     if (mpad <= mc && !g->b.trans) /* few rows, B read by rows: B blocks that stay in L2 */
         p.nc = min64(p.nc, B_FEW_ROWS_BYTES / (p.kc * (int64_t)sizeof(float)) / kr->nr * kr->nr);
-    p.a_whole = p.skinny && g->b.trans && mpad * k_all * (int64_t)sizeof(float) <= A_WHOLE_BYTES;
+    p.a_whole = p.skinny && mpad * k_all * (int64_t)sizeof(float) <= A_WHOLE_BYTES;
     /* A block (mc, kc) or all of A, then B block (kc, nc) or one micro-panel (kc, NR) */
     p.a_floats = p.a_whole ? mpad * k_all : p.mc * p.kc;
     const int64_t b_floats = p.skinny ? p.kc * kr->nr : p.kc * p.nc;
