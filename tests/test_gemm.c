@@ -247,6 +247,75 @@ START_TEST(test_threads_do_not_change_a_bit)
 }
 END_TEST
 
+/* the training step's few-row and short-K products (bench/roofline: m = 16 rows,
+ * dW with k = 16): every row count 1..17 against every K 1..17, each transpose,
+ * and the blockings those shapes pick (A packed over all of K or per K-block, B
+ * micro-panel by micro-panel, B blocks narrowed for row-read B, C walked row strip
+ * by strip), fp32 and 16-bit C */
+START_TEST(test_skinny_and_short_k_shapes_equal_the_naive_chain)
+{
+    static const enum zero_dtype cts[] = {ZERO_F32, ZERO_BF16, ZERO_F16};
+    for (int64_t m = 1; m <= 17; m++)
+        for (int64_t k = 1; k <= 17; k++) {
+            const int t = (int)((m + k) % 4), sc = (int)((m * 3 + k) % N_SCALES);
+            struct gemm_case c = {m,          50,           k,          t & 1,
+                                  t >> 1,     (int)(k % 2), ZERO_F32,   ZERO_F32,
+                                  cts[k % 3], ZERO_F32,     alphas[sc], betas[sc]};
+            check_case(&c);
+        }
+    /* m, n, k, ta, tb: many K-blocks at few rows (A over all of K, or too big for
+     * that), B read by rows over several column blocks, short K over many rows */
+    static const int64_t more[][5] = {
+        {16, 100, 1030, 0, 1}, {16, 100, 1030, 0, 0}, {13, 600, 260, 0, 0}, {13, 600, 260, 1, 0},
+        {192, 8, 1400, 0, 1},  {200, 100, 16, 1, 0},  {300, 200, 17, 1, 0}, {250, 70, 9, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        for (int ct = 0; ct < 3; ct++) {
+            struct gemm_case c = {more[i][0],      more[i][1], more[i][2], (int)more[i][3],
+                                  (int)more[i][4], 1,          ZERO_BF16,  ZERO_F32,
+                                  cts[ct],         ZERO_F32,   1.0f,       ct == 1 ? 1.0f : 0.0f};
+            check_case(&c);
+        }
+}
+END_TEST
+
+/* a 16-bit C is narrowed a row at a time by the variant's vectorized loop: the
+ * bits of dtype_f32_to_bf16 / dtype_f32_to_f16 on a spread of all 2^32 patterns
+ * (NaNs, infinities, subnormals, ties among them), at every length mod 16 */
+START_TEST(test_every_variant_narrows_like_the_scalar_conversion)
+{
+    enum { N = 4099 };
+    static float src[N];
+    static uint16_t got[N];
+    for (int isa = 0; isa < CPU_ISA_COUNT; isa++) {
+        if (!cpu_isa_supported((enum cpu_isa)isa))
+            continue;
+        const struct cpu_gemm_kernel *kr = cpu_gemm_kernel((enum cpu_isa)isa);
+        for (uint64_t base = 0; base < ((uint64_t)1 << 32); base += (uint64_t)N * 1021) {
+            for (int i = 0; i < N; i++) {
+                uint32_t bits = (uint32_t)(base + (uint64_t)i * 1021);
+                if (i % 7 == 0) /* exact ties and their neighbours: low bits 0x8000 / 0x1000 */
+                    bits = (bits & ~0xffffu) | (i % 2 ? 0x8000u : 0x1000u) | (uint32_t)(i % 3);
+                src[i] = dtype_f32_from_bits(bits);
+            }
+            for (int to = 0; to < 2; to++) {
+                const enum zero_dtype t = to ? ZERO_F16 : ZERO_BF16;
+                const int n = N - (int)(base % 16);
+                kr->narrow(got, src, n, t);
+                for (int i = 0; i < n; i++) {
+                    const uint16_t want =
+                        t == ZERO_BF16 ? dtype_f32_to_bf16(src[i]) : dtype_f32_to_f16(src[i]);
+                    if (got[i] != want) /* (an assertion per element would log each one) */
+                        ck_abort_msg("%s narrows 0x%08x to %s as 0x%04x, not 0x%04x",
+                                     cpu_isa_name((enum cpu_isa)isa), dtype_f32_bits(src[i]),
+                                     zero_dtype_name(t), got[i], want);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_zero_cpu_isa_forces_a_variant_or_says_why)
 {
     enum cpu_isa isa;
@@ -281,6 +350,8 @@ static Suite *gemm_suite(void)
     tcase_add_test(tc, test_every_dtype_combination_equals_the_naive_chain);
     tcase_add_test(tc, test_rounding_while_packing_equals_rounding_first);
     tcase_add_test(tc, test_threads_do_not_change_a_bit);
+    tcase_add_test(tc, test_skinny_and_short_k_shapes_equal_the_naive_chain);
+    tcase_add_test(tc, test_every_variant_narrows_like_the_scalar_conversion);
     tcase_add_test(tc, test_zero_cpu_isa_forces_a_variant_or_says_why);
     suite_add_tcase(s, tc);
     return s;

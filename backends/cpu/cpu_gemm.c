@@ -8,7 +8,18 @@
  *       ic over M in MC rows       fp32 plane W) and the next K-block reloads them
  *         A block (MC, KC) packed, in L2
  *         jr, ir over NR x MR tiles: the micro-kernel, B micro-panel in L1
- * None of this changes which products an element sums or in which order. */
+ * Products with few rows (all of M in one A block: the training step's m = 16)
+ * never pack B as one 2 MiB block that spills L2. When B's k runs are contiguous
+ * (y = x W^T: NR rows of W side by side are one contiguous span) each (KC, NR)
+ * micro-panel is packed just before its tiles and the K-blocks of one column
+ * panel run back to back, A packed once over all of K ("skinny"). When B is read
+ * by rows (dx = dy W) its blocks are narrowed to stay in L2. Operands read by rows
+ * are packed row by row, each row once, in order, prefetched. A K-block short
+ * enough that the packed B block sits in L2 (dW = dy^T x with k = 16) walks C
+ * strip of MR rows by strip, so C's stores run along its rows.
+ * None of this changes which products an element sums or in which order (a
+ * K-block's partial sums are stored as fp32 and reloaded: the same chain,
+ * whichever order the tiles come in). */
 #include "cpu_gemm.h"
 
 #include <math.h>
@@ -23,6 +34,14 @@
 #define MC 192  /* rows of A per block (rounded down to MR): (MC, KC) fp32 in L2 */
 #define NC 2048 /* columns of B per panel: (KC, NC) fp32, 2 MiB */
 #define MAX_TILE (32 * 48)
+/* A packed over all of K for a few-row product, at most this many bytes */
+#define A_WHOLE_BYTES ((int64_t)1 << 20)
+/* packing a block by rows reads this many rows ahead */
+#define PREFETCH_ROWS 4
+/* B block (kc, nc) of a few-row product whose B is read by rows */
+#define B_FEW_ROWS_BYTES ((int64_t)512 << 10)
+/* a packed B block this small stays in L2: C's tiles may go row strip by strip */
+#define B_L2_BYTES ((int64_t)256 << 10)
 /* multiply-adds below which one more thread costs more than it saves */
 #define WORK_PER_THREAD ((int64_t)1 << 22)
 
@@ -90,6 +109,16 @@ int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len)
     }
     snprintf(why, why_len, "ZERO_CPU_ISA=%s: unknown; expected scalar, avx2, avx512 or neon", want);
     return 1;
+}
+
+static int64_t round_up(int64_t x, int64_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+static int64_t min64(int64_t x, int64_t y)
+{
+    return x < y ? x : y;
 }
 
 /* ---- reading operands ---- */
@@ -189,6 +218,21 @@ static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_
 static void pack_block(float *dst, int w, int64_t x0, int64_t len, int64_t k0, int64_t kc,
                        const struct view *v, const struct cpu_gemm_kernel *kr)
 {
+    if (!v->k_contig) { /* X[.][k] is one run: read it once, in order, into every panel */
+        for (int64_t k = 0; k < kc; k++) {
+            if (k + PREFETCH_ROWS < kc) /* rows lie ld apart: the next ones early */
+                for (int64_t b = 0; b < len * (int64_t)v->esize; b += 64)
+                    __builtin_prefetch((const char *)view_at(v, x0, k0 + k + PREFETCH_ROWS) + b);
+            for (int64_t p = 0; p * w < len; p++) {
+                const int valid = len - p * w < w ? (int)(len - p * w) : w;
+                float *d = dst + p * w * kc + k * w;
+                widen_run(d, view_at(v, x0 + p * w, k0 + k), v, valid, kr);
+                for (int r = valid; r < w; r++)
+                    d[r] = 0.0f;
+            }
+        }
+        return;
+    }
     for (int64_t p = 0; p * w < len; p++) {
         int64_t left = len - p * w;
         pack_panel(dst + p * w * kc, w, left < w ? (int)left : w, x0 + p * w, k0, kc, v, kr);
@@ -206,14 +250,15 @@ static float load_c(const void *c, enum zero_dtype t, int64_t i)
     return ((const float *)c)[i];
 }
 
-static void store_c(void *c, enum zero_dtype t, int64_t i, float v)
+/* C[i .. i + n) = v (n) rounded (nearest even) to C's type: the variant's
+ * vectorized narrowing, the bits of dtype_f32_to_bf16 / dtype_f32_to_f16 */
+static void store_c_row(void *c, enum zero_dtype t, int64_t i, const float *v, int n,
+                        const struct cpu_gemm_kernel *kr)
 {
-    if (t == ZERO_BF16)
-        ((uint16_t *)c)[i] = dtype_f32_to_bf16(v);
-    else if (t == ZERO_F16)
-        ((uint16_t *)c)[i] = dtype_f32_to_f16(v);
+    if (t == ZERO_BF16 || t == ZERO_F16)
+        kr->narrow((uint16_t *)c + i, v, n, t);
     else
-        ((float *)c)[i] = v;
+        memcpy((float *)c + i, v, sizeof(float) * (size_t)n);
 }
 
 /* What one GEMM shares among its threads. */
@@ -226,6 +271,9 @@ struct job {
     int64_t ldp;
     struct view a, b;
     int threads, split_n;
+    int skinny;       /* all of M in one A block, B's k contiguous: B micro-panel by one */
+    int a_whole;      /* skinny, and A packed over all of K fits A_WHOLE_BYTES */
+    int64_t b_offset; /* floats from a thread's packed A to its packed B */
     char *ws;         /* per-thread packing buffers */
     size_t ws_stride; /* bytes per thread */
     int64_t mc, nc, kc;
@@ -261,10 +309,18 @@ static void run_tile(const struct job *j, int64_t i, int64_t jj, int mr, int nr,
             ldin = from_part ? j->ldp : g->ldc;
         } else {
             memset(tile, 0, sizeof(float) * (size_t)(MR * NR));
+            /* C's old rows widened exactly (fp32 ones copied), as an operand's are */
+            const struct view cv = {.p = g->c,
+                                    .esize = zero_dtype_size(g->c_type),
+                                    .ld = g->ldc,
+                                    .k_contig = 1,
+                                    .type = g->c_type,
+                                    .round = ZERO_F32};
             for (int r = 0; r < mr; r++)
-                for (int c = 0; c < nr; c++)
-                    tile[r * NR + c] = from_part ? j->part[pi + r * j->ldp + c]
-                                                 : load_c(g->c, g->c_type, ci + r * g->ldc + c);
+                if (from_part)
+                    memcpy(tile + r * NR, j->part + pi + r * j->ldp, sizeof(float) * (size_t)nr);
+                else
+                    widen_run(tile + r * NR, view_at(&cv, i + r, jj), &cv, nr, j->kr);
             cin = tile;
         }
     }
@@ -283,33 +339,84 @@ static void run_tile(const struct job *j, int64_t i, int64_t jj, int mr, int nr,
         return;
     }
     j->kr->tile(kc, ap, bp, cin, ldin, tile, NR);
+    if (j->epilogue) /* each element reads only its own old C: in place, then stored */
+        for (int r = 0; r < mr; r++)
+            for (int c = 0; c < nr; c++)
+                tile[r * NR + c] = finish(j, tile[r * NR + c], ci + r * g->ldc + c);
     for (int r = 0; r < mr; r++)
-        for (int c = 0; c < nr; c++) {
-            const int64_t at = ci + r * g->ldc + c;
-            store_c(g->c, g->c_type, at, finish(j, tile[r * NR + c], at));
-        }
+        store_c_row(g->c, g->c_type, ci + r * g->ldc, tile + r * NR, nr, j->kr);
+}
+
+/* One B micro-panel (kc, NR) of columns [jj, jj + nr), packed into bpanel, against
+ * C rows [m0, m1) whose A block (kc, MR panels) is at ablock. */
+static void run_column_panel(const struct job *j, int64_t m0, int64_t m1, int64_t jj, int nr,
+                             int64_t k0, int64_t kc, const float *ablock, float *bpanel, int first,
+                             int last)
+{
+    const int MR = j->kr->mr, NR = j->kr->nr;
+    pack_panel(bpanel, NR, nr, jj, k0, kc, &j->b, j->kr);
+    for (int64_t ir = 0; m0 + ir < m1; ir += MR)
+        run_tile(j, m0 + ir, jj, (int)min64(m1 - m0 - ir, MR), nr, kc, ablock + ir * kc, bpanel,
+                 first, last);
+}
+
+/* Few rows (m1 - m0 within one A block), B's k contiguous: B is never packed whole. */
+static void run_skinny(const struct job *j, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                       float *apack, float *bpanel)
+{
+    const int MR = j->kr->mr, NR = j->kr->nr;
+    const int64_t K = j->g->k, nk = K > 0 ? (K + j->kc - 1) / j->kc : 1;
+    const int64_t mpad = round_up(m1 - m0, MR);
+    if (j->a_whole) { /* apack (nk K-blocks, each mpad * kc) */
+        for (int64_t pb = 0; pb < nk; pb++)
+            pack_block(apack + pb * j->kc * mpad, MR, m0, m1 - m0, pb * j->kc,
+                       min64(K - pb * j->kc, j->kc), &j->a, j->kr);
+        for (int64_t jj = n0; jj < n1; jj += NR)
+            for (int64_t pb = 0; pb < nk; pb++)
+                run_column_panel(j, m0, m1, jj, (int)min64(n1 - jj, NR), pb * j->kc,
+                                 min64(K - pb * j->kc, j->kc), apack + pb * j->kc * mpad, bpanel,
+                                 pb == 0, pb == nk - 1);
+        return;
+    }
+    for (int64_t pb = 0; pb < nk; pb++) {
+        const int64_t k0 = pb * j->kc, kc = min64(K - k0, j->kc);
+        pack_block(apack, MR, m0, m1 - m0, k0, kc, &j->a, j->kr);
+        for (int64_t jj = n0; jj < n1; jj += NR)
+            run_column_panel(j, m0, m1, jj, (int)min64(n1 - jj, NR), k0, kc, apack, bpanel, pb == 0,
+                             pb == nk - 1);
+    }
 }
 
 /* The whole loop nest over C rows [m0, m1), columns [n0, n1). */
 static void run_range(const struct job *j, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                       float *apack, float *bpack)
 {
-    const struct cpu_gemm_args *g = j->g;
+    if (j->skinny) {
+        run_skinny(j, m0, m1, n0, n1, apack, bpack);
+        return;
+    }
     const int MR = j->kr->mr, NR = j->kr->nr;
-    const int64_t K = g->k, nk = K > 0 ? (K + j->kc - 1) / j->kc : 1;
+    const int64_t K = j->g->k, nk = K > 0 ? (K + j->kc - 1) / j->kc : 1;
     for (int64_t jc = n0; jc < n1; jc += j->nc) {
-        const int64_t nc = n1 - jc < j->nc ? n1 - jc : j->nc;
+        const int64_t nc = min64(n1 - jc, j->nc);
         for (int64_t pb = 0; pb < nk; pb++) {
-            const int64_t k0 = pb * j->kc, kc = K - k0 < j->kc ? K - k0 : j->kc;
+            const int64_t k0 = pb * j->kc, kc = min64(K - k0, j->kc);
+            /* B block (kc, nc) in L2: C strip by strip along its rows; else column
+             * panel by panel, each B micro-panel against the whole A block */
+            const int rows_outer = kc * round_up(nc, NR) * (int64_t)sizeof(float) <= B_L2_BYTES;
             pack_block(bpack, NR, jc, nc, k0, kc, &j->b, j->kr);
             for (int64_t ic = m0; ic < m1; ic += j->mc) {
-                const int64_t mc = m1 - ic < j->mc ? m1 - ic : j->mc;
+                const int64_t mc = min64(m1 - ic, j->mc);
                 pack_block(apack, MR, ic, mc, k0, kc, &j->a, j->kr);
-                for (int64_t jr = 0; jr < nc; jr += NR)
-                    for (int64_t ir = 0; ir < mc; ir += MR)
-                        run_tile(j, ic + ir, jc + jr, mc - ir < MR ? (int)(mc - ir) : MR,
-                                 nc - jr < NR ? (int)(nc - jr) : NR, kc, apack + ir * kc,
-                                 bpack + jr * kc, pb == 0, pb == nk - 1);
+                const int64_t outer = rows_outer ? mc : nc, inner = rows_outer ? nc : mc;
+                const int64_t step_o = rows_outer ? MR : NR, step_i = rows_outer ? NR : MR;
+                for (int64_t o = 0; o < outer; o += step_o)
+                    for (int64_t q = 0; q < inner; q += step_i) {
+                        const int64_t ir = rows_outer ? o : q, jr = rows_outer ? q : o;
+                        run_tile(j, ic + ir, jc + jr, (int)min64(mc - ir, MR),
+                                 (int)min64(nc - jr, NR), kc, apack + ir * kc, bpack + jr * kc,
+                                 pb == 0, pb == nk - 1);
+                    }
             }
         }
     }
@@ -329,7 +436,7 @@ static void run_thread(void *arg, size_t begin, size_t end)
         if (x0 >= x1)
             continue;
         float *apack = (float *)(j->ws + t * j->ws_stride);
-        float *bpack = apack + j->mc * j->kc;
+        float *bpack = apack + j->b_offset;
         if (j->split_n)
             run_range(j, 0, g->m, x0, x1, apack, bpack);
         else
@@ -341,15 +448,11 @@ static void run_thread(void *arg, size_t begin, size_t end)
 
 struct plan {
     int64_t mc, nc, kc;
-    int threads, split_n;
+    int threads, split_n, skinny, a_whole;
+    int64_t a_floats;  /* a thread's packed A: then its packed B */
     size_t per_thread; /* bytes, a multiple of 64 */
     int need_plane;    /* partial sums need the fp32 plane W (m, n) */
 };
-
-static int64_t round_up(int64_t x, int64_t to)
-{
-    return (x + to - 1) / to * to;
-}
 
 static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g)
 {
@@ -366,7 +469,15 @@ static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gem
     t = t < units ? t : units;
     t = t < work ? t : (work > 0 ? work : 1);
     p.threads = (int)(t > 0 ? t : 1);
-    p.per_thread = (size_t)round_up((p.mc * p.kc + p.kc * p.nc) * (int64_t)sizeof(float), 64);
+    const int64_t mpad = round_up(g->m, kr->mr), k_all = round_up(g->k > 0 ? g->k : 1, p.kc);
+    p.skinny = mpad <= mc && g->b.trans;
+    if (mpad <= mc && !g->b.trans) /* few rows, B read by rows: B blocks that stay in L2 */
+        p.nc = min64(p.nc, B_FEW_ROWS_BYTES / (p.kc * (int64_t)sizeof(float)) / kr->nr * kr->nr);
+    p.a_whole = p.skinny && mpad * k_all * (int64_t)sizeof(float) <= A_WHOLE_BYTES;
+    /* A block (mc, kc) or all of A, then B block (kc, nc) or one micro-panel (kc, NR) */
+    p.a_floats = p.a_whole ? mpad * k_all : p.mc * p.kc;
+    const int64_t b_floats = p.skinny ? p.kc * kr->nr : p.kc * p.nc;
+    p.per_thread = (size_t)round_up((p.a_floats + b_floats) * (int64_t)sizeof(float), 64);
     const int epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f));
     p.need_plane = g->k > KC && (g->c_type != ZERO_F32 || (epilogue && g->beta != 0.0f));
     return p;
@@ -392,6 +503,9 @@ void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g
                     .b = view_of(&g->b, 1),
                     .threads = p.threads,
                     .split_n = p.split_n,
+                    .skinny = p.skinny,
+                    .a_whole = p.a_whole,
+                    .b_offset = p.a_floats,
                     .ws = workspace,
                     .ws_stride = p.per_thread,
                     .mc = p.mc,

@@ -95,6 +95,9 @@ struct cpu_gemm_kernel {
     cpu_gemm_transpose8_bf16_fn transpose8_bf16; /* NULL: widened into a run, then transposed */
     /* dst (n) = src (n) bf16 widened exactly; NULL: the plain loop */
     void (*widen_bf16)(float *dst, const uint16_t *src, int64_t n);
+    /* dst (n) = src (n) rounded to `to` (ZERO_BF16 or ZERO_F16): the bits of
+     * dtype_f32_to_bf16 / dtype_f32_to_f16 (nearest even, NaNs quiet); never NULL */
+    void (*narrow)(uint16_t *dst, const float *src, int64_t n, enum zero_dtype to);
 };
 
 /* The kernel of a variant; tile is NULL when this build lacks it. */

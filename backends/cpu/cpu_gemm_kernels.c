@@ -33,6 +33,31 @@
 
 #include "cpu_gemm.h"
 
+/* ---- narrowing a finished row of C to fp16/bf16 ---- */
+
+/* dtype_convert.h's inline conversions, compiled per instruction set (as
+ * cpu_kernels.c compiles cast): written without branches, they vectorize, and a
+ * conversion's bits do not depend on the vector width. */
+static inline __attribute__((always_inline)) void
+narrow_body(uint16_t *restrict dst, const float *restrict src, int64_t n, enum zero_dtype to)
+{
+    if (to == ZERO_BF16)
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_f32_to_bf16(src[i]);
+    else
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = dtype_f32_to_f16(src[i]);
+}
+
+#define NARROW_VARIANT(attr, suffix)                                                               \
+    attr static void narrow_##suffix(uint16_t *dst, const float *src, int64_t n,                   \
+                                     enum zero_dtype to)                                           \
+    {                                                                                              \
+        narrow_body(dst, src, n, to);                                                              \
+    }
+
+NARROW_VARIANT(, scalar)
+
 /* ---- scalar ---- */
 
 #define S_MR 4
@@ -57,6 +82,66 @@ static void tile_scalar(int64_t kc, const float *ap, const float *bp, const floa
 }
 
 #ifdef HAVE_X86_KERNELS
+
+/* fp16 as the compiler vectorizes dtype_f32_to_f16; bf16 below by hand: the
+ * compiled mask selections cost more than the k = 16 dW product they store */
+NARROW_VARIANT(__attribute__((target("avx2"))), f16_avx2)
+
+/* 8 fp32 as bf16 in the low 16 bits of each lane, bit for bit dtype_f32_to_bf16:
+ * x + 0x7fff + (kept & 1) carries into the kept half exactly when
+ * dtype_round_shift_rne rounds up (no wrap: NaNs, the only patterns near 2^32,
+ * take the other branch); a NaN is its top half made quiet */
+__attribute__((target("avx2"))) static inline __m256i f32x8_to_bf16(const float *p)
+{
+    const __m256i x = _mm256_loadu_si256((const __m256i *)p);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256i rne = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), odd), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)),
+                                           _mm256_set1_epi32(0x7f800000));
+    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
+    return _mm256_blendv_epi8(rne, quiet, nan);
+}
+
+__attribute__((target("avx2"))) static void narrow_avx2(uint16_t *dst, const float *src, int64_t n,
+                                                        enum zero_dtype to)
+{
+    if (to != ZERO_BF16) {
+        narrow_f16_avx2(dst, src, n, to);
+        return;
+    }
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) { /* lanes hold 0 .. 0xffff: the unsigned pack is exact */
+        const __m256i h = _mm256_packus_epi32(f32x8_to_bf16(src + i), f32x8_to_bf16(src + i + 8));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_permute4x64_epi64(h, 0xd8));
+    }
+    for (; i < n; i++)
+        dst[i] = dtype_f32_to_bf16(src[i]);
+}
+
+/* the same, 16 at a time (AVX-512F's truncating vpmovdw: no AVX-512BW needed) */
+__attribute__((target("avx512f"))) static void narrow_avx512(uint16_t *dst, const float *src,
+                                                             int64_t n, enum zero_dtype to)
+{
+    if (to != ZERO_BF16) {
+        narrow_f16_avx2(dst, src, n, to);
+        return;
+    }
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i x = _mm512_loadu_si512(src + i);
+        const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+        const __m512i rne = _mm512_srli_epi32(
+            _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), odd), 16);
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+            _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+        const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rne, nan, quiet)));
+    }
+    for (; i < n; i++)
+        dst[i] = dtype_f32_to_bf16(src[i]);
+}
 
 /* ---- AVX2 + FMA: 4 rows x 24 columns ---- */
 
@@ -302,21 +387,21 @@ static void tile_neon(int64_t kc, const float *ap, const float *bp, const float 
 #endif
 
 static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
-    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL},
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL, narrow_scalar},
 #ifdef HAVE_X86_KERNELS
     [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2, transpose8_bf16_avx2,
-                      widen_bf16_avx2},
+                      widen_bf16_avx2, narrow_avx2},
     /* AVX-512F processors all have AVX2 */
     [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
-                        widen_bf16_avx2},
+                        widen_bf16_avx2, narrow_avx512},
 #else
-    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL},
-    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL},
+    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
+    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
 #endif
 #ifdef HAVE_NEON_KERNEL
-    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL},
+    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL, narrow_scalar},
 #else
-    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL},
+    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
 #endif
 };
 
