@@ -1,5 +1,6 @@
 /* Layer kernels of the cpu backend, fp32 activations: bias, GELU, softmax
  * cross-entropy. Forward and backward side by side. */
+#include "cpu_exact_vec.h"
 #include "cpu_ops.h"
 #include "base/exact_math.h"
 
@@ -52,6 +53,13 @@ static int check_gelu_kind(struct cpu_state *s, const char *what, enum zero_gelu
     return ZERO_OK;
 }
 
+/* GELU's fp32 arithmetic around exact_math.h's erff, expf and tanhf, GELU_CHUNK
+ * elements at a time: the arguments into a stack buffer, the function over the buffer
+ * in the widest variant this processor has (cpu_exact_vec.h: every variant gives the
+ * scalar function's bits; ZERO_HOST_ISA picks another), then the combination. Each
+ * element sees the same float operations in the same order as a one-element loop. */
+#define GELU_CHUNK 512
+
 /* y (n) = gelu(x):  erf:  0.5 x (1 + erf(x / sqrt2))
  *                   tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (GPT-2) */
 int cpu_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_gelu kind)
@@ -59,22 +67,30 @@ int cpu_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_g
     int rc = check_gelu_kind(self, "gelu_forward", kind);
     if (rc != ZERO_OK)
         return rc;
-    float *restrict yr = y;
-    const float *restrict xr = x;
-    if (kind == ZERO_GELU_ERF) {
-        for (size_t i = 0; i < n; i++)
-            yr[i] = 0.5f * xr[i] * (1.0f + exact_erff(xr[i] * GELU_INV_SQRT2));
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            float v = xr[i];
-            float u = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
-            yr[i] = 0.5f * v * (1.0f + exact_tanhf(u));
+    const enum zero_host_isa isa = zero_host_isa_best();
+    float f[GELU_CHUNK]; /* (w) the argument, then erf or tanh of it */
+    for (size_t i0 = 0; i0 < n; i0 += GELU_CHUNK) {
+        const size_t w = n - i0 < GELU_CHUNK ? n - i0 : GELU_CHUNK;
+        float *restrict yr = y + i0;
+        const float *restrict xr = x + i0;
+        if (kind == ZERO_GELU_ERF) {
+            for (size_t i = 0; i < w; i++)
+                f[i] = xr[i] * GELU_INV_SQRT2;
+            cpu_exact_erff_n(isa, f, f, w);
+        } else {
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i];
+                f[i] = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
+            }
+            cpu_exact_tanhf_n(isa, f, f, w);
         }
+        for (size_t i = 0; i < w; i++)
+            yr[i] = 0.5f * xr[i] * (1.0f + f[i]);
     }
     return ZERO_OK;
 }
 
-/* dx (n) = dy * gelu'(x):
+/* dx (n) = dy * gelu'(x) (dx may be dy):
  *   erf:  Phi(x) + x phi(x),  Phi(x) = 0.5 (1 + erf(x / sqrt2)),  phi(x) = exp(-x^2/2) / sqrt(2 pi)
  *   tanh: 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2),  t = tanh(u)
  *         (1 - t^2 instead of 1/cosh^2 u: no overflow for large u) */
@@ -84,22 +100,39 @@ int cpu_gelu_backward(void *self, float *dx, const float *x, const float *dy, si
     int rc = check_gelu_kind(self, "gelu_backward", kind);
     if (rc != ZERO_OK)
         return rc;
-    float *restrict dxr = dx;
-    const float *restrict xr = x, *restrict dyr = dy;
-    if (kind == ZERO_GELU_ERF) {
-        for (size_t i = 0; i < n; i++) {
-            float v = xr[i];
-            float cdf = 0.5f * (1.0f + exact_erff(v * GELU_INV_SQRT2));
-            float pdf = exact_expf(-0.5f * v * v) * GELU_INV_SQRT_2PI;
-            dxr[i] = dyr[i] * (cdf + v * pdf);
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            float v = xr[i];
-            float u = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
-            float t = exact_tanhf(u);
-            float du = GELU_TANH_SCALE * (1.0f + 3.0f * GELU_TANH_CUBIC * v * v);
-            dxr[i] = dyr[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+    const enum zero_host_isa isa = zero_host_isa_best();
+    float f[GELU_CHUNK]; /* (w) erf(x / sqrt2), or tanh(u) */
+    float e[GELU_CHUNK]; /* (w) exp(-x^2 / 2) (erf form) */
+    for (size_t i0 = 0; i0 < n; i0 += GELU_CHUNK) {
+        const size_t w = n - i0 < GELU_CHUNK ? n - i0 : GELU_CHUNK;
+        float *dxr = dx + i0; /* may be dyr */
+        const float *restrict xr = x + i0;
+        const float *dyr = dy + i0;
+        if (kind == ZERO_GELU_ERF) {
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i];
+                f[i] = v * GELU_INV_SQRT2;
+                e[i] = -0.5f * v * v;
+            }
+            cpu_exact_erff_n(isa, f, f, w);
+            cpu_exact_expf_n(isa, e, e, w);
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i];
+                float cdf = 0.5f * (1.0f + f[i]);
+                float pdf = e[i] * GELU_INV_SQRT_2PI;
+                dxr[i] = dyr[i] * (cdf + v * pdf);
+            }
+        } else {
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i];
+                f[i] = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
+            }
+            cpu_exact_tanhf_n(isa, f, f, w);
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i], t = f[i];
+                float du = GELU_TANH_SCALE * (1.0f + 3.0f * GELU_TANH_CUBIC * v * v);
+                dxr[i] = dyr[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+            }
         }
     }
     return ZERO_OK;
