@@ -4,8 +4,9 @@
  * piece boundaries, overflow and underflow limits, zero and the subnormals, infinity,
  * NaN payloads): the floats, and the doubles before their rounding, which show a slip
  * in a double's last bit that the float almost always hides. And the cpu backend's
- * GELU kernels, under each ZERO_HOST_ISA, give the bits of the one-element loops they
- * replaced, on odd lengths. bench/exact_vec_bits compares all 2^32 floats (minutes). */
+ * GELU kernels and softmax cross-entropy, under each ZERO_HOST_ISA, give the bits of the
+ * one-element loops they replaced, on odd lengths. bench/exact_vec_bits compares all 2^32 floats
+ * (minutes). */
 #include <check.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -310,6 +311,56 @@ START_TEST(test_gelu_kernels_give_the_one_element_loops_bits_under_every_variant
 }
 END_TEST
 
+/* softmax cross-entropy forward: the exps vectorized, the double sum still in class order */
+START_TEST(test_xent_forward_gives_the_one_element_loops_bits_under_every_variant)
+{
+    const struct zero_backend *be = dev->be;
+    enum { ROWS = 3, CLASSES = 50257 }; /* GPT-2's vocabulary: an odd row length */
+    float *logits = malloc(ROWS * CLASSES * sizeof *logits),
+          *probs = malloc(ROWS * CLASSES * sizeof *probs), *want = malloc(CLASSES * sizeof *want);
+    ck_assert(logits && probs && want);
+    int32_t labels[ROWS] = {0, 17, CLASSES - 1};
+    float losses[ROWS];
+    for (size_t i = 0; i < (size_t)ROWS * CLASSES; i++)
+        logits[i] = value((uint32_t)i, 7u, 4.0f);
+    for (size_t i = 0; i < (size_t)ROWS * CLASSES; i++)
+        if (logits[i] != logits[i] || logits[i] - logits[i] != 0.0f)
+            logits[i] = 1.5f; /* finite logits: a softmax of inf or NaN is NaN throughout */
+    for (int isa = 0; isa < ZERO_ISA_COUNT; isa++) {
+        if (!zero_host_isa_supported((enum zero_host_isa)isa))
+            continue;
+        ck_assert_int_eq(setenv("ZERO_HOST_ISA", isa_env[isa], 1), 0);
+        ck_assert_int_eq(be->xent_forward(dev->self, losses, probs, logits, labels, ROWS, CLASSES),
+                         ZERO_OK);
+        for (int r = 0; r < ROWS; r++) {
+            const float *z = logits + (size_t)r * CLASSES;
+            float max = z[0];
+            for (int c = 1; c < CLASSES; c++)
+                max = z[c] > max ? z[c] : max;
+            double sum = 0.0;
+            for (int c = 0; c < CLASSES; c++) {
+                want[c] = exact_expf(z[c] - max);
+                sum += want[c];
+            }
+            float inv_sum = (float)(1.0 / sum);
+            for (int c = 0; c < CLASSES; c++)
+                EXPECT(exact_f32_bits(probs[(size_t)r * CLASSES + c]) ==
+                           exact_f32_bits(want[c] * inv_sum),
+                       "%s: row %d, class %d: prob %a, the loop %a", isa_env[isa], r, c,
+                       (double)probs[(size_t)r * CLASSES + c], (double)(want[c] * inv_sum));
+            float loss = (float)(exact_log(sum) - (double)(z[labels[r]] - max));
+            ck_assert_msg(exact_f32_bits(losses[r]) == exact_f32_bits(loss),
+                          "%s: row %d: loss %a, the loop %a", isa_env[isa], r, (double)losses[r],
+                          (double)loss);
+        }
+    }
+    unsetenv("ZERO_HOST_ISA");
+    free(logits);
+    free(probs);
+    free(want);
+}
+END_TEST
+
 static Suite *exact_vec_suite(void)
 {
     Suite *s = suite_create("exact_vec");
@@ -319,6 +370,7 @@ static Suite *exact_vec_suite(void)
         tc, test_every_variant_gives_the_scalar_bits_near_every_branch_and_on_a_dense_sample);
     tcase_add_test(tc, test_a_variant_may_write_over_its_input_and_short_arrays_are_whole);
     tcase_add_test(tc, test_gelu_kernels_give_the_one_element_loops_bits_under_every_variant);
+    tcase_add_test(tc, test_xent_forward_gives_the_one_element_loops_bits_under_every_variant);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -214,17 +214,19 @@ int cpu_xent_forward(void *self, float *losses, float *probs, const float *logit
     int rc = check_labels(s, "xent_forward", labels, rows, classes);
     if (rc != ZERO_OK)
         return rc;
+    const enum zero_host_isa isa = zero_host_isa_best(); /* the exps vectorized, as GELU's */
     for (int64_t r = 0; r < rows; r++) {
         const float *restrict z = logits + r * classes;
         float *restrict p = probs + r * classes;
         float max = z[0];
         for (int64_t c = 1; c < classes; c++)
             max = z[c] > max ? z[c] : max;
-        double sum = 0.0;
-        for (int64_t c = 0; c < classes; c++) {
-            p[c] = exact_expf(z[c] - max);
+        for (int64_t c = 0; c < classes; c++)
+            p[c] = z[c] - max;
+        cpu_exact_expf_n(isa, p, p, (size_t)classes);
+        double sum = 0.0; /* in class order, after all the exps */
+        for (int64_t c = 0; c < classes; c++)
             sum += p[c];
-        }
         float inv_sum = (float)(1.0 / sum);
         for (int64_t c = 0; c < classes; c++)
             p[c] *= inv_sum;
