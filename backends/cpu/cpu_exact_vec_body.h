@@ -22,8 +22,8 @@
  * computed in every lane and the lane's own branch selected, so garbage in the lanes of
  * the other branches (NaN, inf, a wrong table row) never reaches a result. */
 
-/* exact_exp_for_float: kd = (y / ln2 + 1.5 2^52) - 1.5 2^52, r = (y - kd ln2_hi) - kd
- * ln2_lo, e^r 2^kd; 2^kd from kd + 1.5 2^52's bits, as exact_pow2((int)kd) */
+/* exact_exp_for_float: kd = (y inv_ln2 + 1.5 2^52) - 1.5 2^52, r = (y - kd ln2_hi) -
+ * kd ln2_lo, e^r 2^kd; 2^kd from the bits of kd + 1.5 2^52, as exact_pow2((int)kd) */
 VEC_FN vd vec_exp_for_float(vd y)
 {
     static const double c[] = {EXACT_EXP_COEFFS};
