@@ -53,3 +53,16 @@ noinst_PROGRAMS += %reldir%/nvme_infinity
 bench_nvme_infinity_SOURCES = %reldir%/nvme_infinity.c
 bench_nvme_infinity_LDADD = libzero.la
 EXTRA_DIST += %reldir%/nvme_infinity.sh
+
+# the elementwise kernels of one toy-MLP block at the roofline's shapes, each alone (what the
+# roofline's elementwise row is made of): bench/elementwise [--rows 16] [--hidden 1024]
+noinst_PROGRAMS += %reldir%/elementwise
+bench_elementwise_SOURCES = %reldir%/elementwise.c
+bench_elementwise_LDADD = libzero.la
+
+# cpu_exact_vec.h's variants against exact_math.h on all 2^32 floats, and their speed:
+# bench/exact_vec_bits [--stride S] [--time-only]
+noinst_PROGRAMS += %reldir%/exact_vec_bits
+bench_exact_vec_bits_SOURCES = %reldir%/exact_vec_bits.c
+bench_exact_vec_bits_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
+bench_exact_vec_bits_LDADD = libzero.la

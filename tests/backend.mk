@@ -39,3 +39,12 @@ TESTS += tests/test_gemm
 # exact mode's bits under every ZERO_CPU_ISA, OPENBLAS_CORETYPE and thread count (MLP and GPT)
 TESTS += tests/test_portable_bits.sh
 EXTRA_DIST += tests/test_portable_bits.sh tests/golden/portable_bits.txt
+
+# exact_math.h's float functions vectorized (cpu_exact_vec.h): every variant gives the scalar
+# bits near every branch and on a dense sample; the GELU kernels the one-element loops' bits
+check_PROGRAMS += tests/test_exact_vec
+tests_test_exact_vec_SOURCES = tests/test_exact_vec.c
+tests_test_exact_vec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
+tests_test_exact_vec_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_exact_vec_LDADD = $(TEST_LDADD)
+TESTS += tests/test_exact_vec.np1

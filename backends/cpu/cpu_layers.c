@@ -1,5 +1,6 @@
 /* Layer kernels of the cpu backend, fp32 activations: bias, GELU, softmax
  * cross-entropy. Forward and backward side by side. */
+#include "cpu_exact_vec.h"
 #include "cpu_ops.h"
 #include "base/exact_math.h"
 
@@ -52,56 +53,140 @@ static int check_gelu_kind(struct cpu_state *s, const char *what, enum zero_gelu
     return ZERO_OK;
 }
 
+/* GELU's fp32 arithmetic around exact_math.h's erff, expf and tanhf, GELU_CHUNK
+ * elements at a time: the arguments into a stack buffer, the function over the buffer
+ * in the widest variant this processor has (cpu_exact_vec.h: every variant gives the
+ * scalar function's bits; ZERO_HOST_ISA picks another), then the combination. Each
+ * element sees the same float operations in the same order as a one-element loop; the
+ * loops are compiled per instruction set too (vector width does not change an
+ * element's operations), so the compiler vectorizes them as wide as the functions. */
+#define GELU_CHUNK 512
+
+#define GELU_FORWARD_ARGS                                                                          \
+    enum zero_host_isa isa, float *y, const float *x, size_t n, enum zero_gelu kind
+#define GELU_BACKWARD_ARGS                                                                         \
+    enum zero_host_isa isa, float *dx, const float *x, const float *dy, size_t n,                  \
+        enum zero_gelu kind
+
 /* y (n) = gelu(x):  erf:  0.5 x (1 + erf(x / sqrt2))
  *                   tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (GPT-2) */
+static inline __attribute__((always_inline)) void gelu_forward_body(GELU_FORWARD_ARGS)
+{
+    float f[GELU_CHUNK]; /* (w) the argument, then erf or tanh of it */
+    for (size_t i0 = 0; i0 < n; i0 += GELU_CHUNK) {
+        const size_t w = n - i0 < GELU_CHUNK ? n - i0 : GELU_CHUNK;
+        float *restrict yr = y + i0;
+        const float *restrict xr = x + i0;
+        if (kind == ZERO_GELU_ERF) {
+            for (size_t i = 0; i < w; i++)
+                f[i] = xr[i] * GELU_INV_SQRT2;
+            cpu_exact_erff_n(isa, f, f, w);
+        } else {
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i];
+                f[i] = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
+            }
+            cpu_exact_tanhf_n(isa, f, f, w);
+        }
+        for (size_t i = 0; i < w; i++)
+            yr[i] = 0.5f * xr[i] * (1.0f + f[i]);
+    }
+}
+
+/* dx (n) = dy * gelu'(x) (dx may be dy):
+ *   erf:  Phi(x) + x phi(x),  Phi(x) = 0.5 (1 + erf(x / sqrt2)),  phi(x) = exp(-x^2/2) / sqrt(2 pi)
+ *   tanh: 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2),  t = tanh(u)
+ *         (1 - t^2 instead of 1/cosh^2 u: no overflow for large u) */
+static inline __attribute__((always_inline)) void gelu_backward_body(GELU_BACKWARD_ARGS)
+{
+    float f[GELU_CHUNK]; /* (w) erf(x / sqrt2), or tanh(u) */
+    float e[GELU_CHUNK]; /* (w) exp(-x^2 / 2) (erf form) */
+    for (size_t i0 = 0; i0 < n; i0 += GELU_CHUNK) {
+        const size_t w = n - i0 < GELU_CHUNK ? n - i0 : GELU_CHUNK;
+        float *dxr = dx + i0; /* may be dyr */
+        const float *restrict xr = x + i0;
+        const float *dyr = dy + i0;
+        if (kind == ZERO_GELU_ERF) {
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i];
+                f[i] = v * GELU_INV_SQRT2;
+                e[i] = -0.5f * v * v;
+            }
+            cpu_exact_erff_n(isa, f, f, w);
+            cpu_exact_expf_n(isa, e, e, w);
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i];
+                float cdf = 0.5f * (1.0f + f[i]);
+                float pdf = e[i] * GELU_INV_SQRT_2PI;
+                dxr[i] = dyr[i] * (cdf + v * pdf);
+            }
+        } else {
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i];
+                f[i] = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
+            }
+            cpu_exact_tanhf_n(isa, f, f, w);
+            for (size_t i = 0; i < w; i++) {
+                float v = xr[i], t = f[i];
+                float du = GELU_TANH_SCALE * (1.0f + 3.0f * GELU_TANH_CUBIC * v * v);
+                dxr[i] = dyr[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+            }
+        }
+    }
+}
+
+#define GELU_VARIANT(attr, suffix)                                                                 \
+    attr static void gelu_forward_##suffix(GELU_FORWARD_ARGS)                                      \
+    {                                                                                              \
+        gelu_forward_body(isa, y, x, n, kind);                                                     \
+    }                                                                                              \
+    attr static void gelu_backward_##suffix(GELU_BACKWARD_ARGS)                                    \
+    {                                                                                              \
+        gelu_backward_body(isa, dx, x, dy, n, kind);                                               \
+    }
+
+GELU_VARIANT(, base)
+#ifdef CPU_EXACT_VEC_X86
+GELU_VARIANT(__attribute__((target("avx2"))), avx2)
+#ifdef __clang__
+GELU_VARIANT(__attribute__((target("avx512f"))), avx512)
+#else /* gcc keeps 256-bit vectors for AVX-512 targets unless told otherwise */
+GELU_VARIANT(__attribute__((target("avx512f,prefer-vector-width=512"))), avx512)
+#endif
+#endif
+
 int cpu_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_gelu kind)
 {
     int rc = check_gelu_kind(self, "gelu_forward", kind);
     if (rc != ZERO_OK)
         return rc;
-    float *restrict yr = y;
-    const float *restrict xr = x;
-    if (kind == ZERO_GELU_ERF) {
-        for (size_t i = 0; i < n; i++)
-            yr[i] = 0.5f * xr[i] * (1.0f + exact_erff(xr[i] * GELU_INV_SQRT2));
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            float v = xr[i];
-            float u = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
-            yr[i] = 0.5f * v * (1.0f + exact_tanhf(u));
-        }
-    }
+    const enum zero_host_isa isa = zero_host_isa_best(); /* a supported one */
+#ifdef CPU_EXACT_VEC_X86
+    if (isa == ZERO_ISA_AVX512)
+        gelu_forward_avx512(isa, y, x, n, kind);
+    else if (isa == ZERO_ISA_AVX2)
+        gelu_forward_avx2(isa, y, x, n, kind);
+    else
+#endif
+        gelu_forward_base(isa, y, x, n, kind);
     return ZERO_OK;
 }
 
-/* dx (n) = dy * gelu'(x):
- *   erf:  Phi(x) + x phi(x),  Phi(x) = 0.5 (1 + erf(x / sqrt2)),  phi(x) = exp(-x^2/2) / sqrt(2 pi)
- *   tanh: 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2),  t = tanh(u)
- *         (1 - t^2 instead of 1/cosh^2 u: no overflow for large u) */
 int cpu_gelu_backward(void *self, float *dx, const float *x, const float *dy, size_t n,
                       enum zero_gelu kind)
 {
     int rc = check_gelu_kind(self, "gelu_backward", kind);
     if (rc != ZERO_OK)
         return rc;
-    float *restrict dxr = dx;
-    const float *restrict xr = x, *restrict dyr = dy;
-    if (kind == ZERO_GELU_ERF) {
-        for (size_t i = 0; i < n; i++) {
-            float v = xr[i];
-            float cdf = 0.5f * (1.0f + exact_erff(v * GELU_INV_SQRT2));
-            float pdf = exact_expf(-0.5f * v * v) * GELU_INV_SQRT_2PI;
-            dxr[i] = dyr[i] * (cdf + v * pdf);
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            float v = xr[i];
-            float u = GELU_TANH_SCALE * (v + GELU_TANH_CUBIC * v * v * v);
-            float t = exact_tanhf(u);
-            float du = GELU_TANH_SCALE * (1.0f + 3.0f * GELU_TANH_CUBIC * v * v);
-            dxr[i] = dyr[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-        }
-    }
+    const enum zero_host_isa isa = zero_host_isa_best();
+#ifdef CPU_EXACT_VEC_X86
+    if (isa == ZERO_ISA_AVX512)
+        gelu_backward_avx512(isa, dx, x, dy, n, kind);
+    else if (isa == ZERO_ISA_AVX2)
+        gelu_backward_avx2(isa, dx, x, dy, n, kind);
+    else
+#endif
+        gelu_backward_base(isa, dx, x, dy, n, kind);
     return ZERO_OK;
 }
 
@@ -129,17 +214,19 @@ int cpu_xent_forward(void *self, float *losses, float *probs, const float *logit
     int rc = check_labels(s, "xent_forward", labels, rows, classes);
     if (rc != ZERO_OK)
         return rc;
+    const enum zero_host_isa isa = zero_host_isa_best(); /* the exps vectorized, as GELU's */
     for (int64_t r = 0; r < rows; r++) {
         const float *restrict z = logits + r * classes;
         float *restrict p = probs + r * classes;
         float max = z[0];
         for (int64_t c = 1; c < classes; c++)
             max = z[c] > max ? z[c] : max;
-        double sum = 0.0;
-        for (int64_t c = 0; c < classes; c++) {
-            p[c] = exact_expf(z[c] - max);
+        for (int64_t c = 0; c < classes; c++)
+            p[c] = z[c] - max;
+        cpu_exact_expf_n(isa, p, p, (size_t)classes);
+        double sum = 0.0; /* in class order, after all the exps */
+        for (int64_t c = 0; c < classes; c++)
             sum += p[c];
-        }
         float inv_sum = (float)(1.0 / sum);
         for (int64_t c = 0; c < classes; c++)
             p[c] *= inv_sum;

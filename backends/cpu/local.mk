@@ -29,3 +29,12 @@ libzero_la_SOURCES += \
 	%reldir%/cpu_gemm.c \
 	%reldir%/cpu_gemm_kernels.c
 noinst_HEADERS += %reldir%/cpu_gemm.h
+# exact_math.h's float functions over arrays, vectorized per instruction set (the scalar
+# bits: each variant's loop is cpu_exact_vec_body.h over that set's operations)
+libzero_la_SOURCES += \
+	%reldir%/cpu_exact_vec.c \
+	%reldir%/cpu_exact_vec_avx2.c \
+	%reldir%/cpu_exact_vec_avx512.c
+noinst_HEADERS += \
+	%reldir%/cpu_exact_vec.h \
+	%reldir%/cpu_exact_vec_body.h

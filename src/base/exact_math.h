@@ -347,14 +347,27 @@ EXACT_FN double exact_powi(double x, uint64_t n)
 
 /* ---------------------------------------------------------------- float */
 
+/* The coefficient lists below are macros so that the cpu backend's vectorized copies of
+ * these functions (backends/cpu/cpu_exact_vec_body.h) read the same numbers:
+ * EXACT_APPLY(EXACT_POLY10, r, EXACT_EXP_COEFFS) is EXACT_POLY10(r, <the ten>). */
+#define EXACT_APPLY(macro, ...) macro(__VA_ARGS__)
+
 /* e^r, |r| <= ln2 / 2; max fit error 1.39e-14 (bench/exact_math_coeffs.py) */
+#define EXACT_EXP_COEFFS                                                                           \
+    0x1.72e1150d0c9b6p-19, 0x1.a17e031985654p-16, 0x1.a01994bd214e7p-13, 0x1.6c162ba880942p-10,    \
+        0x1.11111123c1f47p-7, 0x1.55555588c026cp-5, 0x1.5555555550d79p-3, 0x1.ffffffffe74a0p-2,    \
+        0x1.0000000000006p+0, 0x1.000000000003dp+0
 EXACT_FN double exact_exp_poly(double r)
 {
-    return EXACT_POLY10(r, 0x1.72e1150d0c9b6p-19, 0x1.a17e031985654p-16, 0x1.a01994bd214e7p-13,
-                        0x1.6c162ba880942p-10, 0x1.11111123c1f47p-7, 0x1.55555588c026cp-5,
-                        0x1.5555555550d79p-3, 0x1.ffffffffe74a0p-2, 0x1.0000000000006p+0,
-                        0x1.000000000003dp+0);
+    return EXACT_APPLY(EXACT_POLY10, r, EXACT_EXP_COEFFS);
 }
+
+/* exact_exp_for_float's constants: ln2 in two pieces (k ln2_hi exact for |k| < 2^21),
+ * 1/ln2, and 1.5 * 2^52, to which adding a double rounds it to an integer */
+#define EXACT_LN2_HI 0x1.62e42fee00000p-1
+#define EXACT_LN2_LO 0x1.a39ef35793c76p-33
+#define EXACT_INV_LN2 0x1.71547652b82fep+0
+#define EXACT_ROUND_INT 0x1.8p52
 
 /* e^y for -150 ln2 < y < 129 ln2 within 2^-45 relative: enough for a float result
  * (2^-21 ulp before its one rounding), and no division. y = k ln2 + r with k the
@@ -362,10 +375,8 @@ EXACT_FN double exact_exp_poly(double r)
  * pieces (k ln2_hi exact), then e^r times 2^k, exact in double. */
 EXACT_FN double exact_exp_for_float(double y)
 {
-    const double ln2_hi = 0x1.62e42fee00000p-1, ln2_lo = 0x1.a39ef35793c76p-33;
-    const double inv_ln2 = 0x1.71547652b82fep+0, round_int = 0x1.8p52;
-    double kd = (EXACT_MUL(y, inv_ln2) + round_int) - round_int;
-    double r = (y - EXACT_MUL(kd, ln2_hi)) - EXACT_MUL(kd, ln2_lo);
+    double kd = (EXACT_MUL(y, EXACT_INV_LN2) + EXACT_ROUND_INT) - EXACT_ROUND_INT;
+    double r = (y - EXACT_MUL(kd, EXACT_LN2_HI)) - EXACT_MUL(kd, EXACT_LN2_LO);
     return EXACT_MUL(exact_exp_poly(r), exact_pow2((int)kd));
 }
 
@@ -393,51 +404,59 @@ EXACT_FN float exact_logf(float x)
 }
 
 /* erf(x) / x, a polynomial in s = x^2, s in [0, 1/4]; max fit error 6.94e-16 */
+#define EXACT_ERF_SMALL_COEFFS                                                                     \
+    -0x1.c0b68bc7545bbp-17, 0x1.f70acf658bd21p-14, -0x1.c01c4d48c53fbp-11, 0x1.565b8c26bce7fp-8,   \
+        -0x1.b82ce20b0d02dp-6, 0x1.ce2f219e34cc1p-4, -0x1.812746b0360e2p-2, 0x1.20dd750429b6ap+0
 EXACT_FN double exact_erf_small(double s)
 {
-    return EXACT_POLY8(s, -0x1.c0b68bc7545bbp-17, 0x1.f70acf658bd21p-14, -0x1.c01c4d48c53fbp-11,
-                       0x1.565b8c26bce7fp-8, -0x1.b82ce20b0d02dp-6, 0x1.ce2f219e34cc1p-4,
-                       -0x1.812746b0360e2p-2, 0x1.20dd750429b6ap+0);
+    return EXACT_APPLY(EXACT_POLY8, s, EXACT_ERF_SMALL_COEFFS);
 }
 
 /* erf(c + t), t in [-1/4, 1/4], c = 0.75, 1.25, ..., 3.75; max fit error 1.47e-13 */
+#define EXACT_ERF_PIECE0_COEFFS                                                                    \
+    0x1.60b9795a53b4bp-13, -0x1.fa417c01ddd10p-9, 0x1.2dd8566f65b84p-9, 0x1.2def5ae5f4191p-6,      \
+        -0x1.b84799c97a713p-6, -0x1.b429b8110db66p-5, 0x1.349b5eb5a0577p-3, 0x1.b6e856f884cd9p-6,  \
+        -0x1.edc5644358601p-2, 0x1.492e42d79af0ap-1, 0x1.6c1c9759d0e5fp-1
+#define EXACT_ERF_PIECE1_COEFFS                                                                    \
+    0x1.9b3f6891eb78ep-11, 0x1.af7c8265d0ec9p-11, -0x1.755d9882f40a2p-8, 0x1.dbb5ae5ba731bp-9,     \
+        0x1.5cfff2e80dbb5p-6, -0x1.8281ffbb86e22p-5, -0x1.93a9a6fba807dp-8, 0x1.571d01e936acbp-3,  \
+        -0x1.2ebf3dcca188fp-2, 0x1.e4652fadaf147p-3, 0x1.d8865d98abe01p-1
+#define EXACT_ERF_PIECE2_COEFFS                                                                    \
+    -0x1.c3f9057326902p-12, 0x1.d4257135639e1p-11, 0x1.7e5fc6de99801p-11, -0x1.8d0f8c2bb600fp-8,   \
+        0x1.25b3a3a1d00d9p-7, 0x1.b2224d784576bp-8, -0x1.8a0da5619c848p-5, 0x1.7148c3d75f48ap-4,   \
+        -0x1.7a4a8a2bd0a5bp-4, 0x1.b05530321df77p-5, 0x1.f92d077f8d56dp-1
+#define EXACT_ERF_PIECE3_COEFFS                                                                    \
+    -0x1.00ba02add0f6ep-16, -0x1.779cc0aff17e6p-12, 0x1.0612e3882bc25p-10, -0x1.5fe0b15cdaed6p-11, \
+        -0x1.7cae45233f92ep-9, 0x1.5d3b40ad066d7p-7, -0x1.38a983139ba61p-6, 0x1.63ef61ada9eccp-6,  \
+        -0x1.074b60f8ef23bp-6, 0x1.d4143a9eb9b3fp-8, 0x1.ff404760319b4p-1
+#define EXACT_ERF_PIECE4_COEFFS                                                                    \
+    0x1.cba93f52c4f07p-15, -0x1.35f0f3fdd7fbbp-14, -0x1.754995bd44647p-14, 0x1.52cc6ece25739p-11,  \
+        -0x1.b2756220c2fe6p-10, 0x1.69356f2381d69p-9, -0x1.ab0c2731f05c1p-9, 0x1.69cf46dbc0a44p-9, \
+        -0x1.a6a519a122fc2p-10, 0x1.3360ccd0dadcap-11, 0x1.fff2cfb0453d9p-1
+#define EXACT_ERF_PIECE5_COEFFS                                                                    \
+    -0x1.0ca448b2514afp-19, 0x1.aa54ec177efa1p-16, -0x1.568a713e85e0bp-14, 0x1.64906a83ea82dp-13,  \
+        -0x1.14543e792cdb9p-12, 0x1.490a1190a8536p-12, -0x1.2c7d5f5e28e06p-12,                     \
+        0x1.9aa48b38b364ep-13, -0x1.8de3cd27ab05fp-14, 0x1.e9b5e8c785d9fp-16, 0x1.ffff6f9f67e55p-1
+#define EXACT_ERF_PIECE6_COEFFS                                                                    \
+    -0x1.5f61cd2db161dp-19, 0x1.a2d4499b6dc3ap-18, -0x1.755eff579586fp-17, 0x1.10ea831f75b78p-16,  \
+        -0x1.4357d039a648cp-16, 0x1.3437b3fa88326p-16, -0x1.d06f57c786977p-17,                     \
+        0x1.0b6a758a899d5p-17, -0x1.bba3ac4ee140cp-19, 0x1.d9371e76943d0p-21, 0x1.fffffc2f171e3p-1
 EXACT_FN double exact_erf_piece(double ax)
 {
     if (ax < 1.0)
-        return EXACT_POLY11((ax - 0.75), 0x1.60b9795a53b4bp-13, -0x1.fa417c01ddd10p-9,
-                            0x1.2dd8566f65b84p-9, 0x1.2def5ae5f4191p-6, -0x1.b84799c97a713p-6,
-                            -0x1.b429b8110db66p-5, 0x1.349b5eb5a0577p-3, 0x1.b6e856f884cd9p-6,
-                            -0x1.edc5644358601p-2, 0x1.492e42d79af0ap-1, 0x1.6c1c9759d0e5fp-1);
+        return EXACT_APPLY(EXACT_POLY11, (ax - 0.75), EXACT_ERF_PIECE0_COEFFS);
     if (ax < 1.5)
-        return EXACT_POLY11((ax - 1.25), 0x1.9b3f6891eb78ep-11, 0x1.af7c8265d0ec9p-11,
-                            -0x1.755d9882f40a2p-8, 0x1.dbb5ae5ba731bp-9, 0x1.5cfff2e80dbb5p-6,
-                            -0x1.8281ffbb86e22p-5, -0x1.93a9a6fba807dp-8, 0x1.571d01e936acbp-3,
-                            -0x1.2ebf3dcca188fp-2, 0x1.e4652fadaf147p-3, 0x1.d8865d98abe01p-1);
+        return EXACT_APPLY(EXACT_POLY11, (ax - 1.25), EXACT_ERF_PIECE1_COEFFS);
     if (ax < 2.0)
-        return EXACT_POLY11((ax - 1.75), -0x1.c3f9057326902p-12, 0x1.d4257135639e1p-11,
-                            0x1.7e5fc6de99801p-11, -0x1.8d0f8c2bb600fp-8, 0x1.25b3a3a1d00d9p-7,
-                            0x1.b2224d784576bp-8, -0x1.8a0da5619c848p-5, 0x1.7148c3d75f48ap-4,
-                            -0x1.7a4a8a2bd0a5bp-4, 0x1.b05530321df77p-5, 0x1.f92d077f8d56dp-1);
+        return EXACT_APPLY(EXACT_POLY11, (ax - 1.75), EXACT_ERF_PIECE2_COEFFS);
     if (ax < 2.5)
-        return EXACT_POLY11((ax - 2.25), -0x1.00ba02add0f6ep-16, -0x1.779cc0aff17e6p-12,
-                            0x1.0612e3882bc25p-10, -0x1.5fe0b15cdaed6p-11, -0x1.7cae45233f92ep-9,
-                            0x1.5d3b40ad066d7p-7, -0x1.38a983139ba61p-6, 0x1.63ef61ada9eccp-6,
-                            -0x1.074b60f8ef23bp-6, 0x1.d4143a9eb9b3fp-8, 0x1.ff404760319b4p-1);
+        return EXACT_APPLY(EXACT_POLY11, (ax - 2.25), EXACT_ERF_PIECE3_COEFFS);
     if (ax < 3.0)
-        return EXACT_POLY11((ax - 2.75), 0x1.cba93f52c4f07p-15, -0x1.35f0f3fdd7fbbp-14,
-                            -0x1.754995bd44647p-14, 0x1.52cc6ece25739p-11, -0x1.b2756220c2fe6p-10,
-                            0x1.69356f2381d69p-9, -0x1.ab0c2731f05c1p-9, 0x1.69cf46dbc0a44p-9,
-                            -0x1.a6a519a122fc2p-10, 0x1.3360ccd0dadcap-11, 0x1.fff2cfb0453d9p-1);
+        return EXACT_APPLY(EXACT_POLY11, (ax - 2.75), EXACT_ERF_PIECE4_COEFFS);
     if (ax < 3.5)
-        return EXACT_POLY11((ax - 3.25), -0x1.0ca448b2514afp-19, 0x1.aa54ec177efa1p-16,
-                            -0x1.568a713e85e0bp-14, 0x1.64906a83ea82dp-13, -0x1.14543e792cdb9p-12,
-                            0x1.490a1190a8536p-12, -0x1.2c7d5f5e28e06p-12, 0x1.9aa48b38b364ep-13,
-                            -0x1.8de3cd27ab05fp-14, 0x1.e9b5e8c785d9fp-16, 0x1.ffff6f9f67e55p-1);
+        return EXACT_APPLY(EXACT_POLY11, (ax - 3.25), EXACT_ERF_PIECE5_COEFFS);
     if (ax < 4.0)
-        return EXACT_POLY11((ax - 3.75), -0x1.5f61cd2db161dp-19, 0x1.a2d4499b6dc3ap-18,
-                            -0x1.755eff579586fp-17, 0x1.10ea831f75b78p-16, -0x1.4357d039a648cp-16,
-                            0x1.3437b3fa88326p-16, -0x1.d06f57c786977p-17, 0x1.0b6a758a899d5p-17,
-                            -0x1.bba3ac4ee140cp-19, 0x1.d9371e76943d0p-21, 0x1.fffffc2f171e3p-1);
+        return EXACT_APPLY(EXACT_POLY11, (ax - 3.75), EXACT_ERF_PIECE6_COEFFS);
     return 1.0;
 }
 
@@ -455,12 +474,13 @@ EXACT_FN float exact_erff(float x)
 }
 
 /* tanh(x) / x, a polynomial in s = x^2, |x| <= 0.5625; max fit error 1.0e-15 */
+#define EXACT_TANH_SMALL_COEFFS                                                                    \
+    -0x1.0fd737a408af2p-13, 0x1.13333b5c17191p-11, -0x1.77a8becf9a400p-10, 0x1.d62da4092b797p-9,   \
+        -0x1.22688d6fc1506p-7, 0x1.664f0c0c85fc9p-6, -0x1.ba1ba0450794fp-5, 0x1.1111110ec6733p-3,  \
+        -0x1.555555555287cp-2, 0x1.ffffffffffff7p-1
 EXACT_FN double exact_tanh_small(double s)
 {
-    return EXACT_POLY10(s, -0x1.0fd737a408af2p-13, 0x1.13333b5c17191p-11, -0x1.77a8becf9a400p-10,
-                        0x1.d62da4092b797p-9, -0x1.22688d6fc1506p-7, 0x1.664f0c0c85fc9p-6,
-                        -0x1.ba1ba0450794fp-5, 0x1.1111110ec6733p-3, -0x1.555555555287cp-2,
-                        0x1.ffffffffffff7p-1);
+    return EXACT_APPLY(EXACT_POLY10, s, EXACT_TANH_SMALL_COEFFS);
 }
 
 /* tanh(x): x P(x^2) up to 0.5625, then 1 - 2 / (e^2|x| + 1) (no cancellation: the
