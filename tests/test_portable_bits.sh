@@ -3,7 +3,8 @@
 # vector width or on OpenBLAS: the MLP (fp32, bf16, fp16) and the GPT (fp32,
 # bf16) trained for a few steps at N = 1, 2 and 3 and a couple of stages save
 # the same weights under every ZERO_CPU_ISA (scalar, avx2, avx512: the exact
-# GEMM's micro-kernels), each paired with an OPENBLAS_CORETYPE (Prescott,
+# GEMM's micro-kernels) with the host kernels' ZERO_HOST_ISA of the same width
+# (base, avx2, avx512), each paired with an OPENBLAS_CORETYPE (Prescott,
 # Haswell, SkylakeX), and under ZERO_CPU_THREADS = 1, 2, 3. A variant this
 # processor lacks is skipped (the rest must still agree). The weights are
 # compared as files (cksum of --save-weights), the fp32 MLP through the hash
@@ -68,7 +69,10 @@ for pair in scalar:Prescott avx2:Haswell avx512:SkylakeX; do
         echo "$test_name: skipping $isa: this processor lacks it"
         continue
     fi
-    trainings "$isa" ZERO_CPU_ISA="$isa" OPENBLAS_CORETYPE="$core" ZERO_CPU_THREADS="$threads"
+    host=$isa # the host kernels' variants (Adam, casts, sums, exact math) by the same name
+    [ "$isa" = scalar ] && host=base
+    trainings "$isa" ZERO_CPU_ISA="$isa" ZERO_HOST_ISA="$host" OPENBLAS_CORETYPE="$core" \
+        ZERO_CPU_THREADS="$threads"
     threads=$((threads + 1))
     if [ -z "$ref" ]; then ref=$isa; else compare "$isa" "$ref"; fi
 done
