@@ -309,7 +309,7 @@ static int exact_all_reduce(struct cpu_state *s, const void *send, void *recv, e
         return rc;
     }
     *sent = rs_sent + (int64_t)((size_t)(s->size - 1) * mine * esize);
-    if (s->shm->use_shm)
+    if (cpu_shm_all_gather_wanted(s, split.count[0] * esize)) /* piece 0 is the largest */
         return cpu_shm_all_gather(s, my_piece, recv, esize, &split);
     rc = check_mpi_count(s, "all_reduce", count);
     if (rc != 0)
@@ -393,7 +393,7 @@ int cpu_all_gather(void *self, const void *send, void *recv, enum zero_dtype t, 
         rq.job = (struct cpu_job){send, recv, t, t, count, 0};
         return request_submit(s, &rq, req);
     }
-    if (s->mode == ZERO_COLL_EXACT && s->shm->use_shm) {
+    if (s->mode == ZERO_COLL_EXACT && cpu_shm_all_gather_wanted(s, count * esize)) {
         rc = shm_all_gather_equal(s, send, recv, t, count);
         return request_finish(s, &rq, rc, req);
     }
@@ -459,7 +459,7 @@ int cpu_coll_run_job(struct cpu_state *s, struct zero_request *rq)
     case ZERO_COLL_ALL_REDUCE:
         return exact_all_reduce(s, j->send, j->recv, j->wire_type, j->count, &rq->sent_bytes);
     case ZERO_COLL_ALL_GATHER: {
-        if (s->shm->use_shm) /* queued in exact mode */
+        if (cpu_shm_all_gather_wanted(s, j->count * zero_dtype_size(j->wire_type)))
             return shm_all_gather_equal(s, j->send, j->recv, j->wire_type, j->count);
         size_t esize = zero_dtype_size(j->wire_type);
         int in_place = j->send == (const char *)j->recv + (size_t)s->rank * j->count * esize;

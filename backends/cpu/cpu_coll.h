@@ -109,6 +109,9 @@ int cpu_exact_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dt
                              int64_t *sent);
 
 /* ---- cpu_coll_gather.c ---- */
+enum { CPU_SHM_GATHER_MIN_BYTES = 32 * 1024 }; /* smaller pieces: MPI's all-gather */
+/* use_shm and pieces of at least CPU_SHM_GATHER_MIN_BYTES (every rank decides alike) */
+int cpu_shm_all_gather_wanted(const struct cpu_state *s, size_t largest_piece_bytes);
 /* recv (split.total, esize bytes each) = every rank's piece at displ[r], through the
  * window (use_shm only); this rank's piece is mine, which may be its place in recv. */
 int cpu_shm_all_gather(struct cpu_state *s, const void *mine, void *recv, size_t esize,

@@ -7,10 +7,20 @@
  * 13-58 ms against 3 ms); it was most of the exact all-reduce's time and all of stages
  * 1-2's parameter gather. Here each rank copies its piece into its segment; after a fence
  * every rank copies each peer's piece straight out of the peer's segment into recv; a
- * second fence frees the segments for reuse. A copy: the bits are the pieces' bits. */
+ * second fence frees the segments for reuse. A copy: the bits are the pieces' bits.
+ *
+ * Small pieces keep MPI's all-gather: below vader's rendezvous limit (32 KiB) it copies
+ * eagerly through its own buffers, with none of the two fences' round trips, and the
+ * instance needs no window for them (a model's first small gathers, eval included,
+ * leave nothing in the ledger). */
 #include <string.h>
 
 #include "cpu_coll.h"
+
+int cpu_shm_all_gather_wanted(const struct cpu_state *s, size_t largest_piece_bytes)
+{
+    return s->shm->use_shm && largest_piece_bytes >= CPU_SHM_GATHER_MIN_BYTES;
+}
 
 int cpu_shm_all_gather(struct cpu_state *s, const void *mine, void *recv, size_t esize,
                        const struct cpu_split *sp)
