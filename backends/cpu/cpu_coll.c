@@ -295,13 +295,18 @@ int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, 
     return request_finish(s, &rq, rc, req);
 }
 
-/* Exact all-reduce = exact reduce-scatter of nearly equal pieces + all-gather. */
+/* Exact all-reduce = exact reduce-scatter of nearly equal pieces + all-gather (on one
+ * node both through the window, cpu_coll_exact.c). */
 static int exact_all_reduce(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
                             size_t count, int64_t *sent)
 {
     struct cpu_split split = split_even(s, count);
     size_t esize = zero_dtype_size(t), mine = split.count[s->rank];
     char *my_piece = (char *)recv + split.displ[s->rank] * esize;
+    if (s->size > 1 && s->shm->use_shm) {
+        *sent = (int64_t)((count - mine + (size_t)(s->size - 1) * mine) * esize);
+        return cpu_exact_all_reduce_shm(s, send, recv, t, &split);
+    }
     int64_t rs_sent = 0;
     int rc = cpu_exact_reduce_scatter(s, send, t, my_piece, t, &split, &rs_sent);
     if (rc != 0 || count == 0 || s->size == 1) {
@@ -309,8 +314,6 @@ static int exact_all_reduce(struct cpu_state *s, const void *send, void *recv, e
         return rc;
     }
     *sent = rs_sent + (int64_t)((size_t)(s->size - 1) * mine * esize);
-    if (cpu_shm_all_gather_wanted(s, split.count[0] * esize)) /* piece 0 is the largest */
-        return cpu_shm_all_gather(s, my_piece, recv, esize, &split);
     rc = check_mpi_count(s, "all_reduce", count);
     if (rc != 0)
         return rc;

@@ -117,6 +117,12 @@ int cpu_shm_all_gather_wanted(const struct cpu_state *s, size_t largest_piece_by
 int cpu_shm_all_gather(struct cpu_state *s, const void *mine, void *recv, size_t esize,
                        const struct cpu_split *split);
 
+/* recv (split.total, t) = the tree over ranks of every rank's send (split.total, t), each
+ * piece combined by its owner, through the window (use_shm only, more than one rank);
+ * recv may equal send. */
+int cpu_exact_all_reduce_shm(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
+                             const struct cpu_split *split);
+
 /* ---- cpu_coll.c helpers used by the other files ---- */
 int cpu_mpi_fail(struct cpu_state *s, const char *what, int mpi_err);
 /* Runs a queued job's collective on s (the communication thread's copy). */

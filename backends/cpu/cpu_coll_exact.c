@@ -55,6 +55,47 @@ static int reduce_scatter_shm(struct cpu_state *s, const char *send, enum zero_d
     return cpu_shm_fence(s); /* peers are done reading our segment */
 }
 
+/* All-reduce on one node: the reduce-scatter above, then the owners' sums through the
+ * window. Each owner copies its sum into a second region of its segment, after the
+ * foreign pieces, so that one fence both ends the reads of the first region and
+ * publishes the sums: three fences instead of the reduce-scatter's two and an
+ * all-gather's two. */
+static int all_reduce_shm(struct cpu_state *s, const char *send, char *recv, enum zero_dtype t,
+                          const struct cpu_split *sp)
+{
+    struct cpu_shm *m = s->shm;
+    int n = s->size, me = s->rank;
+    size_t esize = zero_dtype_size(t);
+    size_t before = sp->displ[me], mine = sp->count[me], after = sp->total - before - mine;
+    size_t largest = 0;
+    for (int r = 0; r < n; r++)
+        if (sp->count[r] > largest)
+            largest = sp->count[r];
+    /* segment: (total - smallest piece) foreign pieces | (largest piece) this owner's sum */
+    size_t sums_at = (sp->total - smallest_piece(sp, n)) * esize;
+    sums_at = (sums_at + 63) / 64 * 64;
+    int rc = cpu_shm_reserve(s, sums_at + largest * esize);
+    if (rc != 0)
+        return rc;
+    memcpy(m->seg[me], send, before * esize);
+    memcpy(m->seg[me] + before * esize, send + (before + mine) * esize, after * esize);
+    if ((rc = cpu_shm_fence(s)) != 0)
+        return rc;
+
+    for (int r = 0; r < n; r++)
+        m->piece[r] = r == me ? send + before * esize : m->seg[r] + seg_offset(sp, r, me) * esize;
+    cpu_combine(recv + before * esize, t, m->piece, n, t, mine, m->scratch);
+    memcpy(m->seg[me] + sums_at, recv + before * esize, mine * esize);
+    if ((rc = cpu_shm_fence(s)) != 0) /* the pieces are read, the sums are in */
+        return rc;
+
+    /* in place, recv's foreign parts are send's: nobody reads them any more */
+    for (int r = 0; r < n; r++)
+        if (r != me)
+            memcpy(recv + sp->displ[r] * esize, m->seg[r] + sums_at, sp->count[r] * esize);
+    return cpu_shm_fence(s); /* peers are done reading our sums */
+}
+
 static int grow_staging(struct cpu_state *s, size_t bytes)
 {
     struct cpu_shm *m = s->shm;
@@ -106,6 +147,14 @@ static int reduce_scatter_mpi(struct cpu_state *s, const char *send, enum zero_d
                               : (char *)m->staging + (size_t)m->recv_displs[r] * esize;
     cpu_combine(recv, recv_type, m->piece, n, wire_type, mine, m->scratch);
     return 0;
+}
+
+int cpu_exact_all_reduce_shm(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
+                             const struct cpu_split *split)
+{
+    if (split->total == 0)
+        return 0;
+    return all_reduce_shm(s, send, recv, t, split);
 }
 
 int cpu_exact_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dtype wire_type,
