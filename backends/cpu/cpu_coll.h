@@ -91,6 +91,9 @@ size_t cpu_combine_scratch_floats(int n);
  * rounded once. out may alias a piece exactly (in place); scratch as sized above. */
 void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,
                  enum zero_dtype wire_type, size_t len, float *scratch);
+/* The same, also written to copy (len, out_type) unless NULL; copy overlaps nothing. */
+void cpu_combine_copy(void *out, void *copy, enum zero_dtype out_type, const void *const *piece,
+                      int n, enum zero_dtype wire_type, size_t len, float *scratch);
 /* dst (n, dst_type) = src (n, src_type), floating types only; dst == src allowed when the
  * element sizes are equal or dst's is larger (converted from the end). */
 void cpu_convert(void *dst, enum zero_dtype dst_type, const void *src, enum zero_dtype src_type,

@@ -56,10 +56,10 @@ static int reduce_scatter_shm(struct cpu_state *s, const char *send, enum zero_d
 }
 
 /* All-reduce on one node: the reduce-scatter above, then the owners' sums through the
- * window. Each owner copies its sum into a second region of its segment, after the
- * foreign pieces, so that one fence both ends the reads of the first region and
- * publishes the sums: three fences instead of the reduce-scatter's two and an
- * all-gather's two. */
+ * window. The combine writes each block of the owner's sum also into a second region of
+ * its segment, after the foreign pieces, so that one fence both ends the reads of the
+ * first region and publishes the sums: three fences instead of the reduce-scatter's two
+ * and an all-gather's two. */
 static int all_reduce_shm(struct cpu_state *s, const char *send, char *recv, enum zero_dtype t,
                           const struct cpu_split *sp)
 {
@@ -84,8 +84,8 @@ static int all_reduce_shm(struct cpu_state *s, const char *send, char *recv, enu
 
     for (int r = 0; r < n; r++)
         m->piece[r] = r == me ? send + before * esize : m->seg[r] + seg_offset(sp, r, me) * esize;
-    cpu_combine(recv + before * esize, t, m->piece, n, t, mine, m->scratch);
-    memcpy(m->seg[me] + sums_at, recv + before * esize, mine * esize);
+    cpu_combine_copy(recv + before * esize, m->seg[me] + sums_at, t, m->piece, n, t, mine,
+                     m->scratch);
     if ((rc = cpu_shm_fence(s)) != 0) /* the pieces are read, the sums are in */
         return rc;
 
