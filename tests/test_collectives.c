@@ -313,12 +313,18 @@ static const size_t window_piece_bytes[] = {32 * 1024 - 8, 32 * 1024, 96 * 1024 
 #define N_WINDOW_PIECES 3
 
 /* Large all-gathers, blocking and not, in place and not: byte copies on both paths,
- * every element dtype the engine gathers. */
+ * every element dtype the engine gathers. An all-gather uses only a window a reduction
+ * grew, so reduce-scatters first size both windows (the caller's and the communication
+ * thread's) for the largest piece. */
 START_TEST(test_large_all_gather_concatenates_on_both_paths)
 {
     const enum zero_dtype types[] = {ZERO_F32, ZERO_F16, ZERO_BF16, ZERO_I64};
     for (int p = 0; p < PATH_COUNT; p++) {
         set_mode(devs[p], ZERO_COLL_EXACT);
+        for (int nonblocking = 0; nonblocking < 2; nonblocking++)
+            free(run_reduce_scatter(devs[p], ZERO_F32, ZERO_F32,
+                                    window_piece_bytes[N_WINDOW_PIECES - 1] / 4 + 1, 0,
+                                    nonblocking));
         for (int t = 0; t < 4; t++) {
             for (int k = 0; k < N_WINDOW_PIECES * 4; k++) {
                 int in_place = k % 2, nonblocking = k / 2 % 2;

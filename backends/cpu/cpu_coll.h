@@ -91,9 +91,6 @@ size_t cpu_combine_scratch_floats(int n);
  * rounded once. out may alias a piece exactly (in place); scratch as sized above. */
 void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,
                  enum zero_dtype wire_type, size_t len, float *scratch);
-/* The same, also written to copy (len, out_type) unless NULL; copy overlaps nothing. */
-void cpu_combine_copy(void *out, void *copy, enum zero_dtype out_type, const void *const *piece,
-                      int n, enum zero_dtype wire_type, size_t len, float *scratch);
 /* dst (n, dst_type) = src (n, src_type), floating types only; dst == src allowed when the
  * element sizes are equal or dst's is larger (converted from the end). */
 void cpu_convert(void *dst, enum zero_dtype dst_type, const void *src, enum zero_dtype src_type,
@@ -113,7 +110,9 @@ int cpu_exact_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dt
 
 /* ---- cpu_coll_gather.c ---- */
 enum { CPU_SHM_GATHER_MIN_BYTES = 32 * 1024 }; /* smaller pieces: MPI's all-gather */
-/* use_shm and pieces of at least CPU_SHM_GATHER_MIN_BYTES (every rank decides alike) */
+/* use_shm, pieces of at least CPU_SHM_GATHER_MIN_BYTES, and a window the reductions
+ * already grew large enough: an all-gather never grows it (every rank decides alike:
+ * the windows grow together) */
 int cpu_shm_all_gather_wanted(const struct cpu_state *s, size_t largest_piece_bytes);
 /* recv (split.total, esize bytes each) = every rank's piece at displ[r], through the
  * window (use_shm only); this rank's piece is mine, which may be its place in recv. */

@@ -56,44 +56,15 @@ static int reduce_scatter_shm(struct cpu_state *s, const char *send, enum zero_d
 }
 
 /* All-reduce on one node: the reduce-scatter above, then the owners' sums through the
- * window. The combine writes each block of the owner's sum also into a second region of
- * its segment, after the foreign pieces, so that one fence both ends the reads of the
- * first region and publishes the sums: three fences instead of the reduce-scatter's two
- * and an all-gather's two. */
+ * same window (cpu_coll_gather.c). The reduce-scatter sized the window for the N - 1
+ * foreign pieces, which hold at least the largest sum: the all-reduce needs no more
+ * memory than before. */
 static int all_reduce_shm(struct cpu_state *s, const char *send, char *recv, enum zero_dtype t,
                           const struct cpu_split *sp)
 {
-    struct cpu_shm *m = s->shm;
-    int n = s->size, me = s->rank;
-    size_t esize = zero_dtype_size(t);
-    size_t before = sp->displ[me], mine = sp->count[me], after = sp->total - before - mine;
-    size_t largest = 0;
-    for (int r = 0; r < n; r++)
-        if (sp->count[r] > largest)
-            largest = sp->count[r];
-    /* segment: (total - smallest piece) foreign pieces | (largest piece) this owner's sum */
-    size_t sums_at = (sp->total - smallest_piece(sp, n)) * esize;
-    sums_at = (sums_at + 63) / 64 * 64;
-    int rc = cpu_shm_reserve(s, sums_at + largest * esize);
-    if (rc != 0)
-        return rc;
-    memcpy(m->seg[me], send, before * esize);
-    memcpy(m->seg[me] + before * esize, send + (before + mine) * esize, after * esize);
-    if ((rc = cpu_shm_fence(s)) != 0)
-        return rc;
-
-    for (int r = 0; r < n; r++)
-        m->piece[r] = r == me ? send + before * esize : m->seg[r] + seg_offset(sp, r, me) * esize;
-    cpu_combine_copy(recv + before * esize, m->seg[me] + sums_at, t, m->piece, n, t, mine,
-                     m->scratch);
-    if ((rc = cpu_shm_fence(s)) != 0) /* the pieces are read, the sums are in */
-        return rc;
-
-    /* in place, recv's foreign parts are send's: nobody reads them any more */
-    for (int r = 0; r < n; r++)
-        if (r != me)
-            memcpy(recv + sp->displ[r] * esize, m->seg[r] + sums_at, sp->count[r] * esize);
-    return cpu_shm_fence(s); /* peers are done reading our sums */
+    size_t esize = zero_dtype_size(t), before = sp->displ[s->rank];
+    int rc = reduce_scatter_shm(s, send, t, recv + before * esize, t, sp);
+    return rc != 0 ? rc : cpu_shm_all_gather(s, recv + before * esize, recv, esize, sp);
 }
 
 static int grow_staging(struct cpu_state *s, size_t bytes)

@@ -10,16 +10,20 @@
  * second fence frees the segments for reuse. A copy: the bits are the pieces' bits.
  *
  * Small pieces keep MPI's all-gather: below vader's rendezvous limit (32 KiB) it copies
- * eagerly through its own buffers, with none of the two fences' round trips, and the
- * instance needs no window for them (a model's first small gathers, eval included,
- * leave nothing in the ledger). */
+ * eagerly through its own buffers, with none of the two fences' round trips. And an
+ * all-gather only uses a window the reduce-scatters already grew (the N - 1 foreign
+ * pieces of a unit hold at least one piece of it): it never allocates one, so memory and
+ * the ledger stay as they were (the first gathers of stage 3 and init, eval's, and the
+ * main thread's blocking ones before any reduction take MPI's all-gather). */
 #include <string.h>
 
 #include "cpu_coll.h"
 
 int cpu_shm_all_gather_wanted(const struct cpu_state *s, size_t largest_piece_bytes)
 {
-    return s->shm->use_shm && largest_piece_bytes >= CPU_SHM_GATHER_MIN_BYTES;
+    const struct cpu_shm *m = s->shm;
+    return m->use_shm && largest_piece_bytes >= CPU_SHM_GATHER_MIN_BYTES &&
+           m->win != MPI_WIN_NULL && largest_piece_bytes <= m->seg_bytes;
 }
 
 int cpu_shm_all_gather(struct cpu_state *s, const void *mine, void *recv, size_t esize,
@@ -33,7 +37,8 @@ int cpu_shm_all_gather(struct cpu_state *s, const void *mine, void *recv, size_t
     for (int r = 0; r < n; r++)
         if (sp->count[r] > largest)
             largest = sp->count[r];
-    /* every rank sizes for the largest piece, so all agree on when to grow */
+    /* every rank sizes for the largest piece, so all agree on when to grow (an all-reduce
+     * finds the window its reduce-scatter grew; an all-gather checked it fits) */
     int rc = cpu_shm_reserve(s, largest * esize);
     if (rc != 0)
         return rc;

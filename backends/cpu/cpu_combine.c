@@ -96,8 +96,8 @@ static void store(void *dst, enum zero_dtype t, const float *acc, size_t len)
     }
 }
 
-void cpu_combine_copy(void *out, void *copy, enum zero_dtype out_type, const void *const *piece,
-                      int n, enum zero_dtype wire_type, size_t len, float *scratch)
+void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,
+                 enum zero_dtype wire_type, size_t len, float *scratch)
 {
     size_t out_size = zero_dtype_size(out_type);
     float *acc = scratch;
@@ -105,15 +105,7 @@ void cpu_combine_copy(void *out, void *copy, enum zero_dtype out_type, const voi
         size_t block = len - off < CPU_COMBINE_CHUNK ? len - off : CPU_COMBINE_CHUNK;
         tree_block(acc, scratch + CPU_COMBINE_CHUNK, piece, 0, n, wire_type, off, block);
         store((char *)out + off * out_size, out_type, acc, block);
-        if (copy) /* the block just written is still in L1: no second pass over memory */
-            memcpy((char *)copy + off * out_size, (char *)out + off * out_size, block * out_size);
     }
-}
-
-void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,
-                 enum zero_dtype wire_type, size_t len, float *scratch)
-{
-    cpu_combine_copy(out, NULL, out_type, piece, n, wire_type, len, scratch);
 }
 
 static float load_one(const void *src, enum zero_dtype t, size_t i)
