@@ -11,7 +11,8 @@
  * GEMMs), optimizer (optimizer slices), norm (the norm slice: the fixed-order sum of
  * squares of this rank's gradient and the exchange of its block sums), collectives
  * (reduce, gather, prefetch and param_gather slices: the time the caller's thread
- * spends issuing them), waiting (gather_wait and reduce_wait slices) and the rest of
+ * spends issuing them), waiting (gather_wait, reduce_wait and param_gather_wait slices:
+ * stages 1-2 wait for the updated parameters' all-gather after the step) and the rest of
  * the step (the engine's own work between slices: mixed precision's gradient casts).
  *
  * Bounds, from rates measured before training in this process:
@@ -165,7 +166,8 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
         me[NORM] = ev[ZERO_EV_NORM];
         me[COLLECTIVES] = ev[ZERO_EV_REDUCE] + ev[ZERO_EV_GATHER] + ev[ZERO_EV_PREFETCH] +
                           ev[ZERO_EV_PARAM_GATHER];
-        me[WAITING] = ev[ZERO_EV_GATHER_WAIT] + ev[ZERO_EV_REDUCE_WAIT];
+        me[WAITING] =
+            ev[ZERO_EV_GATHER_WAIT] + ev[ZERO_EV_REDUCE_WAIT] + ev[ZERO_EV_PARAM_GATHER_WAIT];
         me[STEP] = info->seconds;
         me[CPU] = cpu_seconds;
         me[OTHER] = me[STEP];

@@ -1,7 +1,8 @@
 /* The cpu backend's collectives as the backend table sees them: argument checks, comm
  * stats, requests and the choice between exact and native mode. The data movement lives
  * in cpu_coll_exact.c (owner combines), cpu_coll_native.c (MPI reductions) and here for
- * the plain copies (all-gather, broadcast: MPI's own, identical in both modes).
+ * the plain copies (broadcast, and all-gather across nodes or in native mode: MPI's own;
+ * exact mode's all-gather on one node goes through the window, cpu_coll_gather.c).
  *
  * Non-blocking calls: native mode issues MPI_I* operations and wait() completes them.
  * Exact mode queues the operation to the communication thread (cpu_progress.c), which
@@ -227,18 +228,32 @@ static struct cpu_split split_even(struct cpu_state *s, size_t total)
 
 /* ---- the collectives ---- */
 
-/* Exact reduce-scatter of N pieces of count elements each. */
-static int exact_reduce_scatter_equal(struct cpu_state *s, const void *send,
-                                      enum zero_dtype wire_type, void *recv,
-                                      enum zero_dtype recv_type, size_t count, int64_t *sent)
+/* N pieces of count elements each */
+static struct cpu_split split_equal(struct cpu_state *s, size_t count)
 {
     size_t n = (size_t)s->size;
     for (size_t r = 0; r < n; r++) {
         s->shm->split_count[r] = count;
         s->shm->split_displ[r] = r * count;
     }
-    struct cpu_split split = {s->shm->split_count, s->shm->split_displ, n * count};
+    return (struct cpu_split){s->shm->split_count, s->shm->split_displ, n * count};
+}
+
+/* Exact reduce-scatter of N pieces of count elements each. */
+static int exact_reduce_scatter_equal(struct cpu_state *s, const void *send,
+                                      enum zero_dtype wire_type, void *recv,
+                                      enum zero_dtype recv_type, size_t count, int64_t *sent)
+{
+    struct cpu_split split = split_equal(s, count);
     return cpu_exact_reduce_scatter(s, send, wire_type, recv, recv_type, &split, sent);
+}
+
+/* Exact mode's all-gather on one node: through the window (cpu_coll_gather.c). */
+static int shm_all_gather_equal(struct cpu_state *s, const void *send, void *recv,
+                                enum zero_dtype t, size_t count)
+{
+    struct cpu_split split = split_equal(s, count);
+    return cpu_shm_all_gather(s, send, recv, zero_dtype_size(t), &split);
 }
 
 int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, void *recv,
@@ -280,19 +295,25 @@ int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, 
     return request_finish(s, &rq, rc, req);
 }
 
-/* Exact all-reduce = exact reduce-scatter of nearly equal pieces + all-gather. */
+/* Exact all-reduce = exact reduce-scatter of nearly equal pieces + all-gather (on one
+ * node both through the window, cpu_coll_exact.c). */
 static int exact_all_reduce(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
                             size_t count, int64_t *sent)
 {
     struct cpu_split split = split_even(s, count);
     size_t esize = zero_dtype_size(t), mine = split.count[s->rank];
     char *my_piece = (char *)recv + split.displ[s->rank] * esize;
+    if (s->size > 1 && s->shm->use_shm) {
+        *sent = (int64_t)((count - mine + (size_t)(s->size - 1) * mine) * esize);
+        return cpu_exact_all_reduce_shm(s, send, recv, t, &split);
+    }
     int64_t rs_sent = 0;
     int rc = cpu_exact_reduce_scatter(s, send, t, my_piece, t, &split, &rs_sent);
     if (rc != 0 || count == 0 || s->size == 1) {
         *sent = rs_sent;
         return rc;
     }
+    *sent = rs_sent + (int64_t)((size_t)(s->size - 1) * mine * esize);
     rc = check_mpi_count(s, "all_reduce", count);
     if (rc != 0)
         return rc;
@@ -309,7 +330,6 @@ static int exact_all_reduce(struct cpu_state *s, const void *send, void *recv, e
         err = cpu_mpi_complete(s, &r);
     if (err != MPI_SUCCESS)
         return cpu_mpi_fail(s, "all_reduce: MPI_Allgatherv", err);
-    *sent = rs_sent + (int64_t)((size_t)(s->size - 1) * mine * esize);
     return 0;
 }
 
@@ -376,6 +396,10 @@ int cpu_all_gather(void *self, const void *send, void *recv, enum zero_dtype t, 
         rq.job = (struct cpu_job){send, recv, t, t, count, 0};
         return request_submit(s, &rq, req);
     }
+    if (s->mode == ZERO_COLL_EXACT && cpu_shm_all_gather_wanted(s, count * esize)) {
+        rc = shm_all_gather_equal(s, send, recv, t, count);
+        return request_finish(s, &rq, rc, req);
+    }
     MPI_Datatype type = cpu_mpi_type(t);
     const void *src = in_place ? MPI_IN_PLACE : send;
     int err;
@@ -438,6 +462,8 @@ int cpu_coll_run_job(struct cpu_state *s, struct zero_request *rq)
     case ZERO_COLL_ALL_REDUCE:
         return exact_all_reduce(s, j->send, j->recv, j->wire_type, j->count, &rq->sent_bytes);
     case ZERO_COLL_ALL_GATHER: {
+        if (cpu_shm_all_gather_wanted(s, j->count * zero_dtype_size(j->wire_type)))
+            return shm_all_gather_equal(s, j->send, j->recv, j->wire_type, j->count);
         size_t esize = zero_dtype_size(j->wire_type);
         int in_place = j->send == (const char *)j->recv + (size_t)s->rank * j->count * esize;
         err = MPI_Iallgather(in_place ? MPI_IN_PLACE : j->send, (int)j->count, type, j->recv,

@@ -4,6 +4,7 @@
  *   cpu_coll.c         entry points of the backend table: argument checks, comm stats,
  *                      requests, mode dispatch; barrier, wait, host_all_gather
  *   cpu_coll_exact.c   exact reduce-scatter / all-reduce: owners combine in tree order
+ *   cpu_coll_gather.c  exact all-gather on one node: pieces copied through the window
  *   cpu_coll_native.c  native mode: MPI's own reductions (MPI_I* calls)
  *   cpu_combine.c      the cache-blocked tree combine of N pieces (no MPI)
  *   cpu_shm.c          the shared-memory window peers read each other's pieces from
@@ -106,6 +107,23 @@ void cpu_shm_release(struct cpu_state *s);
 int cpu_exact_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dtype wire_type,
                              void *recv, enum zero_dtype recv_type, const struct cpu_split *split,
                              int64_t *sent);
+
+/* ---- cpu_coll_gather.c ---- */
+enum { CPU_SHM_GATHER_MIN_BYTES = 32 * 1024 }; /* smaller pieces: MPI's all-gather */
+/* use_shm, pieces of at least CPU_SHM_GATHER_MIN_BYTES, and a window the reductions
+ * already grew large enough: an all-gather never grows it (every rank decides alike:
+ * the windows grow together) */
+int cpu_shm_all_gather_wanted(const struct cpu_state *s, size_t largest_piece_bytes);
+/* recv (split.total, esize bytes each) = every rank's piece at displ[r], through the
+ * window (use_shm only); this rank's piece is mine, which may be its place in recv. */
+int cpu_shm_all_gather(struct cpu_state *s, const void *mine, void *recv, size_t esize,
+                       const struct cpu_split *split);
+
+/* recv (split.total, t) = the tree over ranks of every rank's send (split.total, t), each
+ * piece combined by its owner, through the window (use_shm only, more than one rank);
+ * recv may equal send. */
+int cpu_exact_all_reduce_shm(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
+                             const struct cpu_split *split);
 
 /* ---- cpu_coll.c helpers used by the other files ---- */
 int cpu_mpi_fail(struct cpu_state *s, const char *what, int mpi_err);

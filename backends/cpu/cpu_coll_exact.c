@@ -55,6 +55,18 @@ static int reduce_scatter_shm(struct cpu_state *s, const char *send, enum zero_d
     return cpu_shm_fence(s); /* peers are done reading our segment */
 }
 
+/* All-reduce on one node: the reduce-scatter above, then the owners' sums through the
+ * same window (cpu_coll_gather.c). The reduce-scatter sized the window for the N - 1
+ * foreign pieces, which hold at least the largest sum: the all-reduce needs no more
+ * memory than before. */
+static int all_reduce_shm(struct cpu_state *s, const char *send, char *recv, enum zero_dtype t,
+                          const struct cpu_split *sp)
+{
+    size_t esize = zero_dtype_size(t), before = sp->displ[s->rank];
+    int rc = reduce_scatter_shm(s, send, t, recv + before * esize, t, sp);
+    return rc != 0 ? rc : cpu_shm_all_gather(s, recv + before * esize, recv, esize, sp);
+}
+
 static int grow_staging(struct cpu_state *s, size_t bytes)
 {
     struct cpu_shm *m = s->shm;
@@ -106,6 +118,14 @@ static int reduce_scatter_mpi(struct cpu_state *s, const char *send, enum zero_d
                               : (char *)m->staging + (size_t)m->recv_displs[r] * esize;
     cpu_combine(recv, recv_type, m->piece, n, wire_type, mine, m->scratch);
     return 0;
+}
+
+int cpu_exact_all_reduce_shm(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
+                             const struct cpu_split *split)
+{
+    if (split->total == 0)
+        return 0;
+    return all_reduce_shm(s, send, recv, t, split);
 }
 
 int cpu_exact_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dtype wire_type,

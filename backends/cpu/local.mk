@@ -17,6 +17,7 @@ noinst_HEADERS += \
 libzero_la_SOURCES += \
 	%reldir%/cpu_coll.c \
 	%reldir%/cpu_coll_exact.c \
+	%reldir%/cpu_coll_gather.c \
 	%reldir%/cpu_coll_native.c \
 	%reldir%/cpu_combine.c \
 	%reldir%/cpu_progress.c \

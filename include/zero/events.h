@@ -11,22 +11,24 @@ extern "C" {
 #endif
 
 enum zero_event_kind {
-    ZERO_EV_FORWARD = 0,  /* a unit's forward compute */
-    ZERO_EV_BACKWARD,     /* a unit's backward compute */
-    ZERO_EV_RECOMPUTE,    /* activation checkpointing: forward again before backward */
-    ZERO_EV_GATHER,       /* stage 3: all-gather of a unit issued on demand */
-    ZERO_EV_PREFETCH,     /* stage 3: all-gather of a unit issued ahead of use */
-    ZERO_EV_GATHER_WAIT,  /* stage 3: waiting for an issued all-gather */
-    ZERO_EV_RELEASE,      /* stage 3: a gathered unit freed */
-    ZERO_EV_REDUCE,       /* gradient reduction of a unit (collective names which) */
-    ZERO_EV_PARAM_GATHER, /* stages 1-2: all-gather of updated parameters of a unit */
-    ZERO_EV_NORM,         /* gradient norm: block sums and their exchange */
-    ZERO_EV_OPTIMIZER,    /* optimizer update of a unit's shard */
-    ZERO_EV_REDUCE_WAIT,  /* waiting for an issued gradient reduction */
-    ZERO_EV_INFLIGHT,     /* a non-blocking collective from its issue to its completion,
-                             reported when it is waited for; it repeats a collective the
-                             issue event (gather, prefetch, reduce) already named: count
-                             collectives at their issue events */
+    ZERO_EV_FORWARD = 0,       /* a unit's forward compute */
+    ZERO_EV_BACKWARD,          /* a unit's backward compute */
+    ZERO_EV_RECOMPUTE,         /* activation checkpointing: forward again before backward */
+    ZERO_EV_GATHER,            /* stage 3: all-gather of a unit issued on demand */
+    ZERO_EV_PREFETCH,          /* stage 3: all-gather of a unit issued ahead of use */
+    ZERO_EV_GATHER_WAIT,       /* stage 3: waiting for an issued all-gather */
+    ZERO_EV_RELEASE,           /* stage 3: a gathered unit freed */
+    ZERO_EV_REDUCE,            /* gradient reduction of a unit (collective names which) */
+    ZERO_EV_PARAM_GATHER,      /* stages 1-2: all-gather of updated parameters of a unit */
+    ZERO_EV_NORM,              /* gradient norm: block sums and their exchange */
+    ZERO_EV_OPTIMIZER,         /* optimizer update of a unit's shard */
+    ZERO_EV_REDUCE_WAIT,       /* waiting for an issued gradient reduction */
+    ZERO_EV_INFLIGHT,          /* a non-blocking collective from its issue to its completion,
+                                  reported when it is waited for; it repeats a collective the
+                                  issue event (gather, prefetch, reduce) already named: count
+                                  collectives at their issue events */
+    ZERO_EV_PARAM_GATHER_WAIT, /* stages 1-2: waiting for a unit's parameter all-gather
+                                  (appended: the kinds before keep their values) */
     ZERO_EV_KIND_COUNT
 };
 

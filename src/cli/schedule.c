@@ -23,8 +23,9 @@ struct recorder {
 static void record(void *user, const struct zero_event *ev)
 {
     struct recorder *r = user;
-    if (ev->step + 1 != r->step || ev->kind == ZERO_EV_INFLIGHT || ev->kind == ZERO_EV_REDUCE_WAIT)
-        return; /* the schedule lists issues; flights and reduction waits are the trace's */
+    if (ev->step + 1 != r->step || ev->kind == ZERO_EV_INFLIGHT ||
+        ev->kind == ZERO_EV_REDUCE_WAIT || ev->kind == ZERO_EV_PARAM_GATHER_WAIT)
+        return; /* the schedule lists issues; flights and these waits are the trace's */
     if (r->n == MAX_EVENTS) {
         r->overflow = 1;
         return;

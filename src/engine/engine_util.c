@@ -97,6 +97,7 @@ int engine_wait(struct zero_engine *e, struct zero_request *req, enum zero_event
         .bucket = bucket,
         .collective = collective,
         .elements = elements,
+        .element_bytes = (int)e->csize, /* the collective moves the compute dtype */
         .step = e->global_steps,
         .micro_step = e->micro_steps,
         .t_begin = t_issue - e->t_created,
@@ -117,7 +118,7 @@ const char *zero_event_name(enum zero_event_kind k)
         [ZERO_EV_RELEASE] = "release",           [ZERO_EV_REDUCE] = "reduce",
         [ZERO_EV_PARAM_GATHER] = "param_gather", [ZERO_EV_NORM] = "norm",
         [ZERO_EV_OPTIMIZER] = "optimizer",       [ZERO_EV_REDUCE_WAIT] = "reduce_wait",
-        [ZERO_EV_INFLIGHT] = "in_flight",
+        [ZERO_EV_INFLIGHT] = "in_flight",        [ZERO_EV_PARAM_GATHER_WAIT] = "param_gather_wait",
     };
     return (int)k >= 0 && k < ZERO_EV_KIND_COUNT ? names[k] : "?";
 }

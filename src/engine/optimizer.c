@@ -93,7 +93,9 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
     int64_t *size = malloc((size_t)e->nunits * sizeof *size);
     int *first = malloc((size_t)(e->nunits + 1) * sizeof *first);
     struct zero_request **req = calloc((size_t)e->nunits, sizeof *req);
-    int rc = (!size || !first || !req) ? zero_fail(err, ZERO_ENOMEM, "all-gather plan") : 0;
+    double *t_issue = calloc((size_t)e->nunits, sizeof *t_issue);
+    int rc =
+        (!size || !first || !req || !t_issue) ? zero_fail(err, ZERO_ENOMEM, "all-gather plan") : 0;
     int groups = 0;
     if (!rc) {
         for (int u = 0; u < e->nunits; u++)
@@ -105,7 +107,7 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
             struct unit_states *s = &e->us[u];
             if (s->layout.padded == 0)
                 continue;
-            double t0 = engine_now();
+            double t0 = t_issue[u] = engine_now();
             if (z->allgather_partitions) {
                 rc = e->be->all_gather(e->bself, engine_at(e, s->params, s->shard_begin), s->params,
                                        e->cdt, (size_t)s->layout.shard, &req[u]);
@@ -127,7 +129,9 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
         for (int u = first[g]; u < first[g + 1]; u++) {
             if (!req[u])
                 continue;
-            int w = e->be->wait(e->bself, req[u]);
+            /* a slice of its own: the step's time in it is the gather's, not the engine's */
+            int w = engine_wait(e, req[u], ZERO_EV_PARAM_GATHER_WAIT, u, -1, "all_gather",
+                                e->us[u].layout.padded, t_issue[u]);
             req[u] = NULL;
             if (w && !rc)
                 rc = engine_backend_error(e, w, err, "waiting for parameter all-gather");
@@ -136,6 +140,7 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
     free(size);
     free(first);
     free(req);
+    free(t_issue);
     return rc;
 }
 

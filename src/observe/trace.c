@@ -209,8 +209,11 @@ static void add_flight(struct text *b, const struct zero_trace *t, const struct 
             "\",\"cat\":\"in_flight\",\"ph\":\"%s\",\"id\":%lld,\"ts\":%.3f,\"pid\":%d,\"tid\":%d",
             end ? "e" : "b", id, (end ? r->t_end : r->t_begin) * 1e6, t->rank, ZERO_TRACE_TID_COMM);
         if (!end)
-            add(b, ",\"args\":{\"step\":%lld,\"micro_step\":%lld,\"elements\":%lld%s%s%s",
+            add(b,
+                ",\"args\":{\"step\":%lld,\"micro_step\":%lld,"
+                "\"elements\":%lld,\"bytes\":%lld%s%s%s",
                 (long long)r->step, (long long)r->micro_step, (long long)r->elements,
+                (long long)(r->element_bytes * r->elements),
                 r->collective[0] ? ",\"collective\":\"" : "", r->collective,
                 r->collective[0] ? "\"" : "");
         if (!end && r->bucket >= 0)
