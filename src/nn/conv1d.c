@@ -45,8 +45,7 @@ static int conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, con
     int rc = nn_lower(ctx, &g, (size_t)(rows * out), &tmp);
     /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh */
     if (rc == ZERO_OK)
-        rc = nn_gemm(ctx, "gemm dw = x^T dy", 1, 0, in, out, rows, nn_act(x), in, g, out,
-                     ctx->grad_accumulate[p] ? 1.0f : 0.0f, ctx->grad[p], out);
+        rc = nn_gemm_grad(ctx, "gemm dw = x^T dy", p, 1, 0, in, out, rows, nn_act(x), in, g, out);
     /* db (out) = sum over rows of dy (rows, out) */
     if (rc == ZERO_OK && (rc = be->bias_grad(ctx->bself, ctx->grad[p + 1], dy, rows, out,
                                              ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f)))

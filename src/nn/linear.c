@@ -40,8 +40,7 @@ int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const fl
 }
 
 int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,
-                       float dx_beta, float *dw, int acc_w, float *db, int acc_b, int64_t in,
-                       int64_t out)
+                       float dx_beta, float *db, int acc_b, int64_t in, int64_t out)
 {
     const struct zero_backend *be = ctx->be;
     const int64_t rows = ctx->rows;
@@ -51,8 +50,7 @@ int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const f
     /* dw (out, in) = dy^T (out, rows) @ x (rows, in); beta 0 writes a micro-step's
      * gradient fresh, which the exactness contract relies on. */
     if (rc == ZERO_OK)
-        rc = nn_gemm(ctx, "gemm dw = dy^T x", 1, 0, out, in, rows, g, out, nn_act(x), in,
-                     acc_w ? 1.0f : 0.0f, dw, in);
+        rc = nn_gemm_grad(ctx, "gemm dw = dy^T x", w, 1, 0, out, in, rows, g, out, nn_act(x), in);
     /* db (out) = sum over rows of dy (rows, out) */
     if (rc == ZERO_OK && db != NULL &&
         (rc = be->bias_grad(ctx->bself, db, dy, rows, out, acc_b ? 1.0f : 0.0f)) != ZERO_OK)
@@ -96,9 +94,8 @@ static int linear_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
                            const float *dy, float *dx)
 {
     const int bias = has_bias(u);
-    return nn_affine_backward(ctx, x, 0, dy, dx, 0.0f, ctx->grad[0], ctx->grad_accumulate[0],
-                              bias ? ctx->grad[1] : NULL, bias ? ctx->grad_accumulate[1] : 0,
-                              u->in_width, u->out_width);
+    return nn_affine_backward(ctx, x, 0, dy, dx, 0.0f, bias ? ctx->grad[1] : NULL,
+                              bias ? ctx->grad_accumulate[1] : 0, u->in_width, u->out_width);
 }
 
 static const struct zero_unit_ops linear_ops = {
