@@ -106,6 +106,7 @@ int harness_train(struct harness_run *r, MPI_Comm comm, struct zero_error *err)
         zero_engine_theory(e, &r->theory); /* after training: knows the reuse (Ψr) */
         r->last_comm = zero_engine_last_step(e)->comm;
         r->peak_live = zero_engine_peak_live_elements(e);
+        r->direct_grad_elements = zero_engine_direct_grad_elements(e);
         r->limit_live = r->cfg.zero_optimization.stage3_max_live_parameters;
         rc = read_weights(r, e, model, err);
     }

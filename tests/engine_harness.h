@@ -34,6 +34,7 @@ struct harness_run {
     struct zero_theory theory;
     int64_t peak_live;
     int64_t limit_live;
+    int64_t direct_grad_elements; /* zero_engine_direct_grad_elements after the run */
 };
 
 /* A default config: AdamW lr 1e-2, micro-batch 2, accumulation 1, the given stage. */

@@ -26,7 +26,8 @@ struct gpt_run {
     float losses[STEPS];
     float *weights; /* every parameter, whole, in model order */
     int64_t nweights;
-    int64_t peak_activations; /* ledger peak of saved activations, this rank */
+    int64_t peak_activations;     /* ledger peak of saved activations, this rank */
+    int64_t direct_grad_elements; /* zero_engine_direct_grad_elements after the run */
 };
 
 static void run_defaults(struct gpt_run *r, int stage)
@@ -134,6 +135,7 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
         rc = train(r, e, dev->rank, dev->size, err);
     if (!rc) {
         r->peak_activations = zero_engine_ledger(e)->peak[ZERO_TAG_ACTIVATIONS];
+        r->direct_grad_elements = zero_engine_direct_grad_elements(e);
         rc = read_weights(r, e, model, err);
     }
     zero_engine_destroy(e);
@@ -309,6 +311,45 @@ START_TEST(test_gpt_tied_wte_gradient_sums_head_and_embedding_shares_under_stage
 }
 END_TEST
 
+/* Mixed precision: the GEMMs' weight gradients written straight in the compute dtype
+ * (the direct route) give the bits of the old route (ZERO_DIRECT_LOWP_GRAD=0: fp32,
+ * converted after the unit), with A = 2 micro-steps and the tied wte, whose gradient
+ * the head writes first (not offered) and the embedding adds to. */
+START_TEST(test_gpt_direct_lowp_gradients_give_the_old_bits)
+{
+    for (int fp16 = 0; fp16 < 2; fp16++)
+        for (int stage = 0; stage < 4; stage++) {
+            struct gpt_run runs[2]; /* [0] the old route, [1] the direct one */
+            for (int direct = 0; direct < 2; direct++) {
+                struct gpt_run *r = &runs[direct];
+                run_defaults(r, stage);
+                r->cfg.bf16.enabled = !fp16;
+                r->cfg.fp16.enabled = fp16;
+                r->cfg.fp16.initial_scale_power = 8;
+                r->cfg.gradient_accumulation_steps = 2;
+                if (!direct)
+                    setenv("ZERO_DIRECT_LOWP_GRAD", "0", 1);
+                must_train(r, MPI_COMM_WORLD);
+                unsetenv("ZERO_DIRECT_LOWP_GRAD");
+            }
+            const char *name = fp16 ? "fp16" : "bf16";
+            ck_assert_msg(mpi_check_all(runs[0].direct_grad_elements == 0 &&
+                                        runs[1].direct_grad_elements > 0),
+                          "%s stage %d: %lld elements written directly with the route off, %lld "
+                          "with it on",
+                          name, stage, (long long)runs[0].direct_grad_elements,
+                          (long long)runs[1].direct_grad_elements);
+            ck_assert_msg(runs[0].losses[STEPS - 1] != runs[0].losses[0],
+                          "%s: the loss did not move", name);
+            ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[1])),
+                          "%s stage %d: the direct route changed the bits (losses %.9g vs %.9g)",
+                          name, stage, runs[1].losses[STEPS - 1], runs[0].losses[STEPS - 1]);
+            free(runs[0].weights);
+            free(runs[1].weights);
+        }
+}
+END_TEST
+
 static Suite *stages_suite(void)
 {
     Suite *s = suite_create("gpt_stages");
@@ -319,6 +360,7 @@ static Suite *stages_suite(void)
     tcase_add_test(tc, test_gpt_checkpointing_gives_the_same_bits_with_fewer_activations);
     tcase_add_test(tc, test_gpt_stage3_on_n_ranks_matches_one_rank_accumulating);
     tcase_add_test(tc, test_gpt_tied_wte_gradient_sums_head_and_embedding_shares_under_stage3);
+    tcase_add_test(tc, test_gpt_direct_lowp_gradients_give_the_old_bits);
     suite_add_tcase(s, tc);
     return s;
 }

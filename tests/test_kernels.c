@@ -165,6 +165,54 @@ START_TEST(test_gemm_half_operands_equal_fp32_gemm_of_converted_values)
 }
 END_TEST
 
+/* ZERO_CAP_ROUNDING_GEMM_STORE (the engine's direct route of mixed-precision gradients):
+ * a 16-bit C with beta 0 holds the fp32 result rounded once, the bits of the same gemm
+ * into an fp32 C cast afterwards, in both modes, with one K-block and several (the
+ * exact GEMM's partial sums then live in its fp32 plane). */
+START_TEST(test_gemm_16bit_c_with_beta_zero_is_the_fp32_result_rounded_once)
+{
+    ck_assert(be->caps & ZERO_CAP_ROUNDING_GEMM_STORE);
+    static const int dims[2][3] = {{5, 7, 3}, {33, 40, 600}}; /* m, n, k */
+    static const enum zero_coll_mode modes[2] = {ZERO_COLL_EXACT, ZERO_COLL_NATIVE};
+    static const enum zero_dtype types[2] = {ZERO_F16, ZERO_BF16};
+    for (int d = 0; d < 2; d++) {
+        const int m = dims[d][0], n = dims[d][1], k = dims[d][2];
+        float *a = malloc(sizeof(float) * (size_t)(m * k)),
+              *b = malloc(sizeof(float) * (size_t)(k * n));
+        float *c32 = malloc(sizeof(float) * (size_t)(m * n));
+        uint16_t *c16 = malloc(sizeof(uint16_t) * (size_t)(m * n));
+        uint16_t *want = malloc(sizeof(uint16_t) * (size_t)(m * n));
+        fill_vals(a, (size_t)(m * k), 11);
+        fill_vals(b, (size_t)(k * n), 12);
+        for (int md = 0; md < 2; md++)
+            for (int t = 0; t < 2; t++)
+                for (int ta = 0; ta < 2; ta++) { /* dw = dy^T x is the transposed case */
+                    ck_assert_int_eq(be->set_coll_mode(self, modes[md]), ZERO_OK);
+                    memset(c16, 0xff, sizeof(uint16_t) * (size_t)(m * n)); /* NaN: ignored */
+                    ck_assert_int_eq(be->gemm(self, ta, 0, m, n, k, 1.0f, a, ZERO_F32, ta ? m : k,
+                                              b, ZERO_F32, n, 0.0f, c16, types[t], n),
+                                     ZERO_OK);
+                    ck_assert_int_eq(be->gemm(self, ta, 0, m, n, k, 1.0f, a, ZERO_F32, ta ? m : k,
+                                              b, ZERO_F32, n, 0.0f, c32, ZERO_F32, n),
+                                     ZERO_OK);
+                    ck_assert_int_eq(be->cast(self, want, types[t], c32, ZERO_F32, (size_t)(m * n)),
+                                     ZERO_OK);
+                    for (int i = 0; i < m * n; i++)
+                        ck_assert_msg(c16[i] == want[i],
+                                      "mode %d %s (%d, %d, %d) ta %d: C[%d] = 0x%04x, want 0x%04x",
+                                      (int)modes[md], zero_dtype_name(types[t]), m, n, k, ta, i,
+                                      c16[i], want[i]);
+                }
+        ck_assert_int_eq(be->set_coll_mode(self, ZERO_COLL_EXACT), ZERO_OK);
+        free(a);
+        free(b);
+        free(c32);
+        free(c16);
+        free(want);
+    }
+}
+END_TEST
+
 START_TEST(test_gemm_rejects_short_leading_dimension_naming_it)
 {
     float a[16] = {0}, b[16] = {0}, c[16] = {0};
@@ -760,6 +808,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(blas, test_gemm_beta_zero_ignores_nan_in_c);
     tcase_add_test(blas, test_gemm_with_empty_inner_dimension_scales_c_by_beta);
     tcase_add_test(blas, test_gemm_half_operands_equal_fp32_gemm_of_converted_values);
+    tcase_add_test(blas, test_gemm_16bit_c_with_beta_zero_is_the_fp32_result_rounded_once);
     tcase_add_test(blas, test_gemm_rejects_short_leading_dimension_naming_it);
     suite_add_tcase(s, blas);
 

@@ -266,6 +266,68 @@ START_TEST(test_world_sizes_1_2_4_bit_identical_in_mixed_precision)
 }
 END_TEST
 
+/* The direct route (a weight's gradient written by its GEMM straight in the compute
+ * dtype, placement.c) against the old one (ZERO_DIRECT_LOWP_GRAD=0: fp32, converted
+ * after the unit): the same bits with accumulation, offload, rank-major atoms and
+ * compute-dtype GEMM operands, and the route really taken. */
+enum route_variant {
+    ROUTE_PLAIN,
+    ROUTE_OFFLOAD,
+    ROUTE_RANK_MAJOR,
+    ROUTE_LOWP_MATMUL,
+    ROUTE_NVARIANTS
+};
+
+static void run_route(struct harness_run *r, enum zero_dtype precision, int stage,
+                      enum route_variant v, int direct)
+{
+    harness_defaults(r, stage);
+    r->precision = precision;
+    r->steps = 3;
+    r->cfg.gradient_accumulation_steps = 2;
+    r->cfg.gradient_clipping = 0.05;
+    if (v == ROUTE_OFFLOAD)
+        r->cfg.zero_optimization.offload_optimizer.device = ZERO_OFFLOAD_CPU;
+    if (v == ROUTE_RANK_MAJOR)
+        r->cfg.libzero.atom_order = ZERO_ATOM_RANK_MAJOR;
+    if (v == ROUTE_LOWP_MATMUL)
+        r->cfg.libzero.matmul = ZERO_MATMUL_COMPUTE;
+    if (!direct)
+        setenv("ZERO_DIRECT_LOWP_GRAD", "0", 1);
+    int ok = run_ok(r);
+    unsetenv("ZERO_DIRECT_LOWP_GRAD");
+    ck_assert(ok);
+}
+
+START_TEST(test_direct_lowp_gradients_give_the_old_bits)
+{
+    enum zero_dtype precisions[2] = {ZERO_BF16, ZERO_F16};
+    for (int p = 0; p < 2; p++)
+        for (int stage = 0; stage <= 3; stage++)
+            for (int v = 0; v < ROUTE_NVARIANTS; v++) {
+                if (v == ROUTE_OFFLOAD && stage == 0)
+                    continue; /* offload needs stage 1-3 */
+                struct harness_run old, direct;
+                run_route(&old, precisions[p], stage, v, 0);
+                run_route(&direct, precisions[p], stage, v, 1);
+                const char *name = zero_dtype_name(precisions[p]);
+                ck_assert_msg(mpi_check_all(old.direct_grad_elements == 0),
+                              "%s stage %d variant %d: ZERO_DIRECT_LOWP_GRAD=0 still wrote %lld "
+                              "elements directly",
+                              name, stage, v, (long long)old.direct_grad_elements);
+                /* every micro-step writes each block's weight gradient directly */
+                ck_assert_msg(mpi_check_all(direct.direct_grad_elements > 0),
+                              "%s stage %d variant %d: the direct route was never taken", name,
+                              stage, v);
+                ck_assert_msg(mpi_check_all(harness_same_bits(&old, &direct)),
+                              "%s stage %d variant %d: the direct route changed the bits", name,
+                              stage, v);
+                free(old.weights);
+                free(direct.weights);
+            }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("mixed_precision");
@@ -277,6 +339,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_mixed_precision_ledger_equals_the_paper);
     tcase_add_test(tc, test_inf_on_one_rank_skips_the_step_everywhere_and_lowers_the_scale);
     tcase_add_test(tc, test_world_sizes_1_2_4_bit_identical_in_mixed_precision);
+    tcase_add_test(tc, test_direct_lowp_gradients_give_the_old_bits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -192,7 +192,9 @@ static int cpu_set_coll_mode(void *self, enum zero_coll_mode mode)
 const struct zero_backend zero_backend_cpu = {
     .abi_version = ZERO_BACKEND_ABI,
     .name = "cpu",
-    .caps = ZERO_CAP_HOST_MEMORY | ZERO_CAP_WIDENING_GEMM, /* cpu_blas.c widens exactly */
+    .caps = ZERO_CAP_HOST_MEMORY | ZERO_CAP_WIDENING_GEMM |
+            ZERO_CAP_ROUNDING_GEMM_STORE, /* cpu_blas.c widens exactly; both modes round a
+                                             16-bit C once from the fp32 result */
 
     .probe = cpu_probe,
     .open = cpu_open,

@@ -82,6 +82,10 @@ struct zero_request; /* opaque completion handle of a non-blocking collective */
     4u /* gemm reads an fp16/bf16 operand as its exact fp32 values, with the bits of the           \
           same product on an fp32 copy: with fp32 GEMMs in mixed precision the engine hands        \
           parameters over in the compute dtype instead of converting them first */
+#define ZERO_CAP_ROUNDING_GEMM_STORE                                                               \
+    8u /* gemm with an fp16/bf16 C and beta 0 stores the fp32 result rounded once (to              \
+          nearest even), the bits of the same gemm into an fp32 C cast afterwards: in mixed        \
+          precision the layers may write a weight's final gradient in the compute dtype */
 
 struct zero_backend {
     int abi_version; /* ZERO_BACKEND_ABI */

@@ -118,6 +118,9 @@ int zero_engine_gathered_end(struct zero_engine *e, struct zero_error *err);
 /* ---- stage-3 observability ---- */
 enum zero_unit_state { ZERO_UNIT_NOT_AVAILABLE = 0, ZERO_UNIT_INFLIGHT, ZERO_UNIT_AVAILABLE };
 enum zero_unit_state zero_engine_unit_state(const struct zero_engine *e, int unit);
+/* Mixed precision: gradient elements the layers wrote straight in the compute dtype
+ * over the run (the direct route: docs/design.md, "Exactness contract"); 0 without it. */
+int64_t zero_engine_direct_grad_elements(const struct zero_engine *e);
 /* Peak over the run of gathered (whole) elements live at once, persistent units included. */
 int64_t zero_engine_peak_live_elements(const struct zero_engine *e);
 /* 1 if the unit is persistent (below stage3_param_persistence_threshold). */

@@ -92,6 +92,17 @@ struct zero_unit_ctx {
      * ZERO_CAP_WIDENING_GEMM): nn_gemm then passes that exact compute-dtype value to
      * the backend instead of param[i] (same product, no conversion). */
     enum zero_dtype param_lowp_type;
+    /* (Added after param_lowp_type.) The direct route of a gradient in mixed precision:
+     * where grad_lowp[i] is not NULL the layer MAY write the final value of gradient i
+     * there, in grad_lowp_type (the compute dtype), instead of writing grad[i] — only
+     * with one product that writes the whole gradient with beta 0 (nn_gemm_grad). It
+     * then sets grad_lowp_written[i] = 1 and leaves grad[i] alone. The engine offers it
+     * only where nothing else adds to gradient i this micro-step (grad_accumulate[i] is
+     * 0 and no later unit uses the parameter) and the backend rounds a 16-bit C once
+     * (ZERO_CAP_ROUNDING_GEMM_STORE): the bits equal grad[i] cast afterwards. */
+    void *grad_lowp[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
+    enum zero_dtype grad_lowp_type;
+    int grad_lowp_written[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
 };
 
 struct zero_unit;

@@ -17,6 +17,7 @@
 #include "stage.h"
 #include "stage3.h"
 #include "offload.h"
+#include "placement.h"
 #include "zero/config_json.h"
 
 /* ---- creation ---- */
@@ -200,6 +201,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->cdt = cfg->fp16.enabled ? ZERO_F16 : cfg->bf16.enabled ? ZERO_BF16 : ZERO_F32;
     e->csize = zero_dtype_size(e->cdt);
     e->mixed = e->cdt != ZERO_F32;
+    e->direct_lowp_grad = grad_direct_available(e);
     e->matmul_type = matmul_type(cfg, dev->be, e->cdt);
     if (e->cdt == ZERO_F16)
         zero_loss_scaler_init(&e->scaler, &cfg->fp16);
@@ -329,6 +331,11 @@ enum zero_unit_state zero_engine_unit_state(const struct zero_engine *e, int uni
 {
     return e->us[unit].stage3.state;
 }
+int64_t zero_engine_direct_grad_elements(const struct zero_engine *e)
+{
+    return e->direct_grad_elements;
+}
+
 int64_t zero_engine_peak_live_elements(const struct zero_engine *e)
 {
     return e->stage3.peak_live_elements;

@@ -14,21 +14,59 @@
 #include "placement.h"
 
 /* Mixed precision: unit u's fp32 gradient is final; convert it to the compute
- * dtype where the reduction reads it (the wire carries the compute dtype). */
+ * dtype where the reduction reads it (the wire carries the compute dtype): the
+ * whole workspace, gaps included, except the parameters the layers wrote there
+ * directly (grad_direct). */
 static int finish_unit_grad(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
+    const struct zero_unit_layout *l = &s->layout;
     if (!e->mixed || !s->grad_work)
         return ZERO_OK;
     void *dst;
     int rc = grad_convert_target(e, u, &dst, err);
-    if (!rc &&
-        (rc = e->be->cast(e->bself, dst, e->cdt, s->grad_work, ZERO_F32, (size_t)s->layout.padded)))
-        rc = engine_backend_error(e, rc, err, "converting gradients of %s",
-                                  e->model->units[u]->name);
+    int64_t at = 0; /* the run [at, end) still to convert */
+    for (int p = 0; p <= l->nparams && !rc; p++) {
+        if (p < l->nparams && !s->grad_direct[p])
+            continue;
+        int64_t end = p < l->nparams ? l->offset[p] : l->padded;
+        if (end > at && (rc = e->be->cast(e->bself, engine_at(e, dst, at), e->cdt,
+                                          s->grad_work + at, ZERO_F32, (size_t)(end - at))))
+            rc = engine_backend_error(e, rc, err, "converting gradients of %s",
+                                      e->model->units[u]->name);
+        if (p < l->nparams)
+            at = l->offset[p] + l->numel[p];
+    }
     engine_free(e, s->grad_work);
     s->grad_work = NULL;
     return rc;
+}
+
+/* The direct route (placement.c): own parameter p's compute-dtype destination
+ * where the engine offers it; the layer says which it used. */
+static int offer_direct(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
+                        struct zero_error *err)
+{
+    struct unit_states *s = &e->us[u];
+    const struct zero_unit *unit = e->model->units[u];
+    void *dst;
+    ctx->grad_lowp_type = e->cdt;
+    memset(s->grad_direct, 0, sizeof s->grad_direct);
+    /* mixed precision: the compute-dtype gradient exists before backward */
+    int rc = e->mixed && unit->nparams > 0 ? grad_convert_target(e, u, &dst, err) : ZERO_OK;
+    for (int p = 0; p < unit->nparams && !rc; p++)
+        rc = grad_direct_target(e, u, p, ctx->grad_accumulate[p], &ctx->grad_lowp[p], err);
+    return rc;
+}
+
+static void note_direct(struct zero_engine *e, int u, const struct zero_unit_ctx *ctx)
+{
+    struct unit_states *s = &e->us[u];
+    for (int p = 0; p < e->model->units[u]->nparams; p++) {
+        s->grad_direct[p] = ctx->grad_lowp[p] != NULL && ctx->grad_lowp_written[p];
+        if (s->grad_direct[p])
+            e->direct_grad_elements += s->layout.numel[p];
+    }
 }
 
 static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_error *err)
@@ -48,6 +86,8 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
         rc = grad_write_target(e, unit->external[x].unit, unit->external[x].param,
                                &ctx.grad[unit->nparams + x],
                                &ctx.grad_accumulate[unit->nparams + x], err);
+    if (!rc)
+        rc = offer_direct(e, u, &ctx, err);
     float *dx = NULL;
     size_t scratch = unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
     if (!rc && u > 0)
@@ -71,6 +111,7 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
     double t0 = engine_now();
     rc = unit->ops->backward(unit, &ctx, x, *dy, dx);
     engine_event(e, ZERO_EV_BACKWARD, u, -1, NULL, e->rows, t0);
+    note_direct(e, u, &ctx);
     compute_drop_param_copies(e, u);
     engine_free(e, ctx.scratch);
     engine_free(e, s->saved);

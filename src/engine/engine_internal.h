@@ -49,6 +49,9 @@ struct unit_states {
     float *out; /* (rows, out_width) */
     void *saved;
     int grad_written[ZERO_UNIT_MAX_PARAMS]; /* backward wrote it this micro-step, per param */
+    /* mixed precision: the layer wrote it this micro-step straight in the compute dtype
+     * (the direct route, placement.c), so grad_work holds nothing of it */
+    int grad_direct[ZERO_UNIT_MAX_PARAMS];
 };
 
 struct zero_engine {
@@ -60,10 +63,14 @@ struct zero_engine {
     int rank, world;
     /* what the stage shards and does: stage.c */
     const struct zero_stage *stage_def;
-    int64_t accum;                  /* gradient_accumulation_steps */
-    enum zero_dtype cdt;            /* compute dtype: parameters, gradients, wire */
-    size_t csize;                   /* its bytes */
-    int mixed;                      /* cdt != fp32: separate master, converted compute copies */
+    int64_t accum;       /* gradient_accumulation_steps */
+    enum zero_dtype cdt; /* compute dtype: parameters, gradients, wire */
+    size_t csize;        /* its bytes */
+    int mixed;           /* cdt != fp32: separate master, converted compute copies */
+    /* mixed precision, ZERO_CAP_ROUNDING_GEMM_STORE, not ZERO_DIRECT_LOWP_GRAD=0: the
+     * layers may write final gradients in the compute dtype (placement.c) */
+    int direct_lowp_grad;
+    int64_t direct_grad_elements;   /* gradient elements written that way, over the run */
     struct offload_plan offload;    /* offload.c */
     struct nvme_plan nvme;          /* nvme_swap.c */
     enum zero_dtype matmul_type;    /* GEMM operands: fp32 or cdt (libzero.matmul) */

@@ -10,11 +10,20 @@
  *   written by backward (fp32): grads itself (fp32, grads whole), the transient
  *       local gradient (fp32, grads sharded) or, in mixed precision, an fp32
  *       workspace converted to cdt once the unit's gradient is final
+ *   or written by backward in cdt (the direct route, mixed precision): a gradient
+ *       that one GEMM writes whole with beta 0 and nothing adds to after goes
+ *       straight to its place in the cdt micro-step gradient (grads whole, the
+ *       local gradient sharded, allocated before the unit's backward); the
+ *       conversion then skips it. Same bits: the backend rounds the fp32 result
+ *       once (ZERO_CAP_ROUNDING_GEMM_STORE), as the conversion would
  *   reduced from: the whole micro-step gradient (grads or the local gradient)
  *   lands in: this rank's part, its slice of grads (whole) or grads (the shard)
  *   read by the update: the whole grads where the optimizer state is whole
  *       (every rank updates everything), else the landing. */
 #include "placement.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "engine_internal.h"
 
@@ -101,9 +110,35 @@ int grad_convert_target(struct zero_engine *e, int u, void **dst, struct zero_er
     *dst = s->grads;
     if (!e->stage_def->shards_grads)
         return ZERO_OK;
-    int rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_BUCKETS, &s->local_grad,
+    int rc = ZERO_OK;
+    if (!s->local_grad) /* the first call, before the unit's backward */
+        rc = engine_alloc(e, (size_t)s->layout.padded * e->csize, ZERO_TAG_BUCKETS, &s->local_grad,
                           "unit gradient", err);
     *dst = s->local_grad;
+    return rc;
+}
+
+int grad_direct_available(const struct zero_engine *e)
+{
+    const char *env = getenv("ZERO_DIRECT_LOWP_GRAD"); /* "0": the old route, to compare */
+    return e->mixed && (e->be->caps & ZERO_CAP_ROUNDING_GEMM_STORE) &&
+           !(env && strcmp(env, "0") == 0);
+}
+
+/* Own parameters only: an external's gradient belongs to an earlier unit, whose
+ * own backward adds to it later. An own parameter's gradient is final after this
+ * unit's backward: only later units may use it (model.c), and their backward ran
+ * before; acc says one of them wrote it first. */
+int grad_direct_target(struct zero_engine *e, int u, int p, int acc, void **dst,
+                       struct zero_error *err)
+{
+    *dst = NULL;
+    if (!e->direct_lowp_grad || acc)
+        return ZERO_OK;
+    void *base;
+    int rc = grad_convert_target(e, u, &base, err);
+    if (!rc)
+        *dst = engine_at(e, base, e->us[u].layout.offset[p]);
     return rc;
 }
 

@@ -23,9 +23,18 @@ void *engine_param_copy(struct zero_engine *e, int u);
  * (fp32), allocated on first use; *acc: add to it (another unit wrote it first). */
 int grad_write_target(struct zero_engine *e, int owner, int p, float **g, int *acc,
                       struct zero_error *err);
-/* Mixed precision, unit u's fp32 gradient final: the compute-dtype buffer (padded,)
- * it is converted into for the reduction (allocated where the stage shards grads). */
+/* Mixed precision: the compute-dtype buffer (padded,) unit u's micro-step gradient
+ * ends in for the reduction, the fp32 workspace converted into it once final
+ * (allocated on first use, before the unit's backward, where the stage shards grads). */
 int grad_convert_target(struct zero_engine *e, int u, void **dst, struct zero_error *err);
+/* At engine creation: whether the direct route may be offered (mixed precision, the
+ * backend's ZERO_CAP_ROUNDING_GEMM_STORE, not ZERO_DIRECT_LOWP_GRAD=0). */
+int grad_direct_available(const struct zero_engine *e);
+/* Backward of unit u: where the layer may write own parameter p's final gradient in
+ * the compute dtype (grad_convert_target's buffer at p's offset), or *dst = NULL
+ * where it may not (acc: another unit wrote it first; route unavailable). */
+int grad_direct_target(struct zero_engine *e, int u, int p, int acc, void **dst,
+                       struct zero_error *err);
 /* This micro-step's whole local gradient (cdt, (padded,)), what the reduction reads. */
 void *grad_micro_step(struct zero_engine *e, int u);
 /* This rank's part of the reduced gradient (cdt, (shard,)): its slice of the whole

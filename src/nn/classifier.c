@@ -52,8 +52,8 @@ static int classifier_backward(const struct zero_unit *u, struct zero_unit_ctx *
                                     ctx->dloss);
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "xent_backward");
-    return nn_affine_backward(ctx, x, 0, dlogits, dx, 0.0f, ctx->grad[0], ctx->grad_accumulate[0],
-                              ctx->grad[1], ctx->grad_accumulate[1], u->in_width, classes);
+    return nn_affine_backward(ctx, x, 0, dlogits, dx, 0.0f, ctx->grad[1], ctx->grad_accumulate[1],
+                              u->in_width, classes);
 }
 
 /* y (rows, classes) = logits: what the loss would be computed from */

@@ -45,9 +45,9 @@ static int conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, con
     /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh;
      * db (out) = sum over rows of dy (rows, out), in the same GEMM where fused */
     if (rc == ZERO_OK)
-        rc = nn_gemm_bgrad(ctx, "gemm dw = x^T dy, db = sum dy", 1, 0, in, out, rows, nn_act(x), in,
-                           g, out, ctx->grad_accumulate[p] ? 1.0f : 0.0f, ctx->grad[p], 1,
-                           ctx->grad[p + 1], ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
+        rc = nn_gemm_bgrad(ctx, "gemm dw = x^T dy, db = sum dy", p, 1, 0, in, out, rows, nn_act(x),
+                           in, g, out, 1, ctx->grad[p + 1],
+                           ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
     /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx, or times gelu'(pre) */
     if (rc == ZERO_OK && dx != NULL && pre != NULL)
         rc = nn_gemm_dgelu(ctx, "gemm dx = (dy w^T) gelu'(pre)", 0, 1, rows, in, out, g, out,

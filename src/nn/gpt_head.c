@@ -90,8 +90,7 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     else if ((rc = ctx->be->xent_backward(ctx->bself, dlogits, s.probs, ctx->labels, ctx->rows,
                                           d->V, ctx->dloss)) != ZERO_OK)
         return nn_backend_fail(ctx, rc, "xent_backward");
-    rc = nn_affine_backward(ctx, s.h, WTE, dlogits, dh, 0.0f, ctx->grad[WTE],
-                            ctx->grad_accumulate[WTE], NULL, 0, d->C, d->V);
+    rc = nn_affine_backward(ctx, s.h, WTE, dlogits, dh, 0.0f, NULL, 0, d->C, d->V);
     if (rc == ZERO_OK)
         rc = gpt_layernorm_backward(ctx, LNF, x, dh, s.mean, s.rstd, dx != NULL ? dx : unused_dx,
                                     0.0f, d->C);

@@ -40,8 +40,7 @@ int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const fl
 }
 
 int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,
-                       float dx_beta, float *dw, int acc_w, float *db, int acc_b, int64_t in,
-                       int64_t out)
+                       float dx_beta, float *db, int acc_b, int64_t in, int64_t out)
 {
     const int64_t rows = ctx->rows;
     struct nn_operand g = nn_act(dy); /* rounded once for both products */
@@ -51,11 +50,10 @@ int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const f
      * gradient fresh, which the exactness contract relies on.
      * db (out) = sum over rows of dy (rows, out), in the same GEMM where fused */
     if (rc == ZERO_OK && db != NULL)
-        rc = nn_gemm_bgrad(ctx, "gemm dw = dy^T x, db = sum dy", 1, 0, out, in, rows, g, out,
-                           nn_act(x), in, acc_w ? 1.0f : 0.0f, dw, 0, db, acc_b ? 1.0f : 0.0f);
+        rc = nn_gemm_bgrad(ctx, "gemm dw = dy^T x, db = sum dy", w, 1, 0, out, in, rows, g, out,
+                           nn_act(x), in, 0, db, acc_b ? 1.0f : 0.0f);
     else if (rc == ZERO_OK)
-        rc = nn_gemm(ctx, "gemm dw = dy^T x", 1, 0, out, in, rows, g, out, nn_act(x), in,
-                     acc_w ? 1.0f : 0.0f, dw, in);
+        rc = nn_gemm_grad(ctx, "gemm dw = dy^T x", w, 1, 0, out, in, rows, g, out, nn_act(x), in);
     /* dx (rows, in) = dy (rows, out) @ w (out, in) + dx_beta * dx */
     if (rc == ZERO_OK && dx != NULL)
         rc = nn_gemm(ctx, "gemm dx = dy w", 0, 0, rows, in, out, g, out, nn_param(ctx, w), in,
@@ -95,9 +93,8 @@ static int linear_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
                            const float *dy, float *dx)
 {
     const int bias = has_bias(u);
-    return nn_affine_backward(ctx, x, 0, dy, dx, 0.0f, ctx->grad[0], ctx->grad_accumulate[0],
-                              bias ? ctx->grad[1] : NULL, bias ? ctx->grad_accumulate[1] : 0,
-                              u->in_width, u->out_width);
+    return nn_affine_backward(ctx, x, 0, dy, dx, 0.0f, bias ? ctx->grad[1] : NULL,
+                              bias ? ctx->grad_accumulate[1] : 0, u->in_width, u->out_width);
 }
 
 static const struct zero_unit_ops linear_ops = {

@@ -108,6 +108,26 @@ int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
 
+int nn_gemm_grad(struct zero_unit_ctx *ctx, const char *what, int i, int ta, int tb, int64_t m,
+                 int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                 int64_t ldb)
+{
+    if (ctx->grad_accumulate[i] || ctx->grad_lowp[i] == NULL)
+        return nn_gemm(ctx, what, ta, tb, m, n, k, a, lda, b, ldb,
+                       ctx->grad_accumulate[i] ? 1.0f : 0.0f, ctx->grad[i], n);
+    /* the direct route: the final gradient rounded once at the GEMM's store */
+    const struct zero_backend *be = ctx->be;
+    struct gemm_operands o;
+    int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
+    if (rc == ZERO_OK)
+        rc = be->gemm(ctx->bself, ta, tb, m, n, k, 1.0f, o.a, o.ta, lda, o.b, o.tb, ldb, 0.0f,
+                      ctx->grad_lowp[i], ctx->grad_lowp_type, n);
+    release_operands(ctx, &o);
+    if (rc == ZERO_OK)
+        ctx->grad_lowp_written[i] = 1;
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}
+
 int nn_gemm_bias(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
                  int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
                  const float *bias, float *c, float *gelu)

@@ -12,15 +12,19 @@ static const void *lowered_ptr(const struct zero_unit_ctx *ctx, struct nn_operan
     return o.lowp != NULL ? o.lowp : o.x;
 }
 
-int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
-                  int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
-                  float beta, float *c, int db_side, float *db, float db_beta)
+int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int w, int ta, int tb, int64_t m,
+                  int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                  int64_t ldb, int db_side, float *db, float db_beta)
 {
     const struct zero_backend *be = ctx->be;
     const float *dy = db_side == 0 ? a.x : b.x; /* (k, len) fp32 */
     const int64_t len = db_side == 0 ? m : n;
-    if (be->gemm_bgrad == NULL) { /* the two passes */
-        int rc = nn_gemm(ctx, what, ta, tb, m, n, k, a, lda, b, ldb, beta, c, n);
+    const float beta = ctx->grad_accumulate[w] ? 1.0f : 0.0f;
+    float *c = ctx->grad[w];
+    /* the two passes: no fused entry, or the weight gradient takes the direct
+     * route (nn_gemm_grad writes it in the compute dtype) */
+    if (be->gemm_bgrad == NULL || (ctx->grad_lowp[w] != NULL && !ctx->grad_accumulate[w])) {
+        int rc = nn_gemm_grad(ctx, what, w, ta, tb, m, n, k, a, lda, b, ldb);
         if (rc == ZERO_OK && (rc = be->bias_grad(ctx->bself, db, dy, k, len, db_beta)) != ZERO_OK)
             return nn_backend_fail(ctx, rc, "bias_grad db");
         return rc;

@@ -38,6 +38,14 @@ int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t
             int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
             float beta, float *c, int64_t ldc);
 
+/* Gradient slot i of ctx (m, n; contiguous, the whole gradient) = op(a) op(b), added
+ * where ctx->grad_accumulate[i]; else, where the engine offers the direct route
+ * (ctx->grad_lowp[i]), written there in the compute dtype, setting
+ * ctx->grad_lowp_written[i]; else written fresh (beta 0) into ctx->grad[i]. */
+int nn_gemm_grad(struct zero_unit_ctx *ctx, const char *what, int i, int ta, int tb, int64_t m,
+                 int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                 int64_t ldb);
+
 /* c (m, n; contiguous, fp32) = op(a) op(b) + bias (n) on every row, as nn_gemm with
  * beta 0; with gelu, gelu (m, n) = gelu_tanh(c) too. One GEMM with cuBLASLt-style
  * epilogues where the backend has gemm_bias, else nn_gemm, bias_add, gelu_forward. */
@@ -51,16 +59,17 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
                   int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
                   float *c, const float *pre);
 
-/* The weight gradient and its bias gradient from the same dy (matmul_bgrad.c):
- *   c (m, n; contiguous, fp32) = op(a) op(b) + beta * c      (as nn_gemm)
+/* The weight gradient of slot w and its bias gradient from the same dy (matmul_bgrad.c):
+ *   grad w (m, n; contiguous) = op(a) op(b), written fresh or added (as nn_gemm_grad)
  *   db (len) = db_beta * db + sum over rows of dy (k, len)   (as bias_grad)
  * dy is the fp32 value of a (db_side 0: ta 1, lda = m, len = m) or of b (db_side 1:
  * tb 0, ldb = n, len = n); a and b are activations (nn_act, perhaps nn_lower'ed).
  * One GEMM with the bias gradient in its epilogue where the backend has gemm_bgrad
- * (which may sum dy as rounded to the GEMM's dtype), else nn_gemm then bias_grad. */
-int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
-                  int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
-                  float beta, float *c, int db_side, float *db, float db_beta);
+ * (which may sum dy as rounded to the GEMM's dtype) and the weight gradient is fp32,
+ * else nn_gemm_grad then bias_grad. */
+int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int w, int ta, int tb, int64_t m,
+                  int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                  int64_t ldb, int db_side, float *db, float db_beta);
 
 /* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out), w = parameter slot w of
  * ctx, (out, in); b may be NULL. */
@@ -69,10 +78,9 @@ int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const fl
 
 /* The gradients of nn_affine_forward from dy (rows, out):
  *   dx (rows, in) = dy @ w (out, in) + dx_beta * dx   (skipped when dx is NULL)
- *   dw (out, in)  = dy^T @ x (rows, in) + (acc_w ? dw : 0)
+ *   dw (out, in)  = dy^T @ x (rows, in), gradient slot w of ctx (nn_gemm_grad)
  *   db (out)      = sum over rows of dy + (acc_b ? db : 0)   (skipped when db is NULL) */
 int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,
-                       float dx_beta, float *dw, int acc_w, float *db, int acc_b, int64_t in,
-                       int64_t out);
+                       float dx_beta, float *db, int acc_b, int64_t in, int64_t out);
 
 #endif
