@@ -94,6 +94,16 @@ run verify_perturbed 2 "$zero" verify $tiny --steps 4 --perturb 2:3:layers.1.2.w
 [ "$rc" -eq 1 ] || fail "verify --perturb exited $rc, expected 1"
 has verify_perturbed '^stage 2, N = 2 differs from stage 0, N = 2: first at step 3, unit layers\.1, tensor layers\.1\.2\.weight, element 17 \[0, 17\]: '
 has verify_perturbed '^1 of 3 configurations differ$'
+# N = 3 with two micro-steps: the default atom order sums in another tree than one
+# rank does (the contract's limit), and the report says why and what gives one bits
+run verify_order 3 "$zero" verify --worlds 3,1 --stages 0 --hidden 16 --layers 2 --align 64 \
+    --micro-batch 2 --batch 12 --steps 1
+[ "$rc" -eq 1 ] || fail "verify --worlds 3,1 with two micro-steps exited $rc, expected 1"
+has verify_order '^note: with micro-step-major atoms \(the default\) N = 3 reduces the 3 atoms of each of its 2 micro-steps together, .*--atom-order rank_major'
+run verify_order_rank 3 "$zero" verify --worlds 3,1 --stages 0 --hidden 16 --layers 2 \
+    --align 64 --micro-batch 2 --batch 12 --steps 1 --atom-order rank_major
+[ "$rc" -eq 0 ] || { fail "verify --atom-order rank_major exited $rc"; show verify_order_rank; }
+grep -q '^note:' "$tmp/verify_order_rank.out" && fail "verify_order_rank: a note where all agree"
 run verify_bad 2 "$zero" verify --perturb 2
 [ "$rc" -eq 2 ] || fail "verify --perturb 2 exited $rc, expected 2"
 

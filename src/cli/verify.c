@@ -325,6 +325,36 @@ static void print_coords(const struct zero_param_spec *p, int64_t index)
     printf("]");
 }
 
+static int power_of_two(int64_t x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+/* A world size that differs where the contract says it may: micro-step-major atoms
+ * reduce each micro-step's N atoms together, which is the tree over one rank's N x A
+ * atoms only when N is a power of two or A = 1 (docs/exactness.md). */
+static void explain_world_difference(const struct verify_args *a, const struct config *cf, int ncf,
+                                     int64_t batch)
+{
+    if (a->m.cfg.libzero.atom_order == ZERO_ATOM_RANK_MAJOR)
+        return;
+    for (int i = 1; i < ncf; i++) {
+        if (!cf[i].differs || cf[i].world == cf[0].world)
+            continue;
+        int n = power_of_two(cf[i].world) ? cf[0].world : cf[i].world;
+        int64_t steps = batch / ((int64_t)n * a->m.micro_batch);
+        if (!power_of_two(n) && steps > 1) {
+            printf("note: with micro-step-major atoms (the default) N = %d reduces the %d atoms "
+                   "of each of its %lld micro-steps together, which is not the order of one "
+                   "rank's sum of all %lld atoms; --atom-order rank_major gives every N one "
+                   "rank's bits when the micro-steps per rank are a power of two "
+                   "(docs/exactness.md)\n",
+                   n, n, (long long)steps, (long long)(steps * n));
+            return;
+        }
+    }
+}
+
 /* Rank 0's report; returns the number of configurations that differ. */
 static int report(const struct verify_args *a, const struct config *cf, int ncf,
                   const struct zero_model *m, int64_t nweights, int64_t batch)
@@ -376,6 +406,7 @@ static int report(const struct verify_args *a, const struct config *cf, int ncf,
         printf("all %d configurations bit-identical after every one of %d steps\n", ncf, a->steps);
     else
         printf("%d of %d configurations differ\n", differ, ncf - 1);
+    explain_world_difference(a, cf, ncf, batch);
     return differ;
 }
 
