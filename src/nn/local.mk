@@ -3,7 +3,6 @@ libzero_la_SOURCES += \
 	%reldir%/model.c \
 	%reldir%/nn_error.c \
 	%reldir%/matmul.c \
-	%reldir%/matmul_bgrad.c \
 	%reldir%/linear.c \
 	%reldir%/gelu.c \
 	%reldir%/mlp_block.c \

@@ -171,3 +171,31 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
     release_operands(ctx, &o);
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
+
+/* The weight gradient and its bias gradient, the two sums of the same dy: one call
+ * where the backend fuses them (gemm_bgrad: cuBLASLt's bias gradient epilogue),
+ * else nn_gemm_grad then bias_grad, the order the layers always ran. */
+int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int w, int ta, int tb, int64_t m,
+                  int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                  int64_t ldb, int db_side, float *db, float db_beta)
+{
+    const struct zero_backend *be = ctx->be;
+    const float *dy = db_side == 0 ? a.x : b.x; /* (k, len) fp32 */
+    const int64_t len = db_side == 0 ? m : n;
+    /* the two passes: no fused entry, or the weight gradient takes the direct
+     * route (nn_gemm_grad writes it in the compute dtype) */
+    if (be->gemm_bgrad == NULL || (ctx->grad_lowp[w] != NULL && !ctx->grad_accumulate[w])) {
+        int rc = nn_gemm_grad(ctx, what, w, ta, tb, m, n, k, a, lda, b, ldb);
+        if (rc == ZERO_OK && (rc = be->bias_grad(ctx->bself, db, dy, k, len, db_beta)) != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "bias_grad db");
+        return rc;
+    }
+    struct gemm_operands o;
+    int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
+    if (rc == ZERO_OK)
+        rc = be->gemm_bgrad(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb,
+                            ctx->grad_accumulate[w] ? 1.0f : 0.0f, ctx->grad[w], n, db_side, dy, db,
+                            db_beta);
+    release_operands(ctx, &o);
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}

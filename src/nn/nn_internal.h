@@ -59,7 +59,7 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
                   int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
                   float *c, const float *pre);
 
-/* The weight gradient of slot w and its bias gradient from the same dy (matmul_bgrad.c):
+/* The weight gradient of slot w and its bias gradient from the same dy:
  *   grad w (m, n; contiguous) = op(a) op(b), written fresh or added (as nn_gemm_grad)
  *   db (len) = db_beta * db + sum over rows of dy (k, len)   (as bias_grad)
  * dy is the fp32 value of a (db_side 0: ta 1, lda = m, len = m) or of b (db_side 1:
