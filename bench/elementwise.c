@@ -15,23 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "zero/backend.h"
 #include "zero/error.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 enum kernel {
     BIAS_ADD_WIDE,
@@ -225,16 +212,16 @@ int main(int argc, char **argv)
             /* the kernels that change their input get it back first (outside the timing) */
             memcpy(m.h, h0, nh * sizeof(float));
             memcpy(m.a, a0, nh * sizeof(float));
-            double t0 = now();
+            double t0 = bench_now();
             int rc = run(be, dev->self, (enum kernel)k, rows, hidden, &m);
-            t[r] = now() - t0;
+            t[r] = bench_now() - t0;
             if (rc != ZERO_OK) {
                 fprintf(stderr, "bench/elementwise: %s: %s\n", kernels[k].name,
                         be->last_error(dev->self));
                 return 1;
             }
         }
-        qsort(t, (size_t)reps, sizeof *t, by_value);
+        qsort(t, (size_t)reps, sizeof *t, bench_by_value);
         size_t n = elements((enum kernel)k, rows, hidden);
         double per_step = 1e3 * t[0] * kernels[k].per_block * layers;
         step[1] += per_step;

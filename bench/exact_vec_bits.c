@@ -14,17 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "cpu_exact_vec.h"
 #include "base/exact_math.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static const struct {
     const char *name;
@@ -43,7 +36,7 @@ static int sweep(uint32_t stride)
 {
     static float x[BLOCK], want[BLOCK], got[BLOCK];
     for (size_t k = 0; k < NFNS; k++) {
-        double t0 = now();
+        double t0 = bench_now();
         uint64_t count = 0;
         for (uint64_t base = 0; base < ((uint64_t)1 << 32); base += (uint64_t)BLOCK * stride) {
             size_t n = 0;
@@ -67,7 +60,7 @@ static int sweep(uint32_t stride)
             count += n;
         }
         printf("%-6s %llu inputs (stride %u): every variant gives the scalar bits (%.0f s)\n",
-               fns[k].name, (unsigned long long)count, stride, now() - t0);
+               fns[k].name, (unsigned long long)count, stride, bench_now() - t0);
         fflush(stdout);
     }
     return 0;
@@ -79,9 +72,9 @@ static double ns_per_element(void (*array)(enum zero_host_isa, float *, const fl
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         array(isa, y, x, n);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         best = t < best ? t : best;
     }
     return 1e9 * best / (double)n;

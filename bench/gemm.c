@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "cpu_gemm.h"
 #include "base/dtype_convert.h"
 
@@ -52,13 +52,6 @@ static const struct shape shapes[] = {
     {"gpt2 dx fc (T,768,3072)", 1024, 768, 3072, 0, 0},
 };
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static float *random_floats(size_t n)
 {
     float *x = malloc(n * sizeof(float));
@@ -72,9 +65,9 @@ static double time_exact(enum cpu_isa isa, const struct cpu_gemm_args *g, void *
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         cpu_gemm_exact(isa, 1, g, ws);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -93,11 +86,11 @@ static double time_blas(const struct shape *s, const float *a, const float *b, f
     const int lda = s->ta ? s->m : s->k, ldb = s->tb ? s->k : s->n;
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans,
                     s->tb ? CblasTrans : CblasNoTrans, s->m, s->n, s->k, 1.0f, a, lda, b, ldb, 0.0f,
                     c, s->n);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         best = t < best ? t : best;
     }
     return best;

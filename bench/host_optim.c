@@ -12,24 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "base/host_optim.h"
 #include "base/host_parallel.h"
 #include "zero/dtype.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 #define REPS 7
 
@@ -71,11 +58,11 @@ static double time_adam(enum zero_host_isa isa, int threads, size_t n, float *p,
         a.step = r + 1;
         zero_adam_prepare(&a, &k, why, sizeof why);
         struct job j = {isa, &k, p, m, v, g, copy, gt, ct};
-        double t0 = now();
+        double t0 = bench_now();
         host_parallel_for(n, (size_t)1 << 14, threads, adam_range, &j);
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
     }
-    qsort(t, REPS, sizeof t[0], by_value);
+    qsort(t, REPS, sizeof t[0], bench_by_value);
     return t[REPS / 2];
 }
 
@@ -98,11 +85,11 @@ int main(int argc, char **argv)
     memset(dst, 0, n * 28);
     double tm[REPS];
     for (int r = 0; r < REPS; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         memcpy(dst, src, n * 14); /* 14 bytes read + 14 written = 28 moved */
-        tm[r] = now() - t0;
+        tm[r] = bench_now() - t0;
     }
-    qsort(tm, REPS, sizeof tm[0], by_value);
+    qsort(tm, REPS, sizeof tm[0], bench_by_value);
     printf("host optimizer, %zu elements (median of %d)\n", n, REPS);
     printf("memcpy of 14 B/element: %.2f GB/s moved\n\n", 28.0 * (double)n / tm[REPS / 2] / 1e9);
     printf("%-8s %22s %22s\n", "isa", "adam fp32 grad", "adam bf16 grad + copy");

@@ -37,6 +37,7 @@ bench_gemm_LDADD = libzero.la $(BLAS_LIBS)
 noinst_PROGRAMS += %reldir%/math_ulp
 bench_math_ulp_SOURCES = %reldir%/math_ulp.c tests/exact_math_ref.h
 bench_math_ulp_LDADD = -lm
+noinst_HEADERS += %reldir%/clock.h
 EXTRA_DIST += %reldir%/exact_math_coeffs.py
 
 # where a step's time goes, each part next to its bound on this machine (the roofline):

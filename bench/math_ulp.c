@@ -13,20 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "../tests/exact_math_ref.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void sweep(const struct exact_ref_f32 *f, uint64_t stride)
 {
-    double worst = 0.0, t0 = now();
+    double worst = 0.0, t0 = bench_now();
     uint32_t worst_bits = 0;
     uint64_t count = 0, not_rounded = 0;
     for (uint64_t i = 0; i <= 0xffffffffULL; i += stride) {
@@ -46,11 +39,11 @@ static void sweep(const struct exact_ref_f32 *f, uint64_t stride)
             printf("%-6s %11llu inputs so far: max error %.6f ulp at %a (0x%08x), %.1f "
                    "Minputs/s\n",
                    f->name, (unsigned long long)count, worst, (double)exact_ref_f32_of(worst_bits),
-                   worst_bits, (double)count / (now() - t0) / 1e6);
+                   worst_bits, (double)count / (bench_now() - t0) / 1e6);
             fflush(stdout);
         }
     }
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     float wx = exact_ref_f32_of(worst_bits);
     printf("%-6s %11llu inputs  max error %.6f ulp at %a (0x%08x)  not correctly rounded "
            "%llu  %.1f Minputs/s\n",
@@ -82,10 +75,11 @@ int main(int argc, char **argv)
         if (!only || !strcmp(only, exact_ref_f32_fns[k].name))
             sweep(&exact_ref_f32_fns[k], stride);
     for (int f = 0; doubles && f < EXACT_F64_COUNT; f++) {
-        double where, t0 = now();
+        double where, t0 = bench_now();
         double worst = exact_f64_max_error((enum exact_f64_fn)f, doubles, &where);
         printf("%-6s %11llu inputs  max error %.6f ulp at %a  %.1f Minputs/s\n", exact_f64_names[f],
-               (unsigned long long)doubles, worst, where, (double)doubles / (now() - t0) / 1e6);
+               (unsigned long long)doubles, worst, where,
+               (double)doubles / (bench_now() - t0) / 1e6);
     }
     return 0;
 }

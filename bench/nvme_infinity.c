@@ -17,16 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "zero/zero.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 struct args {
     const char *path;
@@ -124,7 +117,7 @@ int main(int argc, char **argv)
     struct zero_engine *e = NULL;
     MPI_Comm comm = MPI_COMM_WORLD;
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
-    double t0 = now();
+    double t0 = bench_now();
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, &err);
     if (!rc)
         rc = zero_nn_build_mlp(&model, a.hidden, (int)a.layers, 16, &err);
@@ -134,7 +127,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: %s\n", rank, err.msg);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    double t_init = now() - t0;
+    double t_init = bench_now() - t0;
     struct zero_theory t;
     zero_engine_theory(e, &t);
     const struct zero_ledger *disk = zero_engine_nvme_ledger(e);
@@ -161,15 +154,15 @@ int main(int argc, char **argv)
         zero_synthetic_samples(11, a.hidden, 16, (int64_t)rank * a.rows, a.rows, x, y);
         struct zero_batch b = {.rows = a.rows, .inputs = x, .labels = y};
         MPI_Barrier(MPI_COMM_WORLD);
-        double s0 = now();
+        double s0 = bench_now();
         rc = zero_engine_forward(e, &b, NULL, &err);
         if (!rc)
             rc = zero_engine_backward(e, &err);
-        double s1 = now();
+        double s1 = bench_now();
         if (!rc)
             rc = zero_engine_step(e, NULL, &err);
         MPI_Barrier(MPI_COMM_WORLD);
-        double s2 = now();
+        double s2 = bench_now();
         if (rc)
             break;
         zero_engine_nvme_io(e, &r1, &w1);
