@@ -483,11 +483,21 @@ static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gem
     return p;
 }
 
+/* The most any variant of this build needs, not the chosen one's: the ledger counts the
+ * workspace, and its peaks (the memory tables the docs print) must not depend on which
+ * variant the processor runs (their tiles, so their blocks, differ). */
 size_t cpu_gemm_workspace_bytes(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g)
 {
-    struct plan p = make_plan(isa, threads, g);
-    size_t plane = p.need_plane ? (size_t)(g->m * g->n) * sizeof(float) : 0;
-    return p.per_thread * (size_t)p.threads + plane;
+    size_t most = 0;
+    for (int v = 0; v < CPU_ISA_COUNT; v++) {
+        if (v != (int)isa && cpu_gemm_kernel((enum cpu_isa)v)->tile == NULL)
+            continue; /* not in this build */
+        struct plan p = make_plan((enum cpu_isa)v, threads, g);
+        size_t plane = p.need_plane ? (size_t)(g->m * g->n) * sizeof(float) : 0;
+        size_t bytes = p.per_thread * (size_t)p.threads + plane;
+        most = bytes > most ? bytes : most;
+    }
+    return most;
 }
 
 void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g, void *workspace)

@@ -63,7 +63,8 @@ struct cpu_gemm_args {
     int64_t ldc;
 };
 
-/* Bytes of workspace cpu_gemm_exact needs for g on that many threads. */
+/* Bytes of workspace cpu_gemm_exact needs for g on that many threads: the most any
+ * variant of this build needs, so that the same on every processor. */
 size_t cpu_gemm_workspace_bytes(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g);
 
 /* Computes g with the named variant (which must be supported) on up to
