@@ -45,8 +45,9 @@ esac
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 read -r -a extra_configure_flags <<<"${ZERO_CONFIGURE_FLAGS:-}"
 
+# each phase with the seconds since the script started, so a slow CI run shows where
 phase() {
-    printf '\n==> %s\n' "$*"
+    printf '\n==> [%d s] %s\n' "$SECONDS" "$*"
 }
 
 die() {
