@@ -183,7 +183,8 @@ struct zero_backend {
 
     /* Token embedding. y (rows, cols) row r = table (vocab, cols) row ids[r].
      * Fails with ZERO_EINVAL naming the row and the id when an id (device
-     * memory, (rows)) is outside [0, vocab); y is then not written. */
+     * memory, (rows)) is outside [0, vocab); y is then not written (with the checks
+     * deferred, graph_open below, the id is recorded and replaced by 0 instead). */
     int (*embedding_forward)(void *self, float *y, const int32_t *ids, const float *table,
                              int64_t rows, int64_t cols, int64_t vocab);
     /* dtable (vocab, cols) = beta * dtable, then for r = 0, 1, ..., rows-1 in that
