@@ -399,8 +399,8 @@ static void check_bad_input_refuses_the_step(int stage, int bad_label, int32_t v
                  rank, entry, row, noun, (int)value);
     else
         snprintf(want, sizeof want,
-                 "rank %d: rank %d met an input outside its range in step 2 (its message "
-                 "names it); nothing of this step was applied",
+                 "rank %d: rank %d stopped step 2 at its end (an input outside its range, or a "
+                 "failure: its message names it); nothing of this step was applied",
                  rank, world - 1);
     int ok = r.step_rc[0] == ZERO_OK && r.step_rc[1] == ZERO_EINVAL && r.step_rc[2] == ZERO_OK &&
              strcmp(r.step_msg[1], want) == 0;

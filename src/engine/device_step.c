@@ -133,9 +133,10 @@ int device_step_finish(struct zero_engine *e, struct zero_error *err)
         else if ((rc = e->be->fill(e->bself, d->loss_sum, ZERO_F64, 0.0, 1)))
             rc = engine_backend_error(e, rc, err, "clearing the loss sum");
     }
-    if (rc || !d->graphs)
+    if (!d->graphs)
         return rc;
-    int first = -1, mine = inputs_verdict(e, err);
+    /* every rank's verdict (a failed readback counts: the step is not applied either) */
+    int first = -1, mine = rc ? rc : inputs_verdict(e, err);
     int xrc = engine_first_failed(e, mine, &first, err);
     if (first < 0)
         return xrc;
@@ -146,8 +147,8 @@ int device_step_finish(struct zero_engine *e, struct zero_error *err)
         return zero_fail(err, mine, "%s; nothing of this step was applied", msg);
     }
     return zero_fail(err, ZERO_EINVAL,
-                     "rank %d: rank %d met an input outside its range in step %lld (its message "
-                     "names it); nothing of this step was applied",
+                     "rank %d: rank %d stopped step %lld at its end (an input outside its range, "
+                     "or a failure: its message names it); nothing of this step was applied",
                      e->rank, first, (long long)e->global_steps + 1);
 }
 
