@@ -172,9 +172,9 @@ cudaError_t cuda_launch_exact_gemm(cudaStream_t st, int trans_a, int trans_b, in
 
 /* ---- cuda_step_kernels.cu: what a step keeps on the device (cuda_step.c) ---- */
 
-/* The micro-step's mean loss, in the host's order (backend.h, loss_accumulate): one
- * thread sums losses (n) in double in index order; *last = (float)(sum / rows);
- * *acc += *last. */
+/* The micro-step's mean loss, in the host's order (backend.h, loss_accumulate): losses
+ * (n) summed in double in index order (one block: staged in shared memory, added by one
+ * thread); *last = (float)(sum / rows); *acc += *last. */
 cudaError_t cuda_launch_loss_accumulate(cudaStream_t st, double *acc, float *last,
                                         const float *losses, size_t n, int64_t rows);
 

@@ -1,9 +1,9 @@
 // cuda_step_kernels.cu -- what a step keeps on the device so that its passes need no
 // host wait (cuda_step.c): the loss sum and the deferred range check of ids.
 //
-// The loss sum is one thread's chain of double additions in index order, the host's
-// loop in src/engine/engine_forward.c (mean_loss), so the step's loss has the bits the
-// readback gave. The ids' check is one block: a pass for the smallest bad row, then
+// The loss sum is one chain of double additions in index order, the host's loop in
+// src/engine/engine_forward.c (mean_loss), so the step's loss has the bits the readback
+// gave. The ids' check is one block: a pass for the smallest bad row, then
 // the record, then a pass that replaces each bad id by 0.
 #include <limits.h>
 
@@ -12,21 +12,37 @@
 
 using namespace zero_cuda;
 
-__global__ void loss_accumulate_kernel(double *acc, float *last, const float *losses, size_t n,
-                                       int64_t rows)
+// The block stages the losses through shared memory (coalesced loads), and thread 0
+// adds them in index order: the same chain as one thread reading global memory, without
+// waiting on every load.
+constexpr int kLossChunk = 8 * kThreads;
+
+__global__ void __launch_bounds__(kThreads)
+    loss_accumulate_kernel(double *acc, float *last, const float *losses, size_t n, int64_t rows)
 {
+    __shared__ float chunk[kLossChunk];
     double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum = __dadd_rn(sum, (double)losses[i]);
-    float mean = __double2float_rn(__ddiv_rn(sum, (double)rows));
-    *last = mean;
-    *acc = __dadd_rn(*acc, (double)mean);
+    for (size_t base = 0; base < n; base += kLossChunk) {
+        size_t m = n - base < (size_t)kLossChunk ? n - base : (size_t)kLossChunk;
+        for (size_t i = threadIdx.x; i < m; i += blockDim.x)
+            chunk[i] = losses[base + i];
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (size_t i = 0; i < m; i++)
+                sum = __dadd_rn(sum, (double)chunk[i]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        float mean = __double2float_rn(__ddiv_rn(sum, (double)rows));
+        *last = mean;
+        *acc = __dadd_rn(*acc, (double)mean);
+    }
 }
 
 extern "C" cudaError_t cuda_launch_loss_accumulate(cudaStream_t st, double *acc, float *last,
                                                    const float *losses, size_t n, int64_t rows)
 {
-    loss_accumulate_kernel<<<1, 1, 0, st>>>(acc, last, losses, n, rows);
+    loss_accumulate_kernel<<<1, kThreads, 0, st>>>(acc, last, losses, n, rows);
     return cudaGetLastError();
 }
 
