@@ -434,6 +434,64 @@ START_TEST(test_bad_label_is_reported_at_step_end_and_the_step_applies_nothing)
 }
 END_TEST
 
+/* An evaluation (never bracketed) fails at once on its own bad id, and one between the
+ * micro-steps of a step keeps that step's bad id for the step's end. */
+START_TEST(test_evaluation_checks_its_ids_at_once_and_keeps_the_steps_for_its_end)
+{
+    struct run r;
+    run_defaults(&r, 1);
+    struct zero_device *dev = NULL;
+    struct zero_model *model = NULL;
+    struct zero_engine *e = NULL;
+    struct zero_error err = {0};
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    MPI_Comm comm = MPI_COMM_WORLD;
+    ck_assert_int_eq(zero_device_open(&dev, "cpu", &comm, &opt, &err), ZERO_OK);
+    make_stepping_backend();
+    dev->be = &stepping;
+    r.cfg.libzero.cuda_graphs = 1;
+    snprintf(r.cfg.libzero.backend, sizeof r.cfg.libzero.backend, "cuda");
+    ck_assert_int_eq(zero_nn_build_gpt(&model, &r.model, &err), ZERO_OK);
+    ck_assert_int_eq(zero_engine_create(&e, &r.cfg, model, dev, &err), ZERO_OK);
+    const int64_t T = r.model.block_size, rows = r.cfg.train_micro_batch_size_per_gpu * T;
+    int32_t tokens[MAX_ROWS], labels[MAX_ROWS], bad[MAX_ROWS];
+    for (int64_t i = 0; i < rows; i++) {
+        tokens[i] = bad[i] = token_at(i / T, i % T, r.model.vocab_size);
+        labels[i] = token_at(i / T, i % T + 1, r.model.vocab_size);
+    }
+    bad[2] = 99;
+    struct zero_batch good = {.rows = rows, .tokens = tokens, .labels = labels};
+    struct zero_batch wrong = {.rows = rows, .tokens = bad, .labels = labels};
+    float loss = 0.0f;
+    /* the bad micro-step, then a clean evaluation and a bad one, then the good micro-step */
+    ck_assert_int_eq(zero_engine_forward(e, &wrong, NULL, &err), ZERO_OK);
+    ck_assert_int_eq(zero_engine_backward(e, &err), ZERO_OK);
+    ck_assert_int_eq(zero_engine_step(e, NULL, &err), ZERO_OK); /* not a boundary */
+    ck_assert_int_eq(zero_engine_eval(e, &good, &loss, &err), ZERO_OK);
+    memcpy(bad, tokens, sizeof tokens); /* the engine's copy was rewritten, not ours */
+    bad[4] = -5;
+    ck_assert_int_eq(zero_engine_eval(e, &wrong, &loss, &err), ZERO_EINVAL);
+    char want[256];
+    snprintf(want, sizeof want,
+             "rank %d: evaluation: embedding_forward: row 4: token id -5 is outside [0, 24)",
+             mpi_check_rank());
+    ck_assert_str_eq(err.msg, want);
+    ck_assert_int_eq(zero_engine_forward(e, &good, NULL, &err), ZERO_OK);
+    ck_assert_int_eq(zero_engine_backward(e, &err), ZERO_OK);
+    ck_assert_int_eq(zero_engine_step(e, NULL, &err), ZERO_EINVAL);
+    snprintf(want, sizeof want,
+             "rank %d: step 1: embedding_forward: row 2: token id 99 is outside [0, 24); nothing "
+             "of this step was applied",
+             mpi_check_rank());
+    ck_assert_str_eq(err.msg, want);
+    ck_assert_int_eq(zero_engine_applied_steps(e), 0);
+    zero_engine_destroy(e);
+    zero_model_destroy(model);
+    dev->be = cpu;
+    zero_device_close(dev);
+}
+END_TEST
+
 START_TEST(test_cuda_graphs_on_a_backend_without_graph_entries_is_refused_at_create)
 {
     struct zero_device *dev = NULL;
@@ -468,6 +526,7 @@ static Suite *device_step_suite(void)
                    test_bracketed_passes_give_the_plain_bits_with_no_host_wait_inside_at_stage_3);
     tcase_add_test(tc, test_bad_token_id_is_reported_at_step_end_and_the_step_applies_nothing);
     tcase_add_test(tc, test_bad_label_is_reported_at_step_end_and_the_step_applies_nothing);
+    tcase_add_test(tc, test_evaluation_checks_its_ids_at_once_and_keeps_the_steps_for_its_end);
     tcase_add_test(tc, test_cuda_graphs_on_a_backend_without_graph_entries_is_refused_at_create);
     suite_add_tcase(s, tc);
     return s;
