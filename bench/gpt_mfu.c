@@ -49,7 +49,10 @@
  * the timed one (the events cost a little). --no-kernel-times leaves it out. A `kernel
  * stage N graph blockers' line gives what the timed steps did that a CUDA Graph of the
  * step could not hold: cudaMalloc and cudaMallocHost calls and host waits for the
- * compute stream, per step (zero_cuda_graph_blockers). */
+ * compute stream, per step (zero_cuda_graph_blockers). --cuda-graphs runs each
+ * training pass as a CUDA Graph (libzero.cuda_graphs, docs/gpu.md; no kernel times, as
+ * the profile's events cannot be read inside a capture); the line then also gives
+ * what came inside a capture (0 is the steady state's promise) and the graphs launched. */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -71,6 +74,7 @@ struct opts {
     int offload;        /* 1: offload to cpu */
     double peak_tflops; /* per device; 0: unknown (no MFU) */
     int kernel_times;   /* 1: profile one more step per variant (cuda) */
+    int cuda_graphs;    /* libzero.cuda_graphs (implies no kernel times) */
 };
 
 /* The device's measured ceilings (0: not measured) */
@@ -127,6 +131,7 @@ static void configure(struct zero_config *c, const struct opts *o, int stage)
     c->gradient_clipping = 1.0;
     c->train_micro_batch_size_per_gpu = o->batch;
     c->gradient_accumulation_steps = 1;
+    c->libzero.cuda_graphs = o->cuda_graphs;
     c->bf16.enabled = o->dtype == ZERO_BF16;
     if (o->dtype == ZERO_F16) {
         c->fp16.enabled = 1;
@@ -203,6 +208,8 @@ static void run_stage(const struct opts *o, int stage, struct zero_device *dev, 
         r->blockers.device_mallocs -= b0.device_mallocs;
         r->blockers.pinned_mallocs -= b0.pinned_mallocs;
         r->blockers.stream_syncs -= b0.stream_syncs;
+        r->blockers.in_capture -= b0.in_capture;
+        r->blockers.graph_launches -= b0.graph_launches;
     } else {
         r->counted = 0;
     }
@@ -265,10 +272,13 @@ static void print_kernels(const struct result *r, int stage, const struct ceilin
 #ifdef ZERO_HAVE_CUDA
     if (r->counted > 0) /* what a CUDA Graph of the step could not hold, per timed step */
         printf("kernel stage %d graph blockers per step: %.1f cudaMalloc, %.1f cudaMallocHost, "
-               "%.1f host waits for the compute stream\n",
+               "%.1f host waits for the compute stream; %.1f inside captures, %.1f graphs "
+               "launched\n",
                stage, (double)r->blockers.device_mallocs / r->counted,
                (double)r->blockers.pinned_mallocs / r->counted,
-               (double)r->blockers.stream_syncs / r->counted);
+               (double)r->blockers.stream_syncs / r->counted,
+               (double)r->blockers.in_capture / r->counted,
+               (double)r->blockers.graph_launches / r->counted);
     if (!r->profiled)
         return;
     printf("kernel stage %d class    | calls |  dev ms | %% step |  GFLOP | TFLOP/s | %% gemm "
@@ -362,7 +372,7 @@ static void usage(void)
             "usage: bench/gpt_mfu [--backend cuda|cpu] [--dtype bf16|fp16|fp32] [--n-layer L] "
             "[--n-embd C] [--n-head H] [--block-size T] [--vocab-size V] [--batch B] "
             "[--stage all|S[,S...]] [--steps K] [--warmup W] [--offload none|cpu] "
-            "[--peak-tflops P] [--no-kernel-times]\n");
+            "[--peak-tflops P] [--no-kernel-times] [--cuda-graphs]\n");
 }
 
 /* "all" or a comma list of stages 0-3 */
@@ -409,6 +419,7 @@ static int parse(struct opts *o, int argc, char **argv)
                                           {"offload", required_argument, NULL, 'o'},
                                           {"peak-tflops", required_argument, NULL, 'p'},
                                           {"no-kernel-times", no_argument, NULL, 'K'},
+                                          {"cuda-graphs", no_argument, NULL, 'G'},
                                           {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -448,6 +459,10 @@ static int parse(struct opts *o, int argc, char **argv)
             o->peak_tflops = strtod(optarg, NULL);
             break;
         case 'K':
+            o->kernel_times = 0;
+            break;
+        case 'G': /* the kernel profile's events cannot be read inside a capture */
+            o->cuda_graphs = 1;
             o->kernel_times = 0;
             break;
         default:

@@ -26,3 +26,10 @@ TESTS += tests/test_gpt_data
 # 1 rank = 2 ranks, text and llm.c files, bad files and flags.
 TESTS += tests/test_train_gpt.sh
 EXTRA_DIST += tests/test_train_gpt.sh
+
+# the engine's step-end hook and pass brackets (CUDA Graphs' engine side) on a test backend
+check_PROGRAMS += tests/test_device_step
+tests_test_device_step_SOURCES = tests/test_device_step.c tests/mpi_check.h
+tests_test_device_step_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_device_step_LDADD = $(TEST_LDADD)
+TESTS += tests/test_device_step.np1 tests/test_device_step.np3

@@ -211,6 +211,17 @@ static const struct bad bads[] = {
      "config: stage: unknown key; did you mean zero_optimization.stage?"},
     {"{\"libzero\": {\"colectives\": \"exact\"}}", 1, ZERO_EINVAL,
      "config: libzero.colectives: unknown key; did you mean libzero.collectives?"},
+    /* CUDA Graphs: only the cuda backend captures, and never around offload's host waits */
+    {"{\"train_batch_size\": 2, \"libzero\": {\"cuda_graphs\": true}}", 1, ZERO_EINVAL,
+     "config: libzero.cuda_graphs = true needs libzero.backend = \"cuda\" (backend is \"cpu\")"},
+    {"{\"train_batch_size\": 2, \"libzero\": {\"backend\": \"cuda\", \"cuda_graphs\": true}, "
+     "\"zero_optimization\": {\"stage\": 2, \"offload_optimizer\": {\"device\": \"cpu\"}}}",
+     1, ZERO_EINVAL,
+     "config: libzero.cuda_graphs = true cannot be combined with "
+     "zero_optimization.offload_optimizer: "
+     "the host waits for the offloaded states' copies, which a graph cannot hold"},
+    {"{\"libzero\": {\"cuda_graphs\": 1}}", 1, ZERO_EINVAL,
+     "config: libzero.cuda_graphs: expected true or false, got 1"},
     {"{\"train_batch_size\": 8, \"foo_bar_baz\": 1}", 1, ZERO_EINVAL,
      "config: foo_bar_baz: unknown key"},
     {"{\"zero_optimization.stage\": 3}", 1, ZERO_EINVAL,
@@ -566,8 +577,8 @@ START_TEST(test_printer_writes_each_key_once_in_order)
     for (const char *p = text; *p; p++)
         lines += *p == '\n';
     /* 3 batch + type + 6 Adam params + type + 7 fp16 + 1 bf16 + clipping + 14 zero
-     * + 8 + 6 offload + 6 aio + 6 activation checkpointing + 2 logging + 7 libzero */
-    ck_assert_int_eq(lines, 70);
+     * + 8 + 6 offload + 6 aio + 6 activation checkpointing + 2 logging + 8 libzero */
+    ck_assert_int_eq(lines, 71);
     free(text);
 }
 END_TEST

@@ -1161,6 +1161,160 @@ START_TEST(test_cuda_xent_and_embedding_reject_bad_ids_with_the_cpu_message)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- a step's device side */
+
+/* The loss summed on the device has the host loop's bits (engine_forward.c's mean_loss
+ * and the step's sum). */
+START_TEST(test_cuda_loss_accumulate_gives_the_host_sums_bits)
+{
+    enum { N = 1000, ROWS = 250 };
+    float *l = vals(N, 51, 3.0f);
+    for (int i = 0; i < N; i++)
+        l[i] = fabsf(l[i]);
+    float *dl = upload(gpu, l, sizeof(float) * N);
+    double zero[2] = {0.0, 0.0};
+    double *acc = upload(gpu, zero, sizeof zero);
+    double want = 0.0;
+    float last = 0.0f;
+    for (int m = 0; m < 3; m++) {
+        double sum = 0.0;
+        for (int i = 0; i < N - m; i++)
+            sum += l[i];
+        last = (float)(sum / (double)ROWS);
+        want += (double)last;
+        ck_assert_int_eq(
+            gpu->be->loss_accumulate(gpu->self, acc, (float *)(acc + 1), dl, (size_t)(N - m), ROWS),
+            ZERO_OK);
+    }
+    double got[2];
+    ck_assert_int_eq(gpu->be->to_host(gpu->self, got, acc, sizeof got), ZERO_OK);
+    float got_last;
+    memcpy(&got_last, &got[1], sizeof got_last);
+    ck_assert(memcmp(&got[0], &want, sizeof want) == 0);
+    ck_assert(memcmp(&got_last, &last, sizeof last) == 0);
+    release(gpu, dl);
+    release(gpu, acc);
+    free(l);
+}
+END_TEST
+
+/* graph_open, or 0 where this instance cannot capture: the host-staged collectives
+ * (ranks sharing a GPU), whose refusal must name them. */
+static int graphs_open(void)
+{
+    int rc = gpu->be->graph_open(gpu->self);
+    if (rc == ZERO_OK)
+        return 1;
+    ck_assert_int_eq(rc, ZERO_ENOTSUP);
+    ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "host-staged"));
+    return 0;
+}
+
+/* With the checks deferred (graph_open) a bad id is no error at the call: it is read
+ * at input_errors with the immediate check's message, replaced by 0 in place (the
+ * gather reads row 0), and cleared; graph_close makes the checks immediate again. */
+START_TEST(test_cuda_deferred_checks_report_the_first_bad_id_at_input_errors)
+{
+    enum { R = 6, C = 3, V = 5 };
+    int32_t ids[R] = {0, 1, 4, 7, -1, 2};
+    struct pair id = both(ids, sizeof(ids)), table = both_vals(V * C, 52, 1.0f);
+    struct pair y = both_vals(R * C, 53, 1.0f);
+    ck_assert_int_eq(cpu->be->embedding_forward(cpu->self, y.c, id.c, table.c, R, C, V),
+                     ZERO_EINVAL);
+    char immediate[512];
+    snprintf(immediate, sizeof immediate, "%s", cpu->be->last_error(cpu->self));
+    if (!graphs_open()) {
+        pair_free(id);
+        pair_free(table);
+        pair_free(y);
+        return;
+    }
+    ck_assert_int_eq(gpu->be->embedding_forward(gpu->self, y.g, id.g, table.g, R, C, V), ZERO_OK);
+    ck_assert_int_eq(gpu->be->embedding_forward(gpu->self, y.g, id.g, table.g, R, C, V), ZERO_OK);
+    int32_t back[R];
+    ck_assert_int_eq(gpu->be->to_host(gpu->self, back, id.g, sizeof back), ZERO_OK);
+    ck_assert_int_eq(back[3], 0);
+    ck_assert_int_eq(back[4], 0);
+    ck_assert_int_eq(back[5], 2);
+    ck_assert_int_eq(gpu->be->input_errors(gpu->self), ZERO_EINVAL);
+    ck_assert_str_eq(gpu->be->last_error(gpu->self), immediate);
+    ck_assert_int_eq(gpu->be->input_errors(gpu->self), ZERO_OK);
+    gpu->be->graph_close(gpu->self);
+    ck_assert_int_eq(gpu->be->from_host(gpu->self, id.g, ids, sizeof ids), ZERO_OK);
+    ck_assert_int_eq(gpu->be->embedding_forward(gpu->self, y.g, id.g, table.g, R, C, V),
+                     ZERO_EINVAL);
+    ck_assert_str_eq(gpu->be->last_error(gpu->self), immediate);
+    pair_free(id);
+    pair_free(table);
+    pair_free(y);
+}
+END_TEST
+
+/* A captured stretch gives the eager stretch's bits, launched at graph_end; its blocks
+ * come from the graphs' pool (a block freed inside a capture is not handed to an
+ * allocation outside); a second capture of the same key updates the executable graph;
+ * nothing waited for the host inside; a readback inside a capture fails the capture. */
+START_TEST(test_cuda_graph_capture_replays_the_eager_bits_from_a_private_pool)
+{
+    enum { N = 4096 };
+    float *x = vals(N, 54, 1.0f);
+    float *dx = upload(gpu, x, sizeof(float) * N), *dy = upload(gpu, x, sizeof(float) * N);
+    float *eager = upload(gpu, x, sizeof(float) * N);
+    if (!graphs_open()) {
+        release(gpu, dx);
+        release(gpu, dy);
+        release(gpu, eager);
+        free(x);
+        return;
+    }
+    struct zero_cuda_blockers b0, b1;
+    for (int round = 0; round < 3; round++) {
+        ck_assert_int_eq(gpu->be->axpy(gpu->self, 0.5f, dx, eager, N), ZERO_OK);
+        ck_assert_int_eq(gpu->be->gelu_forward(gpu->self, eager, eager, N, ZERO_GELU_TANH),
+                         ZERO_OK);
+        ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &b0), ZERO_OK);
+        ck_assert_int_eq(gpu->be->graph_begin(gpu->self, 3), ZERO_OK);
+        void *tmp = NULL;
+        ck_assert_int_eq(gpu->be->alloc(gpu->self, sizeof(float) * N, ZERO_TAG_WORKSPACE, &tmp),
+                         ZERO_OK);
+        ck_assert_int_eq(gpu->be->copy(gpu->self, tmp, dx, sizeof(float) * N), ZERO_OK);
+        ck_assert_int_eq(gpu->be->scale(gpu->self, 0.5f, tmp, N), ZERO_OK);
+        ck_assert_int_eq(gpu->be->add(gpu->self, dy, dy, tmp, N), ZERO_OK);
+        ck_assert_int_eq(gpu->be->gelu_forward(gpu->self, dy, dy, N, ZERO_GELU_TANH), ZERO_OK);
+        ck_assert_int_eq(gpu->be->free(gpu->self, tmp), ZERO_OK);
+        ck_assert_int_eq(gpu->be->graph_end(gpu->self, 3, 1), ZERO_OK);
+        void *outside = NULL;
+        ck_assert_int_eq(gpu->be->alloc(gpu->self, sizeof(float) * N, ZERO_TAG_WORKSPACE, &outside),
+                         ZERO_OK);
+        ck_assert_ptr_ne(outside, tmp); /* the pool's block stays the graphs' */
+        release(gpu, outside);
+        ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &b1), ZERO_OK);
+        ck_assert_int_eq(b1.graph_launches, b0.graph_launches + 1);
+        if (round > 0) {
+            ck_assert_int_eq(b1.in_capture, b0.in_capture);
+            ck_assert_int_eq(b1.device_mallocs, b0.device_mallocs);
+            ck_assert_int_eq(b1.graph_updates, b0.graph_updates + 1);
+        }
+        float *want = download(gpu, eager, sizeof(float) * N);
+        assert_same_bits(gpu, dy, want, sizeof(float) * N, "captured stretch");
+        free(want);
+    }
+    /* a readback inside: the capture fails and is reported, nothing launched */
+    float one = 0.0f;
+    ck_assert_int_eq(gpu->be->graph_begin(gpu->self, 0), ZERO_OK);
+    ck_assert_int_ne(gpu->be->to_host(gpu->self, &one, dx, sizeof one), ZERO_OK);
+    ck_assert_int_ne(gpu->be->graph_end(gpu->self, 0, 1), ZERO_OK);
+    ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &b1), ZERO_OK);
+    ck_assert_int_eq(b1.in_capture, b0.in_capture + 1);
+    gpu->be->graph_close(gpu->self);
+    ck_assert_int_eq(gpu->be->synchronize(gpu->self), ZERO_OK);
+    release(gpu, dx);
+    release(gpu, dy);
+    release(gpu, eager);
+    free(x);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- GPT kernels */
 
 START_TEST(test_cuda_embedding_forward_and_backward_match_cpu_bits)
@@ -1914,6 +2068,9 @@ static Suite *cuda_suite(void)
     tcase_add_test(layers, test_cuda_gelu_equals_cpu_bit_for_bit);
     tcase_add_test(layers, test_cuda_xent_matches_cpu_and_backward_is_bit_exact);
     tcase_add_test(layers, test_cuda_xent_and_embedding_reject_bad_ids_with_the_cpu_message);
+    tcase_add_test(layers, test_cuda_loss_accumulate_gives_the_host_sums_bits);
+    tcase_add_test(layers, test_cuda_deferred_checks_report_the_first_bad_id_at_input_errors);
+    tcase_add_test(layers, test_cuda_graph_capture_replays_the_eager_bits_from_a_private_pool);
     tcase_add_test(layers, test_cuda_embedding_forward_and_backward_match_cpu_bits);
     tcase_add_loop_test(layers, test_cuda_bucketed_embedding_backward_matches_cpu_bits, 0, 2);
     tcase_add_test(layers, test_cuda_layernorm_forward_and_backward_match_cpu_bits);

@@ -61,6 +61,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../backends/cuda/zero_cuda_profile.h"
 #include "cuda_pair.h"
 #include "mpi_check.h"
 #include "zero/gpt.h"
@@ -99,7 +100,14 @@ struct run {
     int native;           /* libzero.collectives = native: on cuda, cuBLAS and the fast kernels */
     int64_t width, micro; /* the MLP's width and rows per rank and step; 0: the defaults */
     int64_t max_live;     /* stage3_max_live_parameters; 0: the default */
-    int nvme; /* states on NVMe (ZeRO-Infinity): 1 through page-locked rings, 2 through ordinary */
+    int nvme;  /* states on NVMe (ZeRO-Infinity): 1 through page-locked rings, 2 through ordinary */
+    int accum; /* gradient_accumulation_steps; 0: 1 */
+    int graphs;   /* libzero.cuda_graphs */
+    int bad_step; /* 1 + the step whose first micro-batch has a bad token id on the last rank */
+    int step_rc[STEPS];
+    char bad_msg[ZERO_ERRMSG_LEN]; /* zero_engine_step's message at the bad step */
+    float *before_bad, *after_bad; /* (n) the parameters around the bad step */
+    struct zero_cuda_blockers last_before, last_after; /* around the last step (cuda) */
     float losses[STEPS];
     float *initial, *final; /* (n) every parameter, whole, in model order */
     int64_t n;
@@ -119,7 +127,8 @@ static void configure(struct zero_config *c, const struct run *r, const struct z
     c->optimizer.weight_decay = 0.01;
     c->gradient_clipping = 1.0;
     c->train_micro_batch_size_per_gpu = MICRO;
-    c->gradient_accumulation_steps = 1;
+    c->gradient_accumulation_steps = r->accum > 0 ? r->accum : 1;
+    c->libzero.cuda_graphs = r->graphs;
     c->bf16.enabled = r->bf16;
     c->libzero.matmul = ZERO_MATMUL_COMPUTE; /* both backends alike; fp32 training ignores it */
     c->libzero.align = 64; /* small blocks: tiny units still split over the ranks */
@@ -229,14 +238,41 @@ static int train(struct run *r, struct zero_device *d, struct zero_error *err)
     }
     if (!rc)
         rc = read_all(e, m, r->initial, err);
+    const int accum = r->accum > 0 ? r->accum : 1;
+    const int is_cuda = strcmp(d->be->name, "cuda") == 0;
     for (int step = 0; step < STEPS && !rc; step++) {
-        int64_t first = zero_atom_first_sample(step, 0, d->rank, d->size, 1, micro_of(r));
-        struct zero_batch b = make_batch(r, first, x, tokens, labels);
-        if (!(rc = zero_engine_forward(e, &b, NULL, err)) && !(rc = zero_engine_backward(e, err)))
-            rc = zero_engine_step(e, NULL, err);
+        if (is_cuda && step == STEPS - 1)
+            zero_cuda_graph_blockers(d->self, &r->last_before);
+        if (step + 1 == r->bad_step && !(r->before_bad = malloc((size_t)r->n * sizeof(float))))
+            rc = zero_fail(err, ZERO_ENOMEM, "rank %d: parameters", rank_);
+        if (!rc && step + 1 == r->bad_step)
+            rc = read_all(e, m, r->before_bad, err);
+        for (int micro = 0; micro < accum && !rc; micro++) {
+            int64_t first =
+                zero_atom_first_sample(step, micro, d->rank, d->size, accum, micro_of(r));
+            struct zero_batch b = make_batch(r, first, x, tokens, labels);
+            if (step + 1 == r->bad_step && micro == 0 && d->rank == d->size - 1 && b.tokens)
+                tokens[3] = (int32_t)tiny_gpt.vocab_size + 1;
+            if ((rc = zero_engine_forward(e, &b, NULL, err)) || (rc = zero_engine_backward(e, err)))
+                break;
+            struct zero_error step_err = {0};
+            r->step_rc[step] = zero_engine_step(e, NULL, &step_err);
+            if (r->step_rc[step] && step + 1 == r->bad_step)
+                snprintf(r->bad_msg, sizeof r->bad_msg, "%s", step_err.msg);
+            else if (r->step_rc[step])
+                rc = zero_fail(err, r->step_rc[step], "%s", step_err.msg);
+        }
         if (!rc)
             r->losses[step] = (float)zero_engine_last_step(e)->loss;
+        if (!rc && step + 1 == r->bad_step) {
+            if (!(r->after_bad = malloc((size_t)r->n * sizeof(float))))
+                rc = zero_fail(err, ZERO_ENOMEM, "rank %d: parameters", rank_);
+            else
+                rc = read_all(e, m, r->after_bad, err);
+        }
     }
+    if (is_cuda)
+        zero_cuda_graph_blockers(d->self, &r->last_after);
     if (!rc)
         rc = read_all(e, m, r->final, err);
     free(x);
@@ -262,6 +298,8 @@ static void run_free(struct run *r)
 {
     free(r->initial);
     free(r->final);
+    free(r->before_bad);
+    free(r->after_bad);
 }
 
 /* Both backends at every stage; fails on the first stage out of tolerance. */
@@ -443,6 +481,102 @@ START_TEST(test_cuda_trains_toy_mlp_with_states_on_nvme_like_cpu)
 }
 END_TEST
 
+/* ---- CUDA Graphs (libzero.cuda_graphs) ---- */
+
+/* 1 where this device captures; else checks that the engine refuses the graphs with the
+ * backend's reason (the host-staged collectives of ranks sharing a GPU) and returns 0. */
+static int graphs_possible(void)
+{
+    int ok = gpu->be->graph_open(gpu->self) == ZERO_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", gpu->be->last_error(gpu->self));
+    if (ok)
+        gpu->be->graph_close(gpu->self);
+    if (!mpi_check_all(ok)) {
+        struct run r = {.kind = TINY_GPT, .stage = 2, .graphs = 1};
+        struct zero_error err = {0};
+        int rc = train(&r, gpu, &err);
+        run_free(&r);
+        ck_assert_msg(mpi_check_all(rc == ZERO_ENOTSUP && strstr(err.msg, "host-staged")),
+                      "graphs where the device cannot capture: %d \"%s\" (graph_open: %s)", rc,
+                      err.msg, why);
+        if (rank_ == 0)
+            printf("cuda graphs: not checked here (%s)\n", why);
+        return 0;
+    }
+    return 1;
+}
+
+/* The captured passes give the uncaptured run's bits (the same kernels in the same
+ * order): losses and parameters after 10 steps of 2 micro-steps, the tiny GPT in
+ * native mode (bf16, the fast path) and exact mode, stages 0-3. In the captured steady
+ * state (the last step) nothing reached cudaMalloc or waited inside a capture, and each
+ * micro-step launched its two graphs, updated in place. */
+START_TEST(test_cuda_graphs_replay_the_uncaptured_bits_at_stages_0_to_3)
+{
+    if (!graphs_possible())
+        return;
+    const int native = _i & 1, stage = _i >> 1;
+    struct run plain = {
+        .kind = TINY_GPT, .stage = stage, .native = native, .bf16 = native, .accum = 2};
+    struct run captured = plain;
+    captured.graphs = 1;
+    struct zero_error err = {0};
+    int rc = train(&plain, gpu, &err);
+    if (!rc)
+        rc = train(&captured, gpu, &err);
+    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "stage %d %s: %s", stage,
+                  native ? "native" : "exact", rc ? err.msg : "training failed on another rank");
+    int same = memcmp(plain.losses, captured.losses, sizeof plain.losses) == 0 &&
+               memcmp(plain.final, captured.final, (size_t)plain.n * sizeof(float)) == 0;
+    struct zero_cuda_blockers a = captured.last_before, b = captured.last_after;
+    if (rank_ == 0)
+        printf("cuda graphs: stage %d %s: %s bits; last step: %lld launches, %lld updates, "
+               "%lld instantiations, %lld cudaMalloc, %lld in capture, %lld host waits\n",
+               stage, native ? "native bf16" : "exact fp32", same ? "the same" : "different",
+               (long long)(b.graph_launches - a.graph_launches),
+               (long long)(b.graph_updates - a.graph_updates),
+               (long long)(b.graph_instantiations - a.graph_instantiations),
+               (long long)(b.device_mallocs - a.device_mallocs),
+               (long long)(b.in_capture - a.in_capture),
+               (long long)(b.stream_syncs - a.stream_syncs));
+    run_free(&plain);
+    run_free(&captured);
+    ck_assert_msg(mpi_check_all(same), "stage %d: the captured run's bits differ", stage);
+    ck_assert_int_eq(b.graph_launches - a.graph_launches, 2 * 2);
+    ck_assert_int_eq(b.in_capture, 0);
+    ck_assert_int_eq(b.device_mallocs - a.device_mallocs, 0);
+    ck_assert_int_eq(b.graph_instantiations - a.graph_instantiations, 0);
+}
+END_TEST
+
+/* A bad token id on the last rank, in a captured step: every rank's zero_engine_step
+ * fails at the step's end naming it (or its rank), the parameters are the bits before
+ * the step, and the next steps train on. */
+START_TEST(test_cuda_graphs_report_a_bad_token_id_at_step_end_and_apply_nothing)
+{
+    if (!graphs_possible())
+        return;
+    struct run r = {
+        .kind = TINY_GPT, .stage = 2, .native = 1, .accum = 2, .graphs = 1, .bad_step = 3};
+    struct zero_error err = {0};
+    int rc = train(&r, gpu, &err);
+    ck_assert_msg(mpi_check_all(rc == ZERO_OK), "%s", rc ? err.msg : "on another rank");
+    int last = rank_ == mpi_check_size() - 1;
+    char want[256];
+    snprintf(want, sizeof want, "embedding_forward: row 3: token id %d is outside [0, %d)",
+             (int)tiny_gpt.vocab_size + 1, (int)tiny_gpt.vocab_size);
+    int ok = r.step_rc[2] == ZERO_EINVAL &&
+             strstr(r.bad_msg, last ? want : "stopped step 3 at its end") != NULL &&
+             strstr(r.bad_msg, "nothing of this step was applied") != NULL &&
+             memcmp(r.before_bad, r.after_bad, (size_t)r.n * sizeof(float)) == 0 &&
+             memcmp(r.after_bad, r.final, (size_t)r.n * sizeof(float)) != 0;
+    ck_assert_msg(mpi_check_all(ok), "rank %d: step rc %d, message \"%s\"", rank_, r.step_rc[2],
+                  r.bad_msg);
+    run_free(&r);
+}
+END_TEST
+
 static Suite *training_suite(void)
 {
     Suite *s = suite_create("cuda training vs cpu training");
@@ -456,6 +590,8 @@ static Suite *training_suite(void)
     tcase_add_test(
         tc, test_cuda_stage3_offload_param_gives_the_bits_of_stage3_with_the_shard_on_device);
     tcase_add_test(tc, test_cuda_trains_toy_mlp_with_states_on_nvme_like_cpu);
+    tcase_add_loop_test(tc, test_cuda_graphs_replay_the_uncaptured_bits_at_stages_0_to_3, 0, 8);
+    tcase_add_test(tc, test_cuda_graphs_report_a_bad_token_id_at_step_end_and_apply_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -127,6 +127,7 @@ static int open_nccl(struct cuda_state *s, char *why, size_t why_len)
 
 static void cuda_release(struct cuda_state *s)
 {
+    cuda_graph_close(s);
     cuda_coll_fini(s);
     cuda_prof_fini(s);
     cuda_staged_close(s);
@@ -357,4 +358,11 @@ const struct zero_backend zero_backend_cuda = {
     .gemm_bias = cuda_gemm_bias,
     .gemm_dgelu = cuda_gemm_dgelu,
     .gemm_bgrad = cuda_gemm_bgrad,
+
+    .loss_accumulate = cuda_loss_accumulate,
+    .graph_open = cuda_graph_open,
+    .graph_close = cuda_graph_close,
+    .input_errors = cuda_input_errors,
+    .graph_begin = cuda_graph_begin,
+    .graph_end = cuda_graph_end,
 };

@@ -31,7 +31,8 @@ struct cuda_request {
     enum zero_coll_kind kind;
     int64_t payload_bytes, sent_bytes;
     int counted;             /* stats already recorded (host-staged: done at issue) */
-    cudaEvent_t start, done; /* NULL on the host-staged path */
+    cudaEvent_t start, done; /* NULL on the host-staged path; start NULL in a capture */
+    int64_t capture;         /* the capture it was issued in (s->capture_gen), 0: none */
 };
 
 /* ---- timing of completed collectives ---- */
@@ -115,21 +116,36 @@ static void request_count(struct cuda_state *s, struct cuda_request *rq)
     c->payload_bytes += rq->payload_bytes;
     c->sent_bytes += rq->sent_bytes;
     rq->counted = 1;
-    if (rq->done != NULL) {
+    if (rq->done != NULL && rq->start == NULL) /* captured: not timed (cuda_graph.c) */
+        cudaEventDestroy(rq->done);
+    else if (rq->done != NULL)
         timing_add(s, rq);
-        rq->start = rq->done = NULL;
-    }
+    rq->start = rq->done = NULL;
+}
+
+/* Whether the compute stream must wait for rq's event now. A request of an ended
+ * capture needs none (the capture ended with compute waiting for comm), nor does an
+ * eager one waited inside a capture (compute waited for comm before the capture began),
+ * and an event of one capture cannot be waited for outside it. */
+static int needs_wait(const struct cuda_state *s, const struct cuda_request *rq)
+{
+    if (rq->done == NULL)
+        return 0;
+    if (rq->capture != 0)
+        return s->capturing && rq->capture == s->capture_gen;
+    return !s->capturing;
 }
 
 /* Makes the compute stream wait for rq and counts it. */
 static int request_complete(struct cuda_state *s, struct cuda_request *rq)
 {
     int rc = ZERO_OK;
-    if (rq->done != NULL)
+    if (needs_wait(s, rq))
         rc = cuda_check(s, cudaStreamWaitEvent(s->compute, rq->done, 0),
                         "wait: cudaStreamWaitEvent");
     request_count(s, rq);
-    int rc2 = timing_harvest(s, 0);
+    /* no event is queried inside a capture: the times are read after it */
+    int rc2 = s->capturing ? ZERO_OK : timing_harvest(s, 0);
     return rc != ZERO_OK ? rc : rc2;
 }
 
@@ -263,12 +279,15 @@ static int nccl_begin(struct cuda_state *s, struct cuda_request *rq, enum zero_c
     rq->kind = kind;
     rq->payload_bytes = payload;
     rq->sent_bytes = sent;
-    int rc = timing_harvest(s, 0);
+    int rc = s->capturing ? ZERO_OK : timing_harvest(s, 0);
     if (rc == ZERO_OK)
         rc = cuda_comm_after_compute(s, zero_coll_kind_name(kind));
     cudaError_t e = cudaSuccess;
-    if (rc == ZERO_OK && (e = cudaEventCreate(&rq->start)) == cudaSuccess &&
-        (e = cudaEventCreate(&rq->done)) == cudaSuccess)
+    if (rc == ZERO_OK && s->capturing) { /* only the completion, for the waits: not timed */
+        rq->capture = s->capture_gen;
+        e = cudaEventCreateWithFlags(&rq->done, cudaEventDisableTiming);
+    } else if (rc == ZERO_OK && (e = cudaEventCreate(&rq->start)) == cudaSuccess &&
+               (e = cudaEventCreate(&rq->done)) == cudaSuccess)
         e = cudaEventRecord(rq->start, s->comm_stream);
     if (rc == ZERO_OK)
         rc = cuda_check(s, e, zero_coll_kind_name(kind));

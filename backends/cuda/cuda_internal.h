@@ -13,6 +13,8 @@
  *   cuda_coll.c       collectives: requests, comm stats, NCCL native and exact modes
  *   cuda_staged.c     host-staging test mode: collectives through an inner cpu backend
  *   cuda_profile.c    per-kernel-class device time for benchmarks (zero_cuda_profile.h)
+ *   cuda_step.c       the loss summed on the device, the deferred id and label checks
+ *   cuda_graph.c      CUDA Graphs of the engine's passes (libzero.cuda_graphs)
  *   *.cu              the kernels and their launchers (cuda_launch.h) */
 #ifndef ZERO_CUDA_INTERNAL_H
 #define ZERO_CUDA_INTERNAL_H
@@ -39,6 +41,8 @@ struct cuda_lt_cache; /* cuda_blaslt.c */
 struct cuda_staged;   /* cuda_staged.c */
 struct cuda_timing;   /* cuda_coll.c: collectives whose time is not read yet */
 struct cuda_profile;  /* cuda_profile.c: per-kernel-class times (zero_cuda_profile.h) */
+struct cuda_graphs;   /* cuda_graph.c: the executable graphs by key */
+struct cuda_deferred; /* cuda_step.c: the deferred input checks' record and sites */
 
 struct cuda_state {
     MPI_Comm comm; /* our duplicate of the user's communicator */
@@ -79,6 +83,15 @@ struct cuda_state {
     struct cuda_timing *timing;
     struct cuda_staged *staged;
     struct cuda_profile *prof; /* NULL unless a benchmark turned profiling on */
+
+    /* CUDA Graphs (cuda_graph.c), NULL until graph_open */
+    struct cuda_graphs *graphs;
+    int capturing;            /* a capture is open on compute (comm joined to it) */
+    int capture_broken;       /* something inside it waited for the host: not launched */
+    int64_t capture_gen;      /* captures begun: a request notes the one it was issued in */
+    int64_t capture_blockers; /* waits and cudaMallocs met inside a capture */
+    int64_t graph_launches, graph_updates, graph_instantiations;
+    struct cuda_deferred *deferred; /* cuda_step.c: non-NULL while ids are checked late */
 };
 
 /* ---- cuda_error.c ---- */
@@ -101,10 +114,26 @@ int cuda_is_device_block(struct cuda_state *s, const void *p);
  * ledger under tag; host_alloc (cuda_host.c) is the table entry with the host ledger. */
 int cuda_pinned_alloc(struct cuda_state *s, size_t bytes, enum zero_tag tag, void **host);
 void cuda_pinned_free(struct cuda_state *s, void *host, size_t bytes, enum zero_tag tag);
+/* The host waits for the compute stream (counted: zero_cuda_graph_blockers). */
+cudaError_t cuda_host_waits(struct cuda_state *s);
+/* The graphs' pool (cuda_graph.c): while s->capturing, alloc takes blocks from it and
+ * frees return them there; close returns its cached blocks to CUDA (device idle). */
+void cuda_memory_pool_open(struct cuda_state *s);
+void cuda_memory_pool_close(struct cuda_state *s);
+/* Before the first capture: the ordinary cache is returned to CUDA (a host wait, once),
+ * so that the first, uncaptured step's blocks do not sit idle beside the pool's. */
+void cuda_memory_pool_prime(struct cuda_state *s);
 /* Waits for the compute stream; then *out = the device flag word. */
 int cuda_read_flag(struct cuda_state *s, const char *what, unsigned long long *out);
 /* Makes the comm stream wait for everything issued on compute so far. */
 int cuda_comm_after_compute(struct cuda_state *s, const char *what);
+
+/* ---- cuda_step.c ---- */
+int cuda_deferred_open(struct cuda_state *s); /* ids checked late from now on */
+void cuda_deferred_close(struct cuda_state *s);
+/* The deferred check of ids (rows) against [0, limit) for entry `what` (a literal). */
+int cuda_defer_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
+                   int64_t rows, int64_t limit);
 
 /* ---- cuda_host.c ---- */
 /* 1 if p lies inside a live host_alloc block (kernels use it in place; library calls

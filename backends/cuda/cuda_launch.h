@@ -170,6 +170,26 @@ cudaError_t cuda_launch_exact_gemm(cudaStream_t st, int trans_a, int trans_b, in
                                    float beta, void *c, enum zero_dtype c_type, int64_t ldc,
                                    int64_t stride_c, int64_t batch);
 
+/* ---- cuda_step_kernels.cu: what a step keeps on the device (cuda_step.c) ---- */
+
+/* The micro-step's mean loss, in the host's order (backend.h, loss_accumulate): losses
+ * (n) summed in double in index order (one block: staged in shared memory, added by one
+ * thread); *last = (float)(sum / rows); *acc += *last. */
+cudaError_t cuda_launch_loss_accumulate(cudaStream_t st, double *acc, float *last,
+                                        const float *losses, size_t n, int64_t rows);
+
+/* The first bad id of the step: site -1 until a check meets one. */
+struct cuda_id_record {
+    unsigned long long row;
+    int32_t value;
+    int32_t site;
+};
+/* Deferred check of ids (rows): where rec holds nothing yet and some id is outside
+ * [0, limit), rec = (site, the smallest such row, its id); then every such id is
+ * replaced by 0 in place, so the kernels after it stay inside their tables. */
+cudaError_t cuda_launch_defer_ids(cudaStream_t st, int32_t *ids, int64_t rows, int64_t limit,
+                                  int site, struct cuda_id_record *rec);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,6 +77,8 @@ static int check_ids(struct cuda_state *s, const char *what, const char *noun, c
 {
     if (rows <= 0)
         return ZERO_OK;
+    if (s->deferred != NULL) /* libzero.cuda_graphs: read at the step's end (cuda_step.c) */
+        return cuda_defer_ids(s, what, noun, ids, rows, limit);
     int rc =
         cuda_check(s, cuda_launch_index_check(s->compute, ids, rows, limit, s->flag_dev), what);
     unsigned long long bad = ULLONG_MAX;

@@ -12,6 +12,14 @@
  * life. (The other direction is the engine's: a block last used on the comm stream
  * is freed only after wait() or a fence made the compute stream wait for that use.)
  *
+ * CUDA Graphs (cuda_graph.c): while a capture is open, blocks come from the graphs'
+ * pool, a second set of cached blocks that only captures take from, and a pool block
+ * freed (inside a capture or not) returns to the pool: a block a graph's kernels use
+ * is never handed to work outside the graphs. Inside a capture nothing here may make
+ * the host wait: a miss reaches cudaMalloc in relaxed capture mode (the block stays in
+ * the pool; it is counted as a blocker), the cache is never emptied or cudaFree'd, and
+ * a grown buffer refuses to grow.
+ *
  * The ledger counts live blocks at their requested size, as the cpu backend does;
  * cached blocks are not in use. ZERO_CUDA_CACHE_MB bounds the cache (default: no
  * bound; when cudaMalloc fails the cache is emptied and the call retried).
@@ -31,6 +39,7 @@ struct cuda_block {
     size_t bytes;  /* requested */
     size_t klass;  /* allocated */
     int tag;
+    int pool; /* taken from the graphs' pool */
 };
 
 struct cuda_cache {
@@ -39,6 +48,10 @@ struct cuda_cache {
     struct cuda_block *cached; /* free blocks kept for reuse (ptr, klass) */
     size_t cached_n, cached_cap;
     size_t held, limit; /* bytes in the cache, and its bound */
+    /* the graphs' pool: free blocks only a capture takes (ptr, klass); no bound */
+    struct cuda_block *pooled;
+    size_t pooled_n, pooled_cap;
+    int pool_open, pool_primed;
 };
 
 static size_t size_class(size_t bytes)
@@ -140,33 +153,48 @@ static int live_remove(struct cuda_cache *c, uintptr_t p, struct cuda_block *out
     return 0;
 }
 
-/* A cached block of class klass, newest first; 0 if none. */
-static uintptr_t cache_take(struct cuda_cache *c, size_t klass)
+/* A free block of class klass from list (b, *n), newest first; 0 if none. */
+static uintptr_t list_take(struct cuda_block *b, size_t *n, size_t klass)
 {
-    for (size_t i = c->cached_n; i > 0; i--) {
-        if (c->cached[i - 1].klass != klass)
+    for (size_t i = *n; i > 0; i--) {
+        if (b[i - 1].klass != klass)
             continue;
-        uintptr_t p = c->cached[i - 1].ptr;
-        c->cached[i - 1] = c->cached[--c->cached_n];
-        c->held -= klass;
+        uintptr_t p = b[i - 1].ptr;
+        b[i - 1] = b[--*n];
         return p;
     }
     return 0;
 }
 
-static int cache_put(struct cuda_cache *c, uintptr_t p, size_t klass)
+static int list_put(struct cuda_block **b, size_t *n, size_t *cap, uintptr_t p, size_t klass)
 {
-    if (c->held + klass > c->limit || c->held + klass < c->held)
-        return 0;
-    if (c->cached_n == c->cached_cap) {
-        size_t cap = c->cached_cap ? c->cached_cap * 2 : 256;
-        struct cuda_block *a = realloc(c->cached, cap * sizeof(*a));
+    if (*n == *cap) {
+        size_t grown = *cap ? *cap * 2 : 256;
+        struct cuda_block *a = realloc(*b, grown * sizeof(*a));
         if (a == NULL)
             return 0;
-        c->cached = a;
-        c->cached_cap = cap;
+        *b = a;
+        *cap = grown;
     }
-    c->cached[c->cached_n++] = (struct cuda_block){.ptr = p, .klass = klass};
+    (*b)[(*n)++] = (struct cuda_block){.ptr = p, .klass = klass};
+    return 1;
+}
+
+static uintptr_t cache_take(struct cuda_cache *c, size_t klass)
+{
+    uintptr_t p = list_take(c->cached, &c->cached_n, klass);
+    if (p != 0)
+        c->held -= klass;
+    return p;
+}
+
+/* bound: 0 inside a capture, where a block that does not fit cannot be cudaFree'd */
+static int cache_put(struct cuda_cache *c, uintptr_t p, size_t klass, int bound)
+{
+    if (bound && (c->held + klass > c->limit || c->held + klass < c->held))
+        return 0;
+    if (!list_put(&c->cached, &c->cached_n, &c->cached_cap, p, klass))
+        return 0;
     c->held += klass;
     return 1;
 }
@@ -188,13 +216,84 @@ void cuda_memory_fini(struct cuda_state *s)
     if (c == NULL)
         return;
     cache_empty(c);
+    cuda_memory_pool_close(s);
     for (size_t i = 0; i < c->live_cap; i++) /* blocks the caller never freed */
         if (c->live[i].ptr != 0)
             cudaFree((void *)c->live[i].ptr);
     free(c->live);
     free(c->cached);
+    free(c->pooled);
     free(c);
     s->cache = NULL;
+}
+
+void cuda_memory_pool_open(struct cuda_state *s)
+{
+    struct cuda_cache *c = cache_of(s);
+    if (c != NULL)
+        c->pool_open = 1;
+}
+
+void cuda_memory_pool_prime(struct cuda_state *s)
+{
+    struct cuda_cache *c = s->cache;
+    if (c == NULL || !c->pool_open || c->pool_primed)
+        return;
+    cache_empty(c);
+    c->pool_primed = 1;
+}
+
+void cuda_memory_pool_close(struct cuda_state *s)
+{
+    struct cuda_cache *c = s->cache;
+    if (c == NULL || !c->pool_open)
+        return;
+    if (c->pooled_n > 0)
+        cudaDeviceSynchronize(); /* the graphs that used them are done */
+    for (size_t i = 0; i < c->pooled_n; i++)
+        cudaFree((void *)c->pooled[i].ptr);
+    c->pooled_n = 0;
+    c->pool_open = c->pool_primed = 0; /* live pool blocks return to the ordinary cache */
+}
+
+/* A fresh block of klass bytes. Inside a capture in relaxed mode, so that it does not
+ * invalidate the capture (the block stays in the pool: no replay of the graph needs it
+ * allocated again), and without emptying the cache (that would wait for the device). */
+static int device_malloc(struct cuda_state *s, struct cuda_cache *c, size_t bytes, size_t klass,
+                         enum zero_tag tag, uintptr_t *out)
+{
+    void *fresh = NULL;
+    cudaError_t e;
+    if (s->capturing) {
+        enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        cudaThreadExchangeStreamCaptureMode(&mode);
+        e = cudaMalloc(&fresh, klass);
+        cudaThreadExchangeStreamCaptureMode(&mode);
+        s->capture_blockers++;
+    } else {
+        e = cudaMalloc(&fresh, klass);
+    }
+    size_t held = 0;
+    if (e != cudaSuccess && !s->capturing) {
+        (void)cudaGetLastError();
+        held = c->held;
+        cache_empty(c);
+        e = cudaMalloc(&fresh, klass);
+    }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        return cuda_fail(s, ZERO_ENOMEM,
+                         "alloc: device %d out of memory for %zu bytes (%s): %zu of %zu "
+                         "bytes free after returning %zu cached bytes; %lld bytes live%s",
+                         s->device, bytes, zero_tag_name(tag), free_b, total_b, held,
+                         (long long)s->ledger->current_total,
+                         s->capturing ? " (inside a captured pass: the cache was kept)" : "");
+    }
+    *out = (uintptr_t)fresh;
+    s->device_mallocs++;
+    return ZERO_OK;
 }
 
 int cuda_alloc(void *self, size_t bytes, enum zero_tag tag, void **dev)
@@ -210,32 +309,17 @@ int cuda_alloc(void *self, size_t bytes, enum zero_tag tag, void **dev)
     if (c == NULL)
         return cuda_fail(s, ZERO_ENOMEM, "alloc: out of host memory for the allocator");
     size_t klass = size_class(bytes);
-    uintptr_t p = cache_take(c, klass);
-    if (p == 0) {
-        void *fresh = NULL;
-        cudaError_t e = cudaMalloc(&fresh, klass);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            size_t held = c->held;
-            cache_empty(c);
-            e = cudaMalloc(&fresh, klass);
-            if (e != cudaSuccess) {
-                (void)cudaGetLastError();
-                size_t free_b = 0, total_b = 0;
-                cudaMemGetInfo(&free_b, &total_b);
-                return cuda_fail(s, ZERO_ENOMEM,
-                                 "alloc: device %d out of memory for %zu bytes (%s): %zu of %zu "
-                                 "bytes free after returning %zu cached bytes; %lld bytes live",
-                                 s->device, bytes, zero_tag_name(tag), free_b, total_b, held,
-                                 (long long)s->ledger->current_total);
-            }
-        }
-        p = (uintptr_t)fresh;
-        s->device_mallocs++;
-    }
-    if (live_insert(c, (struct cuda_block){
-                           .ptr = p, .bytes = bytes, .klass = klass, .tag = (int)tag}) != 0) {
-        if (!cache_put(c, p, klass))
+    int pool = s->capturing && c->pool_open;
+    uintptr_t p = pool ? list_take(c->pooled, &c->pooled_n, klass) : cache_take(c, klass);
+    int rc = p == 0 ? device_malloc(s, c, bytes, klass, tag, &p) : ZERO_OK;
+    if (rc != ZERO_OK)
+        return rc;
+    if (live_insert(
+            c, (struct cuda_block){
+                   .ptr = p, .bytes = bytes, .klass = klass, .tag = (int)tag, .pool = pool}) != 0) {
+        if (!(pool ? list_put(&c->pooled, &c->pooled_n, &c->pooled_cap, p, klass)
+                   : cache_put(c, p, klass, !s->capturing)) &&
+            !s->capturing)
             cudaFree((void *)p);
         return cuda_fail(s, ZERO_ENOMEM, "alloc: out of host memory for the block table");
     }
@@ -257,7 +341,13 @@ int cuda_free(void *self, void *dev)
                          "free: %p is not a live block of this backend (freed twice?)", dev);
     }
     zero_ledger_add(s->ledger, (enum zero_tag)b.tag, -(int64_t)b.bytes);
-    if (!cache_put(s->cache, b.ptr, b.klass)) {
+    struct cuda_cache *c = s->cache;
+    int kept = b.pool && c->pool_open
+                   ? list_put(&c->pooled, &c->pooled_n, &c->pooled_cap, b.ptr, b.klass)
+                   : cache_put(c, b.ptr, b.klass, !s->capturing);
+    if (!kept && s->capturing) /* no host memory to keep it: lost until close, never reused */
+        return cuda_fail(s, ZERO_ENOMEM, "free: out of host memory for the cache (in a capture)");
+    if (!kept) {
         cudaError_t e = cudaFree(dev); /* synchronizes the device: the block is idle */
         if (e != cudaSuccess)
             return cuda_check(s, e, "free: cudaFree");
@@ -275,6 +365,12 @@ int cuda_buffer_grow(struct cuda_state *s, void **buf, size_t *have, size_t need
 {
     if (need <= *have)
         return ZERO_OK;
+    if (s->capturing) /* the kernels captured so far read the old buffer */
+        return cuda_fail(s, ZERO_ENOTSUP,
+                         "%s: would grow from %zu to %zu bytes inside a captured pass; "
+                         "libzero.cuda_graphs needs every micro-step to have the shapes of the "
+                         "first step's",
+                         what, *have, need);
     cuda_buffer_free(s, buf, have, tag); /* cudaFree waits for the device */
     cudaError_t e = cudaMalloc(buf, need);
     if (e != cudaSuccess) {
@@ -321,10 +417,16 @@ void cuda_pinned_free(struct cuda_state *s, void *host, size_t bytes, enum zero_
     zero_ledger_add(s->ledger, tag, -(int64_t)bytes);
 }
 
-/* the host waits for the compute stream: counted, as a CUDA Graph cannot hold it */
-static cudaError_t host_waits(struct cuda_state *s)
+/* the host waits for the compute stream: counted, as a CUDA Graph cannot hold it; inside
+ * a capture it is refused and the capture marked broken (graph_end launches nothing) */
+cudaError_t cuda_host_waits(struct cuda_state *s)
 {
     s->stream_syncs++;
+    if (s->capturing) {
+        s->capture_blockers++;
+        s->capture_broken = 1;
+        return cudaErrorStreamCaptureUnsupported;
+    }
     return cudaStreamSynchronize(s->compute);
 }
 
@@ -336,6 +438,10 @@ int zero_cuda_graph_blockers(void *self, struct zero_cuda_blockers *out)
     out->device_mallocs = s->device_mallocs;
     out->pinned_mallocs = s->pinned_mallocs;
     out->stream_syncs = s->stream_syncs;
+    out->in_capture = s->capture_blockers;
+    out->graph_launches = s->graph_launches;
+    out->graph_updates = s->graph_updates;
+    out->graph_instantiations = s->graph_instantiations;
     return ZERO_OK;
 }
 
@@ -344,7 +450,7 @@ int cuda_read_flag(struct cuda_state *s, const char *what, unsigned long long *o
     cudaError_t e = cudaMemcpyAsync(s->flag_host, s->flag_dev, sizeof(*s->flag_host),
                                     cudaMemcpyDeviceToHost, s->compute);
     if (e == cudaSuccess)
-        e = host_waits(s);
+        e = cuda_host_waits(s);
     if (e != cudaSuccess)
         return cuda_check(s, e, what);
     *out = *s->flag_host;
@@ -412,9 +518,11 @@ int cuda_to_host(void *self, void *host, const void *dev, size_t bytes)
     struct cuda_state *s = self;
     if (bytes == 0)
         return ZERO_OK;
+    if (s->capturing) /* refused before the copy: pageable memory cannot be captured */
+        return cuda_check(s, cuda_host_waits(s), "to_host");
     cudaError_t e = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDefault, s->compute);
     if (e == cudaSuccess)
-        e = host_waits(s);
+        e = cuda_host_waits(s);
     return cuda_check(s, e, "to_host");
 }
 
@@ -423,9 +531,11 @@ int cuda_from_host(void *self, void *dev, const void *host, size_t bytes)
     struct cuda_state *s = self;
     if (bytes == 0)
         return ZERO_OK;
+    if (s->capturing) /* refused before the copy: pageable memory cannot be captured */
+        return cuda_check(s, cuda_host_waits(s), "from_host");
     cudaError_t e = cudaMemcpyAsync(dev, host, bytes, cudaMemcpyDefault, s->compute);
     if (e == cudaSuccess)
-        e = host_waits(s);
+        e = cuda_host_waits(s);
     return cuda_check(s, e, "from_host");
 }
 
@@ -535,7 +645,7 @@ int cuda_event_synchronize(void *self, void *ev)
 int cuda_synchronize(void *self)
 {
     struct cuda_state *s = self;
-    cudaError_t e = host_waits(s);
+    cudaError_t e = cuda_host_waits(s);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s->comm_stream);
     int rc = cuda_check(s, e, "synchronize");

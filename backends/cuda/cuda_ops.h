@@ -124,4 +124,15 @@ int cuda_barrier(void *self);
 int cuda_wait(void *self, struct zero_request *req);
 int cuda_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes);
 
+/* cuda_step.c: the loss kept on the device, the deferred checks' verdict */
+int cuda_loss_accumulate(void *self, double *acc, float *last, const float *losses, size_t n,
+                         int64_t rows);
+int cuda_input_errors(void *self);
+
+/* cuda_graph.c: CUDA Graphs of the engine's passes */
+int cuda_graph_open(void *self);
+void cuda_graph_close(void *self);
+int cuda_graph_begin(void *self, int key);
+int cuda_graph_end(void *self, int key, int launch);
+
 #endif

@@ -52,6 +52,12 @@ struct zero_cuda_blockers {
     int64_t device_mallocs; /* cudaMalloc */
     int64_t pinned_mallocs; /* cudaMallocHost */
     int64_t stream_syncs;   /* cudaStreamSynchronize of the compute stream */
+    /* libzero.cuda_graphs (cuda_graph.c): the waits and cudaMallocs above that came
+     * inside a capture (0 is the steady state's promise: a wait fails its capture; a
+     * cudaMalloc is let through into the graphs' pool), the graphs launched, and how
+     * each captured pass reached its executable graph (updated or instantiated) */
+    int64_t in_capture;
+    int64_t graph_launches, graph_updates, graph_instantiations;
 };
 int zero_cuda_graph_blockers(void *self, struct zero_cuda_blockers *out);
 

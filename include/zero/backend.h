@@ -183,7 +183,8 @@ struct zero_backend {
 
     /* Token embedding. y (rows, cols) row r = table (vocab, cols) row ids[r].
      * Fails with ZERO_EINVAL naming the row and the id when an id (device
-     * memory, (rows)) is outside [0, vocab); y is then not written. */
+     * memory, (rows)) is outside [0, vocab); y is then not written (with the checks
+     * deferred, graph_open below, the id is recorded and replaced by 0 instead). */
     int (*embedding_forward)(void *self, float *y, const int32_t *ids, const float *table,
                              int64_t rows, int64_t cols, int64_t vocab);
     /* dtable (vocab, cols) = beta * dtable, then for r = 0, 1, ..., rows-1 in that
@@ -315,6 +316,37 @@ struct zero_backend {
                       const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                       enum zero_dtype b_type, int64_t ldb, float beta, float *c, int64_t ldc,
                       int db_side, const float *dy, float *db, float db_beta);
+
+    /* ---- optional: a step with no host wait inside its passes (docs/gpu.md, CUDA Graphs) ----
+     * NULL where a backend does not offer them (cpu); the engine then reads each
+     * micro-step's losses back and every id is checked before anything is written. */
+
+    /* The micro-step's mean loss kept on the device, summed in the host's order:
+     *   sum (double) = losses[0] + losses[1] + ... + losses[n-1], in that order
+     *   *last (float) = (float)(sum / rows);  *acc (double) += (double)*last
+     * losses (n floats), acc and last are device memory. */
+    int (*loss_accumulate)(void *self, double *acc, float *last, const float *losses, size_t n,
+                           int64_t rows);
+    /* Deferred input checks and graph capture, for libzero.cuda_graphs. graph_open turns
+     * the deferred checks on: from then on embedding_forward, xent_forward,
+     * xent_backward and xent_fused do not fail on an id outside its range: they record
+     * the first one (the first call that met one, its smallest row) on the device and
+     * replace it by 0 in the ids buffer itself, so nothing after it (the embedding
+     * backward included) reads or writes outside a table or the logits. input_errors reads that
+     * record (a host wait) and clears it: ZERO_OK, or ZERO_EINVAL with the message the immediate
+     * check gives ("embedding_forward: row R: token id V is outside [0, vocab)"). graph_open fails,
+     * naming why, where this instance cannot capture (cuda: host-staged collectives, profiling on).
+     */
+    int (*graph_open)(void *self);
+    void (*graph_close)(void *self); /* destroys the graphs and their memory pool */
+    int (*input_errors)(void *self);
+    /* The work queued between graph_begin and graph_end (compute and comm streams, no
+     * host wait, no entry that waits: to_host, from_host, synchronize, nonfinite, ...)
+     * is captured as graph `key` (>= 0, the engine's name for the pass) and launched
+     * by graph_end; launch 0 discards it (the pass failed). Blocks alloc hands out
+     * between them come from a pool kept for the graphs. */
+    int (*graph_begin)(void *self, int key);
+    int (*graph_end)(void *self, int key, int launch);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

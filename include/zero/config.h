@@ -148,6 +148,10 @@ struct zero_libzero_config {
     /* micro_step_major: which samples a rank reads at each micro-step, and so how exact
      * mode may reduce (atom.h; docs/design.md, "Exactness contract") */
     enum zero_atom_order atom_order;
+
+    /* false: capture each micro-step's forward and backward as CUDA Graphs once the first
+     * step has run (cuda backend only; docs/gpu.md, "CUDA Graphs") */
+    int cuda_graphs;
 };
 
 struct zero_config {

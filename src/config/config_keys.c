@@ -196,6 +196,7 @@ const struct config_key config_keys[] = {
     ENUM("libzero.collectives", libzero.coll_mode, coll_names),
     ENUM("libzero.matmul", libzero.matmul, matmul_names),
     ENUM("libzero.atom_order", libzero.atom_order, atom_order_names),
+    BOOL("libzero.cuda_graphs", libzero.cuda_graphs),
     KEY(KEY_I64, "libzero.offload_threads", libzero.offload_threads, 0, 4096),
     KEY(KEY_I64, "libzero.align", libzero.align, 1, 1073741824.0),
     KEY(KEY_U64, "libzero.seed", libzero.seed, 0, 18446744073709551615.0),

@@ -70,6 +70,29 @@ static int check_nvme_only_keys(const struct zero_config *c, struct zero_error *
     return ZERO_OK;
 }
 
+/* libzero.cuda_graphs: a captured pass may not wait for the host, and ZeRO-Offload's
+ * copies and swaps are waited for by the host (offload.c, nvme_swap.c); the cpu backend
+ * has nothing to capture. */
+static int check_cuda_graphs(const struct zero_config *c, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &c->zero_optimization;
+    if (!c->libzero.cuda_graphs)
+        return ZERO_OK;
+    if (strcmp(c->libzero.backend, "cuda") != 0)
+        return zero_fail(err, ZERO_EINVAL,
+                         "libzero.cuda_graphs = true needs libzero.backend = \"cuda\" (backend is "
+                         "\"%s\")",
+                         c->libzero.backend);
+    if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE ||
+        z->offload_param.device != ZERO_OFFLOAD_NONE)
+        return zero_fail(err, ZERO_EINVAL,
+                         "libzero.cuda_graphs = true cannot be combined with "
+                         "zero_optimization.offload_%s: the host waits for the offloaded "
+                         "states' copies, which a graph cannot hold",
+                         z->offload_optimizer.device != ZERO_OFFLOAD_NONE ? "optimizer" : "param");
+    return ZERO_OK;
+}
+
 /* Values the engine needs in range, offload's stage rules, the trace's steps. */
 static int check_values(const struct zero_config *c, struct zero_error *err)
 {
@@ -112,6 +135,8 @@ static int check_values(const struct zero_config *c, struct zero_error *err)
                          device[z->offload_param.device]);
     int rc = check_nvme_only_keys(c, err);
     if (rc)
+        return rc;
+    if ((rc = check_cuda_graphs(c, err)))
         return rc;
     if (c->libzero.trace_steps[0]) {
         int64_t steps[ZERO_TRACE_MAX_STEPS];

@@ -11,6 +11,7 @@
 #include "engine_internal.h"
 #include "engine_forward.h"
 #include "engine_states.h"
+#include "device_step.h"
 #include "gathered.h"
 #include "grad_reduce.h"
 #include "optimizer.h"
@@ -210,7 +211,8 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     if (rc || (rc = check_config(e, err)) || (rc = offload_configure(e, err)) ||
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
         (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
-        (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err))) {
+        (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err)) ||
+        (rc = device_step_open(e, err))) {
         if (rc && !err->msg[0])
             engine_backend_error(e, rc, err, "engine setup");
         zero_engine_destroy(e);
@@ -225,6 +227,7 @@ void zero_engine_destroy(struct zero_engine *e)
     if (!e)
         return;
     engine_free_batch(e);
+    device_step_close(e);
     engine_states_destroy(e);
     stage3_destroy(e);
     reduce_destroy(e);
@@ -265,6 +268,10 @@ int zero_engine_step(struct zero_engine *e, int *stepped, struct zero_error *err
     if (e->micro_steps / e->accum == e->global_steps)
         return ZERO_OK; /* this boundary was already stepped */
     rc = optimizer_step(e, err);
+    if (rc && e->dstep.refused) { /* the boundary is consumed: the next step starts afresh */
+        e->loss_sum = 0.0;
+        e->step_started = 0;
+    }
     if (!rc)
         rc = global_mean_loss(e, &e->last.loss, err);
     if (rc)

@@ -7,6 +7,7 @@
 
 #include "engine_internal.h"
 #include "engine_forward.h"
+#include "device_step.h"
 #include "gathered.h"
 #include "grad_reduce.h"
 #include "stage3.h"
@@ -136,6 +137,9 @@ int zero_engine_backward(struct zero_engine *e, struct zero_error *err)
         return rc;
     for (int u = 0; u < e->nunits; u++)
         memset(e->us[u].grad_written, 0, sizeof e->us[u].grad_written);
+    /* the whole pass, reductions included, is one graph where the step's graphs are on */
+    if ((rc = device_step_begin(e, DEVICE_PASS_BACKWARD, err)))
+        return rc;
     float *dy = NULL;
     for (int u = e->nunits - 1; u >= 0 && !rc; u--)
         rc = backward_unit(e, u, &dy, err);
@@ -143,7 +147,7 @@ int zero_engine_backward(struct zero_engine *e, struct zero_error *err)
     engine_free_batch(e);
     if (!rc)
         rc = reduce_finish_micro_step(e, err);
-    if (rc)
+    if ((rc = device_step_end(e, DEVICE_PASS_BACKWARD, rc, err)))
         return rc;
     e->forward_done = 0;
     stage3_order_recorded(e);

@@ -6,6 +6,7 @@
 
 #include "engine_internal.h"
 #include "engine_forward.h"
+#include "device_step.h"
 #include "gathered.h"
 #include "stage3.h"
 #include "unit_compute.h"
@@ -190,26 +191,45 @@ static int check_can_start(struct zero_engine *e, struct zero_error *err)
     return engine_outside_scope(e, "forward", err);
 }
 
-/* On failure the caller discards the pass's activations. */
+/* The units' forwards, and in training the loss added to the device's sum where the
+ * device keeps it: a training pass with no host wait, captured where the step's graphs
+ * are on (device_step.c), the batch uploaded before. On failure the caller discards
+ * the pass's activations. */
 static int run_forward(struct zero_engine *e, const struct zero_batch *batch, enum pass pass,
                        struct zero_error *err)
 {
     int rc = upload_batch(e, batch, pass != PASS_PREDICT, err);
-    stage3_set_untraced(e, pass != PASS_TRAIN);
-    if (!rc)
-        rc = stage3_begin_pass(e, err);
+    if (rc)
+        return rc;
+    int train = pass == PASS_TRAIN;
+    if (train && (rc = device_step_begin(e, DEVICE_PASS_FORWARD, err)))
+        return rc;
+    stage3_set_untraced(e, !train);
+    rc = stage3_begin_pass(e, err);
     for (int u = 0; u < e->nunits && !rc; u++)
         rc = forward_unit(e, u, pass, err);
     stage3_set_untraced(e, 0);
-    return rc;
+    if (!rc && train && device_step_keeps_loss(e)) {
+        const struct zero_unit *last = e->model->units[e->nunits - 1];
+        rc = device_step_add_loss(e, e->us[e->nunits - 1].out,
+                                  (size_t)e->rows * (size_t)last->out_width, e->rows, err);
+    }
+    return train ? device_step_end(e, DEVICE_PASS_FORWARD, rc, err) : rc;
 }
 
-/* A pass that ends in the loss unit's forward: *l is the micro-batch's mean loss. */
+/* A pass that ends in the loss unit's forward: *l is the micro-batch's mean loss (in
+ * training where the device sums the losses, read back only when l is not NULL). */
 static int forward_with_loss(struct zero_engine *e, const struct zero_batch *batch, enum pass pass,
                              float *l, struct zero_error *err)
 {
     int rc = run_forward(e, batch, pass, err);
-    return rc ? rc : mean_loss(e, l, err);
+    if (rc || (pass == PASS_TRAIN && device_step_keeps_loss(e)))
+        return rc || !l ? rc : device_step_read_last_loss(e, l, err);
+    float mean = 0.0f;
+    rc = mean_loss(e, &mean, err);
+    if (l)
+        *l = mean;
+    return rc;
 }
 
 int zero_engine_forward(struct zero_engine *e, const struct zero_batch *batch, float *loss,
@@ -224,14 +244,16 @@ int zero_engine_forward(struct zero_engine *e, const struct zero_batch *batch, f
         e->comm_at_step_start = e->dev->comm_stats;
     }
     float l = 0.0f;
-    rc = forward_with_loss(e, batch, PASS_TRAIN, &l, err);
+    int on_device = device_step_keeps_loss(e);
+    rc = forward_with_loss(e, batch, PASS_TRAIN, on_device && !loss ? NULL : &l, err);
     if (rc) {
         engine_discard_activations(e);
         return rc;
     }
     if (loss)
         *loss = l;
-    e->loss_sum += l;
+    if (!on_device)
+        e->loss_sum += l;
     e->forward_done = 1;
     return ZERO_OK;
 }
@@ -243,7 +265,10 @@ int zero_engine_eval(struct zero_engine *e, const struct zero_batch *batch, floa
     if (rc)
         return rc;
     float l = 0.0f;
+    device_step_before_eval(e);
     rc = forward_with_loss(e, batch, PASS_EVAL, &l, err);
+    if (!rc)
+        rc = device_step_after_eval(e, err);
     engine_discard_activations(e);
     if (!rc && loss)
         *loss = l;
@@ -256,7 +281,10 @@ int zero_engine_predict(struct zero_engine *e, const struct zero_batch *batch, f
     int rc = check_can_start(e, err);
     if (rc)
         return rc;
+    device_step_before_eval(e);
     rc = run_forward(e, batch, PASS_PREDICT, err);
+    if (!rc)
+        rc = device_step_after_eval(e, err);
     if (!rc) {
         const struct zero_unit *last = e->model->units[e->nunits - 1];
         size_t bytes = (size_t)e->rows * (size_t)last->predict_width * sizeof(float);

@@ -10,6 +10,7 @@
 #include "zero/layout.h"
 #include "zero/loss_scaler.h"
 
+#include "device_step.h"
 #include "gathered.h"
 #include "grad_counter.h"
 #include "grad_reduce.h"
@@ -84,7 +85,8 @@ struct zero_engine {
     float *input;             /* (rows, units[0].in_width) */
     int32_t *tokens, *labels; /* (rows) */
     int forward_done;
-    double loss_sum; /* this rank's micro-batch losses since the last step */
+    double loss_sum; /* this rank's micro-batch losses since the last step (where the
+                        device sums them: read into here by device_step_finish) */
 
     int64_t micro_steps, global_steps;
     struct zero_step_info last;
@@ -101,6 +103,7 @@ struct zero_engine {
     double t_created;
 
     struct gathered_scope scope; /* gathered.c */
+    struct device_step dstep;    /* device_step.c: loss sum, deferred checks, graphs */
 };
 
 /* engine_util.c */

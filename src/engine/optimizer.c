@@ -7,6 +7,7 @@
 
 #include "engine_internal.h"
 #include "optimizer.h"
+#include "device_step.h"
 #include "grad_reduce.h"
 #include "stage3.h"
 #include "offload.h"
@@ -156,6 +157,17 @@ int optimizer_step(struct zero_engine *e, struct zero_error *err)
     int rc = reduce_finish_accumulation(e, err);
     if (rc)
         return rc;
+    /* the step-end hook: the loss sum, and the inputs the passes checked on the device;
+     * a bad one on any rank refuses the step on every rank, before any update */
+    if ((rc = device_step_finish(e, err))) {
+        reduce_release_accumulation(e);
+        if (e->dstep.refused) {
+            e->last.skipped = 1;
+            e->global_steps++;
+            e->last.step = e->global_steps;
+        }
+        return rc;
+    }
     int fp16 = e->cdt == ZERO_F16;
     double scale = fp16 ? e->scaler.scale : 1.0;
     double atoms = (double)e->world * (double)e->accum;

@@ -18,7 +18,8 @@
 #   4. the GEMM rate of the cuda backend at 8192^3 (what the MFU below can hope for);
 #   5. the GPU benchmark (bench/gpt_mfu): GPT-2 124M shapes (12 layers, 768 wide, 12 heads,
 #      sequence 1024, vocabulary padded to 50304), bf16, batch 16, 1 rank: tokens/s and
-#      MFU for stages 0-3, then stages 2 and 3 with CPU offload; the GEMM and copy
+#      MFU for stages 0-3, then stages 2 and 3 with CPU offload, then stage 2 with its
+#      passes as CUDA Graphs (--cuda-graphs; not in the dry run); the GEMM and copy
 #      ceilings measured in the same run and each variant's per-kernel-class times. Goals: MFU >= 40% at
 #      stage 0 and >= 35% at stage 3 (reported, not a failure).
 # First lines of summary.txt: the OS, glibc, the driver and the GPU; then, with the
@@ -309,6 +310,12 @@ step gpt124m_bf16_stages_0-3 120 $mpirun_np 1 "$mfu_bin" $shapes --stage 0,1,2,3
 # shellcheck disable=SC2086
 step gpt124m_bf16_offload_2-3 60 $mpirun_np 1 "$mfu_bin" $shapes --stage 2,3 --offload cpu \
     $peak_arg
+# the passes as CUDA Graphs (libzero.cuda_graphs): stage 2, beside its uncaptured row above
+if [ "$dry" = 0 ]; then
+    # shellcheck disable=SC2086
+    step gpt124m_bf16_graphs_2 60 $mpirun_np 1 "$mfu_bin" $shapes --stage 2 --cuda-graphs \
+        $peak_arg
+fi
 
 # ---------------------------------------------------------------- summary
 say ""
@@ -337,6 +344,10 @@ if grep -q '^stage |' $bench_logs 2>/dev/null; then
     # where the time goes: the measured ceilings and the per-kernel-class lines (cuda)
     # shellcheck disable=SC2086
     grep -h -E '^(ceiling|kernel) ' $bench_logs | tee -a "$summary"
+    if grep -q -E '^ +2 \|' "$work/gpt124m_bf16_graphs_2.log" 2>/dev/null; then
+        say "with libzero.cuda_graphs (--cuda-graphs):"
+        grep -h -E '^ +2 \||graph blockers' "$work/gpt124m_bf16_graphs_2.log" | tee -a "$summary"
+    fi
     # the goals, from the rows without offload: "stage | offload | ms | tok/s | MFU | ..."
     for goal in "0 40" "3 35"; do
         set -- $goal
