@@ -132,6 +132,15 @@ enum zero_matmul {
     ZERO_MATMUL_COMPUTE   /* operands in the compute dtype (fp16/bf16), fp32 accumulation */
 };
 
+/* libzero.activations: the dtype of the activations a layer saves for its backward
+ * and hands to the next sub-layer, in mixed precision (docs/gpu.md, "Precision"). */
+enum zero_activations {
+    ZERO_ACTIVATIONS_FP32 = 0, /* fp32 buffers (the default) */
+    ZERO_ACTIVATIONS_COMPUTE   /* the compute dtype (fp16/bf16), as llm.c keeps them: half the
+                                  bytes; each value rounded once when stored, widened exactly
+                                  when read, statistics in fp32 */
+};
+
 struct zero_libzero_config {
     char backend[16];              /* "cpu" */
     enum zero_coll_mode coll_mode; /* exact */
@@ -148,6 +157,7 @@ struct zero_libzero_config {
     /* micro_step_major: which samples a rank reads at each micro-step, and so how exact
      * mode may reduce (atom.h; docs/design.md, "Exactness contract") */
     enum zero_atom_order atom_order;
+    enum zero_activations activations; /* fp32 */
 };
 
 struct zero_config {
