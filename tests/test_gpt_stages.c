@@ -277,9 +277,8 @@ END_TEST
  * the residual and the statistics: the ledger's activation peak falls by exactly
  * n_layer * 2 * (10 C rows + 4 C rows + B NH T T) bytes (each of those elements
  * 4 -> 2 bytes), the fp32 workspace for the kernels' results aside. */
-#define TOL_ACT_LOSS                                                                               \
-    5e-3 /* measured over the 10 steps (cpu, exact mode): 1.85e-3 at N = 1, 1.33e-3 at 2, 5.6e-4   \
-            at 3 */
+/* measured over the 10 steps (cpu, exact mode): 1.85e-3 at N = 1, 1.33e-3 at 2, 5.6e-4 at 3 */
+#define TOL_ACT_LOSS 5e-3
 START_TEST(test_gpt_bf16_activations_follow_the_fp32_loss_curve_in_half_the_bytes)
 {
     struct gpt_run runs[2]; /* [0] fp32 activations, [1] bf16 */
