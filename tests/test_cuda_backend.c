@@ -457,6 +457,39 @@ START_TEST(test_cuda_cast_to_fp16_and_bf16_rounds_like_the_cpu)
 }
 END_TEST
 
+/* The contiguous fp32 <-> fp16/bf16 casts (stored activations, libzero.activations =
+ * "compute", pass through them twice per value) take 128-bit packs of 8 where both
+ * pointers are 16-byte aligned, and a scalar tail: every element offset 0..8 (aligned
+ * and not, as the kernel sees a sub-buffer) and lengths with every tail give the cpu's
+ * bits both ways, and nothing outside the range is written. */
+START_TEST(test_cuda_cast_x128_packs_and_tails_match_cpu_bits)
+{
+    enum { N = 4096 + 64 };
+    const size_t lens[] = {1, 7, 8, 9, 15, 16, 17, 1000, 4095, 4096};
+    struct pair src = both_vals(N, 7, 3.0f), narrow = both_blank(N * sizeof(uint16_t)),
+                wide = both_blank(N * sizeof(float));
+    for (int t = ZERO_F16; t <= ZERO_BF16; t++)
+        for (size_t off = 0; off <= 8; off++)
+            for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                const enum zero_dtype dt = (enum zero_dtype)t;
+                const size_t n = lens[l];
+                ON_BOTH(cpu->be->cast(cpu->self, (uint16_t *)narrow.c + off, dt,
+                                      (float *)src.c + off, ZERO_F32, n),
+                        gpu->be->cast(gpu->self, (uint16_t *)narrow.g + off, dt,
+                                      (float *)src.g + off, ZERO_F32, n));
+                ON_BOTH(cpu->be->cast(cpu->self, (float *)wide.c + off, ZERO_F32,
+                                      (uint16_t *)narrow.c + off, dt, n),
+                        gpu->be->cast(gpu->self, (float *)wide.g + off, ZERO_F32,
+                                      (uint16_t *)narrow.g + off, dt, n));
+            }
+    pair_same(narrow, "fp32 -> fp16/bf16, x128 packs and tails");
+    pair_same(wide, "fp16/bf16 -> fp32, x128 packs and tails");
+    pair_free(src);
+    pair_free(narrow);
+    pair_free(wide);
+}
+END_TEST
+
 START_TEST(test_cuda_axpy_scale_add_match_cpu_bits)
 {
     enum { N = 10007 };
@@ -1890,6 +1923,7 @@ static Suite *cuda_suite(void)
     TCase *elem = tcase_create("elementwise");
     tcase_add_test(elem, test_cuda_cast_from_every_fp16_and_bf16_pattern_matches_cpu);
     tcase_add_test(elem, test_cuda_cast_to_fp16_and_bf16_rounds_like_the_cpu);
+    tcase_add_test(elem, test_cuda_cast_x128_packs_and_tails_match_cpu_bits);
     tcase_add_test(elem, test_cuda_axpy_scale_add_match_cpu_bits);
     tcase_add_test(elem, test_cuda_adamw_matches_cpu_bits_over_five_steps);
     tcase_add_test(elem, test_cuda_adam_l2_with_bf16_grads_and_copy_matches_cpu_bits);
