@@ -25,6 +25,7 @@ struct gpt_run {
     struct zero_config cfg; /* stage, micro-batch and accumulation set */
     struct zero_gpt_config model;
     int steps; /* 0: STEPS */
+    int ln_to; /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
     /* outputs */
     float losses[MAX_STEPS];
     float *weights; /* every parameter, whole, in model order */
@@ -123,6 +124,31 @@ static int read_weights(struct gpt_run *r, struct zero_engine *e, const struct z
     return ZERO_OK;
 }
 
+/* The optional entry layernorm_forward_to as its contract defines it (include/zero/
+ * backend.h): the fp32 entries into a workspace, then the cast; the cpu backend leaves
+ * it NULL, so a copy of its table with this one tells whether src/nn hands the entry
+ * the right buffers (the residual form included). */
+static const struct zero_backend *cpu_table;
+static int ln_to_reference(void *self, void *y, enum zero_dtype y_type, float *mean, float *rstd,
+                           const float *x, float *res, const float *a, const float *b,
+                           const float *weight, const float *bias, int64_t rows, int64_t cols,
+                           float eps)
+{
+    const struct zero_backend *be = cpu_table;
+    const size_t n = (size_t)(rows * cols);
+    void *y32 = NULL;
+    int rc = be->alloc(self, n * sizeof(float), ZERO_TAG_WORKSPACE, &y32);
+    if (!rc && x == NULL)
+        rc = be->add(self, res, a, b, n);
+    if (!rc)
+        rc = be->layernorm_forward(self, y32, mean, rstd, x != NULL ? x : res, weight, bias, rows,
+                                   cols, eps);
+    if (!rc)
+        rc = be->cast(self, y, y_type, y32, ZERO_F32, n);
+    be->free(self, y32);
+    return rc;
+}
+
 /* Trains r on comm; the caller frees r->weights. */
 static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
 {
@@ -131,6 +157,13 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     struct zero_engine *e = NULL;
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
+    static struct zero_backend with_ln_to;
+    if (!rc && r->ln_to) {
+        cpu_table = dev->be;
+        with_ln_to = *dev->be;
+        with_ln_to.layernorm_forward_to = ln_to_reference;
+        dev->be = &with_ln_to;
+    }
     if (!rc)
         rc = zero_nn_build_gpt(&model, &r->model, err);
     if (!rc)
@@ -145,6 +178,8 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     }
     zero_engine_destroy(e);
     zero_model_destroy(model);
+    if (dev != NULL && r->ln_to)
+        dev->be = cpu_table; /* closed by its own table */
     zero_device_close(dev);
     return rc;
 }
@@ -268,6 +303,29 @@ START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_activations)
                   world, wide.losses[STEPS - 1], alone.losses[STEPS - 1]);
     free(wide.weights);
     free(alone.weights);
+}
+END_TEST
+
+/* A backend with layernorm_forward_to (cuda's: LN outputs stored in 16 bits as the
+ * kernel writes them) gives the bits of the cpu's fp32 entries and casts, at stages 0
+ * and 3: src/nn calls the entry for ln_1 (plain) and ln_2 (after the residual add). */
+START_TEST(test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast)
+{
+    for (int stage = 0; stage < 4; stage += 3) {
+        struct gpt_run runs[2];
+        for (int i = 0; i < 2; i++) {
+            run_defaults(&runs[i], stage);
+            runs[i].cfg.bf16.enabled = 1;
+            runs[i].cfg.libzero.activations = ZERO_ACTIVATIONS_COMPUTE;
+            runs[i].ln_to = i;
+            must_train(&runs[i], MPI_COMM_WORLD);
+        }
+        ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[1])),
+                      "stage %d: layernorm_forward_to changed the bits (losses %.9g vs %.9g)",
+                      stage, runs[1].losses[STEPS - 1], runs[0].losses[STEPS - 1]);
+        free(runs[0].weights);
+        free(runs[1].weights);
+    }
 }
 END_TEST
 
@@ -446,6 +504,7 @@ static Suite *stages_suite(void)
     tcase_add_test(tc, test_gpt_tied_wte_gradient_sums_head_and_embedding_shares_under_stage3);
     tcase_add_test(tc, test_gpt_direct_lowp_gradients_give_the_old_bits);
     tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_activations);
+    tcase_add_test(tc, test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast);
     tcase_add_test(tc, test_gpt_bf16_activations_follow_the_fp32_loss_curve_in_half_the_bytes);
     suite_add_tcase(s, tc);
     return s;

@@ -357,4 +357,5 @@ const struct zero_backend zero_backend_cuda = {
     .gemm_bias = cuda_gemm_bias,
     .gemm_dgelu = cuda_gemm_dgelu,
     .gemm_bgrad = cuda_gemm_bgrad,
+    .layernorm_forward_to = cuda_layernorm_forward_to,
 };

@@ -22,13 +22,20 @@ int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
 int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, void *y, float *mean,
                           float *rstd, int64_t C)
 {
+    const struct zero_backend *be = ctx->be;
+    if (ctx->act_type != ZERO_F32 && be->layernorm_forward_to != NULL) { /* stored as written */
+        int rc =
+            be->layernorm_forward_to(ctx->bself, y, ctx->act_type, mean, rstd, x, NULL, NULL, NULL,
+                                     ctx->param[p], ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
+        return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward_to") : ZERO_OK;
+    }
     const size_t n = (size_t)(ctx->rows * C);
     float *y32;
     void *tmp;
     int rc = nn_act_begin(ctx, y, n, &y32, &tmp);
     if (rc == ZERO_OK &&
-        (rc = ctx->be->layernorm_forward(ctx->bself, y32, mean, rstd, x, ctx->param[p],
-                                         ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS)) != ZERO_OK)
+        (rc = be->layernorm_forward(ctx->bself, y32, mean, rstd, x, ctx->param[p],
+                                    ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS)) != ZERO_OK)
         rc = nn_backend_fail(ctx, rc, "layernorm_forward");
     return nn_act_end(ctx, rc, y, n, tmp);
 }
@@ -38,6 +45,13 @@ int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, void
 int gpt_residual_layernorm_forward(struct zero_unit_ctx *ctx, int p, float *res, const float *b,
                                    void *y, float *mean, float *rstd, int64_t C)
 {
+    if (ctx->act_type != ZERO_F32 && ctx->be->layernorm_forward_to != NULL) {
+        int rc = ctx->be->layernorm_forward_to(ctx->bself, y, ctx->act_type, mean, rstd, NULL, res,
+                                               res, b, ctx->param[p], ctx->param[p + 1], ctx->rows,
+                                               C, GPT_LN_EPS);
+        return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward_to (residual)")
+                             : ZERO_OK;
+    }
     if (ctx->be->residual_layernorm_forward == NULL) {
         int rc = ctx->be->axpy(ctx->bself, 1.0f, b, res, (size_t)(ctx->rows * C));
         if (rc != ZERO_OK)
