@@ -8,7 +8,10 @@
 //     reference: one thread per row, fp64 sums). Three reads of the row (the second
 //     and third from cache) and one write. With kResidual (llm.c's
 //     fused_residual_forward) the first pass forms res = a + b and stores it; the later
-//     passes read back what the same lane stored, so res may be a or b itself.
+//     passes read back what the same lane stored, so res may be a or b itself. With a
+//     16-bit output (layernorm_forward_to: stored activations) the last pass writes 8
+//     values a lane, one 128-bit store, after a __syncwarp (its 8 columns were stored
+//     by two lanes of the first pass).
 //   xent_forward_online: one block per row; each thread keeps a running maximum and
 //     the sum of exp(z - max) over its strided classes (the online softmax), the block
 //     combines the pairs along a fixed tree; a second pass writes the probabilities.
