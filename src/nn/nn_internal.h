@@ -90,15 +90,15 @@ int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int w, int ta, in
                   int64_t ldb, int db_side, float *db, float db_beta);
 
 /* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out), w = parameter slot w of
- * ctx, (out, in); b may be NULL. */
-int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const float *b, float *y,
-                      int64_t in, int64_t out);
+ * ctx, (out, in); b may be NULL; x an activation operand (nn_act, nn_stored). */
+int nn_affine_forward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *b,
+                      float *y, int64_t in, int64_t out);
 
 /* The gradients of nn_affine_forward from dy (rows, out):
  *   dx (rows, in) = dy @ w (out, in) + dx_beta * dx   (skipped when dx is NULL)
  *   dw (out, in)  = dy^T @ x (rows, in), gradient slot w of ctx (nn_gemm_grad)
  *   db (out)      = sum over rows of dy + (acc_b ? db : 0)   (skipped when db is NULL) */
-int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,
-                       float dx_beta, float *db, int acc_b, int64_t in, int64_t out);
+int nn_affine_backward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *dy,
+                       float *dx, float dx_beta, float *db, int acc_b, int64_t in, int64_t out);
 
 #endif
