@@ -201,12 +201,16 @@ static void must_train(struct gpt_run *r, MPI_Comm comm)
                        "another rank");
 }
 
+/* bf16: 0 fp32 training, 1 bf16, 2 fp16 (loss scaling from 2^8) */
 static void check_stages_agree_with(int bf16, enum zero_matmul matmul, enum zero_activations act)
 {
     struct gpt_run runs[4];
     for (int stage = 0; stage < 4; stage++) {
         run_defaults(&runs[stage], stage);
-        runs[stage].cfg.bf16.enabled = bf16;
+        runs[stage].cfg.bf16.enabled = bf16 == 1;
+        runs[stage].cfg.fp16.enabled = bf16 == 2;
+        if (bf16 == 2)
+            runs[stage].cfg.fp16.initial_scale_power = 8;
         runs[stage].cfg.libzero.matmul = matmul;
         runs[stage].cfg.libzero.activations = act;
         must_train(&runs[stage], MPI_COMM_WORLD);
@@ -218,8 +222,11 @@ static void check_stages_agree_with(int bf16, enum zero_matmul matmul, enum zero
         ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[stage])),
                       "%s (matmul %d, activations %d): stage %d differs from stage 0 (losses "
                       "%.9g vs %.9g)",
-                      bf16 ? "bf16" : "fp32", (int)matmul, (int)act, stage,
-                      runs[stage].losses[STEPS - 1], runs[0].losses[STEPS - 1]);
+                      bf16 == 2 ? "fp16"
+                      : bf16    ? "bf16"
+                                : "fp32",
+                      (int)matmul, (int)act, stage, runs[stage].losses[STEPS - 1],
+                      runs[0].losses[STEPS - 1]);
     for (int stage = 0; stage < 4; stage++)
         free(runs[stage].weights);
 }
@@ -289,13 +296,15 @@ START_TEST(test_gpt_stage3_on_n_ranks_matches_one_rank_accumulating)
 }
 END_TEST
 
-/* libzero.activations = "compute": the blocks' saved activations stored in bf16. Every
- * stage gives the same bits, with either GEMM precision, and N ranks give one rank's
- * bits (stage 3 against one rank accumulating N micro-batches). */
+/* libzero.activations = "compute": the blocks' saved activations stored in bf16 (and
+ * fp16 in fp16 training). Every stage gives the same bits, with either GEMM precision,
+ * and N ranks give one rank's bits (stage 3 against one rank accumulating N
+ * micro-batches). */
 START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_activations)
 {
     check_stages_agree_with(1, ZERO_MATMUL_FP32, ZERO_ACTIVATIONS_COMPUTE);
     check_stages_agree_with(1, ZERO_MATMUL_COMPUTE, ZERO_ACTIVATIONS_COMPUTE);
+    check_stages_agree_with(2, ZERO_MATMUL_COMPUTE, ZERO_ACTIVATIONS_COMPUTE); /* fp16 */
     const int world = mpi_check_size();
     struct gpt_run wide, alone;
     run_defaults(&wide, 3);
