@@ -23,27 +23,28 @@ int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
     return gpt_add_conv1d_params(u, name, C, C, proj_std, err);
 }
 
-/* qkv (rows, 3C) + att (B, NH, T, T) + atty (rows, C) */
-size_t gpt_attn_saved_elements(const struct gpt_dims *d, int64_t rows)
+/* att (B, NH, T, T) fp32, then qkv (rows, 3C) and atty (rows, C) stored in act */
+size_t gpt_attn_saved_bytes(const struct gpt_dims *d, int64_t rows, enum zero_dtype act)
 {
     const int64_t B = rows / d->T;
-    return (size_t)(rows * 4 * d->C + B * d->NH * d->T * d->T);
+    return (size_t)(B * d->NH * d->T * d->T) * sizeof(float) +
+           (size_t)(rows * 4 * d->C) * zero_dtype_size(act);
 }
 
 void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, void *base, enum zero_dtype act,
                         struct gpt_attn_saved *s)
 {
     const int64_t B = rows / d->T;
-    const size_t es = zero_dtype_size(act);
-    s->qkv = base;
-    s->att = (char *)s->qkv + (size_t)(rows * 3 * d->C) * es;
-    s->atty = (char *)s->att + (size_t)(B * d->NH * d->T * d->T) * es;
+    s->att = base;
+    s->qkv = s->att + B * d->NH * d->T * d->T;
+    s->atty = (char *)s->qkv + (size_t)(rows * 3 * d->C) * zero_dtype_size(act);
 }
 
 /* backward: datty (rows, C) + dqkv (rows, 3C) + the kernel's (B, NH, T, T) */
 size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows)
 {
-    return gpt_attn_saved_elements(d, rows);
+    const int64_t B = rows / d->T;
+    return (size_t)(rows * 4 * d->C + B * d->NH * d->T * d->T);
 }
 
 int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
@@ -52,8 +53,7 @@ int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
     const int64_t C = d->C, rows = ctx->rows;
     int64_t B;
     int rc = gpt_sequences(ctx, d, &B);
-    const size_t nqkv = (size_t)(rows * 3 * C), natt = (size_t)(B * d->NH * d->T * d->T),
-                 ny = (size_t)(rows * C);
+    const size_t nqkv = (size_t)(rows * 3 * C), ny = (size_t)(rows * C);
     /* qkv (rows, 3C) = x (rows, C) @ c_attn.weight (C, 3C) + c_attn.bias, stored */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_gelu_forward(ctx, p + C_ATTN_W, x, s->qkv, NULL, C, 3 * C);
@@ -61,20 +61,19 @@ int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
         return rc;
     /* atty (rows, C) = per head softmax(q k^T / sqrt(hs), causal) v; att (B, NH, T, T).
      * The head products take their operands in the layers' GEMM dtype too; the
-     * kernel reads the stored qkv widened and its results are stored rounded. */
+     * kernel reads the stored qkv widened and atty is stored rounded. att stays fp32:
+     * a backend may keep other statistics there (cuda's flash attention: its
+     * log-sum-exp, which a 16-bit rounding would spoil). */
     const float *qkv32;
-    float *att32 = NULL, *y32 = NULL;
-    void *tq, *ta = NULL, *tyy = NULL;
+    float *y32 = NULL;
+    void *tq, *tyy = NULL;
     rc = nn_act_load(ctx, s->qkv, nqkv, &qkv32, &tq);
     if (rc == ZERO_OK)
-        rc = nn_act_begin(ctx, s->att, natt, &att32, &ta);
-    if (rc == ZERO_OK)
         rc = nn_act_begin(ctx, s->atty, ny, &y32, &tyy);
-    if (rc == ZERO_OK && (rc = ctx->be->attention_forward(ctx->bself, y32, att32, qkv32, B, d->T, C,
-                                                          d->NH, ctx->matmul_type)) != ZERO_OK)
+    if (rc == ZERO_OK && (rc = ctx->be->attention_forward(ctx->bself, y32, s->att, qkv32, B, d->T,
+                                                          C, d->NH, ctx->matmul_type)) != ZERO_OK)
         rc = nn_backend_fail(ctx, rc, "attention_forward");
     nn_release(ctx, tq);
-    rc = nn_act_end(ctx, rc, s->att, natt, ta);
     rc = nn_act_end(ctx, rc, s->atty, ny, tyy);
     /* y (rows, C) = atty @ c_proj.weight (C, C) + c_proj.bias */
     if (rc == ZERO_OK)
@@ -97,18 +96,15 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
         rc = gpt_conv1d_backward(ctx, p + C_PROJ_W, nn_stored(ctx, s->atty), dy, datty, 0.0f, C, C);
     if (rc != ZERO_OK)
         return rc;
-    /* dqkv (rows, 3C) from datty through the attention, qkv and att widened */
-    const float *qkv32 = NULL, *att32 = NULL;
-    void *tq, *ta = NULL;
+    /* dqkv (rows, 3C) from datty through the attention, qkv widened */
+    const float *qkv32 = NULL;
+    void *tq;
     rc = nn_act_load(ctx, s->qkv, (size_t)(rows * 3 * C), &qkv32, &tq);
-    if (rc == ZERO_OK)
-        rc = nn_act_load(ctx, s->att, (size_t)(B * d->NH * d->T * d->T), &att32, &ta);
     if (rc == ZERO_OK &&
-        (rc = ctx->be->attention_backward(ctx->bself, dqkv, katt, datty, qkv32, att32, B, d->T, C,
+        (rc = ctx->be->attention_backward(ctx->bself, dqkv, katt, datty, qkv32, s->att, B, d->T, C,
                                           d->NH, ctx->matmul_type)) != ZERO_OK)
         rc = nn_backend_fail(ctx, rc, "attention_backward");
     nn_release(ctx, tq);
-    nn_release(ctx, ta);
     /* dc_attn from x and dqkv; dx (rows, C) = dqkv @ c_attn.weight^T + dx_beta * dx */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_backward(ctx, p + C_ATTN_W, x, dqkv, dx, dx_beta, C, 3 * C);
@@ -119,7 +115,7 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
 
 static size_t attention_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
 {
-    return gpt_attn_saved_elements(u->impl, rows) * zero_dtype_size(act);
+    return gpt_attn_saved_bytes(u->impl, rows, act);
 }
 
 static size_t attention_saved_bytes(const struct zero_unit *u, int64_t rows)

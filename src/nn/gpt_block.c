@@ -11,22 +11,22 @@
 enum { LN1 = 0, ATTN = 2, LN2 = 6, FC = 8, PROJ = 10, NPARAMS = 12 };
 
 /* The saved activations, llm.c's layout for one layer (rows = B*T): the residual
- * x2 and the statistics in fp32, the rest stored (ctx->act_type). */
+ * x2 and the statistics in fp32, then the attention's (att fp32, qkv and atty
+ * stored), then the rest stored (ctx->act_type). */
 struct block_saved {
     float *x2;                  /* (rows, C): x + attention, ln_2's input (the residual) */
     float *ln1_mean, *ln1_rstd; /* (rows) each */
     float *ln2_mean, *ln2_rstd; /* (rows) each */
+    struct gpt_attn_saved attn; /* att, qkv, atty */
     void *ln1, *ln2;            /* (rows, C) each */
-    struct gpt_attn_saved attn; /* qkv, att, atty */
     void *fch, *fch_gelu;       /* (rows, 4C) each */
 };
 
 static size_t block_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
 {
     const struct gpt_dims *d = u->impl;
-    const size_t fp32 = (size_t)(rows * (d->C + 4)),
-                 stored = (size_t)(rows * 10 * d->C) + gpt_attn_saved_elements(d, rows);
-    return fp32 * sizeof(float) + stored * zero_dtype_size(act);
+    return (size_t)(rows * (d->C + 4)) * sizeof(float) + gpt_attn_saved_bytes(d, rows, act) +
+           (size_t)(rows * 10 * d->C) * zero_dtype_size(act);
 }
 
 static size_t block_saved_bytes(const struct zero_unit *u, int64_t rows)
@@ -44,10 +44,10 @@ static void block_saved_map(const struct gpt_dims *d, const struct zero_unit_ctx
     s->ln1_rstd = s->ln1_mean + rows;
     s->ln2_mean = s->ln1_rstd + rows;
     s->ln2_rstd = s->ln2_mean + rows;
-    s->ln1 = s->ln2_rstd + rows;
+    gpt_attn_saved_map(d, rows, s->ln2_rstd + rows, ctx->act_type, &s->attn);
+    s->ln1 = (char *)(s->ln2_rstd + rows) + gpt_attn_saved_bytes(d, rows, ctx->act_type);
     s->ln2 = nn_act_at(ctx, s->ln1, n);
-    gpt_attn_saved_map(d, rows, nn_act_at(ctx, s->ln2, n), ctx->act_type, &s->attn);
-    s->fch = nn_act_at(ctx, s->attn.qkv, gpt_attn_saved_elements(d, rows));
+    s->fch = nn_act_at(ctx, s->ln2, n);
     s->fch_gelu = nn_act_at(ctx, s->fch, 4 * n);
 }
 

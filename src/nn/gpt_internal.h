@@ -71,19 +71,20 @@ int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, con
 
 /* ---- attention.c: y = c_proj(attention(c_attn(x))), params at p .. p+3 ---- */
 
-/* What the attention sub-layer keeps from forward to backward, stored
- * (ctx->act_type). */
+/* What the attention sub-layer keeps from forward to backward: att in fp32 (what
+ * attention_forward saved: the probabilities, or a backend's own statistics), qkv and
+ * atty stored (ctx->act_type). */
 struct gpt_attn_saved {
+    float *att; /* (B, NH, T, T) */
     void *qkv;  /* (rows, 3C) */
-    void *att;  /* (B, NH, T, T) */
     void *atty; /* (rows, C): the heads' outputs before c_proj */
 };
 
 int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C, float proj_std,
                              struct zero_error *err);
-/* Elements saved (each of act's size). */
-size_t gpt_attn_saved_elements(const struct gpt_dims *d, int64_t rows);
-/* Lays the saved buffers out from base (gpt_attn_saved_elements of them, in act). */
+/* Bytes saved with stored activations in act. */
+size_t gpt_attn_saved_bytes(const struct gpt_dims *d, int64_t rows, enum zero_dtype act);
+/* Lays the saved buffers out from base (gpt_attn_saved_bytes of them). */
 void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, void *base, enum zero_dtype act,
                         struct gpt_attn_saved *s);
 size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows);
