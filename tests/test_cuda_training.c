@@ -361,7 +361,7 @@ START_TEST(test_cuda_exact_mode_with_bf16_activations_trains_to_the_cpu_bits)
 END_TEST
 
 /* Native mode with bf16 activations: within the bf16 tolerance of the cpu's run in the
- * same mode. On the cpu backend bf16 activations move the tiny GPT's loss by 1.3e-3
+ * same mode. On the cpu backend bf16 activations move the tiny GPT's loss by 2.0e-3
  * relative at most from fp32 activations (test_gpt_stages, Adam, 10 steps): each
  * backend's run rounds the same values at the same places, so the bf16 tolerance's
  * reasoning (twice the distance from fp32 training) still covers it. */
