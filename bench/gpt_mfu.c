@@ -5,7 +5,7 @@
  *   mpirun -np N bench/gpt_mfu [--backend cuda|cpu] [--dtype bf16|fp16|fp32]
  *          [--n-layer 12] [--n-embd 768] [--n-head 12] [--block-size 1024]
  *          [--vocab-size 50304] [--batch 16] [--stage all|S[,S...]] [--steps 10]
- *          [--warmup 3] [--offload none|cpu] [--peak-tflops P]
+ *          [--warmup 3] [--offload none|cpu] [--activations fp32|compute] [--peak-tflops P]
  *
  * Exit status: 0; 77 when the backend finds no device here; 1 when a variant failed
  * (other than one the engine does not support); 2 for bad arguments.
@@ -25,6 +25,10 @@
  * rate for the dtype in TFLOP/s (H100/H200: 989 bf16 and fp16, 67 fp32; A100: 312 and
  * 19.5), given with --peak-tflops: C has no backend-neutral way to name the device, so
  * run.sh reads it from nvidia-smi. Without it, MFU is left out; tokens/s is printed.
+ *
+ * --activations compute stores the blocks' saved activations in the compute dtype
+ * (libzero.activations; docs/gpu.md, "Precision"): the peak memory column shows what
+ * it saves, the tokens/s what the extra casts cost.
  *
  * --offload cpu sets zero_optimization.offload_optimizer.device = cpu (and at stage 3
  * offload_param.device = cpu too, DeepSpeed's ZeRO-Infinity layout); without --stage it
@@ -72,6 +76,7 @@ struct opts {
     int stages[4];      /* 1: run this stage */
     int steps, warmup;  /* timed, untimed */
     int offload;        /* 1: offload to cpu */
+    int act_compute;    /* 1: libzero.activations = compute */
     double peak_tflops; /* per device; 0: unknown (no MFU) */
     int kernel_times;   /* 1: profile one more step per variant (cuda) */
     int cuda_graphs;    /* libzero.cuda_graphs (implies no kernel times) */
@@ -133,6 +138,7 @@ static void configure(struct zero_config *c, const struct opts *o, int stage)
     c->gradient_accumulation_steps = 1;
     c->libzero.cuda_graphs = o->cuda_graphs;
     c->bf16.enabled = o->dtype == ZERO_BF16;
+    c->libzero.activations = o->act_compute ? ZERO_ACTIVATIONS_COMPUTE : ZERO_ACTIVATIONS_FP32;
     if (o->dtype == ZERO_F16) {
         c->fp16.enabled = 1;
         c->fp16.initial_scale_power = 16; /* fewer skipped (overflowed) first steps */
@@ -372,7 +378,7 @@ static void usage(void)
             "usage: bench/gpt_mfu [--backend cuda|cpu] [--dtype bf16|fp16|fp32] [--n-layer L] "
             "[--n-embd C] [--n-head H] [--block-size T] [--vocab-size V] [--batch B] "
             "[--stage all|S[,S...]] [--steps K] [--warmup W] [--offload none|cpu] "
-            "[--peak-tflops P] [--no-kernel-times] [--cuda-graphs]\n");
+            "[--activations fp32|compute] [--peak-tflops P] [--no-kernel-times] [--cuda-graphs]\n");
 }
 
 /* "all" or a comma list of stages 0-3 */
@@ -417,6 +423,7 @@ static int parse(struct opts *o, int argc, char **argv)
                                           {"steps", required_argument, NULL, 's'},
                                           {"warmup", required_argument, NULL, 'w'},
                                           {"offload", required_argument, NULL, 'o'},
+                                          {"activations", required_argument, NULL, 'a'},
                                           {"peak-tflops", required_argument, NULL, 'p'},
                                           {"no-kernel-times", no_argument, NULL, 'K'},
                                           {"cuda-graphs", no_argument, NULL, 'G'},
@@ -454,6 +461,11 @@ static int parse(struct opts *o, int argc, char **argv)
             if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "none") != 0)
                 return -1;
             o->offload = strcmp(optarg, "cpu") == 0;
+            break;
+        case 'a':
+            if (strcmp(optarg, "compute") != 0 && strcmp(optarg, "fp32") != 0)
+                return -1;
+            o->act_compute = strcmp(optarg, "compute") == 0;
             break;
         case 'p':
             o->peak_tflops = strtod(optarg, NULL);
@@ -521,12 +533,13 @@ int main(int argc, char **argv)
         if (o.peak_tflops > 0)
             snprintf(peak, sizeof peak, "peak %g TFLOP/s per device", o.peak_tflops);
         printf("bench/gpt_mfu: GPT-2 %d layers, n_embd %lld, %d heads, block %lld, vocab %lld: "
-               "%.1fM parameters, %.3g FLOPs/token (6N + 12LCT) | %s on %s, %d rank%s | "
+               "%.1fM parameters, %.3g FLOPs/token (6N + 12LCT) | %s%s on %s, %d rank%s | "
                "batch %lld x %lld tokens per rank | %d warm-up + %d timed steps | %s\n",
                o.model.n_layer, (long long)o.model.n_embd, o.model.n_head,
                (long long)o.model.block_size, (long long)o.model.vocab_size, (double)numel / 1e6,
-               flops, zero_dtype_name(o.dtype), o.backend, dev->size, dev->size > 1 ? "s" : "",
-               (long long)o.batch, (long long)o.model.block_size, o.warmup, o.steps, peak);
+               flops, zero_dtype_name(o.dtype), o.act_compute ? " (activations compute)" : "",
+               o.backend, dev->size, dev->size > 1 ? "s" : "", (long long)o.batch,
+               (long long)o.model.block_size, o.warmup, o.steps, peak);
     }
     struct ceilings measured = {0};
     if (o.kernel_times && is_cuda(dev)) {

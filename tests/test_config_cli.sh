@@ -24,13 +24,14 @@ for stage in 0 1 2 3; do
     expect_line "stage$stage" out "gradient_accumulation_steps = 2 (derived)"
     expect_line "stage$stage" out "train_batch_size = 16 (file)"
     lines=$(grep -c ' = ' "$tmp/stage$stage.out")
-    [ "$lines" -eq 75 ] || fail "stage$stage: $lines keys printed, expected 75"
+    [ "$lines" -eq 76 ] || fail "stage$stage: $lines keys printed, expected 76"
 done
 expect_line stage3 out "zero_optimization.stage3_max_live_parameters = 1000000000 (file)"
 expect_line stage3 out "zero_optimization.reduce_scatter = true (default)"
 expect_line stage0 out "zero_optimization.overlap_comm = false (derived)"
 expect_line stage0 out 'libzero.collectives = "exact" (file)'
 expect_line stage0 out 'libzero.atom_order = "micro_step_major" (default)'
+expect_line stage0 out 'libzero.activations = "fp32" (default)'
 
 run noworld 0 "$zero" config "$configs/stage1.json"
 expect_rc noworld 0

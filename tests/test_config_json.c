@@ -149,11 +149,12 @@ static const struct good goods[] = {
       "optimizer.params.adam_w_mode = true (derived)"}},
     {"libzero's own section",
      "{\"train_batch_size\": 2, \"libzero\": {\"backend\": \"cpu\", \"collectives\": "
-     "\"native\", \"align\": 64, \"seed\": 42, \"atom_order\": \"rank_major\"}}",
+     "\"native\", \"align\": 64, \"seed\": 42, \"atom_order\": \"rank_major\", "
+     "\"activations\": \"compute\"}}",
      2,
      {"libzero.backend = \"cpu\" (file)", "libzero.collectives = \"native\" (file)",
       "libzero.align = 64 (file)", "libzero.seed = 42 (file)",
-      "libzero.atom_order = \"rank_major\" (file)"}},
+      "libzero.atom_order = \"rank_major\" (file)", "libzero.activations = \"compute\" (file)"}},
     {"null is DeepSpeed's None; DeepSpeed keys given with values that ask for nothing",
      "{\"train_batch_size\": 4, \"gradient_accumulation_steps\": null, \"steps_per_print\": "
      "null, \"scheduler\": null, \"activation_checkpointing\": {\"number_checkpoints\": null, "
@@ -267,6 +268,8 @@ static const struct bad bads[] = {
     {"{\"libzero\": {\"atom_order\": \"rank-major\"}}", 1, ZERO_EINVAL,
      "config: libzero.atom_order: expected one of micro_step_major, rank_major, got "
      "\"rank-major\""},
+    {"{\"libzero\": {\"activations\": \"bf16\"}}", 1, ZERO_EINVAL,
+     "config: libzero.activations: expected one of fp32, compute, got \"bf16\""},
     {"[1, 2]", 1, ZERO_EFORMAT, "config: expected a JSON object at the top, got [1,2]"},
     /* what belongs to what */
     {"{\"optimizer\": {\"type\": \"SGD\", \"params\": {\"lr\": 0.1, \"betas\": [0.9, 0.99]}}}", 1,
@@ -577,8 +580,8 @@ START_TEST(test_printer_writes_each_key_once_in_order)
     for (const char *p = text; *p; p++)
         lines += *p == '\n';
     /* 3 batch + type + 6 Adam params + type + 7 fp16 + 1 bf16 + clipping + 14 zero
-     * + 8 + 6 offload + 6 aio + 6 activation checkpointing + 2 logging + 8 libzero */
-    ck_assert_int_eq(lines, 71);
+     * + 8 + 6 offload + 6 aio + 6 activation checkpointing + 2 logging + 9 libzero */
+    ck_assert_int_eq(lines, 72);
     free(text);
 }
 END_TEST

@@ -457,6 +457,39 @@ START_TEST(test_cuda_cast_to_fp16_and_bf16_rounds_like_the_cpu)
 }
 END_TEST
 
+/* The contiguous fp32 <-> fp16/bf16 casts (stored activations, libzero.activations =
+ * "compute", pass through them twice per value) take 128-bit packs of 8 where both
+ * pointers are 16-byte aligned, and a scalar tail: every element offset 0..8 (aligned
+ * and not, as the kernel sees a sub-buffer) and lengths with every tail give the cpu's
+ * bits both ways, and nothing outside the range is written. */
+START_TEST(test_cuda_cast_x128_packs_and_tails_match_cpu_bits)
+{
+    enum { N = 4096 + 64 };
+    const size_t lens[] = {1, 7, 8, 9, 15, 16, 17, 1000, 4095, 4096};
+    struct pair src = both_vals(N, 7, 3.0f), narrow = both_blank(N * sizeof(uint16_t)),
+                wide = both_blank(N * sizeof(float));
+    for (int t = ZERO_F16; t <= ZERO_BF16; t++)
+        for (size_t off = 0; off <= 8; off++)
+            for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                const enum zero_dtype dt = (enum zero_dtype)t;
+                const size_t n = lens[l];
+                ON_BOTH(cpu->be->cast(cpu->self, (uint16_t *)narrow.c + off, dt,
+                                      (float *)src.c + off, ZERO_F32, n),
+                        gpu->be->cast(gpu->self, (uint16_t *)narrow.g + off, dt,
+                                      (float *)src.g + off, ZERO_F32, n));
+                ON_BOTH(cpu->be->cast(cpu->self, (float *)wide.c + off, ZERO_F32,
+                                      (uint16_t *)narrow.c + off, dt, n),
+                        gpu->be->cast(gpu->self, (float *)wide.g + off, ZERO_F32,
+                                      (uint16_t *)narrow.g + off, dt, n));
+            }
+    pair_same(narrow, "fp32 -> fp16/bf16, x128 packs and tails");
+    pair_same(wide, "fp16/bf16 -> fp32, x128 packs and tails");
+    pair_free(src);
+    pair_free(narrow);
+    pair_free(wide);
+}
+END_TEST
+
 START_TEST(test_cuda_axpy_scale_add_match_cpu_bits)
 {
     enum { N = 10007 };
@@ -1746,6 +1779,70 @@ START_TEST(test_cuda_residual_layernorm_matches_cpu_add_then_layernorm)
 }
 END_TEST
 
+/* layernorm_forward_to (stored activations: LN outputs written in 16 bits) against the
+ * cpu's layernorm_forward (after the add, residual form) then cast. Exact mode: the
+ * cpu's bits (y, mean, rstd, res). Native mode (the warp kernel's 128-bit stores of 8):
+ * res to the bit, y (widened) within one 16-bit rounding step of the cpu's, 2^-7
+ * relative for bf16 and 2^-10 for fp16 (the fast LayerNorm's 1e-5 can move a value
+ * across a rounding boundary), plus 2e-5, over (|y| + 1e-3); mean and rstd within the
+ * fast LayerNorm's 1e-5. C = 768 (packs of 8), 100 (float4 loads, scalar stores) and
+ * 97 (scalar); plain (x) and residual (res = a + b, res is a); bf16 and fp16 (_i). */
+START_TEST(test_cuda_layernorm_forward_to_16_bits_matches_cpu_layernorm_then_cast)
+{
+    static const struct {
+        int C, residual;
+        enum zero_dtype t;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {768, 0, ZERO_BF16, ZERO_COLL_NATIVE}, {768, 1, ZERO_BF16, ZERO_COLL_NATIVE},
+        {100, 1, ZERO_BF16, ZERO_COLL_NATIVE}, {97, 0, ZERO_F16, ZERO_COLL_NATIVE},
+        {768, 1, ZERO_F16, ZERO_COLL_NATIVE},  {768, 1, ZERO_BF16, ZERO_COLL_EXACT},
+        {97, 0, ZERO_BF16, ZERO_COLL_EXACT},
+    };
+    const int R = 37, C = cases[_i].C, residual = cases[_i].residual;
+    const enum zero_dtype t = cases[_i].t;
+    const size_t n = (size_t)R * C;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    struct pair a = both_vals(n, 101, 3.0f), b = both_vals(n, 102, 0.5f);
+    struct pair w = both_vals(C, 103, 1.0f), bias = both_vals(C, 104, 1.0f);
+    struct pair y = both_blank(n * 2), y32 = both_vals(n, 105, 1.0f);
+    struct pair mean = both_vals(R, 106, 1.0f), rstd = both_vals(R, 107, 1.0f);
+    if (residual)
+        ck_assert_int_eq(cpu->be->add(cpu->self, a.c, a.c, b.c, n), ZERO_OK);
+    ck_assert_int_eq(
+        cpu->be->layernorm_forward(cpu->self, y32.c, mean.c, rstd.c, a.c, w.c, bias.c, R, C, 1e-5f),
+        ZERO_OK);
+    ck_assert_int_eq(cpu->be->cast(cpu->self, y.c, t, y32.c, ZERO_F32, n), ZERO_OK);
+    int rc =
+        gpu->be->layernorm_forward_to(gpu->self, y.g, t, mean.g, rstd.g, residual ? NULL : a.g,
+                                      residual ? a.g : NULL, a.g, b.g, w.g, bias.g, R, C, 1e-5f);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    pair_same(a, "layernorm_forward_to: res = a + b (or x untouched)");
+    if (cases[_i].mode == ZERO_COLL_EXACT) {
+        pair_same(y, "exact layernorm_forward_to y");
+        pair_same(mean, "exact layernorm_forward_to mean");
+        pair_same(rstd, "exact layernorm_forward_to rstd");
+    } else {
+        float *want = download_f32(cpu, y.c, n, t), *got = download_f32(gpu, y.g, n, t);
+        assert_close(got, want, n, (t == ZERO_BF16 ? 1.0 / 128 : 1.0 / 1024) + 2e-5, 1e-3,
+                     "layernorm_forward_to y");
+        free(want);
+        free(got);
+        pair_close(mean, 1e-5, 1e-3, "layernorm_forward_to mean");
+        pair_close(rstd, 1e-5, 1e-3, "layernorm_forward_to rstd");
+    }
+    pair_free(a);
+    pair_free(b);
+    pair_free(w);
+    pair_free(bias);
+    pair_free(y);
+    pair_free(y32);
+    pair_free(mean);
+    pair_free(rstd);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 /* The fused entries' host-side checks: a bad label fails before anything is written
  * (naming the row, as xent_forward does), partial overlaps and an unknown dtype are
  * refused, in both modes. */
@@ -2044,6 +2141,7 @@ static Suite *cuda_suite(void)
     TCase *elem = tcase_create("elementwise");
     tcase_add_test(elem, test_cuda_cast_from_every_fp16_and_bf16_pattern_matches_cpu);
     tcase_add_test(elem, test_cuda_cast_to_fp16_and_bf16_rounds_like_the_cpu);
+    tcase_add_test(elem, test_cuda_cast_x128_packs_and_tails_match_cpu_bits);
     tcase_add_test(elem, test_cuda_axpy_scale_add_match_cpu_bits);
     tcase_add_test(elem, test_cuda_adamw_matches_cpu_bits_over_five_steps);
     tcase_add_test(elem, test_cuda_adam_l2_with_bf16_grads_and_copy_matches_cpu_bits);
@@ -2086,6 +2184,8 @@ static Suite *cuda_suite(void)
     tcase_add_loop_test(layers, test_cuda_fused_classifier_matches_cpu_xent_forward_then_backward,
                         0, 6);
     tcase_add_loop_test(layers, test_cuda_residual_layernorm_matches_cpu_add_then_layernorm, 0, 5);
+    tcase_add_loop_test(
+        layers, test_cuda_layernorm_forward_to_16_bits_matches_cpu_layernorm_then_cast, 0, 7);
     tcase_add_test(layers, test_cuda_fused_entries_reject_bad_labels_overlaps_and_dtypes);
     suite_add_tcase(s, layers);
 

@@ -365,4 +365,5 @@ const struct zero_backend zero_backend_cuda = {
     .input_errors = cuda_input_errors,
     .graph_begin = cuda_graph_begin,
     .graph_end = cuda_graph_end,
+    .layernorm_forward_to = cuda_layernorm_forward_to,
 };

@@ -8,7 +8,10 @@
 //     reference: one thread per row, fp64 sums). Three reads of the row (the second
 //     and third from cache) and one write. With kResidual (llm.c's
 //     fused_residual_forward) the first pass forms res = a + b and stores it; the later
-//     passes read back what the same lane stored, so res may be a or b itself.
+//     passes read back what the same lane stored, so res may be a or b itself. With a
+//     16-bit output (layernorm_forward_to: stored activations) the last pass writes 8
+//     values a lane, one 128-bit store, after a __syncwarp (its 8 columns were stored
+//     by two lanes of the first pass).
 //   xent_forward_online: one block per row; each thread keeps a running maximum and
 //     the sum of exp(z - max) over its strided classes (the online softmax), the block
 //     combines the pairs along a fixed tree; a second pass writes the probabilities.
@@ -46,19 +49,28 @@ inline bool vec4_ok(const void *p, size_t cols)
     return cols % 4 == 0 && ((uintptr_t)p & 15) == 0;
 }
 
-// kResidual: res (rows, cols) = a + b is the row normalized (x unused), else x is
-template <bool kResidual>
+// 8 16-bit values: one 128-bit load or store (llm.c's x128)
+struct alignas(16) pack16 {
+    uint16_t h[8];
+};
+
+// kResidual: res (rows, cols) = a + b is the row normalized (x unused), else x is.
+// TY float: y fp32; TY uint16_t: y stored in yt (fp16 or bf16), each fp32 result
+// rounded once, 8 to a lane's 128-bit store where vec_out (cols % 8 == 0, y, x or
+// res, weight and bias 16-byte aligned; the moments as in the fp32 kernel).
+template <bool kResidual, typename TY>
 __global__ void __launch_bounds__(kWarp *kRowsPerBlock)
-    layernorm_forward_warp(float *y, float *mean, float *rstd, const float *x, float *res,
-                           const float *a, const float *b, const float *weight, const float *bias,
-                           size_t rows, size_t cols, float eps, bool vec)
+    layernorm_forward_warp(TY *y, zero_dtype yt, float *mean, float *rstd, const float *x,
+                           float *res, const float *a, const float *b, const float *weight,
+                           const float *bias, size_t rows, size_t cols, float eps, bool vec,
+                           bool vec_out)
 {
     const int lane = threadIdx.x % kWarp;
     for (size_t r = (size_t)blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp; r < rows;
          r += (size_t)gridDim.x * kRowsPerBlock) {
         const size_t row = r * cols;
         const float *xr = kResidual ? res + row : x + row;
-        float *yr = y + row;
+        TY *yr = y + row;
         float sum = 0.0f;
         if (vec) {
             for (size_t c = 4 * (size_t)lane; c < cols; c += 4 * kWarp) {
@@ -100,7 +112,29 @@ __global__ void __launch_bounds__(kWarp *kRowsPerBlock)
             }
         }
         const float s = 1.0f / sqrtf(warp_sum(var) / (float)cols + eps);
-        if (vec) {
+        if constexpr (sizeof(TY) == 2) {
+            if (vec_out) { // 8 columns a lane: other lanes stored res there, hence the sync
+                __syncwarp();
+                for (size_t c = 8 * (size_t)lane; c < cols; c += 8 * kWarp) {
+                    pack16 o;
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const float4 v = *(const float4 *)(xr + c + 4 * h);
+                        const float4 w = *(const float4 *)(weight + c + 4 * h);
+                        const float4 bb = *(const float4 *)(bias + c + 4 * h);
+                        zero_cuda::store_f32(o.h, yt, 4 * h + 0, (v.x - m) * s * w.x + bb.x);
+                        zero_cuda::store_f32(o.h, yt, 4 * h + 1, (v.y - m) * s * w.y + bb.y);
+                        zero_cuda::store_f32(o.h, yt, 4 * h + 2, (v.z - m) * s * w.z + bb.z);
+                        zero_cuda::store_f32(o.h, yt, 4 * h + 3, (v.w - m) * s * w.w + bb.w);
+                    }
+                    *(pack16 *)(yr + c) = o;
+                }
+            } else {
+                __syncwarp();
+                for (size_t c = lane; c < cols; c += kWarp)
+                    zero_cuda::store_f32(yr, yt, c, (xr[c] - m) * s * weight[c] + bias[c]);
+            }
+        } else if (vec) {
             for (size_t c = 4 * (size_t)lane; c < cols; c += 4 * kWarp) {
                 float4 v = *(const float4 *)(xr + c);
                 float4 w = *(const float4 *)(weight + c), bb = *(const float4 *)(bias + c), o;
@@ -314,9 +348,9 @@ extern "C" cudaError_t cuda_launch_layernorm_forward_fast(cudaStream_t st, float
                vec4_ok(weight, (size_t)cols) && vec4_ok(bias, (size_t)cols);
     size_t blocks = ((size_t)rows + kRowsPerBlock - 1) / kRowsPerBlock;
     unsigned grid = (unsigned)(blocks > 65536 ? 65536 : blocks);
-    layernorm_forward_warp<false><<<grid, kWarp * kRowsPerBlock, 0, st>>>(
-        y, mean, rstd, x, nullptr, nullptr, nullptr, weight, bias, (size_t)rows, (size_t)cols, eps,
-        vec);
+    layernorm_forward_warp<false, float><<<grid, kWarp * kRowsPerBlock, 0, st>>>(
+        y, ZERO_F32, mean, rstd, x, nullptr, nullptr, nullptr, weight, bias, (size_t)rows,
+        (size_t)cols, eps, vec, false);
     return cudaGetLastError();
 }
 
@@ -331,8 +365,38 @@ extern "C" cudaError_t cuda_launch_residual_layernorm_forward_fast(
                vec4_ok(bias, (size_t)cols);
     size_t blocks = ((size_t)rows + kRowsPerBlock - 1) / kRowsPerBlock;
     unsigned grid = (unsigned)(blocks > 65536 ? 65536 : blocks);
-    layernorm_forward_warp<true><<<grid, kWarp * kRowsPerBlock, 0, st>>>(
-        y, mean, rstd, nullptr, res, a, b, weight, bias, (size_t)rows, (size_t)cols, eps, vec);
+    layernorm_forward_warp<true, float><<<grid, kWarp * kRowsPerBlock, 0, st>>>(
+        y, ZERO_F32, mean, rstd, nullptr, res, a, b, weight, bias, (size_t)rows, (size_t)cols, eps,
+        vec, false);
+    return cudaGetLastError();
+}
+
+// The fast LayerNorm (x != NULL) or the residual one (x == NULL: res = a + b) with y
+// stored in yt (fp16 or bf16): the moments and every value of the fp32 kernels, each
+// result rounded once; 128-bit stores of 8 where the row allows.
+extern "C" cudaError_t
+cuda_launch_layernorm_forward_to_fast(cudaStream_t st, void *y, enum zero_dtype yt, float *mean,
+                                      float *rstd, const float *x, float *res, const float *a,
+                                      const float *b, const float *weight, const float *bias,
+                                      int64_t rows, int64_t cols, float eps)
+{
+    if (rows <= 0 || cols <= 0)
+        return cudaSuccess;
+    const size_t C = (size_t)cols;
+    const float *in = x != nullptr ? x : res;
+    bool vec = vec4_ok(in, C) && vec4_ok(weight, C) && vec4_ok(bias, C) &&
+               (x != nullptr || (vec4_ok(a, C) && vec4_ok(b, C)));
+    bool vec_out = vec && C % 8 == 0 && ((uintptr_t)y & 15) == 0;
+    size_t blocks = ((size_t)rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    unsigned grid = (unsigned)(blocks > 65536 ? 65536 : blocks);
+    if (x != nullptr)
+        layernorm_forward_warp<false, uint16_t><<<grid, kWarp * kRowsPerBlock, 0, st>>>(
+            (uint16_t *)y, yt, mean, rstd, x, nullptr, nullptr, nullptr, weight, bias, (size_t)rows,
+            C, eps, vec, vec_out);
+    else
+        layernorm_forward_warp<true, uint16_t><<<grid, kWarp * kRowsPerBlock, 0, st>>>(
+            (uint16_t *)y, yt, mean, rstd, nullptr, res, a, b, weight, bias, (size_t)rows, C, eps,
+            vec, vec_out);
     return cudaGetLastError();
 }
 

@@ -55,12 +55,86 @@ __global__ void cast_kernel(void *dst, zero_dtype dt, const void *src, zero_dtyp
     }
 }
 
+// The contiguous fp32 <-> fp16/bf16 casts that stored activations
+// (libzero.activations = "compute") pass through twice per value: 8 elements a
+// thread, as llm.c's x128 packs, one 128-bit access of 8 16-bit values and two of
+// 4 floats, where both pointers are 16-byte aligned; the same per-element
+// conversion as cast_kernel (the same bits); a scalar loop takes the n % 8 tail.
+struct alignas(16) pack16 {
+    uint16_t h[8];
+};
+
+__global__ void cast_narrow_x128(uint16_t *__restrict__ dst, zero_dtype dt,
+                                 const float *__restrict__ src, size_t n)
+{
+    const size_t packs = n / 8;
+    ZERO_CUDA_FOR(p, packs)
+    {
+        const float4 a = reinterpret_cast<const float4 *>(src)[2 * p];
+        const float4 b = reinterpret_cast<const float4 *>(src)[2 * p + 1];
+        const float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        pack16 out;
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            store_f32(out.h, dt, j, v[j]);
+        reinterpret_cast<pack16 *>(dst)[p] = out;
+    }
+    ZERO_CUDA_FOR(i, n - 8 * packs)
+    {
+        store_f32(dst, dt, 8 * packs + i, src[8 * packs + i]);
+    }
+}
+
+__global__ void cast_widen_x128(float *__restrict__ dst, const uint16_t *__restrict__ src,
+                                zero_dtype st, size_t n)
+{
+    const size_t packs = n / 8;
+    ZERO_CUDA_FOR(p, packs)
+    {
+        const pack16 in = reinterpret_cast<const pack16 *>(src)[p];
+        float v[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            v[j] = load_f32(in.h, st, j);
+        reinterpret_cast<float4 *>(dst)[2 * p] = make_float4(v[0], v[1], v[2], v[3]);
+        reinterpret_cast<float4 *>(dst)[2 * p + 1] = make_float4(v[4], v[5], v[6], v[7]);
+    }
+    ZERO_CUDA_FOR(i, n - 8 * packs)
+    {
+        dst[8 * packs + i] = load_f32(src, st, 8 * packs + i);
+    }
+}
+
+static bool is_16bit(zero_dtype t)
+{
+    return t == ZERO_F16 || t == ZERO_BF16;
+}
+
+static bool aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15u) == 0;
+}
+
 extern "C" cudaError_t cuda_launch_cast(cudaStream_t st, void *dst, enum zero_dtype dst_type,
                                         const void *src, enum zero_dtype src_type, size_t rows,
                                         size_t cols, size_t ld_dst, size_t ld_src)
 {
     if (rows == 0 || cols == 0)
         return cudaSuccess;
+    const bool contiguous = rows == 1 || (ld_dst == cols && ld_src == cols);
+    const size_t n = rows * cols;
+    if (contiguous && aligned16(dst) && aligned16(src)) {
+        if (src_type == ZERO_F32 && is_16bit(dst_type)) {
+            cast_narrow_x128<<<grid_for(n / 8 + 1), kThreads, 0, st>>>((uint16_t *)dst, dst_type,
+                                                                       (const float *)src, n);
+            return cudaGetLastError();
+        }
+        if (dst_type == ZERO_F32 && is_16bit(src_type)) {
+            cast_widen_x128<<<grid_for(n / 8 + 1), kThreads, 0, st>>>(
+                (float *)dst, (const uint16_t *)src, src_type, n);
+            return cudaGetLastError();
+        }
+    }
     cast_kernel<<<grid_for(rows * cols), kThreads, 0, st>>>(dst, dst_type, src, src_type, rows,
                                                             cols, ld_dst, ld_src);
     return cudaGetLastError();

@@ -90,6 +90,10 @@ int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits
 int cuda_residual_layernorm_forward(void *self, float *res, float *y, float *mean, float *rstd,
                                     const float *a, const float *b, const float *weight,
                                     const float *bias, int64_t rows, int64_t cols, float eps);
+int cuda_layernorm_forward_to(void *self, void *y, enum zero_dtype y_type, float *mean, float *rstd,
+                              const float *x, float *res, const float *a, const float *b,
+                              const float *weight, const float *bias, int64_t rows, int64_t cols,
+                              float eps);
 /* native mode's embedding backward: the bucketed kernel in a workspace, the reference
  * kernel where the shape does not fit or no workspace can be had */
 int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const int32_t *ids,

@@ -347,6 +347,19 @@ struct zero_backend {
      * between them come from a pool kept for the graphs. */
     int (*graph_begin)(void *self, int key);
     int (*graph_end)(void *self, int key, int launch);
+    /* ---- optional 16-bit stores (NULL: src/nn runs the fp32 entry into a workspace and
+     * casts it into the stored buffer; stored activations, libzero.activations) ---- */
+    /* LayerNorm with its output stored in y_type (ZERO_F32, ZERO_F16 or ZERO_BF16):
+     *   x != NULL: layernorm_forward of x;
+     *   x == NULL: res = a + b first, then res normalized (residual_layernorm_forward,
+     *              its aliasing rules)
+     * y (rows, cols) holds each fp32 result of that entry rounded once (to nearest
+     * even): the bits of the fp32 entry then cast, to that entry's own tolerance where
+     * it has one (native mode). mean and rstd fp32, as there. */
+    int (*layernorm_forward_to)(void *self, void *y, enum zero_dtype y_type, float *mean,
+                                float *rstd, const float *x, float *res, const float *a,
+                                const float *b, const float *weight, const float *bias,
+                                int64_t rows, int64_t cols, float eps);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

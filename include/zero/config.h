@@ -132,6 +132,15 @@ enum zero_matmul {
     ZERO_MATMUL_COMPUTE   /* operands in the compute dtype (fp16/bf16), fp32 accumulation */
 };
 
+/* libzero.activations: the dtype of the activations a layer saves for its backward
+ * and hands to the next sub-layer, in mixed precision (docs/gpu.md, "Precision"). */
+enum zero_activations {
+    ZERO_ACTIVATIONS_FP32 = 0, /* fp32 buffers (the default) */
+    ZERO_ACTIVATIONS_COMPUTE   /* the compute dtype (fp16/bf16), as llm.c keeps them: half the
+                                  bytes; each value rounded once when stored, widened exactly
+                                  when read, statistics in fp32 */
+};
+
 struct zero_libzero_config {
     char backend[16];              /* "cpu" */
     enum zero_coll_mode coll_mode; /* exact */
@@ -152,6 +161,7 @@ struct zero_libzero_config {
     /* false: capture each micro-step's forward and backward as CUDA Graphs once the first
      * step has run (cuda backend only; docs/gpu.md, "CUDA Graphs") */
     int cuda_graphs;
+    enum zero_activations activations; /* fp32 */
 };
 
 struct zero_config {

@@ -103,6 +103,13 @@ struct zero_unit_ctx {
     void *grad_lowp[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     enum zero_dtype grad_lowp_type;
     int grad_lowp_written[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
+    /* (Added after grad_lowp_written.) The dtype of the activations the unit saves for
+     * its backward and hands from one sub-layer to the next (libzero.activations):
+     * ZERO_F32, or the compute dtype where the engine trains in mixed precision with
+     * libzero.activations "compute" and the unit says it can (saved_bytes_as). Each
+     * value is rounded once when stored and widened exactly when read; the unit's
+     * input x, output y and every gradient stay fp32. */
+    enum zero_dtype act_type;
 };
 
 struct zero_unit;
@@ -124,6 +131,11 @@ struct zero_unit_ops {
      * that the loss is computed from (e.g. logits) instead of per-row losses.
      * Used for evaluation and sampling; needs no labels. */
     int (*predict)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x, float *y);
+    /* (Added after predict.) May be NULL: the unit keeps fp32 activations whatever
+     * libzero.activations says. Otherwise saved_bytes when the saved activations are
+     * stored in act (ZERO_F32 answers as saved_bytes does); the engine then hands the
+     * unit ctx->act_type = act. */
+    size_t (*saved_bytes_as)(const struct zero_unit *u, int64_t rows, enum zero_dtype act);
 };
 
 struct zero_unit {

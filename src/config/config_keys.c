@@ -49,6 +49,7 @@ static const char *const backend_names[] = {"cpu", "cuda", NULL};
 static const char *const coll_names[] = {"exact", "native", NULL};
 static const char *const matmul_names[] = {"auto", "fp32", "compute", NULL};
 static const char *const atom_order_names[] = {"micro_step_major", "rank_major", NULL};
+static const char *const activations_names[] = {"fp32", "compute", NULL};
 
 #define ADAMS WHEN_ADAMS
 #define SGD WHEN_OPTIM(ZERO_OPTIM_SGD)
@@ -197,6 +198,7 @@ const struct config_key config_keys[] = {
     ENUM("libzero.matmul", libzero.matmul, matmul_names),
     ENUM("libzero.atom_order", libzero.atom_order, atom_order_names),
     BOOL("libzero.cuda_graphs", libzero.cuda_graphs),
+    ENUM("libzero.activations", libzero.activations, activations_names),
     KEY(KEY_I64, "libzero.offload_threads", libzero.offload_threads, 0, 4096),
     KEY(KEY_I64, "libzero.align", libzero.align, 1, 1073741824.0),
     KEY(KEY_U64, "libzero.seed", libzero.seed, 0, 18446744073709551615.0),
@@ -211,6 +213,7 @@ _Static_assert(sizeof config_keys / sizeof config_keys[0] <= ZERO_CONFIG_MAX_KEY
                "ZERO_CONFIG_MAX_KEYS is too small for the key table");
 _Static_assert(sizeof(enum zero_optim_type) == sizeof(int) &&
                    sizeof(enum zero_atom_order) == sizeof(int) &&
+                   sizeof(enum zero_activations) == sizeof(int) &&
                    sizeof(enum zero_offload_device) == sizeof(int),
                "KEY_ENUM fields are stored as int");
 

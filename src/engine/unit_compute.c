@@ -100,10 +100,28 @@ static int fill_slot(struct zero_engine *e, struct zero_unit_ctx *ctx, int i, in
     return ZERO_OK;
 }
 
+/* The dtype of unit u's saved activations: the compute dtype where
+ * libzero.activations asks for it in mixed precision and the unit can store it. */
+static enum zero_dtype act_type(const struct zero_engine *e, const struct zero_unit *unit)
+{
+    int lowp = e->mixed && e->cfg.libzero.activations == ZERO_ACTIVATIONS_COMPUTE &&
+               unit->ops->saved_bytes_as != NULL;
+    return lowp ? e->cdt : ZERO_F32;
+}
+
+size_t compute_saved_bytes(const struct zero_engine *e, int u)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    if (unit->ops->saved_bytes_as != NULL)
+        return unit->ops->saved_bytes_as(unit, e->rows, act_type(e, unit));
+    return unit->ops->saved_bytes ? unit->ops->saved_bytes(unit, e->rows) : 0;
+}
+
 int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
                         struct zero_error *err)
 {
     const struct zero_unit *unit = e->model->units[u];
+    ctx->act_type = act_type(e, unit);
     int rc = ZERO_OK;
     for (int p = 0; p < unit->nparams && !rc; p++)
         rc = fill_slot(e, ctx, p, u, p, err);

@@ -14,6 +14,9 @@ int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,
                         struct zero_error *err);
 void compute_drop_param_copies(struct zero_engine *e, int u);
 void compute_init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *msg, size_t len);
+/* The bytes unit u saves from forward to backward, in the dtype compute_fill_params
+ * hands it (ctx->act_type: libzero.activations). */
+size_t compute_saved_bytes(const struct zero_engine *e, int u);
 int compute_failed(struct zero_engine *e, int u, int rc, const char *pass, const char *msg,
                    struct zero_error *err);
 

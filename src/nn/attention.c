@@ -23,52 +23,67 @@ int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
     return gpt_add_conv1d_params(u, name, C, C, proj_std, err);
 }
 
-/* qkv (rows, 3C) + att (B, NH, T, T) + atty (rows, C) */
-size_t gpt_attn_saved_floats(const struct gpt_dims *d, int64_t rows)
+/* att (B, NH, T, T) fp32, then qkv (rows, 3C) and atty (rows, C) stored in act */
+size_t gpt_attn_saved_bytes(const struct gpt_dims *d, int64_t rows, enum zero_dtype act)
 {
     const int64_t B = rows / d->T;
-    return (size_t)(rows * 4 * d->C + B * d->NH * d->T * d->T);
+    return (size_t)(B * d->NH * d->T * d->T) * sizeof(float) +
+           (size_t)(rows * 4 * d->C) * zero_dtype_size(act);
 }
 
-void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, float *base,
+void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, void *base, enum zero_dtype act,
                         struct gpt_attn_saved *s)
 {
     const int64_t B = rows / d->T;
-    s->qkv = base;
-    s->att = s->qkv + rows * 3 * d->C;
-    s->atty = s->att + B * d->NH * d->T * d->T;
+    s->att = base;
+    s->qkv = s->att + B * d->NH * d->T * d->T;
+    s->atty = (char *)s->qkv + (size_t)(rows * 3 * d->C) * zero_dtype_size(act);
 }
 
 /* backward: datty (rows, C) + dqkv (rows, 3C) + the kernel's (B, NH, T, T) */
 size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows)
 {
-    return gpt_attn_saved_floats(d, rows);
+    const int64_t B = rows / d->T;
+    return (size_t)(rows * 4 * d->C + B * d->NH * d->T * d->T);
 }
 
-int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p, const float *x,
-                     float *y, const struct gpt_attn_saved *s)
+int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
+                     struct nn_operand x, float *y, const struct gpt_attn_saved *s)
 {
-    const int64_t C = d->C;
+    const int64_t C = d->C, rows = ctx->rows;
     int64_t B;
     int rc = gpt_sequences(ctx, d, &B);
-    /* qkv (rows, 3C) = x (rows, C) @ c_attn.weight (C, 3C) + c_attn.bias */
+    const size_t nqkv = (size_t)(rows * 3 * C), ny = (size_t)(rows * C);
+    /* qkv (rows, 3C) = x (rows, C) @ c_attn.weight (C, 3C) + c_attn.bias, stored */
     if (rc == ZERO_OK)
-        rc = gpt_conv1d_forward(ctx, p + C_ATTN_W, x, s->qkv, C, 3 * C);
+        rc = gpt_conv1d_gelu_forward(ctx, p + C_ATTN_W, x, s->qkv, NULL, C, 3 * C);
     if (rc != ZERO_OK)
         return rc;
     /* atty (rows, C) = per head softmax(q k^T / sqrt(hs), causal) v; att (B, NH, T, T).
-     * The head products take their operands in the layers' GEMM dtype too. */
-    rc = ctx->be->attention_forward(ctx->bself, s->atty, s->att, s->qkv, B, d->T, C, d->NH,
-                                    ctx->matmul_type);
-    if (rc != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "attention_forward");
+     * The head products take their operands in the layers' GEMM dtype too; the
+     * kernel reads the stored qkv widened and atty is stored rounded. att stays fp32:
+     * a backend may keep other statistics there (cuda's flash attention: its
+     * log-sum-exp, which a 16-bit rounding would spoil). */
+    const float *qkv32;
+    float *y32 = NULL;
+    void *tq, *tyy = NULL;
+    rc = nn_act_load(ctx, s->qkv, nqkv, &qkv32, &tq);
+    if (rc == ZERO_OK)
+        rc = nn_act_begin(ctx, s->atty, ny, &y32, &tyy);
+    if (rc == ZERO_OK && (rc = ctx->be->attention_forward(ctx->bself, y32, s->att, qkv32, B, d->T,
+                                                          C, d->NH, ctx->matmul_type)) != ZERO_OK)
+        rc = nn_backend_fail(ctx, rc, "attention_forward");
+    nn_release(ctx, tq);
+    rc = nn_act_end(ctx, rc, s->atty, ny, tyy);
     /* y (rows, C) = atty @ c_proj.weight (C, C) + c_proj.bias */
-    return gpt_conv1d_forward(ctx, p + C_PROJ_W, s->atty, y, C, C);
+    if (rc == ZERO_OK)
+        rc = gpt_conv1d_forward(ctx, p + C_PROJ_W, nn_stored(ctx, s->atty), y, C, C);
+    return rc;
 }
 
-int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p, const float *x,
-                      const struct gpt_attn_saved *s, const float *dy, float *dx, float dx_beta,
-                      float *scratch)
+int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
+                      struct nn_operand x, const struct gpt_attn_saved *s, const float *dy,
+                      float *dx, float dx_beta, float *scratch)
 {
     const int64_t C = d->C, rows = ctx->rows;
     int64_t B;
@@ -78,23 +93,34 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
     float *katt = dqkv + rows * 3 * C; /* (B, NH, T, T) for the kernel */
     /* dc_proj from atty and dy; datty (rows, C) = dy @ c_proj.weight^T */
     if (rc == ZERO_OK)
-        rc = gpt_conv1d_backward(ctx, p + C_PROJ_W, s->atty, dy, datty, 0.0f, C, C);
+        rc = gpt_conv1d_backward(ctx, p + C_PROJ_W, nn_stored(ctx, s->atty), dy, datty, 0.0f, C, C);
     if (rc != ZERO_OK)
         return rc;
-    /* dqkv (rows, 3C) from datty through the attention */
-    rc = ctx->be->attention_backward(ctx->bself, dqkv, katt, datty, s->qkv, s->att, B, d->T, C,
-                                     d->NH, ctx->matmul_type);
-    if (rc != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "attention_backward");
+    /* dqkv (rows, 3C) from datty through the attention, qkv widened */
+    const float *qkv32 = NULL;
+    void *tq;
+    rc = nn_act_load(ctx, s->qkv, (size_t)(rows * 3 * C), &qkv32, &tq);
+    if (rc == ZERO_OK &&
+        (rc = ctx->be->attention_backward(ctx->bself, dqkv, katt, datty, qkv32, s->att, B, d->T, C,
+                                          d->NH, ctx->matmul_type)) != ZERO_OK)
+        rc = nn_backend_fail(ctx, rc, "attention_backward");
+    nn_release(ctx, tq);
     /* dc_attn from x and dqkv; dx (rows, C) = dqkv @ c_attn.weight^T + dx_beta * dx */
-    return gpt_conv1d_backward(ctx, p + C_ATTN_W, x, dqkv, dx, dx_beta, C, 3 * C);
+    if (rc == ZERO_OK)
+        rc = gpt_conv1d_backward(ctx, p + C_ATTN_W, x, dqkv, dx, dx_beta, C, 3 * C);
+    return rc;
 }
 
 /* ---- the standalone unit ---- */
 
+static size_t attention_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
+{
+    return gpt_attn_saved_bytes(u->impl, rows, act);
+}
+
 static size_t attention_saved_bytes(const struct zero_unit *u, int64_t rows)
 {
-    return gpt_attn_saved_floats(u->impl, rows) * sizeof(float);
+    return attention_saved_bytes_as(u, rows, ZERO_F32);
 }
 
 static size_t attention_scratch_bytes(const struct zero_unit *u, int64_t rows)
@@ -106,16 +132,16 @@ static int attention_forward(const struct zero_unit *u, struct zero_unit_ctx *ct
                              float *y)
 {
     struct gpt_attn_saved s;
-    gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, &s);
-    return gpt_attn_forward(ctx, u->impl, 0, x, y, &s);
+    gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, ctx->act_type, &s);
+    return gpt_attn_forward(ctx, u->impl, 0, nn_act(x), y, &s);
 }
 
 static int attention_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
                               const float *dy, float *dx)
 {
     struct gpt_attn_saved s;
-    gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, &s);
-    return gpt_attn_backward(ctx, u->impl, 0, x, &s, dy, dx, 0.0f, ctx->scratch);
+    gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, ctx->act_type, &s);
+    return gpt_attn_backward(ctx, u->impl, 0, nn_act(x), &s, dy, dx, 0.0f, ctx->scratch);
 }
 
 static const struct zero_unit_ops attention_ops = {
@@ -125,6 +151,7 @@ static const struct zero_unit_ops attention_ops = {
     .forward = attention_forward,
     .backward = attention_backward,
     .destroy = gpt_unit_destroy,
+    .saved_bytes_as = attention_saved_bytes_as,
 };
 
 int zero_nn_causal_self_attention(struct zero_unit **u, const char *name, int64_t C, int n_head,

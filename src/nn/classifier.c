@@ -32,7 +32,7 @@ static int classifier_forward(const struct zero_unit *u, struct zero_unit_ctx *c
     float *probs = ctx->saved;    /* (rows, classes) */
     if (ctx->labels == NULL && ctx->rows > 0)
         return nn_unit_fail(ctx, ZERO_EINVAL, "the batch has no labels");
-    int rc = nn_affine_forward(ctx, x, 0, ctx->param[1], logits, u->in_width, classes);
+    int rc = nn_affine_forward(ctx, nn_act(x), 0, ctx->param[1], logits, u->in_width, classes);
     if (rc != ZERO_OK)
         return rc;
     rc = ctx->be->xent_forward(ctx->bself, y, probs, logits, ctx->labels, ctx->rows, classes);
@@ -52,15 +52,15 @@ static int classifier_backward(const struct zero_unit *u, struct zero_unit_ctx *
                                     ctx->dloss);
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "xent_backward");
-    return nn_affine_backward(ctx, x, 0, dlogits, dx, 0.0f, ctx->grad[1], ctx->grad_accumulate[1],
-                              u->in_width, classes);
+    return nn_affine_backward(ctx, nn_act(x), 0, dlogits, dx, 0.0f, ctx->grad[1],
+                              ctx->grad_accumulate[1], u->in_width, classes);
 }
 
 /* y (rows, classes) = logits: what the loss would be computed from */
 static int classifier_predict(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
                               float *y)
 {
-    return nn_affine_forward(ctx, x, 0, ctx->param[1], y, u->in_width, classes_of(u));
+    return nn_affine_forward(ctx, nn_act(x), 0, ctx->param[1], y, u->in_width, classes_of(u));
 }
 
 static const struct zero_unit_ops classifier_ops = {

@@ -20,53 +20,67 @@ int gpt_add_conv1d_params(struct zero_unit *u, const char *prefix, int64_t in, i
     return ZERO_OK;
 }
 
-int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, int64_t in,
+int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, struct nn_operand x, float *y, int64_t in,
                        int64_t out)
 {
-    return gpt_conv1d_gelu_forward(ctx, p, x, y, NULL, in, out);
+    /* y (rows, out, fp32) = x (rows, in) @ w (in, out) + b (out) */
+    return nn_gemm_bias(ctx, "gemm y = x w + b", 0, 0, ctx->rows, out, in, x, in, nn_param(ctx, p),
+                        out, ctx->param[p + 1], y, NULL);
 }
 
-int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *gelu,
-                            int64_t in, int64_t out)
+int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, struct nn_operand x, void *y,
+                            void *gelu, int64_t in, int64_t out)
 {
-    /* y (rows, out) = x (rows, in) @ w (in, out) + b (out); gelu = gelu_tanh(y) */
-    return nn_gemm_bias(ctx, "gemm y = x w + b", 0, 0, ctx->rows, out, in, nn_act(x), in,
-                        nn_param(ctx, p), out, ctx->param[p + 1], y, gelu);
+    /* y (rows, out, stored) = x @ w + b; gelu (stored) = gelu_tanh(y), from y's fp32
+     * value (as the GEMM's epilogue computes it), both rounded once when stored */
+    const size_t n = (size_t)(ctx->rows * out);
+    float *y32 = NULL, *gelu32 = NULL;
+    void *ty = NULL, *tg = NULL;
+    int rc = nn_act_begin(ctx, y, n, &y32, &ty);
+    if (rc == ZERO_OK && gelu != NULL)
+        rc = nn_act_begin(ctx, gelu, n, &gelu32, &tg);
+    if (rc == ZERO_OK)
+        rc = nn_gemm_bias(ctx, "gemm y = x w + b", 0, 0, ctx->rows, out, in, x, in,
+                          nn_param(ctx, p), out, ctx->param[p + 1], y32, gelu32);
+    rc = nn_act_end(ctx, rc, y, n, ty);
+    return gelu != NULL ? nn_act_end(ctx, rc, gelu, n, tg) : rc;
 }
 
 /* gpt_conv1d_backward; with pre, dx = (dy w^T) * gelu'(pre) (dx_beta 0) */
-static int conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
-                           float *dx, float dx_beta, const float *pre, int64_t in, int64_t out)
+static int conv1d_backward(struct zero_unit_ctx *ctx, int p, struct nn_operand x, const float *dy,
+                           float *dx, float dx_beta, const void *pre, int64_t in, int64_t out)
 {
     const int64_t rows = ctx->rows;
     struct nn_operand g = nn_act(dy); /* rounded once for both products */
-    void *tmp;
+    void *tmp, *tmp_pre = NULL;
+    const float *pre32 = NULL;
     int rc = nn_lower(ctx, &g, (size_t)(rows * out), &tmp);
     /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh;
      * db (out) = sum over rows of dy (rows, out), in the same GEMM where fused */
     if (rc == ZERO_OK)
-        rc = nn_gemm_bgrad(ctx, "gemm dw = x^T dy, db = sum dy", p, 1, 0, in, out, rows, nn_act(x),
-                           in, g, out, 1, ctx->grad[p + 1],
-                           ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
+        rc = nn_gemm_bgrad(ctx, "gemm dw = x^T dy, db = sum dy", p, 1, 0, in, out, rows, x, in, g,
+                           out, 1, ctx->grad[p + 1], ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
     /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx, or times gelu'(pre) */
-    if (rc == ZERO_OK && dx != NULL && pre != NULL)
+    if (rc == ZERO_OK && dx != NULL && pre != NULL &&
+        (rc = nn_act_load(ctx, pre, (size_t)(rows * in), &pre32, &tmp_pre)) == ZERO_OK)
         rc = nn_gemm_dgelu(ctx, "gemm dx = (dy w^T) gelu'(pre)", 0, 1, rows, in, out, g, out,
-                           nn_param(ctx, p), out, dx, pre);
-    else if (rc == ZERO_OK && dx != NULL)
+                           nn_param(ctx, p), out, dx, pre32);
+    else if (rc == ZERO_OK && dx != NULL && pre == NULL)
         rc = nn_gemm(ctx, "gemm dx = dy w^T", 0, 1, rows, in, out, g, out, nn_param(ctx, p), out,
                      dx_beta, dx, in);
+    nn_release(ctx, tmp_pre);
     nn_release(ctx, tmp);
     return rc;
 }
 
-int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, struct nn_operand x, const float *dy,
                         float *dx, float dx_beta, int64_t in, int64_t out)
 {
     return conv1d_backward(ctx, p, x, dy, dx, dx_beta, NULL, in, out);
 }
 
-int gpt_conv1d_backward_dgelu(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
-                              float *dx, const float *pre, int64_t in, int64_t out)
+int gpt_conv1d_backward_dgelu(struct zero_unit_ctx *ctx, int p, struct nn_operand x,
+                              const float *dy, float *dx, const void *pre, int64_t in, int64_t out)
 {
     return conv1d_backward(ctx, p, x, dy, dx, 0.0f, pre, in, out);
 }

@@ -10,39 +10,45 @@
 /* Parameter indices, in declaration order (= Hugging Face's order). */
 enum { LN1 = 0, ATTN = 2, LN2 = 6, FC = 8, PROJ = 10, NPARAMS = 12 };
 
-/* The saved activations, llm.c's layout for one layer (rows = B*T). */
+/* The saved activations, llm.c's layout for one layer (rows = B*T): the residual
+ * x2 and the statistics in fp32, then the attention's (att fp32, qkv and atty
+ * stored), then the rest stored (ctx->act_type). */
 struct block_saved {
-    float *ln1, *ln1_mean, *ln1_rstd; /* (rows, C), (rows), (rows) */
-    struct gpt_attn_saved attn;       /* qkv, att, atty */
-    float *x2;                        /* (rows, C): x + attention, ln_2's input */
-    float *ln2, *ln2_mean, *ln2_rstd; /* (rows, C), (rows), (rows) */
-    float *fch, *fch_gelu;            /* (rows, 4C) each */
+    float *x2;                  /* (rows, C): x + attention, ln_2's input (the residual) */
+    float *ln1_mean, *ln1_rstd; /* (rows) each */
+    float *ln2_mean, *ln2_rstd; /* (rows) each */
+    struct gpt_attn_saved attn; /* att, qkv, atty */
+    void *ln1, *ln2;            /* (rows, C) each */
+    void *fch, *fch_gelu;       /* (rows, 4C) each */
 };
 
-static size_t block_saved_floats(const struct gpt_dims *d, int64_t rows)
+static size_t block_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
 {
-    return (size_t)(rows * (11 * d->C + 4)) + gpt_attn_saved_floats(d, rows);
-}
-
-static void block_saved_map(const struct gpt_dims *d, int64_t rows, float *base,
-                            struct block_saved *s)
-{
-    const int64_t C = d->C;
-    s->ln1 = base;
-    s->ln1_mean = s->ln1 + rows * C;
-    s->ln1_rstd = s->ln1_mean + rows;
-    gpt_attn_saved_map(d, rows, s->ln1_rstd + rows, &s->attn);
-    s->x2 = s->ln1_rstd + rows + gpt_attn_saved_floats(d, rows);
-    s->ln2 = s->x2 + rows * C;
-    s->ln2_mean = s->ln2 + rows * C;
-    s->ln2_rstd = s->ln2_mean + rows;
-    s->fch = s->ln2_rstd + rows;
-    s->fch_gelu = s->fch + rows * 4 * C;
+    const struct gpt_dims *d = u->impl;
+    return (size_t)(rows * (d->C + 4)) * sizeof(float) + gpt_attn_saved_bytes(d, rows, act) +
+           (size_t)(rows * 10 * d->C) * zero_dtype_size(act);
 }
 
 static size_t block_saved_bytes(const struct zero_unit *u, int64_t rows)
 {
-    return block_saved_floats(u->impl, rows) * sizeof(float);
+    return block_saved_bytes_as(u, rows, ZERO_F32);
+}
+
+static void block_saved_map(const struct gpt_dims *d, const struct zero_unit_ctx *ctx, void *base,
+                            struct block_saved *s)
+{
+    const int64_t C = d->C, rows = ctx->rows;
+    const size_t n = (size_t)(rows * C);
+    s->x2 = base;
+    s->ln1_mean = s->x2 + n;
+    s->ln1_rstd = s->ln1_mean + rows;
+    s->ln2_mean = s->ln1_rstd + rows;
+    s->ln2_rstd = s->ln2_mean + rows;
+    gpt_attn_saved_map(d, rows, s->ln2_rstd + rows, ctx->act_type, &s->attn);
+    s->ln1 = (char *)(s->ln2_rstd + rows) + gpt_attn_saved_bytes(d, rows, ctx->act_type);
+    s->ln2 = nn_act_at(ctx, s->ln1, n);
+    s->fch = nn_act_at(ctx, s->ln2, n);
+    s->fch_gelu = nn_act_at(ctx, s->fch, 4 * n);
 }
 
 /* backward scratch: dx2 (rows, C), dln (rows, C), then either dfch (rows, 4C)
@@ -65,20 +71,20 @@ static int block_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     const int64_t C = d->C;
     const size_t n = (size_t)(ctx->rows * C);
     struct block_saved s;
-    block_saved_map(d, ctx->rows, ctx->saved, &s);
+    block_saved_map(d, ctx, ctx->saved, &s);
 
     /* x2 (rows, C) = x + attn(ln_1(x)) */
     int rc = gpt_layernorm_forward(ctx, LN1, x, s.ln1, s.ln1_mean, s.ln1_rstd, C);
     if (rc == ZERO_OK)
-        rc = gpt_attn_forward(ctx, d, ATTN, s.ln1, s.x2, &s.attn);
+        rc = gpt_attn_forward(ctx, d, ATTN, nn_stored(ctx, s.ln1), s.x2, &s.attn);
     /* x2 += x and ln_2(x2) in one pass where the backend fuses them;
      * y (rows, C) = x2 + c_proj(gelu(c_fc(ln_2(x2)))) */
     if (rc == ZERO_OK)
         rc = gpt_residual_layernorm_forward(ctx, LN2, s.x2, x, s.ln2, s.ln2_mean, s.ln2_rstd, C);
     if (rc == ZERO_OK) /* fch (rows, 4C) = c_fc(ln2), fch_gelu = gelu_tanh(fch) */
-        rc = gpt_conv1d_gelu_forward(ctx, FC, s.ln2, s.fch, s.fch_gelu, C, 4 * C);
+        rc = gpt_conv1d_gelu_forward(ctx, FC, nn_stored(ctx, s.ln2), s.fch, s.fch_gelu, C, 4 * C);
     if (rc == ZERO_OK)
-        rc = gpt_conv1d_forward(ctx, PROJ, s.fch_gelu, y, 4 * C, C);
+        rc = gpt_conv1d_forward(ctx, PROJ, nn_stored(ctx, s.fch_gelu), y, 4 * C, C);
     if (rc == ZERO_OK && (rc = ctx->be->axpy(ctx->bself, 1.0f, s.x2, y, n)) != ZERO_OK)
         return nn_backend_fail(ctx, rc, "axpy y += x2");
     return rc;
@@ -91,7 +97,7 @@ static int block_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, 
     const int64_t C = d->C;
     const size_t n = (size_t)(ctx->rows * C);
     struct block_saved s;
-    block_saved_map(d, ctx->rows, ctx->saved, &s);
+    block_saved_map(d, ctx, ctx->saved, &s);
     float *dx2 = ctx->scratch; /* (rows, C) */
     float *dln = dx2 + n;      /* (rows, C): dln2, later dln1 */
     float *rest = dln + n;     /* dfch (rows, 4C), later the attention's scratch */
@@ -101,15 +107,16 @@ static int block_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, 
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "copy dx2 = dy");
     /* dfch (rows, 4C) = (dy c_proj^T) * gelu'(fch), one GEMM where the backend fuses it */
-    rc = gpt_conv1d_backward_dgelu(ctx, PROJ, s.fch_gelu, dy, rest, s.fch, 4 * C, C);
+    rc =
+        gpt_conv1d_backward_dgelu(ctx, PROJ, nn_stored(ctx, s.fch_gelu), dy, rest, s.fch, 4 * C, C);
     /* dln2 (rows, C) = dfch c_fc^T;  dx2 += ln_2'(dln2) */
     if (rc == ZERO_OK)
-        rc = gpt_conv1d_backward(ctx, FC, s.ln2, rest, dln, 0.0f, C, 4 * C);
+        rc = gpt_conv1d_backward(ctx, FC, nn_stored(ctx, s.ln2), rest, dln, 0.0f, C, 4 * C);
     if (rc == ZERO_OK)
         rc = gpt_layernorm_backward(ctx, LN2, s.x2, dln, s.ln2_mean, s.ln2_rstd, dx2, 1.0f, C);
     /* dln1 (rows, C) from dx2 through the attention */
     if (rc == ZERO_OK)
-        rc = gpt_attn_backward(ctx, d, ATTN, s.ln1, &s.attn, dx2, dln, 0.0f, rest);
+        rc = gpt_attn_backward(ctx, d, ATTN, nn_stored(ctx, s.ln1), &s.attn, dx2, dln, 0.0f, rest);
     if (rc != ZERO_OK)
         return rc;
     /* dx = dx2 (the residual) + ln_1'(dln1); without dx (first unit) ln_1's parameter
@@ -127,6 +134,7 @@ static const struct zero_unit_ops block_ops = {
     .forward = block_forward,
     .backward = block_backward,
     .destroy = gpt_unit_destroy,
+    .saved_bytes_as = block_saved_bytes_as,
 };
 
 int zero_nn_gpt_block(struct zero_unit **u, const char *name, int64_t C, int n_head, int64_t T,

@@ -11,13 +11,20 @@
 /* ctx->param / ctx->grad slots: own weight, bias, then the external wte. */
 enum { LNF = 0, WTE = 2 };
 
-/* saved: h (rows, C), mean (rows), rstd (rows), probs (rows, V); a backend with the
- * fused classifier (xent_fused) leaves dlogits there instead, from the forward's dloss
- * (the step's constant, the same in the backward) */
-static size_t head_saved_bytes(const struct zero_unit *u, int64_t rows)
+/* saved: mean (rows), rstd (rows), probs (rows, V), fp32, then h (rows, C) stored
+ * (ctx->act_type); a backend with the fused classifier (xent_fused) leaves dlogits in
+ * probs' place instead, from the forward's dloss (the step's constant, the same in the
+ * backward) */
+static size_t head_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
 {
     const struct gpt_dims *d = u->impl;
-    return (size_t)(rows * (d->C + 2 + d->V)) * sizeof(float);
+    return (size_t)(rows * (2 + d->V)) * sizeof(float) +
+           (size_t)(rows * d->C) * zero_dtype_size(act);
+}
+
+static size_t head_saved_bytes(const struct zero_unit *u, int64_t rows)
+{
+    return head_saved_bytes_as(u, rows, ZERO_F32);
 }
 
 /* scratch: logits or dlogits (rows, V), dh (rows, C), and dx (rows, C) when the
@@ -29,16 +36,17 @@ static size_t head_scratch_bytes(const struct zero_unit *u, int64_t rows)
 }
 
 struct head_saved {
-    float *h, *mean, *rstd, *probs;
+    float *mean, *rstd, *probs;
+    void *h;
 };
 
 static void head_saved_map(const struct gpt_dims *d, int64_t rows, float *base,
                            struct head_saved *s)
 {
-    s->h = base;
-    s->mean = s->h + rows * d->C;
+    s->mean = base;
     s->rstd = s->mean + rows;
     s->probs = s->rstd + rows;
+    s->h = s->probs + rows * d->V;
 }
 
 /* logits (rows, V) = ln_f(x) @ wte^T, h kept in s */
@@ -47,7 +55,7 @@ static int head_logits(const struct gpt_dims *d, struct zero_unit_ctx *ctx, cons
 {
     int rc = gpt_layernorm_forward(ctx, LNF, x, s->h, s->mean, s->rstd, d->C);
     if (rc == ZERO_OK)
-        rc = nn_affine_forward(ctx, s->h, WTE, NULL, logits, d->C, d->V);
+        rc = nn_affine_forward(ctx, nn_stored(ctx, s->h), WTE, NULL, logits, d->C, d->V);
     return rc;
 }
 
@@ -90,7 +98,7 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     else if ((rc = ctx->be->xent_backward(ctx->bself, dlogits, s.probs, ctx->labels, ctx->rows,
                                           d->V, ctx->dloss)) != ZERO_OK)
         return nn_backend_fail(ctx, rc, "xent_backward");
-    rc = nn_affine_backward(ctx, s.h, WTE, dlogits, dh, 0.0f, NULL, 0, d->C, d->V);
+    rc = nn_affine_backward(ctx, nn_stored(ctx, s.h), WTE, dlogits, dh, 0.0f, NULL, 0, d->C, d->V);
     if (rc == ZERO_OK)
         rc = gpt_layernorm_backward(ctx, LNF, x, dh, s.mean, s.rstd, dx != NULL ? dx : unused_dx,
                                     0.0f, d->C);
@@ -114,6 +122,7 @@ static const struct zero_unit_ops head_ops = {
     .backward = head_backward,
     .destroy = gpt_unit_destroy,
     .predict = head_predict,
+    .saved_bytes_as = head_saved_bytes_as,
 };
 
 int zero_nn_gpt_head(struct zero_unit **u, const char *name, int64_t C, int64_t vocab, int wte_unit,

@@ -5,6 +5,7 @@
 #ifndef ZERO_NN_GPT_INTERNAL_H
 #define ZERO_NN_GPT_INTERNAL_H
 
+#include "nn_internal.h"
 #include "zero/gpt.h"
 
 #define GPT_LN_EPS 1e-5f
@@ -26,38 +27,42 @@ void gpt_unit_destroy(struct zero_unit *u);
 /* B = rows / T, failing (in ctx) when rows is not a multiple of T. */
 int gpt_sequences(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int64_t *B);
 
-/* ---- conv1d.c: y (rows, out) = x (rows, in) @ w (in, out) + b (out) ---- */
+/* ---- conv1d.c: y (rows, out) = x (rows, in) @ w (in, out) + b (out) ----
+ * x is a GEMM operand: nn_act (fp32) or nn_stored (a stored activation). */
 
 /* "<prefix>weight" (in, out) N(0, std) and "<prefix>bias" (out) zeros */
 int gpt_add_conv1d_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out,
                           float std, struct zero_error *err);
-/* weight at ctx->param[p], bias at p + 1 */
-int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, int64_t in,
+/* weight at ctx->param[p], bias at p + 1; y fp32 */
+int gpt_conv1d_forward(struct zero_unit_ctx *ctx, int p, struct nn_operand x, float *y, int64_t in,
                        int64_t out);
-/* y as gpt_conv1d_forward, then gelu (rows, out) = gelu_tanh(y) when gelu is not NULL:
- * one GEMM with its epilogue where the backend fuses them (gemm_bias) */
-int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *gelu,
-                            int64_t in, int64_t out);
+/* y (rows, out) as gpt_conv1d_forward but stored (ctx->act_type), then gelu (rows,
+ * out, stored) = gelu_tanh(y) when gelu is not NULL: one GEMM with its epilogue where
+ * the backend fuses them (gemm_bias) */
+int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, struct nn_operand x, void *y,
+                            void *gelu, int64_t in, int64_t out);
 /* dw (in, out) = x^T dy, db (out) = sum_rows dy (each added when ctx->grad_accumulate
  * says so); dx (rows, in) = dy w^T + dx_beta * dx (skipped when dx is NULL) */
-int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
+int gpt_conv1d_backward(struct zero_unit_ctx *ctx, int p, struct nn_operand x, const float *dy,
                         float *dx, float dx_beta, int64_t in, int64_t out);
-/* as gpt_conv1d_backward with dx = (dy w^T) * gelu_tanh'(pre) (rows, in), the input's
- * GELU backward taken in the same GEMM where the backend fuses it (gemm_dgelu) */
-int gpt_conv1d_backward_dgelu(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
-                              float *dx, const float *pre, int64_t in, int64_t out);
+/* as gpt_conv1d_backward with dx = (dy w^T) * gelu_tanh'(pre) (rows, in), pre stored,
+ * the input's GELU backward taken in the same GEMM where the backend fuses it
+ * (gemm_dgelu) */
+int gpt_conv1d_backward_dgelu(struct zero_unit_ctx *ctx, int p, struct nn_operand x,
+                              const float *dy, float *dx, const void *pre, int64_t in, int64_t out);
 
 /* ---- layernorm.c ---- */
 
 /* "<prefix>weight" (C) ones and "<prefix>bias" (C) zeros */
 int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
                              struct zero_error *err);
-/* y (rows, C), mean (rows), rstd (rows) from x (rows, C); weight at ctx->param[p] */
-int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *mean,
+/* y (rows, C; stored, ctx->act_type), mean (rows), rstd (rows) from x (rows, C);
+ * weight at ctx->param[p]; the statistics fp32 */
+int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, void *y, float *mean,
                           float *rstd, int64_t C);
 /* res (rows, C) += b (rows, C), then y, mean, rstd from res as gpt_layernorm_forward */
 int gpt_residual_layernorm_forward(struct zero_unit_ctx *ctx, int p, float *res, const float *b,
-                                   float *y, float *mean, float *rstd, int64_t C);
+                                   void *y, float *mean, float *rstd, int64_t C);
 /* dx (rows, C) = LayerNorm's input gradient + dx_beta * dx; parameter gradients by
  * ctx->grad_accumulate */
 int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, const float *dy,
@@ -66,25 +71,29 @@ int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, con
 
 /* ---- attention.c: y = c_proj(attention(c_attn(x))), params at p .. p+3 ---- */
 
-/* What the attention sub-layer keeps from forward to backward. */
+/* What the attention sub-layer keeps from forward to backward: att in fp32 (what
+ * attention_forward saved: the probabilities, or a backend's own statistics), qkv and
+ * atty stored (ctx->act_type). */
 struct gpt_attn_saved {
-    float *qkv;  /* (rows, 3C) */
-    float *att;  /* (B, NH, T, T) */
-    float *atty; /* (rows, C): the heads' outputs before c_proj */
+    float *att; /* (B, NH, T, T) */
+    void *qkv;  /* (rows, 3C) */
+    void *atty; /* (rows, C): the heads' outputs before c_proj */
 };
 
 int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C, float proj_std,
                              struct zero_error *err);
-size_t gpt_attn_saved_floats(const struct gpt_dims *d, int64_t rows);
-/* Lays the saved buffers out from base (gpt_attn_saved_floats of them). */
-void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, float *base,
+/* Bytes saved with stored activations in act. */
+size_t gpt_attn_saved_bytes(const struct gpt_dims *d, int64_t rows, enum zero_dtype act);
+/* Lays the saved buffers out from base (gpt_attn_saved_bytes of them). */
+void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, void *base, enum zero_dtype act,
                         struct gpt_attn_saved *s);
 size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows);
-int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p, const float *x,
-                     float *y, const struct gpt_attn_saved *s);
+/* y (rows, C, fp32) from x (rows, C): nn_act or nn_stored */
+int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
+                     struct nn_operand x, float *y, const struct gpt_attn_saved *s);
 /* dx (rows, C) = input gradient + dx_beta * dx; scratch: gpt_attn_scratch_floats */
-int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p, const float *x,
-                      const struct gpt_attn_saved *s, const float *dy, float *dx, float dx_beta,
-                      float *scratch);
+int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
+                      struct nn_operand x, const struct gpt_attn_saved *s, const float *dy,
+                      float *dx, float dx_beta, float *scratch);
 
 #endif

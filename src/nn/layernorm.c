@@ -18,30 +18,55 @@ int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
     return ZERO_OK;
 }
 
-/* y (rows, C) = (x - mean) * rstd * weight + bias; mean, rstd (rows) */
-int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, float *y, float *mean,
+/* y (rows, C; stored) = (x - mean) * rstd * weight + bias; mean, rstd (rows, fp32) */
+int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, void *y, float *mean,
                           float *rstd, int64_t C)
 {
-    int rc = ctx->be->layernorm_forward(ctx->bself, y, mean, rstd, x, ctx->param[p],
-                                        ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
-    return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward") : ZERO_OK;
+    const struct zero_backend *be = ctx->be;
+    if (ctx->act_type != ZERO_F32 && be->layernorm_forward_to != NULL) { /* stored as written */
+        int rc =
+            be->layernorm_forward_to(ctx->bself, y, ctx->act_type, mean, rstd, x, NULL, NULL, NULL,
+                                     ctx->param[p], ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
+        return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward_to") : ZERO_OK;
+    }
+    const size_t n = (size_t)(ctx->rows * C);
+    float *y32;
+    void *tmp;
+    int rc = nn_act_begin(ctx, y, n, &y32, &tmp);
+    if (rc == ZERO_OK &&
+        (rc = be->layernorm_forward(ctx->bself, y32, mean, rstd, x, ctx->param[p],
+                                    ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS)) != ZERO_OK)
+        rc = nn_backend_fail(ctx, rc, "layernorm_forward");
+    return nn_act_end(ctx, rc, y, n, tmp);
 }
 
 /* res (rows, C) += b, then y = LN(res) as above: one pass where the backend fuses the
  * two (residual_layernorm_forward), else axpy and layernorm_forward */
 int gpt_residual_layernorm_forward(struct zero_unit_ctx *ctx, int p, float *res, const float *b,
-                                   float *y, float *mean, float *rstd, int64_t C)
+                                   void *y, float *mean, float *rstd, int64_t C)
 {
+    if (ctx->act_type != ZERO_F32 && ctx->be->layernorm_forward_to != NULL) {
+        int rc = ctx->be->layernorm_forward_to(ctx->bself, y, ctx->act_type, mean, rstd, NULL, res,
+                                               res, b, ctx->param[p], ctx->param[p + 1], ctx->rows,
+                                               C, GPT_LN_EPS);
+        return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward_to (residual)")
+                             : ZERO_OK;
+    }
     if (ctx->be->residual_layernorm_forward == NULL) {
         int rc = ctx->be->axpy(ctx->bself, 1.0f, b, res, (size_t)(ctx->rows * C));
         if (rc != ZERO_OK)
             return nn_backend_fail(ctx, rc, "axpy (residual)");
         return gpt_layernorm_forward(ctx, p, res, y, mean, rstd, C);
     }
-    int rc =
-        ctx->be->residual_layernorm_forward(ctx->bself, res, y, mean, rstd, res, b, ctx->param[p],
-                                            ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
-    return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "residual_layernorm_forward") : ZERO_OK;
+    const size_t n = (size_t)(ctx->rows * C);
+    float *y32;
+    void *tmp;
+    int rc = nn_act_begin(ctx, y, n, &y32, &tmp);
+    if (rc == ZERO_OK && (rc = ctx->be->residual_layernorm_forward(
+                              ctx->bself, res, y32, mean, rstd, res, b, ctx->param[p],
+                              ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS)) != ZERO_OK)
+        rc = nn_backend_fail(ctx, rc, "residual_layernorm_forward");
+    return nn_act_end(ctx, rc, y, n, tmp);
 }
 
 /* dx (rows, C) = dLN/dx (dy) + dx_beta * dx; dweight = sum dy * xhat; dbias = sum dy */

@@ -26,21 +26,21 @@ int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, in
     return ZERO_OK;
 }
 
-int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const float *b, float *y,
-                      int64_t in, int64_t out)
+int nn_affine_forward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *b,
+                      float *y, int64_t in, int64_t out)
 {
     const int64_t rows = ctx->rows;
     /* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out): the bias in the GEMM's
      * epilogue where the backend has one */
     if (b != NULL)
-        return nn_gemm_bias(ctx, "gemm y = x w^T + b", 0, 1, rows, out, in, nn_act(x), in,
-                            nn_param(ctx, w), in, b, y, NULL);
-    return nn_gemm(ctx, "gemm y = x w^T", 0, 1, rows, out, in, nn_act(x), in, nn_param(ctx, w), in,
-                   0.0f, y, out);
+        return nn_gemm_bias(ctx, "gemm y = x w^T + b", 0, 1, rows, out, in, x, in, nn_param(ctx, w),
+                            in, b, y, NULL);
+    return nn_gemm(ctx, "gemm y = x w^T", 0, 1, rows, out, in, x, in, nn_param(ctx, w), in, 0.0f, y,
+                   out);
 }
 
-int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,
-                       float dx_beta, float *db, int acc_b, int64_t in, int64_t out)
+int nn_affine_backward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *dy,
+                       float *dx, float dx_beta, float *db, int acc_b, int64_t in, int64_t out)
 {
     const int64_t rows = ctx->rows;
     struct nn_operand g = nn_act(dy); /* rounded once for both products */
@@ -50,10 +50,10 @@ int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const f
      * gradient fresh, which the exactness contract relies on.
      * db (out) = sum over rows of dy (rows, out), in the same GEMM where fused */
     if (rc == ZERO_OK && db != NULL)
-        rc = nn_gemm_bgrad(ctx, "gemm dw = dy^T x, db = sum dy", w, 1, 0, out, in, rows, g, out,
-                           nn_act(x), in, 0, db, acc_b ? 1.0f : 0.0f);
+        rc = nn_gemm_bgrad(ctx, "gemm dw = dy^T x, db = sum dy", w, 1, 0, out, in, rows, g, out, x,
+                           in, 0, db, acc_b ? 1.0f : 0.0f);
     else if (rc == ZERO_OK)
-        rc = nn_gemm_grad(ctx, "gemm dw = dy^T x", w, 1, 0, out, in, rows, g, out, nn_act(x), in);
+        rc = nn_gemm_grad(ctx, "gemm dw = dy^T x", w, 1, 0, out, in, rows, g, out, x, in);
     /* dx (rows, in) = dy (rows, out) @ w (out, in) + dx_beta * dx */
     if (rc == ZERO_OK && dx != NULL)
         rc = nn_gemm(ctx, "gemm dx = dy w", 0, 0, rows, in, out, g, out, nn_param(ctx, w), in,
@@ -84,7 +84,7 @@ static size_t linear_scratch_bytes(const struct zero_unit *u, int64_t rows)
 static int linear_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
                           float *y)
 {
-    return nn_affine_forward(ctx, x, 0, has_bias(u) ? ctx->param[1] : NULL, y, u->in_width,
+    return nn_affine_forward(ctx, nn_act(x), 0, has_bias(u) ? ctx->param[1] : NULL, y, u->in_width,
                              u->out_width);
 }
 
@@ -93,7 +93,7 @@ static int linear_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx,
                            const float *dy, float *dx)
 {
     const int bias = has_bias(u);
-    return nn_affine_backward(ctx, x, 0, dy, dx, 0.0f, bias ? ctx->grad[1] : NULL,
+    return nn_affine_backward(ctx, nn_act(x), 0, dy, dx, 0.0f, bias ? ctx->grad[1] : NULL,
                               bias ? ctx->grad_accumulate[1] : 0, u->in_width, u->out_width);
 }
 

@@ -3,6 +3,7 @@ libzero_la_SOURCES += \
 	%reldir%/model.c \
 	%reldir%/nn_error.c \
 	%reldir%/matmul.c \
+	%reldir%/activation.c \
 	%reldir%/linear.c \
 	%reldir%/gelu.c \
 	%reldir%/mlp_block.c \

@@ -29,8 +29,10 @@ int nn_lower(struct zero_unit_ctx *ctx, struct nn_operand *o, size_t n, void **t
     int rc = be->alloc(ctx->bself, n * zero_dtype_size(ctx->matmul_type), ZERO_TAG_WORKSPACE, tmp);
     if (rc == ZERO_OK)
         rc = be->cast(ctx->bself, *tmp, ctx->matmul_type, o->x, ZERO_F32, n);
-    if (rc == ZERO_OK)
+    if (rc == ZERO_OK) {
         o->lowp = *tmp;
+        o->lowp_type = ctx->matmul_type;
+    }
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, "rounding a GEMM operand");
 }
 
@@ -40,7 +42,7 @@ void nn_release(struct zero_unit_ctx *ctx, void *tmp)
 }
 
 /* o as the GEMM reads it: (stored rows * ld) elements; *tmp receives a
- * workspace block to free when o had to be rounded here. */
+ * workspace block to free when o had to be converted here. */
 static int lowered(struct zero_unit_ctx *ctx, struct nn_operand o, size_t n, const void **out,
                    enum zero_dtype *t, void **tmp)
 {
@@ -55,16 +57,32 @@ static int lowered(struct zero_unit_ctx *ctx, struct nn_operand o, size_t n, con
             *out = ctx->param_lowp[o.param];
             *t = ctx->param_lowp_type;
         }
-        return ZERO_OK;
+        if (o.lowp == NULL) /* an fp32 activation or parameter */
+            return ZERO_OK;
+        /* a stored compute-dtype activation: as it is where the backend widens it,
+         * else widened here (the same values either way) */
+        *out = o.lowp;
+        *t = o.lowp_type;
+        if (be->caps & ZERO_CAP_WIDENING_GEMM)
+            return ZERO_OK;
+        *t = ZERO_F32;
+    } else {
+        *t = ctx->matmul_type;
+        if (o.lowp != NULL && o.lowp_type == *t) {
+            *out = o.lowp;
+            return ZERO_OK;
+        }
+        if (o.lowp == NULL && o.param >= 0 && ctx->param_lowp[o.param] != NULL) {
+            *out = ctx->param_lowp[o.param];
+            return ZERO_OK;
+        }
     }
-    *t = ctx->matmul_type;
-    if (o.lowp != NULL || (o.param >= 0 && ctx->param_lowp[o.param] != NULL)) {
-        *out = o.lowp != NULL ? o.lowp : ctx->param_lowp[o.param];
-        return ZERO_OK;
-    }
+    /* converted from o's fp32 value, or from its stored one */
+    const void *src = o.lowp != NULL ? o.lowp : (const void *)o.x;
+    enum zero_dtype src_type = o.lowp != NULL ? o.lowp_type : ZERO_F32;
     int rc = be->alloc(ctx->bself, n * zero_dtype_size(*t), ZERO_TAG_WORKSPACE, tmp);
     if (rc == ZERO_OK)
-        rc = be->cast(ctx->bself, *tmp, *t, o.x, ZERO_F32, n);
+        rc = be->cast(ctx->bself, *tmp, *t, src, src_type, n);
     *out = *tmp;
     return rc;
 }

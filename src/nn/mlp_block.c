@@ -34,7 +34,7 @@ static int mlp_block_forward(const struct zero_unit *u, struct zero_unit_ctx *ct
     float *a = h + nh;     /* (rows, hidden) */
 
     /* h (rows, hidden) = x (rows, width) @ W1^T + b1 */
-    int rc = nn_affine_forward(ctx, x, W1, ctx->param[B1], h, width, hidden);
+    int rc = nn_affine_forward(ctx, nn_act(x), W1, ctx->param[B1], h, width, hidden);
     if (rc != ZERO_OK)
         return rc;
     /* a (rows, hidden) = gelu(h) */
@@ -42,7 +42,7 @@ static int mlp_block_forward(const struct zero_unit *u, struct zero_unit_ctx *ct
     if (rc != ZERO_OK)
         return nn_backend_fail(ctx, rc, "gelu_forward");
     /* y (rows, width) = a @ W2^T + b2 */
-    rc = nn_affine_forward(ctx, a, W2, ctx->param[B2], y, hidden, width);
+    rc = nn_affine_forward(ctx, nn_act(a), W2, ctx->param[B2], y, hidden, width);
     if (rc != ZERO_OK)
         return rc;
     /* y (rows, width) += x: the residual */
@@ -60,8 +60,8 @@ static int mlp_block_backward(const struct zero_unit *u, struct zero_unit_ctx *c
     float *dh = ctx->scratch;    /* (rows, hidden): first da, then dh in place */
 
     /* dW2 (width, hidden) = dy^T a; db2 (width) = sum_rows dy; da (rows, hidden) = dy W2 */
-    int rc = nn_affine_backward(ctx, a, W2, dy, dh, 0.0f, ctx->grad[B2], ctx->grad_accumulate[B2],
-                                hidden, width);
+    int rc = nn_affine_backward(ctx, nn_act(a), W2, dy, dh, 0.0f, ctx->grad[B2],
+                                ctx->grad_accumulate[B2], hidden, width);
     if (rc != ZERO_OK)
         return rc;
     /* dh (rows, hidden) = da * gelu'(h) */
@@ -75,8 +75,8 @@ static int mlp_block_backward(const struct zero_unit *u, struct zero_unit_ctx *c
             return nn_backend_fail(ctx, rc, "copy dx = dy");
     }
     /* dW1 (hidden, width) = dh^T x; db1 (hidden) = sum_rows dh; dx += dh W1 */
-    return nn_affine_backward(ctx, x, W1, dh, dx, 1.0f, ctx->grad[B1], ctx->grad_accumulate[B1],
-                              width, hidden);
+    return nn_affine_backward(ctx, nn_act(x), W1, dh, dx, 1.0f, ctx->grad[B1],
+                              ctx->grad_accumulate[B1], width, hidden);
 }
 
 static const struct zero_unit_ops mlp_block_ops = {

@@ -21,7 +21,9 @@ int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, in
 struct nn_operand {
     const float *x;
     int param;        /* -1: an activation */
-    const void *lowp; /* the activation already in ctx->matmul_type (nn_lower), or NULL */
+    const void *lowp; /* the activation already in lowp_type, or NULL: nn_lower's rounding
+                         (ctx->matmul_type) or a stored activation (nn_stored) */
+    enum zero_dtype lowp_type;
 };
 struct nn_operand nn_act(const float *x);
 struct nn_operand nn_param(const struct zero_unit_ctx *ctx, int i);
@@ -30,6 +32,22 @@ struct nn_operand nn_param(const struct zero_unit_ctx *ctx, int i);
  * nn_release after the last product. */
 int nn_lower(struct zero_unit_ctx *ctx, struct nn_operand *o, size_t n, void **tmp);
 void nn_release(struct zero_unit_ctx *ctx, void *tmp);
+
+/* ---- activation.c: stored activations, in ctx->act_type (libzero.activations) ---- */
+
+/* Bytes of n stored elements; base advanced by n stored elements. */
+size_t nn_act_bytes(const struct zero_unit_ctx *ctx, size_t n);
+void *nn_act_at(const struct zero_unit_ctx *ctx, void *base, size_t n);
+/* A GEMM operand that is a stored activation x (in ctx->act_type). */
+struct nn_operand nn_stored(const struct zero_unit_ctx *ctx, const void *x);
+/* *out (n, fp32) = stored x widened: x itself in fp32 mode, else a workspace block
+ * (*tmp) to free with nn_release. */
+int nn_act_load(struct zero_unit_ctx *ctx, const void *x, size_t n, const float **out, void **tmp);
+/* An fp32 kernel's output that is to be stored in y (n, ctx->act_type): *out is y
+ * itself in fp32 mode, else a workspace block (*tmp); nn_act_end(rc of the kernels
+ * that wrote *out) rounds it into y once and frees it, and returns the status. */
+int nn_act_begin(struct zero_unit_ctx *ctx, void *y, size_t n, float **out, void **tmp);
+int nn_act_end(struct zero_unit_ctx *ctx, int rc, void *y, size_t n, void *tmp);
 
 /* c (m, n; ldc, fp32) = op(a) (m, k) @ op(b) (k, n) + beta * c, with the operands
  * in ctx->matmul_type (activations rounded to it in a workspace); fp32 sums.
@@ -72,15 +90,15 @@ int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int w, int ta, in
                   int64_t ldb, int db_side, float *db, float db_beta);
 
 /* y (rows, out) = x (rows, in) @ w^T (in, out) + b (out), w = parameter slot w of
- * ctx, (out, in); b may be NULL. */
-int nn_affine_forward(struct zero_unit_ctx *ctx, const float *x, int w, const float *b, float *y,
-                      int64_t in, int64_t out);
+ * ctx, (out, in); b may be NULL; x an activation operand (nn_act, nn_stored). */
+int nn_affine_forward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *b,
+                      float *y, int64_t in, int64_t out);
 
 /* The gradients of nn_affine_forward from dy (rows, out):
  *   dx (rows, in) = dy @ w (out, in) + dx_beta * dx   (skipped when dx is NULL)
  *   dw (out, in)  = dy^T @ x (rows, in), gradient slot w of ctx (nn_gemm_grad)
  *   db (out)      = sum over rows of dy + (acc_b ? db : 0)   (skipped when db is NULL) */
-int nn_affine_backward(struct zero_unit_ctx *ctx, const float *x, int w, const float *dy, float *dx,
-                       float dx_beta, float *db, int acc_b, int64_t in, int64_t out);
+int nn_affine_backward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *dy,
+                       float *dx, float dx_beta, float *db, int acc_b, int64_t in, int64_t out);
 
 #endif
