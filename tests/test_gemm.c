@@ -279,6 +279,31 @@ START_TEST(test_skinny_and_short_k_shapes_equal_the_naive_chain)
 }
 END_TEST
 
+/* at most 16 rows against B with k contiguous (y = x W^T): avx512 reads W in place,
+ * 24 columns of C at a time, one chain over all of K per call; around its limits: 16
+ * and 17 rows, 23, 24 and 47 columns (the last columns take the packed way), K up to
+ * what A packed whole may hold (1 MiB: K 16384) and past it, and 1 to 3 threads whose
+ * column shares end inside a group; every C type and both scalings */
+START_TEST(test_few_rows_against_w_in_place_equal_the_naive_chain)
+{
+    static const enum zero_dtype cts[] = {ZERO_F32, ZERO_BF16, ZERO_F16};
+    /* m, n, k, ta */
+    static const int64_t cases[][4] = {
+        {16, 24, 300, 0},   {16, 23, 40, 0},     {16, 47, 33, 1},
+        {17, 48, 70, 0},    {1, 72, 513, 1},     {16, 48, 16384, 0},
+        {16, 24, 16641, 0}, {16, 1000, 1030, 0}, {11, 1000, 1030, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int ct = 0; ct < 3; ct++) {
+            const int sc = (int)(i + ct) % N_SCALES;
+            struct gemm_case c = {cases[i][0], cases[i][1],  cases[i][2], (int)cases[i][3],
+                                  1,           (int)(i % 2), ZERO_F32,    ZERO_F32,
+                                  cts[ct],     ZERO_F32,     alphas[sc],  betas[sc]};
+            check_case(&c);
+        }
+}
+END_TEST
+
 /* a 16-bit C is narrowed a row at a time by the variant's vectorized loop: the
  * bits of dtype_f32_to_bf16 / dtype_f32_to_f16 on a spread of all 2^32 patterns
  * (NaNs, infinities, subnormals, ties among them), at every length mod 16 */
@@ -351,6 +376,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(tc, test_rounding_while_packing_equals_rounding_first);
     tcase_add_test(tc, test_threads_do_not_change_a_bit);
     tcase_add_test(tc, test_skinny_and_short_k_shapes_equal_the_naive_chain);
+    tcase_add_test(tc, test_few_rows_against_w_in_place_equal_the_naive_chain);
     tcase_add_test(tc, test_every_variant_narrows_like_the_scalar_conversion);
     tcase_add_test(tc, test_zero_cpu_isa_forces_a_variant_or_says_why);
     suite_add_tcase(s, tc);

@@ -272,6 +272,7 @@ struct job {
     struct view a, b;
     int threads, split_n;
     int skinny;       /* all of M in one A block, B's k contiguous: B micro-panel by one */
+    int few_rows;     /* at most 16 rows, B fp32: kr->few_rows against B as stored */
     int a_whole;      /* skinny, and A packed over all of K fits A_WHOLE_BYTES */
     int64_t b_offset; /* floats from a thread's packed A to its packed B */
     char *ws;         /* per-thread packing buffers */
@@ -422,6 +423,57 @@ static void run_range(const struct job *j, int64_t m0, int64_t m1, int64_t n0, i
     }
 }
 
+/* ---- at most 16 rows: a vector per column of C, B never packed ---- */
+
+/* t (nj, 16) = C's old rows [m0, m1) of columns [c0, c0 + nj), widened (rows past m1: 0) */
+static void gather_cols(const struct job *j, int64_t m0, int64_t m1, int64_t c0, int nj, float *t)
+{
+    const struct cpu_gemm_args *g = j->g;
+    for (int c = 0; c < nj; c++)
+        for (int64_t r = 0; r < 16; r++)
+            t[c * 16 + r] =
+                m0 + r < m1 ? load_c(g->c, g->c_type, (m0 + r) * g->ldc + c0 + c) : 0.0f;
+}
+
+/* C rows [m0, m1) of columns [c0, c0 + nj) = t (nj, 16), finished and rounded to C's type */
+static void scatter_cols(const struct job *j, int64_t m0, int64_t m1, int64_t c0, int nj,
+                         const float *t)
+{
+    const struct cpu_gemm_args *g = j->g;
+    float row[MAX_TILE];
+    for (int64_t r = 0; m0 + r < m1; r++) {
+        const int64_t ci = (m0 + r) * g->ldc + c0;
+        for (int c = 0; c < nj; c++)
+            row[c] = finish(j, t[c * 16 + r], ci + c);
+        store_c_row(g->c, g->c_type, ci, row, nj, j->kr);
+    }
+}
+
+/* C rows [m0, m1) (at most 16), columns [n0, n1), B's k contiguous (y = x W^T):
+ * whole groups of kr->cols columns against B in place, each group's chains over all
+ * of K in one call, A packed once as at (K, 16); the last columns, fewer than a
+ * group, the packed way (run_skinny). */
+static void run_few_rows(const struct job *j, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                         float *ws)
+{
+    const struct cpu_gemm_args *g = j->g;
+    const struct cpu_gemm_kernel *kr = j->kr;
+    const int J = kr->cols;
+    const int64_t K = g->k, full = (n1 - n0) / J * J;
+    float *at = ws; /* (K, 16): A's column k, the rows past m1 zero */
+    float t[MAX_TILE] __attribute__((aligned(64)));
+    for (int64_t k0 = 0; k0 < K; k0 += KC)
+        pack_block(at + k0 * 16, 16, m0, m1 - m0, k0, min64(K - k0, KC), &j->a, kr);
+    for (int64_t c0 = n0; c0 < n0 + full; c0 += J) {
+        if (j->chain_from_c)
+            gather_cols(j, m0, m1, c0, J, t);
+        kr->few_rows(K, at, view_at(&j->b, c0, 0), j->b.ld, j->chain_from_c ? t : NULL, t);
+        scatter_cols(j, m0, m1, c0, J, t);
+    }
+    if (full < n1 - n0) /* the packing reuses the workspace from its start: at is done */
+        run_range(j, m0, m1, n0 + full, n1, ws, ws + j->b_offset);
+}
+
 /* Thread t's share: contiguous whole MR-row (or NR-column) panels. Which
  * thread computes an element does not change its chain. */
 static void run_thread(void *arg, size_t begin, size_t end)
@@ -437,7 +489,10 @@ static void run_thread(void *arg, size_t begin, size_t end)
             continue;
         float *apack = (float *)(j->ws + t * j->ws_stride);
         float *bpack = apack + j->b_offset;
-        if (j->split_n)
+        if (j->few_rows)
+            run_few_rows(j, j->split_n ? 0 : x0, j->split_n ? g->m : x1, j->split_n ? x0 : 0,
+                         j->split_n ? x1 : g->n, apack);
+        else if (j->split_n)
             run_range(j, 0, g->m, x0, x1, apack, bpack);
         else
             run_range(j, x0, x1, 0, g->n, apack, bpack);
@@ -448,7 +503,7 @@ static void run_thread(void *arg, size_t begin, size_t end)
 
 struct plan {
     int64_t mc, nc, kc;
-    int threads, split_n, skinny, a_whole;
+    int threads, split_n, skinny, a_whole, few_rows;
     int64_t a_floats;  /* a thread's packed A: then its packed B */
     size_t per_thread; /* bytes, a multiple of 64 */
     int need_plane;    /* partial sums need the fp32 plane W (m, n) */
@@ -471,13 +526,27 @@ static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gem
     p.threads = (int)(t > 0 ? t : 1);
     const int64_t mpad = round_up(g->m, kr->mr), k_all = round_up(g->k > 0 ? g->k : 1, p.kc);
     p.skinny = mpad <= mc && g->b.trans;
-    if (mpad <= mc && !g->b.trans) /* few rows, B read by rows: B blocks that stay in L2 */
-        p.nc = min64(p.nc, B_FEW_ROWS_BYTES / (p.kc * (int64_t)sizeof(float)) / kr->nr * kr->nr);
+    /* few rows, B read by rows and packed: B blocks that stay in L2 */
+    const int64_t nc_packed =
+        mpad <= mc && !g->b.trans
+            ? min64(p.nc, B_FEW_ROWS_BYTES / (p.kc * (int64_t)sizeof(float)) / kr->nr * kr->nr)
+            : p.nc;
+    p.nc = nc_packed;
     p.a_whole = p.skinny && mpad * k_all * (int64_t)sizeof(float) <= A_WHOLE_BYTES;
     /* A block (mc, kc) or all of A, then B block (kc, nc) or one micro-panel (kc, NR) */
     p.a_floats = p.a_whole ? mpad * k_all : p.mc * p.kc;
-    const int64_t b_floats = p.skinny ? p.kc * kr->nr : p.kc * p.nc;
+    const int64_t b_floats = p.skinny ? p.kc * kr->nr : p.kc * nc_packed;
     p.per_thread = (size_t)round_up((p.a_floats + b_floats) * (int64_t)sizeof(float), 64);
+    /* at most 16 rows, B fp32 as it is with k contiguous: at (K, 16); columns past the
+     * last whole group take the packed way in the same workspace */
+    const int64_t at_floats = 16 * round_up(g->k > 0 ? g->k : 1, KC);
+    p.few_rows = kr->few_rows != NULL && g->m <= 16 && g->k > 0 && g->n >= kr->cols && g->b.trans &&
+                 g->b.type == ZERO_F32 && g->b.round == ZERO_F32 &&
+                 at_floats * (int64_t)sizeof(float) <= A_WHOLE_BYTES;
+    if (p.few_rows) {
+        const size_t bytes = (size_t)round_up(at_floats * (int64_t)sizeof(float), 64);
+        p.per_thread = bytes > p.per_thread ? bytes : p.per_thread;
+    }
     const int epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f));
     p.need_plane = g->k > KC && (g->c_type != ZERO_F32 || (epilogue && g->beta != 0.0f));
     return p;
@@ -514,6 +583,7 @@ void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g
                     .threads = p.threads,
                     .split_n = p.split_n,
                     .skinny = p.skinny,
+                    .few_rows = p.few_rows,
                     .a_whole = p.a_whole,
                     .b_offset = p.a_floats,
                     .ws = workspace,
