@@ -286,7 +286,8 @@ END_TEST
  * K 1500 but not 2000) and past it. Against B read by rows (dx =
  * dy W) with K past one K-block, B's blocks are whole rows, as many as the bytes of
  * KC rows hold (odd K-blocks: 600 columns take 196 rows). 1 to 3 threads whose column
- * shares end inside a group or a micro-panel; every C type and both scalings */
+ * shares end inside a group or a micro-panel; fp32, 16-bit and rounded operands; every
+ * C type and both scalings */
 START_TEST(test_few_rows_against_w_in_place_equal_the_naive_chain)
 {
     static const enum zero_dtype cts[] = {ZERO_F32, ZERO_BF16, ZERO_F16};
@@ -299,11 +300,25 @@ START_TEST(test_few_rows_against_w_in_place_equal_the_naive_chain)
         {5, 49, 1500, 1, 0},   {16, 1000, 1030, 0, 0}, {16, 2100, 257, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int ct = 0; ct < 3; ct++) {
-            const int sc = (int)(i + ct) % N_SCALES;
-            struct gemm_case c = {cases[i][0],      cases[i][1],  cases[i][2], (int)cases[i][3],
-                                  (int)cases[i][4], (int)(i % 2), ZERO_F32,    ZERO_F32,
-                                  cts[ct],          ZERO_F32,     alphas[sc],  betas[sc]};
+        for (int v = 0; v < 5; v++) {
+            /* fp32 operands (W read as stored) into each C type; then 16-bit operands and
+             * rounded fp32 ones (widened as they are read) */
+            const int sc = (int)(i + v) % N_SCALES;
+            const enum zero_dtype op = v == 3 ? cts[1 + i % 2] : ZERO_F32;
+            const enum zero_dtype ct = v < 3 ? cts[v] : ZERO_F32;
+            const enum zero_dtype round = v == 4 ? ZERO_BF16 : ZERO_F32;
+            struct gemm_case c = {cases[i][0],
+                                  cases[i][1],
+                                  cases[i][2],
+                                  (int)cases[i][3],
+                                  (int)cases[i][4],
+                                  (int)(i % 2),
+                                  op,
+                                  op,
+                                  ct,
+                                  round,
+                                  alphas[sc],
+                                  betas[sc]};
             check_case(&c);
         }
 }
