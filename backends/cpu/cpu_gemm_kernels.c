@@ -335,10 +335,12 @@ __attribute__((target("avx512f"))) static void tile_avx512(int64_t kc, const flo
 
 #define A5_COLS 24
 
+/* clang-format off */
 #define COLS24(X)                                                                                  \
-    X(0)                                                                                           \
-    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17)   \
-        X(18) X(19) X(20) X(21) X(22) X(23)
+    X(0)  X(1)  X(2)  X(3)  X(4)  X(5)  X(6)  X(7)                                                 \
+    X(8)  X(9)  X(10) X(11) X(12) X(13) X(14) X(15)                                                \
+    X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
+/* clang-format on */
 
 /* One zmm per column of C, its 16 lanes the rows: per k, A's column k (packed) times
  * B(k, c) = bp[c * ldb + k] broadcast from B itself (y = x W^T: 24 rows of W read
@@ -365,12 +367,14 @@ __attribute__((target("avx512f"))) static void cols_avx512(int64_t kc, const flo
     for (int64_t k = 0; k < kc; k++) {
         const __m512 a = _mm512_loadu_ps(at + 16 * k);
 #define STEP(n, g, q) v##n = _mm512_fmadd_ps(a, _mm512_set1_ps(b##g[q * ldb + k]), v##n);
-        STEP(0, 0, 0)
-        STEP(1, 0, 1) STEP(2, 0, 2) STEP(3, 0, 3) STEP(4, 1, 0) STEP(5, 1, 1) STEP(6, 1, 2)
-            STEP(7, 1, 3) STEP(8, 2, 0) STEP(9, 2, 1) STEP(10, 2, 2) STEP(11, 2, 3) STEP(12, 3, 0)
-                STEP(13, 3, 1) STEP(14, 3, 2) STEP(15, 3, 3) STEP(16, 4, 0) STEP(17, 4, 1)
-                    STEP(18, 4, 2) STEP(19, 4, 3) STEP(20, 5, 0) STEP(21, 5, 1) STEP(22, 5, 2)
-                        STEP(23, 5, 3)
+        /* clang-format off */
+        STEP(0, 0, 0)  STEP(1, 0, 1)  STEP(2, 0, 2)  STEP(3, 0, 3)
+        STEP(4, 1, 0)  STEP(5, 1, 1)  STEP(6, 1, 2)  STEP(7, 1, 3)
+        STEP(8, 2, 0)  STEP(9, 2, 1)  STEP(10, 2, 2) STEP(11, 2, 3)
+        STEP(12, 3, 0) STEP(13, 3, 1) STEP(14, 3, 2) STEP(15, 3, 3)
+        STEP(16, 4, 0) STEP(17, 4, 1) STEP(18, 4, 2) STEP(19, 4, 3)
+        STEP(20, 5, 0) STEP(21, 5, 1) STEP(22, 5, 2) STEP(23, 5, 3)
+        /* clang-format on */
 #undef STEP
     }
 #define STORE(n) _mm512_storeu_ps(tout + 16 * n, v##n);
