@@ -6,8 +6,15 @@
  * dW = dy^T x with k = 16, both layers), the toy MLP at more rows, and GPT-2
  * 124M's (T = 1024 rows; 768 -> 2304, 768 -> 768, 768 -> 3072, 3072 -> 768).
  *
- *   bench/gemm [rounds [shape]]  (default 3; shape: only the shapes whose name
- *                                 contains it; OPENBLAS_CORETYPE picks BLAS's kernel)
+ *   bench/gemm [rounds [shape [cold]]]  (default 3; shape: only the shapes whose
+ *                                 name contains it, "" all; OPENBLAS_CORETYPE picks
+ *                                 BLAS's kernel)
+ *
+ * cold: the product's big operand (B, or C where C is bigger: dW) cycles through
+ * copies that together exceed the last-level cache (COLD_BYTES), each call the next
+ * one, so it comes from memory as the training step's weights and gradients do (the
+ * toy MLP's 100.7M parameters are 400 MB per rank); without it the same operands are
+ * reused and stay cached.
  *
  * Prints GFLOP/s of each, the ratio exact / OpenBLAS, and the exact GEMM (widest
  * variant) on bf16 operands (widened while packing) with an fp32 C and with a
@@ -16,8 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "clock.h"
 #include "cpu_gemm.h"
 #include "base/dtype_convert.h"
 
@@ -28,6 +35,53 @@ struct shape {
     const char *what;
     int m, n, k, ta, tb;
 };
+
+/* Seconds of this thread's CPU time: every timed call runs on the calling thread (the
+ * exact GEMM and OpenBLAS at one thread), and on a machine shared with other jobs the
+ * time it waits for a core is not the product's. */
+static double thread_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* cold: the copies of the big operand together span this many bytes */
+#define COLD_BYTES ((size_t)384 << 20)
+
+/* The big operand's copies (cold) and which one the next call takes; the other
+ * operands stay put. One copy: the warm case. */
+struct rotation {
+    int copies, next;
+    int big_c;  /* C is the big operand (else B) */
+    char *base; /* copies * stride bytes */
+    size_t stride;
+};
+
+/* Points g's big operand at the next copy. */
+static void rotate(struct rotation *r, struct cpu_gemm_args *g)
+{
+    void *p = r->base + (size_t)r->next * r->stride;
+    r->next = (r->next + 1) % r->copies;
+    if (r->big_c)
+        g->c = p;
+    else
+        g->b.p = p;
+}
+
+/* copies of src (bytes, the first) enough to span COLD_BYTES when cold, else one */
+static struct rotation make_rotation(const void *src, size_t bytes, int big_c, int cold)
+{
+    struct rotation r = {.copies = 1, .big_c = big_c};
+    if (cold)
+        r.copies = (int)((COLD_BYTES + bytes - 1) / bytes);
+    r.stride = (bytes + 63) / 64 * 64;
+    if (posix_memalign((void **)&r.base, 64, r.stride * (size_t)r.copies) != 0)
+        exit(1);
+    for (int i = 0; i < r.copies; i++)
+        memcpy(r.base + (size_t)i * r.stride, src, bytes);
+    return r;
+}
 
 static const struct shape shapes[] = {
     {"step y = x w^T  1024->4096", 16, 4096, 1024, 0, 1},
@@ -61,13 +115,15 @@ static float *random_floats(size_t n)
 }
 
 /* seconds of one call, the best of `reps` */
-static double time_exact(enum cpu_isa isa, const struct cpu_gemm_args *g, void *ws, int reps)
+static double time_exact(enum cpu_isa isa, struct cpu_gemm_args *g, struct rotation *rot, void *ws,
+                         int reps)
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
+        rotate(rot, g);
+        double t0 = thread_seconds();
         cpu_gemm_exact(isa, 1, g, ws);
-        double t = bench_now() - t0;
+        double t = thread_seconds() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -81,16 +137,20 @@ static uint16_t *to_bf16(const float *x, size_t n)
     return h;
 }
 
-static double time_blas(const struct shape *s, const float *a, const float *b, float *c, int reps)
+static double time_blas(const struct shape *s, struct cpu_gemm_args *g, struct rotation *rot,
+                        int reps)
 {
     const int lda = s->ta ? s->m : s->k, ldb = s->tb ? s->k : s->n;
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
+        rotate(rot, g);
+        const float *a = g->a.p, *b = g->b.p;
+        float *c = g->c;
+        double t0 = thread_seconds();
         cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans,
                     s->tb ? CblasTrans : CblasNoTrans, s->m, s->n, s->k, 1.0f, a, lda, b, ldb, 0.0f,
                     c, s->n);
-        double t = bench_now() - t0;
+        double t = thread_seconds() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -99,13 +159,16 @@ static double time_blas(const struct shape *s, const float *a, const float *b, f
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
-    const char *only = argc > 2 ? argv[2] : NULL;
+    const char *only = argc > 2 && argv[2][0] != '\0' ? argv[2] : NULL;
+    const int cold = argc > 3 && strcmp(argv[3], "cold") == 0;
     if (rounds < 1)
         rounds = 1;
     openblas_set_num_threads(1);
-    printf("one thread; OpenBLAS core: %s; best of %d rounds, each variant and OpenBLAS "
-           "alternating\n",
-           openblas_get_corename(), rounds);
+    printf("one thread; OpenBLAS core: %s; best of %d rounds (thread CPU time), each variant "
+           "and OpenBLAS alternating; %s\n",
+           openblas_get_corename(), rounds,
+           cold ? "cold: the big operand from memory (copies over 384 MiB)"
+                : "warm: operands reused (cached)");
     printf("%-28s %5s %5s %5s | %7s %7s %8s | %6s %7s | %7s %6s | %7s %6s\n", "shape", "m", "n",
            "k", "avx512", "avx2", "openblas", "512/bl", "avx2/bl", "bf16", "/fp32", "bf16>bf",
            "/fp32");
@@ -129,7 +192,10 @@ int main(int argc, char **argv)
                                   .c_type = ZERO_F32,
                                   .ldc = s->n};
         const double flop = 2.0 * s->m * s->n * s->k;
-        const int reps = flop > 4e9 ? 1 : 2;
+        const int reps = flop > 4e9 ? 1 : cold ? 8 : 2;
+        /* the big operand (B, or C for dW) of each kind: fp32, bf16, and C as bf16 */
+        const size_t b_elems = (size_t)s->k * s->n, c_elems = (size_t)s->m * s->n;
+        const int big_c = c_elems > b_elems;
         uint16_t *a16 = to_bf16(a, (size_t)s->m * s->k), *b16 = to_bf16(b, (size_t)s->k * s->n);
         struct cpu_gemm_args g16 = g;
         g16.a.p = a16;
@@ -139,6 +205,12 @@ int main(int argc, char **argv)
         struct cpu_gemm_args g16c = g16; /* bf16 operands, bf16 C */
         g16c.c = c16;
         g16c.c_type = ZERO_BF16;
+        struct rotation rot32 =
+            big_c ? make_rotation(c, c_elems * 4, 1, cold) : make_rotation(b, b_elems * 4, 0, cold);
+        struct rotation rot16 = big_c ? make_rotation(c, c_elems * 4, 1, cold)
+                                      : make_rotation(b16, b_elems * 2, 0, cold);
+        struct rotation rot16c = big_c ? make_rotation(c16, c_elems * 2, 1, cold)
+                                       : make_rotation(b16, b_elems * 2, 0, cold);
         /* the most any of them needs (a bf16 C over several K-blocks: the fp32 plane) */
         size_t bytes = 64;
         for (int v = CPU_ISA_AVX2; v <= CPU_ISA_AVX512; v++) {
@@ -157,14 +229,14 @@ int main(int argc, char **argv)
                 enum cpu_isa isa = v == 0 ? CPU_ISA_AVX512 : CPU_ISA_AVX2;
                 if (!cpu_isa_supported(isa))
                     continue;
-                double t = time_exact(isa, &g, ws, reps);
+                double t = time_exact(isa, &g, &rot32, ws, reps);
                 best[v] = t < best[v] ? t : best[v];
             }
-            double t = time_blas(s, a, b, c, reps);
+            double t = time_blas(s, &g, &rot32, reps);
             best[2] = t < best[2] ? t : best[2];
-            t = time_exact(widest, &g16, ws, reps);
+            t = time_exact(widest, &g16, &rot16, ws, reps);
             best[3] = t < best[3] ? t : best[3];
-            t = time_exact(widest, &g16c, ws, reps);
+            t = time_exact(widest, &g16c, &rot16c, ws, reps);
             best[4] = t < best[4] ? t : best[4];
         }
         double gf[5];
@@ -179,6 +251,9 @@ int main(int argc, char **argv)
         count++;
         fflush(stdout);
         free(ws);
+        free(rot32.base);
+        free(rot16.base);
+        free(rot16c.base);
         free(c16);
         free(a16);
         free(b16);

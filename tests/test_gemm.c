@@ -279,6 +279,51 @@ START_TEST(test_skinny_and_short_k_shapes_equal_the_naive_chain)
 }
 END_TEST
 
+/* at most 16 rows. Against B with k contiguous (y = x W^T) avx512 reads W in place, 24
+ * columns of C at a time, one chain over all of K per call; around its limits: 16 and
+ * 17 rows, 23, 24 and 47 columns (the last columns take the packed way), K up to what
+ * the packed way's workspace holds (16 rows: A packed whole, 1 MiB, K 16384; 8 rows:
+ * K 1500 but not 2000) and past it. Against B read by rows (dx =
+ * dy W) with K past one K-block, B's blocks are whole rows, as many as the bytes of
+ * KC rows hold (odd K-blocks: 600 columns take 196 rows). 1 to 3 threads whose column
+ * shares end inside a group or a micro-panel; fp32, 16-bit and rounded operands; every
+ * C type and both scalings */
+START_TEST(test_few_rows_against_w_in_place_equal_the_naive_chain)
+{
+    static const enum zero_dtype cts[] = {ZERO_F32, ZERO_BF16, ZERO_F16};
+    /* m, n, k, ta, tb */
+    static const int64_t cases[][5] = {
+        {16, 24, 300, 0, 1},   {16, 23, 40, 0, 1},     {16, 47, 33, 1, 1},
+        {17, 48, 70, 0, 1},    {1, 72, 513, 1, 1},     {16, 48, 16384, 0, 1},
+        {16, 24, 16641, 0, 1}, {16, 1000, 1030, 0, 1}, {11, 1000, 1030, 1, 1},
+        {8, 48, 1500, 1, 1},   {8, 48, 2000, 0, 1},    {16, 600, 260, 0, 0},
+        {5, 49, 1500, 1, 0},   {16, 1000, 1030, 0, 0}, {16, 2100, 257, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int v = 0; v < 5; v++) {
+            /* fp32 operands (W read as stored) into each C type; then 16-bit operands and
+             * rounded fp32 ones (widened as they are read) */
+            const int sc = (int)(i + v) % N_SCALES;
+            const enum zero_dtype op = v == 3 ? cts[1 + i % 2] : ZERO_F32;
+            const enum zero_dtype ct = v < 3 ? cts[v] : ZERO_F32;
+            const enum zero_dtype round = v == 4 ? ZERO_BF16 : ZERO_F32;
+            struct gemm_case c = {cases[i][0],
+                                  cases[i][1],
+                                  cases[i][2],
+                                  (int)cases[i][3],
+                                  (int)cases[i][4],
+                                  (int)(i % 2),
+                                  op,
+                                  op,
+                                  ct,
+                                  round,
+                                  alphas[sc],
+                                  betas[sc]};
+            check_case(&c);
+        }
+}
+END_TEST
+
 /* a 16-bit C is narrowed a row at a time by the variant's vectorized loop: the
  * bits of dtype_f32_to_bf16 / dtype_f32_to_f16 on a spread of all 2^32 patterns
  * (NaNs, infinities, subnormals, ties among them), at every length mod 16 */
@@ -351,6 +396,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(tc, test_rounding_while_packing_equals_rounding_first);
     tcase_add_test(tc, test_threads_do_not_change_a_bit);
     tcase_add_test(tc, test_skinny_and_short_k_shapes_equal_the_naive_chain);
+    tcase_add_test(tc, test_few_rows_against_w_in_place_equal_the_naive_chain);
     tcase_add_test(tc, test_every_variant_narrows_like_the_scalar_conversion);
     tcase_add_test(tc, test_zero_cpu_isa_forces_a_variant_or_says_why);
     suite_add_tcase(s, tc);

@@ -89,6 +89,13 @@ typedef void (*cpu_gemm_transpose8_fn)(float *dst, int64_t ldd, const float *src
 typedef void (*cpu_gemm_transpose8_bf16_fn)(float *dst, int64_t ldd, const uint16_t *src,
                                             int64_t lds, int64_t kc);
 
+/* At most 16 rows against B with k contiguous, as stored: t (cols, 16) with
+ * t[c * 16 + r] = C[r][c] (a vector per column of C, its lanes the rows):
+ * acc = tin (or 0 when tin is NULL), then for k = 0 .. kc-1:
+ * acc[c][r] = fmaf(at[k * 16 + r], bp[c * ldb + k], acc[c][r]); then tout = acc. */
+typedef void (*cpu_gemm_cols_fn)(int64_t kc, const float *at, const float *bp, int64_t ldb,
+                                 const float *tin, float *tout);
+
 struct cpu_gemm_kernel {
     int mr, nr; /* tile shape */
     cpu_gemm_tile_fn tile;
@@ -99,6 +106,8 @@ struct cpu_gemm_kernel {
     /* dst (n) = src (n) rounded to `to` (ZERO_BF16 or ZERO_F16): the bits of
      * dtype_f32_to_bf16 / dtype_f32_to_f16 (nearest even, NaNs quiet); never NULL */
     void (*narrow)(uint16_t *dst, const float *src, int64_t n, enum zero_dtype to);
+    int cols;                  /* columns of C per call of few_rows */
+    cpu_gemm_cols_fn few_rows; /* NULL: the variant has none (the packed way instead) */
 };
 
 /* The kernel of a variant; tile is NULL when this build lacks it. */

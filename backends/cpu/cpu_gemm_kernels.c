@@ -11,6 +11,10 @@
  *   avx512  8 x 48  three __m512 per row        (24 accumulators of 32 zmm)
  *   neon    8 x 12  three float32x4_t per row   (24 accumulators of 32 v, aarch64)
  *
+ * and, for products of at most 16 rows against B with k contiguous (y = x W^T at the
+ * training step's 16 rows), avx512's 16 x 24 with the rows in the lanes, which reads
+ * W as stored instead of packing it.
+ *
  * Rows in multiples of 4 and 8 (batch sizes, sequence lengths) fill whole tiles;
  * measured against 6 x 16 and 12 x 32 in bench/gemm, these were as fast or faster
  * (the M = 16 rows of the toy MLP by far).
@@ -327,6 +331,57 @@ __attribute__((target("avx512f"))) static void tile_avx512(int64_t kc, const flo
 #undef STORE
 }
 
+/* ---- AVX-512, few rows: 16 rows x 24 columns against W as stored ---- */
+
+#define A5_COLS 24
+
+/* clang-format off */
+#define COLS24(X)                                                                                  \
+    X(0)  X(1)  X(2)  X(3)  X(4)  X(5)  X(6)  X(7)                                                 \
+    X(8)  X(9)  X(10) X(11) X(12) X(13) X(14) X(15)                                                \
+    X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
+/* clang-format on */
+
+/* One zmm per column of C, its 16 lanes the rows: per k, A's column k (packed) times
+ * B(k, c) = bp[c * ldb + k] broadcast from B itself (y = x W^T: 24 rows of W read
+ * along k, each once), so B is never packed. Column c = 4 g + q is q rows past base g:
+ * six bases and the offsets of 1, 2 and 3 rows keep every address in registers. */
+__attribute__((target("avx512f"))) static void cols_avx512(int64_t kc, const float *at,
+                                                           const float *bp, int64_t ldb,
+                                                           const float *tin, float *tout)
+{
+#define DECL(n) __m512 v##n;
+    COLS24(DECL)
+#undef DECL
+    if (tin != NULL) {
+#define LOAD(n) v##n = _mm512_loadu_ps(tin + 16 * n);
+        COLS24(LOAD)
+#undef LOAD
+    } else {
+#define ZERO(n) v##n = _mm512_setzero_ps();
+        COLS24(ZERO)
+#undef ZERO
+    }
+    const float *b0 = bp, *b1 = bp + 4 * ldb, *b2 = bp + 8 * ldb, *b3 = bp + 12 * ldb,
+                *b4 = bp + 16 * ldb, *b5 = bp + 20 * ldb;
+    for (int64_t k = 0; k < kc; k++) {
+        const __m512 a = _mm512_loadu_ps(at + 16 * k);
+#define STEP(n, g, q) v##n = _mm512_fmadd_ps(a, _mm512_set1_ps(b##g[q * ldb + k]), v##n);
+        /* clang-format off */
+        STEP(0, 0, 0)  STEP(1, 0, 1)  STEP(2, 0, 2)  STEP(3, 0, 3)
+        STEP(4, 1, 0)  STEP(5, 1, 1)  STEP(6, 1, 2)  STEP(7, 1, 3)
+        STEP(8, 2, 0)  STEP(9, 2, 1)  STEP(10, 2, 2) STEP(11, 2, 3)
+        STEP(12, 3, 0) STEP(13, 3, 1) STEP(14, 3, 2) STEP(15, 3, 3)
+        STEP(16, 4, 0) STEP(17, 4, 1) STEP(18, 4, 2) STEP(19, 4, 3)
+        STEP(20, 5, 0) STEP(21, 5, 1) STEP(22, 5, 2) STEP(23, 5, 3)
+        /* clang-format on */
+#undef STEP
+    }
+#define STORE(n) _mm512_storeu_ps(tout + 16 * n, v##n);
+    COLS24(STORE)
+#undef STORE
+}
+
 #endif
 
 #ifdef HAVE_NEON_KERNEL
@@ -387,21 +442,21 @@ static void tile_neon(int64_t kc, const float *ap, const float *bp, const float 
 #endif
 
 static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
-    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL, narrow_scalar},
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL, narrow_scalar, 0, NULL},
 #ifdef HAVE_X86_KERNELS
     [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2, transpose8_bf16_avx2,
-                      widen_bf16_avx2, narrow_avx2},
+                      widen_bf16_avx2, narrow_avx2, 0, NULL},
     /* AVX-512F processors all have AVX2 */
     [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
-                        widen_bf16_avx2, narrow_avx512},
+                        widen_bf16_avx2, narrow_avx512, A5_COLS, cols_avx512},
 #else
-    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
-    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
+    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL},
+    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL},
 #endif
 #ifdef HAVE_NEON_KERNEL
-    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL, narrow_scalar},
+    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL, narrow_scalar, 0, NULL},
 #else
-    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar},
+    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL},
 #endif
 };
 
