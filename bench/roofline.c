@@ -4,6 +4,7 @@
  *   mpirun -np 2 bench/roofline [--stage S] [--precision fp32|bf16|fp16] [--overlap 0|1]
  *                               [--hidden 1024] [--layers 12] [--batch 32] [--steps 10]
  *                               [--bucket N (reduce_bucket_size)] [--mode exact|native]
+ *                               [--matmul auto|fp32|compute (libzero.matmul)]
  *
  * The parts come from the engine's event stream (events.h), not from timers of their
  * own: GEMMs (a timing wrapper around the backend table's gemm entry, as bench/gpt.c
@@ -54,6 +55,7 @@ struct opts {
     enum zero_dtype precision;
     int64_t bucket; /* reduce_bucket_size; 0: DeepSpeed's 5e8 */
     enum zero_coll_mode mode;
+    enum zero_matmul matmul; /* libzero.matmul; auto by default */
 };
 
 /* CPU seconds of this process, all its threads: on a shared machine the time others'
@@ -136,6 +138,7 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
     struct zero_config cfg;
     bench_toy_config(&cfg, o->stage, o->batch, dev->size, o->mode);
     cfg.zero_optimization.overlap_comm = o->overlap;
+    cfg.libzero.matmul = o->matmul;
     if (o->bucket > 0)
         cfg.zero_optimization.reduce_bucket_size = o->bucket;
     cfg.bf16.enabled = o->precision == ZERO_BF16;
@@ -211,12 +214,17 @@ static int parse(int argc, char **argv, struct opts *o)
                        .stage = 0,
                        .overlap = 1,
                        .precision = ZERO_F32};
-    static const struct option longs[] = {
-        {"stage", required_argument, NULL, 's'},   {"precision", required_argument, NULL, 'p'},
-        {"overlap", required_argument, NULL, 'o'}, {"hidden", required_argument, NULL, 'H'},
-        {"layers", required_argument, NULL, 'L'},  {"batch", required_argument, NULL, 'B'},
-        {"steps", required_argument, NULL, 'k'},   {"bucket", required_argument, NULL, 'b'},
-        {"mode", required_argument, NULL, 'm'},    {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"stage", required_argument, NULL, 's'},
+                                          {"precision", required_argument, NULL, 'p'},
+                                          {"overlap", required_argument, NULL, 'o'},
+                                          {"hidden", required_argument, NULL, 'H'},
+                                          {"layers", required_argument, NULL, 'L'},
+                                          {"batch", required_argument, NULL, 'B'},
+                                          {"steps", required_argument, NULL, 'k'},
+                                          {"bucket", required_argument, NULL, 'b'},
+                                          {"mode", required_argument, NULL, 'm'},
+                                          {"matmul", required_argument, NULL, 'x'},
+                                          {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
@@ -253,6 +261,13 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 1;
             o->mode = strcmp(optarg, "native") == 0 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
             break;
+        case 'x':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "fp32") && strcmp(optarg, "compute"))
+                return 1;
+            o->matmul = !strcmp(optarg, "fp32")      ? ZERO_MATMUL_FP32
+                        : !strcmp(optarg, "compute") ? ZERO_MATMUL_COMPUTE
+                                                     : ZERO_MATMUL_AUTO;
+            break;
         default:
             return 1;
         }
@@ -270,7 +285,8 @@ int main(int argc, char **argv)
         return bench_usage_exit(rank, "usage: mpirun -np N bench/roofline [--stage S] [--precision "
                                       "fp32|bf16|fp16] [--overlap 0|1] [--hidden H] [--layers L] "
                                       "[--batch B (a multiple of N)] [--steps K (1-64)] "
-                                      "[--bucket N] [--mode exact|native]\n");
+                                      "[--bucket N] [--mode exact|native] "
+                                      "[--matmul auto|fp32|compute]\n");
     struct zero_error err = {0};
     struct zero_device *dev = NULL;
     int rc = bench_open(&dev, "cpu", o.mode, &err);
@@ -295,8 +311,12 @@ int main(int argc, char **argv)
                "(median of steps %d-%d, max over ranks)\n",
                o.stage, pname, world, o.overlap, (long long)o.hidden, o.layers, (long long)o.batch,
                first + 1, o.steps);
-        printf("  reduce_bucket_size %.3g, %s collectives\n", o.bucket > 0 ? (double)o.bucket : 5e8,
-               o.mode == ZERO_COLL_NATIVE ? "native" : "exact");
+        printf("  reduce_bucket_size %.3g, %s collectives, libzero.matmul %s\n",
+               o.bucket > 0 ? (double)o.bucket : 5e8,
+               o.mode == ZERO_COLL_NATIVE ? "native" : "exact",
+               o.matmul == ZERO_MATMUL_FP32      ? "fp32"
+               : o.matmul == ZERO_MATMUL_COMPUTE ? "compute"
+                                                 : "auto");
         printf("  rates: gemm %.1f GFLOP/s (fp32 1024^3), memory %.1f GB/s (read+write), "
                "memcpy %.1f GB/s\n",
                rt.gemm_flops * 1e-9, rt.mem_bw * 1e-9, rt.memcpy_bw * 1e-9);
