@@ -375,16 +375,16 @@ int main(int argc, char **argv)
         printf("  rates: gemm %.1f GFLOP/s (fp32 1024^3), memory %.1f GB/s (read+write), "
                "memcpy %.1f GB/s\n",
                rt.gemm_flops * 1e-9, rt.mem_bw * 1e-9, rt.memcpy_bw * 1e-9);
-        printf("  %-12s %12s %10s %7s\n", "part", "measured ms", "bound ms", "ratio");
+        printf("  %-14s %12s %10s %7s\n", "part", "measured ms", "bound ms", "ratio");
         for (int p = 0; p < NPARTS; p++) {
             double me = median(measured, first, o.steps, p), bd = median(bound, first, o.steps, p);
             if (p == OTHER || p >= CPU)
-                printf("  %-12s %12.1f %10s %7s\n", part_name[p], me * 1e3, p == OTHER ? "0" : "-",
+                printf("  %-14s %12.1f %10s %7s\n", part_name[p], me * 1e3, p == OTHER ? "0" : "-",
                        "-");
             else if (bd > 0)
-                printf("  %-12s %12.1f %10.1f %7.2f\n", part_name[p], me * 1e3, bd * 1e3, me / bd);
+                printf("  %-14s %12.1f %10.1f %7.2f\n", part_name[p], me * 1e3, bd * 1e3, me / bd);
             else
-                printf("  %-12s %12.1f %10.1f %7s\n", part_name[p], me * 1e3, bd * 1e3, "-");
+                printf("  %-14s %12.1f %10.1f %7s\n", part_name[p], me * 1e3, bd * 1e3, "-");
         }
         double compute =
             median(measured, first, o.steps, GEMM) + median(measured, first, o.steps, ELEMENTWISE);
