@@ -4,6 +4,7 @@
  *   mpirun -np 2 bench/roofline [--stage S] [--precision fp32|bf16|fp16] [--overlap 0|1]
  *                               [--hidden 1024] [--layers 12] [--batch 32] [--steps 10]
  *                               [--bucket N (reduce_bucket_size)] [--mode exact|native]
+ *                               [--matmul auto|fp32|compute (libzero.matmul)]
  *
  * The parts come from the engine's event stream (events.h), not from timers of their
  * own: GEMMs (a timing wrapper around the backend table's gemm entry, as bench/gpt.c
@@ -33,7 +34,10 @@
  * steps run) of the maximum over ranks; "row:" lines are for bench/table.sh. The "cpu"
  * line is not a part: the CPU seconds the busiest rank's process (all its threads) used
  * in the step, which others' jobs on a shared machine inflate much less than the wall
- * time, so it compares precisions and stages more steadily. */
+ * time, so it compares precisions and stages more steadily; "optimizer cpu" and "norm
+ * sums cpu" are the CPU seconds of the calling thread in the backend's adam and
+ * sumsq_blocks entries (the optimizer slice's work and the norm slice's sums), steady
+ * in the same way. */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -44,9 +48,23 @@
 
 #include "rig.h"
 
-enum part { GEMM, ELEMENTWISE, OPTIMIZER, NORM, COLLECTIVES, WAITING, OTHER, STEP, CPU, NPARTS };
+enum part {
+    GEMM,
+    ELEMENTWISE,
+    OPTIMIZER,
+    NORM,
+    COLLECTIVES,
+    WAITING,
+    OTHER,
+    STEP,
+    CPU,
+    OPTIMIZER_CPU,
+    NORM_CPU,
+    NPARTS
+};
 static const char *const part_name[NPARTS] = {
-    "gemm", "elementwise", "optimizer", "norm", "collectives", "waiting", "other", "step", "cpu"};
+    "gemm",  "elementwise", "optimizer", "norm",          "collectives",  "waiting",
+    "other", "step",        "cpu",       "optimizer cpu", "norm sums cpu"};
 
 struct opts {
     int64_t hidden, batch;
@@ -54,6 +72,7 @@ struct opts {
     enum zero_dtype precision;
     int64_t bucket; /* reduce_bucket_size; 0: DeepSpeed's 5e8 */
     enum zero_coll_mode mode;
+    enum zero_matmul matmul; /* libzero.matmul; auto by default */
 };
 
 /* CPU seconds of this process, all its threads: on a shared machine the time others'
@@ -66,6 +85,39 @@ static double cpu_now(void)
 }
 
 /* GEMMs: the backend's gemm entry, timed (bench_wrap_gemm, rig.h) */
+
+/* The optimizer's and the norm's kernels (the adam and sumsq_blocks entries) timed in
+ * the CPU seconds of the calling thread: time others' jobs take from the step on a
+ * shared machine shows in the slices' wall time, hardly in these */
+static double adam_cpu_seconds, sumsq_cpu_seconds;
+
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int timed_adam(void *self, float *param, const void *grad, enum zero_dtype grad_type,
+                      float *exp_avg, float *exp_avg_sq, size_t n,
+                      const struct zero_adam_args *args, void *param_copy,
+                      enum zero_dtype copy_type)
+{
+    double t0 = thread_cpu_now();
+    int rc = bench_real_be->adam(self, param, grad, grad_type, exp_avg, exp_avg_sq, n, args,
+                                 param_copy, copy_type);
+    adam_cpu_seconds += thread_cpu_now() - t0;
+    return rc;
+}
+
+static int timed_sumsq(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
+                       double *out)
+{
+    double t0 = thread_cpu_now();
+    int rc = bench_real_be->sumsq_blocks(self, x, t, n, block, out);
+    sumsq_cpu_seconds += thread_cpu_now() - t0;
+    return rc;
+}
 
 /* ---- the event stream, summed per kind ---- */
 
@@ -136,6 +188,7 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
     struct zero_config cfg;
     bench_toy_config(&cfg, o->stage, o->batch, dev->size, o->mode);
     cfg.zero_optimization.overlap_comm = o->overlap;
+    cfg.libzero.matmul = o->matmul;
     if (o->bucket > 0)
         cfg.zero_optimization.reduce_bucket_size = o->bucket;
     cfg.bf16.enabled = o->precision == ZERO_BF16;
@@ -149,6 +202,7 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
         memset(event_seconds, 0, sizeof event_seconds);
         bench_gemm.seconds = bench_gemm.flop = 0.0;
         optimizer_elements = 0;
+        adam_cpu_seconds = sumsq_cpu_seconds = 0.0;
         MPI_Barrier(MPI_COMM_WORLD); /* the ranks start the step together */
         double cpu0 = cpu_now();
         if ((rc = bench_toy_step(&t, step, dev, err)))
@@ -170,6 +224,8 @@ static int train(const struct opts *o, struct zero_device *dev, const struct rat
             ev[ZERO_EV_GATHER_WAIT] + ev[ZERO_EV_REDUCE_WAIT] + ev[ZERO_EV_PARAM_GATHER_WAIT];
         me[STEP] = info->seconds;
         me[CPU] = cpu_seconds;
+        me[OPTIMIZER_CPU] = adam_cpu_seconds;
+        me[NORM_CPU] = sumsq_cpu_seconds;
         me[OTHER] = me[STEP];
         for (int p = 0; p < OTHER; p++)
             me[OTHER] -= me[p];
@@ -211,12 +267,17 @@ static int parse(int argc, char **argv, struct opts *o)
                        .stage = 0,
                        .overlap = 1,
                        .precision = ZERO_F32};
-    static const struct option longs[] = {
-        {"stage", required_argument, NULL, 's'},   {"precision", required_argument, NULL, 'p'},
-        {"overlap", required_argument, NULL, 'o'}, {"hidden", required_argument, NULL, 'H'},
-        {"layers", required_argument, NULL, 'L'},  {"batch", required_argument, NULL, 'B'},
-        {"steps", required_argument, NULL, 'k'},   {"bucket", required_argument, NULL, 'b'},
-        {"mode", required_argument, NULL, 'm'},    {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"stage", required_argument, NULL, 's'},
+                                          {"precision", required_argument, NULL, 'p'},
+                                          {"overlap", required_argument, NULL, 'o'},
+                                          {"hidden", required_argument, NULL, 'H'},
+                                          {"layers", required_argument, NULL, 'L'},
+                                          {"batch", required_argument, NULL, 'B'},
+                                          {"steps", required_argument, NULL, 'k'},
+                                          {"bucket", required_argument, NULL, 'b'},
+                                          {"mode", required_argument, NULL, 'm'},
+                                          {"matmul", required_argument, NULL, 'x'},
+                                          {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
@@ -253,6 +314,13 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 1;
             o->mode = strcmp(optarg, "native") == 0 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
             break;
+        case 'x':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "fp32") && strcmp(optarg, "compute"))
+                return 1;
+            o->matmul = !strcmp(optarg, "fp32")      ? ZERO_MATMUL_FP32
+                        : !strcmp(optarg, "compute") ? ZERO_MATMUL_COMPUTE
+                                                     : ZERO_MATMUL_AUTO;
+            break;
         default:
             return 1;
         }
@@ -270,14 +338,17 @@ int main(int argc, char **argv)
         return bench_usage_exit(rank, "usage: mpirun -np N bench/roofline [--stage S] [--precision "
                                       "fp32|bf16|fp16] [--overlap 0|1] [--hidden H] [--layers L] "
                                       "[--batch B (a multiple of N)] [--steps K (1-64)] "
-                                      "[--bucket N] [--mode exact|native]\n");
+                                      "[--bucket N] [--mode exact|native] "
+                                      "[--matmul auto|fp32|compute]\n");
     struct zero_error err = {0};
     struct zero_device *dev = NULL;
     int rc = bench_open(&dev, "cpu", o.mode, &err);
     struct rates rt = {0};
     double measured[64][NPARTS] = {{0}}, bound[64][NPARTS] = {{0}};
     if (!rc) {
-        bench_wrap_gemm(dev);
+        struct zero_backend *timed = bench_wrap_gemm(dev);
+        timed->adam = timed_adam;
+        timed->sumsq_blocks = timed_sumsq;
         rc = measure_rates(dev, &rt);
         if (rc)
             snprintf(err.msg, sizeof err.msg, "out of memory measuring the rates");
@@ -295,21 +366,25 @@ int main(int argc, char **argv)
                "(median of steps %d-%d, max over ranks)\n",
                o.stage, pname, world, o.overlap, (long long)o.hidden, o.layers, (long long)o.batch,
                first + 1, o.steps);
-        printf("  reduce_bucket_size %.3g, %s collectives\n", o.bucket > 0 ? (double)o.bucket : 5e8,
-               o.mode == ZERO_COLL_NATIVE ? "native" : "exact");
+        printf("  reduce_bucket_size %.3g, %s collectives, libzero.matmul %s\n",
+               o.bucket > 0 ? (double)o.bucket : 5e8,
+               o.mode == ZERO_COLL_NATIVE ? "native" : "exact",
+               o.matmul == ZERO_MATMUL_FP32      ? "fp32"
+               : o.matmul == ZERO_MATMUL_COMPUTE ? "compute"
+                                                 : "auto");
         printf("  rates: gemm %.1f GFLOP/s (fp32 1024^3), memory %.1f GB/s (read+write), "
                "memcpy %.1f GB/s\n",
                rt.gemm_flops * 1e-9, rt.mem_bw * 1e-9, rt.memcpy_bw * 1e-9);
-        printf("  %-12s %12s %10s %7s\n", "part", "measured ms", "bound ms", "ratio");
+        printf("  %-14s %12s %10s %7s\n", "part", "measured ms", "bound ms", "ratio");
         for (int p = 0; p < NPARTS; p++) {
             double me = median(measured, first, o.steps, p), bd = median(bound, first, o.steps, p);
-            if (p == OTHER || p == CPU)
-                printf("  %-12s %12.1f %10s %7s\n", part_name[p], me * 1e3, p == CPU ? "-" : "0",
+            if (p == OTHER || p >= CPU)
+                printf("  %-14s %12.1f %10s %7s\n", part_name[p], me * 1e3, p == OTHER ? "0" : "-",
                        "-");
             else if (bd > 0)
-                printf("  %-12s %12.1f %10.1f %7.2f\n", part_name[p], me * 1e3, bd * 1e3, me / bd);
+                printf("  %-14s %12.1f %10.1f %7.2f\n", part_name[p], me * 1e3, bd * 1e3, me / bd);
             else
-                printf("  %-12s %12.1f %10.1f %7s\n", part_name[p], me * 1e3, bd * 1e3, "-");
+                printf("  %-14s %12.1f %10.1f %7s\n", part_name[p], me * 1e3, bd * 1e3, "-");
         }
         double compute =
             median(measured, first, o.steps, GEMM) + median(measured, first, o.steps, ELEMENTWISE);
@@ -318,9 +393,12 @@ int main(int argc, char **argv)
         printf("  step / roofline: %.2fx; compute per sample %.2f ms\n", step / roof,
                compute * 1e3 / (double)(o.batch / world));
         printf("row: stage=%d precision=%s overlap=%d step_s=%.3f roofline_s=%.3f "
-               "compute_per_sample_ms=%.3f rss_mib=%.0f cpu_s=%.3f\n",
+               "compute_per_sample_ms=%.3f rss_mib=%.0f cpu_s=%.3f optimizer_cpu_ms=%.1f "
+               "norm_cpu_ms=%.1f\n",
                o.stage, pname, o.overlap, step, roof, compute * 1e3 / (double)(o.batch / world),
-               rss_max, median(measured, first, o.steps, CPU));
+               rss_max, median(measured, first, o.steps, CPU),
+               1e3 * median(measured, first, o.steps, OPTIMIZER_CPU),
+               1e3 * median(measured, first, o.steps, NORM_CPU));
     }
     if (rc)
         fprintf(stderr, "rank %d: roofline: %s\n", rank, err.msg);

@@ -2,7 +2,8 @@
 # table.sh -- issue 18's table for libzero: s/step (median of steps 3-10, max over
 # ranks) and peak RSS per rank for fp32 and bf16 at stages 0-3, N = 2, on the toy MLP
 # (hidden 1024, 12 blocks, global batch 32), each stage in a fresh job (peak RSS is per
-# process), with the step's roofline (bench/roofline.c) next to it.
+# process), with the step's roofline (bench/roofline.c) next to it, and the CPU time of
+# the optimizer's and the norm's kernels on their thread (steadier than wall time).
 #
 #   [PRECISIONS="fp32 bf16 fp16"] bench/table.sh [BUILDDIR] [extra bench/roofline flags]
 #
@@ -46,6 +47,7 @@ function field(name,   i, kv) {
     step[p, s] = field("step_s"); roof[p, s] = field("roofline_s")
     rss[p, s] = field("rss_mib"); cps[p, s] = field("compute_per_sample_ms")
     cpu[p, s] = field("cpu_s")
+    ocpu[p, s] = field("optimizer_cpu_ms"); ncpu[p, s] = field("norm_cpu_ms")
     if (!(p in seen)) { seen[p] = 1; order[++np] = p }
 }
 END {
@@ -57,10 +59,13 @@ END {
         printf "| %s step / roofline |", p; for (s = 0; s < 4; s++) printf " %.2fx |", step[p, s] / roof[p, s]; printf "\n"
         printf "| %s compute per sample / stage 0 |", p; for (s = 0; s < 4; s++) printf " %.2f |", cps[p, s] / cps[p, 0]; printf "\n"
         printf "| %s peak RSS per rank, MiB |", p; for (s = 0; s < 4; s++) printf " %d |", rss[p, s]; printf "\n"
+        printf "| %s optimizer CPU ms (adam entry, its thread) |", p; for (s = 0; s < 4; s++) printf " %.1f |", ocpu[p, s]; printf "\n"
+        printf "| %s norm sums CPU ms (sumsq_blocks, its thread) |", p; for (s = 0; s < 4; s++) printf " %.1f |", ncpu[p, s]; printf "\n"
     }
     for (i = 2; i <= np; i++) {
         p = order[i]; q = order[1]
         printf "| %s s/step / %s s/step |", p, q; for (s = 0; s < 4; s++) printf " %.2f |", step[p, s] / step[q, s]; printf "\n"
         printf "| %s CPU s/step / %s CPU s/step |", p, q; for (s = 0; s < 4; s++) printf " %.2f |", cpu[p, s] / cpu[q, s]; printf "\n"
+        printf "| %s optimizer CPU / %s optimizer CPU |", p, q; for (s = 0; s < 4; s++) printf " %.2f |", ocpu[p, s] / ocpu[q, s]; printf "\n"
     }
 }' "$rows"

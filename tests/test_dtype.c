@@ -194,6 +194,34 @@ START_TEST(test_f32_to_bf16_nan_never_becomes_inf)
 }
 END_TEST
 
+/* The rounding written by cases, as a reader checks it by hand: the library's
+ * branch-free form (one carry) must give these bits */
+static uint16_t bf16_by_cases(uint32_t x)
+{
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40); /* NaN: quiet, truncated */
+    uint32_t kept = x >> 16, rest = x & 0xffff;
+    if (rest > 0x8000 || (rest == 0x8000 && (kept & 1)))
+        kept++;
+    return (uint16_t)kept;
+}
+
+START_TEST(test_f32_to_bf16_matches_rounding_by_cases_at_every_high_half)
+{
+    /* every top half, with the low halves where the decisions change (0, the
+     * neighbours of halfway, all ones) and a few others */
+    const uint32_t lows[] = {0x0000, 0x0001, 0x3fff, 0x7fff, 0x8000, 0x8001,
+                             0xc000, 0xfffe, 0xffff, 0x1234, 0x9abc};
+    for (uint32_t hi = 0; hi < 0x10000; hi++)
+        for (size_t l = 0; l < sizeof lows / sizeof lows[0]; l++) {
+            uint32_t x = hi << 16 | lows[l];
+            ck_assert_msg(zero_f32_to_bf16(from_bits(x)) == bf16_by_cases(x),
+                          "0x%08x: 0x%04x, by cases 0x%04x", x, zero_f32_to_bf16(from_bits(x)),
+                          bf16_by_cases(x));
+        }
+}
+END_TEST
+
 START_TEST(test_every_bf16_value_round_trips_through_f32)
 {
     for (uint32_t b = 0; b < 65536; b++) {
@@ -225,6 +253,7 @@ static Suite *dtype_suite(void)
     tcase_add_test(tc, test_f32_to_bf16_rounds_to_nearest_even);
     tcase_add_test(tc, test_f32_to_bf16_subnormals_overflow_zero);
     tcase_add_test(tc, test_f32_to_bf16_nan_never_becomes_inf);
+    tcase_add_test(tc, test_f32_to_bf16_matches_rounding_by_cases_at_every_high_half);
     tcase_add_test(tc, test_every_bf16_value_round_trips_through_f32);
     suite_add_tcase(s, tc);
     return s;

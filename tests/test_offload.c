@@ -3,7 +3,9 @@
  *
  *   - every instruction-set variant of the host optimizer gives the baseline's
  *     bits (Adam, AdamW, SGD; fp32/fp16/bf16 gradients and copies), also when
- *     the copy overwrites the gradient, as the offload path does;
+ *     the copy overwrites the gradient, as the offload path does; every variant
+ *     gives the element formula's bits written out in scalar code, on zeros,
+ *     subnormals, infinities and NaNs;
  *   - offloaded training gives the same bits as training without offload, in
  *     stages 1-3, fp32 and mixed precision, with accumulation and clipping;
  *   - the device ledger loses exactly the offloaded states and the host ledger
@@ -140,6 +142,132 @@ START_TEST(test_every_isa_variant_gives_the_baseline_bits)
                     state_free(&ref);
                     state_free(&got);
                     state_free(&inpl);
+                    compared++;
+                }
+    }
+    ck_assert_int_gt(compared, 0);
+}
+END_TEST
+
+/* The special values an update meets: zeros of both signs, the smallest subnormal
+ * and the largest, the smallest normal, the largest finite, infinities, quiet and
+ * signalling NaNs with payloads, halfway cases of bf16 and fp16 rounding */
+static const uint32_t specials[] = {
+    0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, 0xff7fffff,
+    0x7f800000, 0xff800000, 0x7fc00000, 0xffc12345, 0x7f800001, 0xff80ffff, 0x3f808000,
+    0x3f818000, 0x477ff000, 0x33000000, 0x387fe000, 0x3f800000, 0xbf7fffff,
+};
+#define NSPECIALS (sizeof specials / sizeof specials[0])
+
+static float f32_of_bits(uint32_t x)
+{
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+/* element i of a test array: a special value at every 7th index, else val() */
+static float value_at(size_t i, uint32_t seed, float scale)
+{
+    if (i % 7 == seed % 7)
+        return f32_of_bits(specials[(i / 7 + seed) % NSPECIALS]);
+    return scale * val((uint32_t)i, seed);
+}
+
+/* bf16 and fp16 NaNs compared as NaNs, everything else as bits: a NaN's payload
+ * where two NaNs meet in a product is the compiler's operand order */
+static int same_value(uint32_t a, uint32_t b, enum zero_dtype t)
+{
+    if (t == ZERO_F32)
+        return a == b || (isnan(f32_of_bits(a)) && isnan(f32_of_bits(b)));
+    float fa = t == ZERO_BF16 ? zero_bf16_to_f32((uint16_t)a) : zero_f16_to_f32((uint16_t)a);
+    float fb = t == ZERO_BF16 ? zero_bf16_to_f32((uint16_t)b) : zero_f16_to_f32((uint16_t)b);
+    return a == b || (isnan(fa) && isnan(fb));
+}
+
+START_TEST(test_every_isa_variant_matches_the_scalar_adam_formula_on_special_values)
+{
+    /* The element formula of host_optim.c spelled out one element at a time, with
+     * the narrowing by dtype.c's exported conversion: the vector loops (their
+     * fused widening and narrowing, their selections) must give these bits for
+     * zeros, subnormals, infinities and NaNs in every state, and in the copy */
+    const size_t n = 3000;
+    const enum zero_dtype gts[3] = {ZERO_F32, ZERO_BF16, ZERO_F16};
+    const float wds[2] = {0.0f, 0.01f};
+    int compared = 0;
+    for (int isa = ZERO_ISA_BASE; isa < ZERO_ISA_COUNT; isa++) {
+        if (!zero_host_isa_supported(isa))
+            continue;
+        for (int gi = 0; gi < 3; gi++)
+            for (int adamw = 0; adamw < 2; adamw++)
+                for (int w = 0; w < 2; w++) {
+                    enum zero_dtype gt = gts[gi], ct = gt == ZERO_F32 ? ZERO_BF16 : gt;
+                    struct zero_adam_args a = {.lr = 1e-3f,
+                                               .beta1 = 0.9f,
+                                               .beta2 = 0.999f,
+                                               .eps = 1e-8f,
+                                               .weight_decay = wds[w],
+                                               .step = 3,
+                                               .adamw = adamw,
+                                               .bias_correction = 1,
+                                               .grad_div = 3.0f};
+                    struct zero_adam_consts k;
+                    char why[128];
+                    ck_assert_int_eq(zero_adam_prepare(&a, &k, why, sizeof why), 0);
+                    float *p = malloc(n * 4), *m = malloc(n * 4), *v = malloc(n * 4);
+                    void *g = malloc(n * 4);
+                    uint16_t *copy = calloc(n, 2);
+                    ck_assert(p && m && v && g && copy);
+                    for (size_t i = 0; i < n; i++) {
+                        p[i] = value_at(i, 1, 1.0f);
+                        m[i] = value_at(i, 2, 0.01f);
+                        v[i] = fabsf(value_at(i, 3, 0.01f));
+                        float gv = value_at(i, 4, 3.0f);
+                        if (gt == ZERO_F32)
+                            ((float *)g)[i] = gv;
+                        else
+                            ((uint16_t *)g)[i] =
+                                gt == ZERO_BF16 ? zero_f32_to_bf16(gv) : zero_f32_to_f16(gv);
+                    }
+                    float *p0 = malloc(n * 4), *m0 = malloc(n * 4), *v0 = malloc(n * 4);
+                    ck_assert(p0 && m0 && v0);
+                    memcpy(p0, p, n * 4);
+                    memcpy(m0, m, n * 4);
+                    memcpy(v0, v, n * 4);
+                    zero_host_adam(isa, &k, p, g, gt, m, v, n, copy, ct);
+                    for (size_t i = 0; i < n; i++) {
+                        float gv = gt == ZERO_F32    ? ((float *)g)[i]
+                                   : gt == ZERO_BF16 ? zero_bf16_to_f32(((uint16_t *)g)[i])
+                                                     : zero_f16_to_f32(((uint16_t *)g)[i]);
+                        float gg = gv / k.grad_div, pp = p0[i];
+                        if (k.l2 != 0.0f)
+                            gg = gg + k.l2 * pp;
+                        if (k.decay != 0.0f)
+                            pp = pp - k.decay * pp;
+                        float mt = k.beta1 * m0[i] + k.one_minus_beta1 * gg;
+                        float vt = k.beta2 * v0[i] + k.one_minus_beta2 * gg * gg;
+                        pp = pp - k.lr * ((mt / k.bias_correction1) /
+                                          (sqrtf(vt / k.bias_correction2) + k.eps));
+                        uint16_t want =
+                            ct == ZERO_BF16 ? zero_f32_to_bf16(pp) : zero_f32_to_f16(pp);
+                        uint32_t got_p, want_p;
+                        memcpy(&got_p, &p[i], 4);
+                        memcpy(&want_p, &pp, 4);
+                        ck_assert_msg(same_value(got_p, want_p, ZERO_F32) &&
+                                          same_value(copy[i], want, ct),
+                                      "%s, grad %s, adamw %d, wd %g, element %zu: p 0x%08x copy "
+                                      "0x%04x, the formula gives 0x%08x 0x%04x",
+                                      zero_host_isa_name(isa), zero_dtype_name(gt), adamw,
+                                      (double)wds[w], i, got_p, copy[i], want_p, want);
+                    }
+                    free(p);
+                    free(m);
+                    free(v);
+                    free(g);
+                    free(copy);
+                    free(p0);
+                    free(m0);
+                    free(v0);
                     compared++;
                 }
     }
@@ -429,6 +557,7 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_every_isa_variant_gives_the_baseline_bits);
+    tcase_add_test(tc, test_every_isa_variant_matches_the_scalar_adam_formula_on_special_values);
     tcase_add_test(tc, test_parallel_for_covers_the_range_once_in_grain_aligned_ranges);
     tcase_add_test(tc, test_threaded_host_update_is_bit_identical);
     tcase_add_test(tc, test_sub_group_size_splits_the_host_update_without_changing_a_bit);

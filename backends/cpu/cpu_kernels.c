@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu_ops.h"
+#include "cpu_sumsq.h"
 #include "base/backend_contract.h"
 #include "base/dtype_convert.h"
 #include "base/host_optim.h"
@@ -174,7 +175,9 @@ int cpu_sgd(void *self, float *param, const void *grad, enum zero_dtype grad_typ
  * 16-bit elements are first widened to fp32 a contiguous run of each block at a time
  * (a vectorized loop), so the side-by-side sums read fp32 values as in fp32 training
  * instead of gathering 16-bit ones. Specialized per dtype and compiled per
- * instruction set, like cast. */
+ * instruction set, like cast. On AVX-512 the whole groups of 16 blocks are
+ * cpu_sumsq_avx512.c's (the same sums in the same order, two to three times the
+ * rate) and this loop sums the blocks after them. */
 enum { SUMSQ_GROUP = 8, SUMSQ_RUN = 256 };
 
 static inline __attribute__((always_inline)) double sumsq_load(const void *x, enum zero_dtype t,
@@ -193,10 +196,11 @@ sumsq_group(const void *x, enum zero_dtype t, size_t stride, size_t len, double 
             acc[j] += sumsq_load(x, t, (size_t)j * stride + i);
 }
 
-static inline __attribute__((always_inline)) void sumsq_typed(const void *x, enum zero_dtype t,
-                                                              size_t n, size_t block, double *out)
+/* blocks first.. (first: a multiple of SUMSQ_GROUP, the blocks before it summed already) */
+static inline __attribute__((always_inline)) void
+sumsq_typed(const void *x, enum zero_dtype t, size_t n, size_t block, double *out, size_t first)
 {
-    size_t full = n / block, b = 0;
+    size_t full = n / block, b = first;
     for (; b + SUMSQ_GROUP <= full; b += SUMSQ_GROUP) {
         double acc[SUMSQ_GROUP] = {0};
         const size_t base = b * block;
@@ -223,21 +227,22 @@ static inline __attribute__((always_inline)) void sumsq_typed(const void *x, enu
     }
 }
 
-#define SUMSQ_ARGS const void *x, enum zero_dtype t, size_t n, size_t block, double *out
+#define SUMSQ_ARGS                                                                                 \
+    const void *x, enum zero_dtype t, size_t n, size_t block, double *out, size_t first
 static inline __attribute__((always_inline)) void sumsq_body(SUMSQ_ARGS)
 {
     switch (t) { /* a constant dtype per loop: no dispatch per element */
     case ZERO_F16:
-        sumsq_typed(x, ZERO_F16, n, block, out);
+        sumsq_typed(x, ZERO_F16, n, block, out, first);
         break;
     case ZERO_BF16:
-        sumsq_typed(x, ZERO_BF16, n, block, out);
+        sumsq_typed(x, ZERO_BF16, n, block, out, first);
         break;
     case ZERO_F64:
-        sumsq_typed(x, ZERO_F64, n, block, out);
+        sumsq_typed(x, ZERO_F64, n, block, out, first);
         break;
     default:
-        sumsq_typed(x, ZERO_F32, n, block, out);
+        sumsq_typed(x, ZERO_F32, n, block, out, first);
         break;
     }
 }
@@ -245,7 +250,7 @@ static inline __attribute__((always_inline)) void sumsq_body(SUMSQ_ARGS)
 #define SUMSQ_VARIANT(attr, suffix)                                                                \
     attr static void sumsq_##suffix(SUMSQ_ARGS)                                                    \
     {                                                                                              \
-        sumsq_body(x, t, n, block, out);                                                           \
+        sumsq_body(x, t, n, block, out, first);                                                    \
     }
 
 SUMSQ_VARIANT(, base)
@@ -268,18 +273,19 @@ int cpu_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, siz
     case ZERO_ISA_AVX512:
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx512bw")) {
-            sumsq_avx512(x, t, n, block, out);
+            /* whole groups of 16 blocks by hand (cpu_sumsq_avx512.c), the rest here */
+            sumsq_avx512(x, t, n, block, out, cpu_sumsq_groups_avx512(x, t, n, block, out));
             return ZERO_OK;
         }
         /* fall through */
     case ZERO_ISA_AVX2:
-        sumsq_avx2(x, t, n, block, out);
+        sumsq_avx2(x, t, n, block, out, 0);
         return ZERO_OK;
     default:
         break;
     }
 #endif
-    sumsq_base(x, t, n, block, out);
+    sumsq_base(x, t, n, block, out, 0);
     return ZERO_OK;
 }
 

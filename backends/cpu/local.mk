@@ -39,3 +39,7 @@ libzero_la_SOURCES += \
 noinst_HEADERS += \
 	%reldir%/cpu_exact_vec.h \
 	%reldir%/cpu_exact_vec_body.h
+# the gradient norm's block sums, sixteen blocks side by side in AVX-512 (the portable
+# loop in cpu_kernels.c is the definition and does what is left)
+libzero_la_SOURCES += %reldir%/cpu_sumsq_avx512.c
+noinst_HEADERS += %reldir%/cpu_sumsq.h

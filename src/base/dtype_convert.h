@@ -100,15 +100,19 @@ DTYPE_FN float dtype_f16_to_f32(uint16_t h)
                                (normal & ~(is_special | is_subnormal)));
 }
 
-/* bf16 is the top half of an fp32: same exponent range, 7 mantissa bits. Selections
- * by masks, as for fp16: a loop that also does floating-point work around a conversion
- * (the optimizer's) vectorizes only without branches. */
+/* bf16 is the top half of an fp32: same exponent range, 7 mantissa bits. Rounding
+ * to nearest even is one carry: x + 0x7fff + (kept & 1) carries into the kept half
+ * exactly when dtype_round_shift_rne(x, 16) rounds up (no wrap: the patterns near
+ * 2^32 are NaNs, which take the other value). The choice between two integers,
+ * unlike one between floating-point results, is if-converted, and gcc's selection
+ * is a blend where the and/or of masks cost twice the instructions (most of a
+ * bf16 optimizer step's integer work). */
 DTYPE_FN uint16_t dtype_f32_to_bf16(float f)
 {
     uint32_t x = dtype_f32_bits(f);
+    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1)) >> 16;
     /* NaN: quiet, truncated; rounding could carry it into inf */
-    uint32_t is_nan = dtype_mask((x & 0x7fffffff) > 0x7f800000);
-    return (uint16_t)((((x >> 16) | 0x0040) & is_nan) | (dtype_round_shift_rne(x, 16) & ~is_nan));
+    return (x & 0x7fffffff) > 0x7f800000 ? (uint16_t)((x >> 16) | 0x0040) : (uint16_t)rounded;
 }
 
 DTYPE_FN float dtype_bf16_to_f32(uint16_t b)
