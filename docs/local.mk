@@ -4,6 +4,6 @@
 # the course (docs/README.md is its index); tests/test_docs_commands.sh runs its commands
 EXTRA_DIST += %reldir%/README.md %reldir%/design.md %reldir%/quickstart.md %reldir%/memory.md \
 	%reldir%/stages.md %reldir%/exactness.md %reldir%/trace.md \
-	%reldir%/configuration.md %reldir%/training.md %reldir%/gpu.md \
+	%reldir%/configuration.md %reldir%/training.md %reldir%/gpu.md %reldir%/performance.md \
 	%reldir%/images/estimate.svg %reldir%/images/memory.svg %reldir%/images/trace.png \
 	%reldir%/tools/trace_to_svg.py
