@@ -48,3 +48,12 @@ tests_test_exact_vec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
 tests_test_exact_vec_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_exact_vec_LDADD = $(TEST_LDADD)
 TESTS += tests/test_exact_vec.np1
+
+# the exact collectives' owner combine (cpu_combine.c): every host variant gives the bits
+# of the canonical tree written out element by element
+check_PROGRAMS += tests/test_combine
+tests_test_combine_SOURCES = tests/test_combine.c
+tests_test_combine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
+tests_test_combine_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_combine_LDADD = $(TEST_LDADD)
+TESTS += tests/test_combine

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "cpu_internal.h"
+#include "base/host_optim.h"
 
 /* Collective resources of one backend instance (cpu_state.shm). */
 struct cpu_shm {
@@ -91,6 +92,11 @@ size_t cpu_combine_scratch_floats(int n);
  * rounded once. out may alias a piece exactly (in place); scratch as sized above. */
 void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,
                  enum zero_dtype wire_type, size_t len, float *scratch);
+/* The same with the host variant isa (base, avx2, avx512: host_optim.h), or the widest
+ * this processor has below it; cpu_combine takes zero_host_isa_best(). Same bits. */
+void cpu_combine_isa(enum zero_host_isa isa, void *out, enum zero_dtype out_type,
+                     const void *const *piece, int n, enum zero_dtype wire_type, size_t len,
+                     float *scratch);
 /* dst (n, dst_type) = src (n, src_type), floating types only; dst == src allowed when the
  * element sizes are equal or dst's is larger (converted from the end). */
 void cpu_convert(void *dst, enum zero_dtype dst_type, const void *src, enum zero_dtype src_type,

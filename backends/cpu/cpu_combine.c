@@ -5,12 +5,20 @@
  * memory and every output byte written once. Within a block the tree is evaluated
  * recursively, one accumulator per level still waiting for its right subtree.
  * fp16/bf16 pieces are widened and the result narrowed with dtype_convert.h's inline
- * conversions (the same bits as zero_f16_to_f32 and friends), so the loops vectorize. */
+ * conversions (the same bits as zero_f16_to_f32 and friends), so the loops vectorize.
+ * The loops are compiled for each host instruction set (host_optim.h's variants, picked
+ * by zero_host_isa_best): a 16-bit combine is bound by its conversions, which SSE2 runs
+ * four at a time, so it took as long as an fp32 combine of twice the bytes. Each
+ * variant does the same float additions in the same order (there is nothing to fuse),
+ * so they agree to the bit. */
 #include <string.h>
 
 #include "cpu_coll.h"
 #include "base/dtype_convert.h"
+#include "base/host_optim.h"
 #include "base/tree.h"
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 static unsigned ceil_log2(int n)
 {
@@ -26,7 +34,7 @@ size_t cpu_combine_scratch_floats(int n)
 }
 
 /* acc (len) = piece (len) widened to fp32 */
-static void load(float *acc, const void *piece, enum zero_dtype t, size_t len)
+ALWAYS_INLINE void load(float *acc, const void *piece, enum zero_dtype t, size_t len)
 {
     if (t == ZERO_F32) {
         memcpy(acc, piece, len * sizeof(float));
@@ -42,7 +50,8 @@ static void load(float *acc, const void *piece, enum zero_dtype t, size_t len)
 }
 
 /* acc (len) = a + b: the leaves of a pair, added without a round trip through acc */
-static void load_pair(float *acc, const void *a, const void *b, enum zero_dtype t, size_t len)
+ALWAYS_INLINE void load_pair(float *acc, const void *a, const void *b, enum zero_dtype t,
+                             size_t len)
 {
     if (t == ZERO_F32) {
         const float *x = a, *y = b;
@@ -59,29 +68,8 @@ static void load_pair(float *acc, const void *a, const void *b, enum zero_dtype 
     }
 }
 
-/* acc (len) = tree(lo, n) of the pieces at element offset off; deeper levels use scratch */
-static void tree_block(float *acc, float *scratch, const void *const *piece, int lo, int n,
-                       enum zero_dtype t, size_t off, size_t len)
-{
-    size_t esize = zero_dtype_size(t);
-    if (n == 1) {
-        load(acc, (const char *)piece[lo] + off * esize, t, len);
-        return;
-    }
-    if (n == 2) {
-        load_pair(acc, (const char *)piece[lo] + off * esize,
-                  (const char *)piece[lo + 1] + off * esize, t, len);
-        return;
-    }
-    int p = (int)zero_tree_split((size_t)n);
-    tree_block(acc, scratch, piece, lo, p, t, off, len);
-    tree_block(scratch, scratch + CPU_COMBINE_CHUNK, piece, lo + p, n - p, t, off, len);
-    for (size_t i = 0; i < len; i++)
-        acc[i] = acc[i] + scratch[i];
-}
-
 /* dst (len, t) = acc (len) rounded once */
-static void store(void *dst, enum zero_dtype t, const float *acc, size_t len)
+ALWAYS_INLINE void store(void *dst, enum zero_dtype t, const float *acc, size_t len)
 {
     if (t == ZERO_F32) {
         memcpy(dst, acc, len * sizeof(float));
@@ -96,16 +84,83 @@ static void store(void *dst, enum zero_dtype t, const float *acc, size_t len)
     }
 }
 
+/* acc (len) += b (len) */
+ALWAYS_INLINE void add_into(float *restrict acc, const float *restrict b, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        acc[i] = acc[i] + b[i];
+}
+
+/* One variant of the combine, compiled with `attr`:
+ *   tree_block: acc (len) = tree(lo, n) of the pieces at element offset off; deeper
+ *               levels use scratch
+ *   combine:    out (len, out_type), a block at a time */
+#define COMBINE_VARIANT(attr, suffix)                                                              \
+    attr static void tree_block_##suffix(float *acc, float *scratch, const void *const *piece,     \
+                                         int lo, int n, enum zero_dtype t, size_t off, size_t len) \
+    {                                                                                              \
+        size_t esize = zero_dtype_size(t);                                                         \
+        if (n == 1) {                                                                              \
+            load(acc, (const char *)piece[lo] + off * esize, t, len);                              \
+            return;                                                                                \
+        }                                                                                          \
+        if (n == 2) {                                                                              \
+            load_pair(acc, (const char *)piece[lo] + off * esize,                                  \
+                      (const char *)piece[lo + 1] + off * esize, t, len);                          \
+            return;                                                                                \
+        }                                                                                          \
+        int p = (int)zero_tree_split((size_t)n);                                                   \
+        tree_block_##suffix(acc, scratch, piece, lo, p, t, off, len);                              \
+        tree_block_##suffix(scratch, scratch + CPU_COMBINE_CHUNK, piece, lo + p, n - p, t, off,    \
+                            len);                                                                  \
+        add_into(acc, scratch, len);                                                               \
+    }                                                                                              \
+    attr static void combine_##suffix(void *out, enum zero_dtype out_type,                         \
+                                      const void *const *piece, int n, enum zero_dtype wire_type,  \
+                                      size_t len, float *scratch)                                  \
+    {                                                                                              \
+        size_t out_size = zero_dtype_size(out_type);                                               \
+        float *acc = scratch;                                                                      \
+        for (size_t off = 0; off < len; off += CPU_COMBINE_CHUNK) {                                \
+            size_t block = len - off < CPU_COMBINE_CHUNK ? len - off : CPU_COMBINE_CHUNK;          \
+            tree_block_##suffix(acc, scratch + CPU_COMBINE_CHUNK, piece, 0, n, wire_type, off,     \
+                                block);                                                            \
+            store((char *)out + off * out_size, out_type, acc, block);                             \
+        }                                                                                          \
+    }
+
+COMBINE_VARIANT(, base)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_X86_VARIANTS 1
+COMBINE_VARIANT(__attribute__((target("avx2"))), avx2)
+#ifdef __clang__
+COMBINE_VARIANT(__attribute__((target("avx512f,avx512bw"))), avx512)
+#else /* gcc keeps 256-bit vectors for AVX-512 targets unless told otherwise */
+COMBINE_VARIANT(__attribute__((target("avx512f,avx512bw,prefer-vector-width=512"))), avx512)
+#endif
+#endif
+
+typedef void (*combine_fn)(void *out, enum zero_dtype out_type, const void *const *piece, int n,
+                           enum zero_dtype wire_type, size_t len, float *scratch);
+
+void cpu_combine_isa(enum zero_host_isa isa, void *out, enum zero_dtype out_type,
+                     const void *const *piece, int n, enum zero_dtype wire_type, size_t len,
+                     float *scratch)
+{
+    combine_fn fn = combine_base;
+#ifdef HAVE_X86_VARIANTS
+    if (isa == ZERO_ISA_AVX512 && zero_host_isa_supported(ZERO_ISA_AVX512))
+        fn = combine_avx512;
+    else if (isa >= ZERO_ISA_AVX2 && zero_host_isa_supported(ZERO_ISA_AVX2))
+        fn = combine_avx2;
+#endif
+    fn(out, out_type, piece, n, wire_type, len, scratch);
+}
+
 void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,
                  enum zero_dtype wire_type, size_t len, float *scratch)
 {
-    size_t out_size = zero_dtype_size(out_type);
-    float *acc = scratch;
-    for (size_t off = 0; off < len; off += CPU_COMBINE_CHUNK) {
-        size_t block = len - off < CPU_COMBINE_CHUNK ? len - off : CPU_COMBINE_CHUNK;
-        tree_block(acc, scratch + CPU_COMBINE_CHUNK, piece, 0, n, wire_type, off, block);
-        store((char *)out + off * out_size, out_type, acc, block);
-    }
+    cpu_combine_isa(zero_host_isa_best(), out, out_type, piece, n, wire_type, len, scratch);
 }
 
 static float load_one(const void *src, enum zero_dtype t, size_t i)
