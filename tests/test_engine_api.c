@@ -3,6 +3,7 @@
  * reported instead of hanging, and call-order errors. */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,6 +328,121 @@ START_TEST(test_eval_and_predict_match_training_forward_and_leave_no_trace)
 }
 END_TEST
 
+/* A unit whose sizes depend on the backend (saved_bytes_for, scratch_bytes_for, as an
+ * attention that keeps no T x T matrix where the backend's fused kernel needs none):
+ * the engine sizes with them, shows the backend to them, hands forward and backward
+ * buffers that large and counts them in the ledger. The wrapped layer keeps its own
+ * buffers at the start; a pattern in the extra floats must reach the backward. */
+enum { EXTRA_SAVED = 37, EXTRA_SCRATCH = 53 }; /* floats per row */
+static const struct zero_unit_ops *sized_inner;
+static int sized_blind_calls; /* sizing calls that did not see the backend */
+
+static size_t sized_saved(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
+{
+    sized_blind_calls += ctx->be == NULL || ctx->bself == NULL;
+    return sized_inner->saved_bytes(u, ctx->rows) + (size_t)ctx->rows * EXTRA_SAVED * sizeof(float);
+}
+
+static size_t sized_scratch(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
+{
+    sized_blind_calls += ctx->be == NULL || ctx->bself == NULL;
+    return sized_inner->scratch_bytes(u, ctx->rows) +
+           (size_t)ctx->rows * EXTRA_SCRATCH * sizeof(float);
+}
+
+/* the extra saved floats (rows, EXTRA_SAVED) past the wrapped unit's own (cpu memory) */
+static float *sized_extra(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
+{
+    return (float *)((char *)ctx->saved + sized_inner->saved_bytes(u, ctx->rows));
+}
+
+static void sized_fill_scratch(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
+{
+    memset(ctx->scratch, 0xff, sized_scratch(u, ctx)); /* every byte it was promised */
+}
+
+static int sized_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                         float *y)
+{
+    int rc = sized_inner->forward(u, ctx, x, y);
+    float *extra = sized_extra(u, ctx);
+    for (int64_t i = 0; i < ctx->rows * EXTRA_SAVED; i++)
+        extra[i] = (float)i + 0.5f;
+    sized_fill_scratch(u, ctx);
+    return rc;
+}
+
+static int sized_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
+                          const float *dy, float *dx)
+{
+    const float *extra = sized_extra(u, ctx);
+    for (int64_t i = 0; i < ctx->rows * EXTRA_SAVED; i++)
+        if (extra[i] != (float)i + 0.5f) {
+            snprintf(ctx->errmsg, ctx->errlen, "saved float %lld lost", (long long)i);
+            return ZERO_EINVAL;
+        }
+    int rc = sized_inner->backward(u, ctx, x, dy, dx);
+    sized_fill_scratch(u, ctx);
+    return rc;
+}
+
+/* two steps of the MLP at stage, layers.1 sized through the backend or not */
+static void sized_run(int stage, int sized, float *w, struct zero_ledger *ledger)
+{
+    struct zero_config cfg;
+    small_config(&cfg, stage);
+    struct fixture f;
+    struct zero_error err = {0};
+    ck_assert_msg(mpi_check_all(open_engine(&f, &cfg, 8, &err) == 0), "%s", err.msg);
+    struct zero_unit *unit = f.model->units[1];
+    const struct zero_unit_ops *own = unit->ops;
+    struct zero_unit_ops ops = *own;
+    if (sized) {
+        sized_inner = own;
+        ops.saved_bytes = NULL; /* the _for entries win; these must not be asked */
+        ops.scratch_bytes = NULL;
+        ops.forward = sized_forward;
+        ops.backward = sized_backward;
+        ops.saved_bytes_for = sized_saved;
+        ops.scratch_bytes_for = sized_scratch;
+        unit->ops = &ops;
+    }
+    float x[4 * 8];
+    int32_t y[4];
+    for (int step = 0; step < 2; step++) {
+        zero_synthetic_samples(3, 8, 3, 4 * (2 * step + mpi_check_rank()), 4, x, y);
+        struct zero_batch b = {.rows = 4, .inputs = x, .labels = y};
+        ck_assert_msg(mpi_check_all(zero_engine_forward(f.e, &b, NULL, &err) == 0), "%s", err.msg);
+        ck_assert_msg(mpi_check_all(zero_engine_backward(f.e, &err) == 0), "%s", err.msg);
+        ck_assert_msg(mpi_check_all(zero_engine_step(f.e, NULL, &err) == 0), "%s", err.msg);
+    }
+    ck_assert(mpi_check_all(zero_engine_read_param(f.e, 1, 0, w, &err) == 0));
+    *ledger = f.dev->ledger;
+    zero_engine_destroy(f.e);
+    unit->ops = own;
+    zero_model_destroy(f.model);
+    zero_device_close(f.dev);
+}
+
+START_TEST(test_unit_sized_by_the_backend_gets_buffers_of_that_size)
+{
+    for (int stage = 0; stage <= 3; stage++) {
+        float plain_w[32 * 8], sized_w[32 * 8];
+        struct zero_ledger plain, sized;
+        sized_blind_calls = 0;
+        sized_run(stage, 0, plain_w, &plain);
+        sized_run(stage, 1, sized_w, &sized);
+        ck_assert_int_eq(sized_blind_calls, 0);
+        ck_assert(memcmp(plain_w, sized_w, sizeof plain_w) == 0);
+        /* layers.1's saved activations live from its forward to its backward */
+        ck_assert_int_eq(sized.peak[ZERO_TAG_ACTIVATIONS] - plain.peak[ZERO_TAG_ACTIVATIONS],
+                         4 * EXTRA_SAVED * (int64_t)sizeof(float));
+        ck_assert_int_ge(sized.peak[ZERO_TAG_WORKSPACE] - plain.peak[ZERO_TAG_WORKSPACE],
+                         4 * EXTRA_SCRATCH * (int64_t)sizeof(float));
+    }
+}
+END_TEST
+
 /* A step inside an open scope would be undone by the scope's end (the whole
  * copy is broadcast back): refused with the scope named, in every stage. */
 START_TEST(test_step_inside_scope_is_refused_and_the_update_survives)
@@ -433,6 +549,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_bad_label_names_the_unit_and_row);
     tcase_add_test(tc, test_write_then_read_param_round_trips_in_every_stage);
     tcase_add_test(tc, test_eval_and_predict_match_training_forward_and_leave_no_trace);
+    tcase_add_test(tc, test_unit_sized_by_the_backend_gets_buffers_of_that_size);
     suite_add_tcase(s, tc);
     return s;
 }

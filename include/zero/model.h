@@ -136,6 +136,15 @@ struct zero_unit_ops {
      * stored in act (ZERO_F32 answers as saved_bytes does); the engine then hands the
      * unit ctx->act_type = act. */
     size_t (*saved_bytes_as)(const struct zero_unit *u, int64_t rows, enum zero_dtype act);
+    /* (Added after saved_bytes_as.) May be NULL. The saved and scratch bytes where they
+     * depend on the backend's kernels (a fused kernel that keeps less than the plain
+     * entries' contract asks for, e.g. an attention that keeps no T x T matrix). ctx has
+     * be, bself, rows, matmul_type and act_type filled and nothing else. Where set the
+     * engine sizes with these instead of saved_bytes(_as) and scratch_bytes, and hands
+     * forward and backward buffers of these sizes; a unit answers the same for the same
+     * ctx every time. */
+    size_t (*saved_bytes_for)(const struct zero_unit *u, const struct zero_unit_ctx *ctx);
+    size_t (*scratch_bytes_for)(const struct zero_unit *u, const struct zero_unit_ctx *ctx);
 };
 
 struct zero_unit {

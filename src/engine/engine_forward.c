@@ -110,7 +110,7 @@ static int forward_unit(struct zero_engine *e, int u, enum pass pass, struct zer
     int64_t width = predict ? unit->predict_width : unit->out_width;
     size_t out_bytes = (size_t)e->rows * (size_t)width * sizeof(float);
     size_t saved = compute_saved_bytes(e, u);
-    size_t scratch = unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
+    size_t scratch = compute_scratch_bytes(e, u);
     if ((rc =
              engine_alloc(e, out_bytes, ZERO_TAG_ACTIVATIONS, (void **)&s->out, unit->name, err)) ||
         (saved &&

@@ -109,12 +109,40 @@ static enum zero_dtype act_type(const struct zero_engine *e, const struct zero_u
     return lowp ? e->cdt : ZERO_F32;
 }
 
+/* What a unit's sizing entries see: the backend and the dtypes, nothing of a pass */
+static void sizing_ctx(const struct zero_engine *e, const struct zero_unit *unit,
+                       struct zero_unit_ctx *ctx)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->be = e->be;
+    ctx->bself = e->bself;
+    ctx->rows = e->rows;
+    ctx->matmul_type = e->matmul_type;
+    ctx->act_type = act_type(e, unit);
+}
+
 size_t compute_saved_bytes(const struct zero_engine *e, int u)
 {
     const struct zero_unit *unit = e->model->units[u];
+    if (unit->ops->saved_bytes_for != NULL) {
+        struct zero_unit_ctx ctx;
+        sizing_ctx(e, unit, &ctx);
+        return unit->ops->saved_bytes_for(unit, &ctx);
+    }
     if (unit->ops->saved_bytes_as != NULL)
         return unit->ops->saved_bytes_as(unit, e->rows, act_type(e, unit));
     return unit->ops->saved_bytes ? unit->ops->saved_bytes(unit, e->rows) : 0;
+}
+
+size_t compute_scratch_bytes(const struct zero_engine *e, int u)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    if (unit->ops->scratch_bytes_for != NULL) {
+        struct zero_unit_ctx ctx;
+        sizing_ctx(e, unit, &ctx);
+        return unit->ops->scratch_bytes_for(unit, &ctx);
+    }
+    return unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
 }
 
 int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,

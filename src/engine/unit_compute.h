@@ -17,6 +17,8 @@ void compute_init_ctx(struct zero_engine *e, struct zero_unit_ctx *ctx, char *ms
 /* The bytes unit u saves from forward to backward, in the dtype compute_fill_params
  * hands it (ctx->act_type: libzero.activations). */
 size_t compute_saved_bytes(const struct zero_engine *e, int u);
+/* The bytes of unit u's scratch in forward and backward (the same for both) */
+size_t compute_scratch_bytes(const struct zero_engine *e, int u);
 int compute_failed(struct zero_engine *e, int u, int rc, const char *pass, const char *msg,
                    struct zero_error *err);
 
