@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "cpu_internal.h"
-#include "base/host_optim.h"
+#include "base/host_isa.h"
 
 /* Collective resources of one backend instance (cpu_state.shm). */
 struct cpu_shm {
@@ -92,7 +92,7 @@ size_t cpu_combine_scratch_floats(int n);
  * rounded once. out may alias a piece exactly (in place); scratch as sized above. */
 void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,
                  enum zero_dtype wire_type, size_t len, float *scratch);
-/* The same with the host variant isa (base, avx2, avx512: host_optim.h), or the widest
+/* The same with the host variant isa (base, avx2, avx512: host_isa.h), or the widest
  * this processor has below it; cpu_combine takes zero_host_isa_best(). Same bits. */
 void cpu_combine_isa(enum zero_host_isa isa, void *out, enum zero_dtype out_type,
                      const void *const *piece, int n, enum zero_dtype wire_type, size_t len,

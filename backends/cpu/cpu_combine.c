@@ -6,7 +6,7 @@
  * recursively, one accumulator per level still waiting for its right subtree.
  * fp16/bf16 pieces are widened and the result narrowed with dtype_convert.h's inline
  * conversions (the same bits as zero_f16_to_f32 and friends), so the loops vectorize.
- * The loops are compiled for each host instruction set (host_optim.h's variants, picked
+ * The loops are compiled for each host instruction set (host_isa.h's variants, picked
  * by zero_host_isa_best): a 16-bit combine is bound by its conversions, which SSE2 runs
  * four at a time, so it took as long as an fp32 combine of twice the bytes. Each
  * variant does the same float additions in the same order (there is nothing to fuse),
@@ -15,7 +15,7 @@
 
 #include "cpu_coll.h"
 #include "base/dtype_convert.h"
-#include "base/host_optim.h"
+#include "base/host_isa.h"
 #include "base/tree.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
@@ -129,32 +129,14 @@ ALWAYS_INLINE void add_into(float *restrict acc, const float *restrict b, size_t
         }                                                                                          \
     }
 
-COMBINE_VARIANT(, base)
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_X86_VARIANTS 1
-COMBINE_VARIANT(__attribute__((target("avx2"))), avx2)
-#ifdef __clang__
-COMBINE_VARIANT(__attribute__((target("avx512f,avx512bw"))), avx512)
-#else /* gcc keeps 256-bit vectors for AVX-512 targets unless told otherwise */
-COMBINE_VARIANT(__attribute__((target("avx512f,avx512bw,prefer-vector-width=512"))), avx512)
-#endif
-#endif
-
-typedef void (*combine_fn)(void *out, enum zero_dtype out_type, const void *const *piece, int n,
-                           enum zero_dtype wire_type, size_t len, float *scratch);
+ZERO_HOST_VARIANTS(COMBINE_VARIANT)
 
 void cpu_combine_isa(enum zero_host_isa isa, void *out, enum zero_dtype out_type,
                      const void *const *piece, int n, enum zero_dtype wire_type, size_t len,
                      float *scratch)
 {
-    combine_fn fn = combine_base;
-#ifdef HAVE_X86_VARIANTS
-    if (isa == ZERO_ISA_AVX512 && zero_host_isa_supported(ZERO_ISA_AVX512))
-        fn = combine_avx512;
-    else if (isa >= ZERO_ISA_AVX2 && zero_host_isa_supported(ZERO_ISA_AVX2))
-        fn = combine_avx2;
-#endif
-    fn(out, out_type, piece, n, wire_type, len, scratch);
+    const enum zero_host_isa use = zero_host_isa_usable(isa);
+    ZERO_HOST_PICK(use, combine)(out, out_type, piece, n, wire_type, len, scratch);
 }
 
 void cpu_combine(void *out, enum zero_dtype out_type, const void *const *piece, int n,

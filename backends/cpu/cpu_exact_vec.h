@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "base/host_optim.h"
+#include "base/host_isa.h"
 
 /* y (n) = f(x (n)) with variant isa (one this processor lacks runs base); y may be x. */
 void cpu_exact_expf_n(enum zero_host_isa isa, float *y, const float *x, size_t n);
@@ -26,7 +26,7 @@ void cpu_exact_tanhf_wide_n(enum zero_host_isa isa, double *y, const float *x, s
 
 /* The x86 variants (cpu_exact_vec_avx2.c, cpu_exact_vec_avx512.c), for x86-64 builds
  * with gcc or clang; the caller checks the processor supports them. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef ZERO_HOST_X86
 #define CPU_EXACT_VEC_X86 1
 void cpu_exact_expf_avx2(float *y, const float *x, size_t n);
 void cpu_exact_erff_avx2(float *y, const float *x, size_t n);

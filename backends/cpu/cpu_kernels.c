@@ -50,35 +50,11 @@ static inline __attribute__((always_inline)) void cast_body(CAST_ARGS)
         cast_body(dst, dst_type, src, src_type, n);                                                \
     }
 
-CAST_VARIANT(, base)
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-CAST_VARIANT(__attribute__((target("avx2"))), avx2)
-#ifdef __clang__
-CAST_VARIANT(__attribute__((target("avx512f,avx512bw"))), avx512)
-#else
-CAST_VARIANT(__attribute__((target("avx512f,avx512bw,prefer-vector-width=512"))), avx512)
-#endif
-#endif
+ZERO_HOST_VARIANTS(CAST_VARIANT)
 
 static void cast_narrow(CAST_ARGS)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    switch (zero_host_isa_best()) {
-    case ZERO_ISA_AVX512:
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512bw")) {
-            cast_avx512(dst, dst_type, src, src_type, n);
-            return;
-        }
-        /* fall through */
-    case ZERO_ISA_AVX2:
-        cast_avx2(dst, dst_type, src, src_type, n);
-        return;
-    default:
-        break;
-    }
-#endif
-    cast_base(dst, dst_type, src, src_type, n);
+    ZERO_HOST_PICK(zero_host_isa_best(), cast)(dst, dst_type, src, src_type, n);
 }
 
 int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,
@@ -253,11 +229,7 @@ static inline __attribute__((always_inline)) void sumsq_body(SUMSQ_ARGS)
         sumsq_body(x, t, n, block, out, first);                                                    \
     }
 
-SUMSQ_VARIANT(, base)
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-SUMSQ_VARIANT(__attribute__((target("avx2"))), avx2)
-SUMSQ_VARIANT(__attribute__((target("avx512f,avx512bw"))), avx512)
-#endif
+ZERO_HOST_VARIANTS(SUMSQ_VARIANT)
 
 int cpu_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, size_t block,
                      double *out)
@@ -268,24 +240,13 @@ int cpu_sumsq_blocks(void *self, const void *x, enum zero_dtype t, size_t n, siz
         return cpu_fail(self, rc, "%s", why);
     if (block == 0)
         return cpu_fail(self, ZERO_EINVAL, "sumsq_blocks: block size is 0");
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    switch (zero_host_isa_best()) {
-    case ZERO_ISA_AVX512:
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512bw")) {
-            /* whole groups of 16 blocks by hand (cpu_sumsq_avx512.c), the rest here */
-            sumsq_avx512(x, t, n, block, out, cpu_sumsq_groups_avx512(x, t, n, block, out));
-            return ZERO_OK;
-        }
-        /* fall through */
-    case ZERO_ISA_AVX2:
-        sumsq_avx2(x, t, n, block, out, 0);
-        return ZERO_OK;
-    default:
-        break;
-    }
+    const enum zero_host_isa isa = zero_host_isa_best();
+    size_t first = 0;
+#ifdef CPU_SUMSQ_X86
+    if (isa == ZERO_ISA_AVX512) /* whole groups of 16 blocks by hand (cpu_sumsq_avx512.c) */
+        first = cpu_sumsq_groups_avx512(x, t, n, block, out);
 #endif
-    sumsq_base(x, t, n, block, out, 0);
+    ZERO_HOST_PICK(isa, sumsq)(x, t, n, block, out, first); /* the rest here */
     return ZERO_OK;
 }
 

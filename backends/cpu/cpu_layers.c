@@ -145,15 +145,7 @@ static inline __attribute__((always_inline)) void gelu_backward_body(GELU_BACKWA
         gelu_backward_body(isa, dx, x, dy, n, kind);                                               \
     }
 
-GELU_VARIANT(, base)
-#ifdef CPU_EXACT_VEC_X86
-GELU_VARIANT(__attribute__((target("avx2"))), avx2)
-#ifdef __clang__
-GELU_VARIANT(__attribute__((target("avx512f"))), avx512)
-#else /* gcc keeps 256-bit vectors for AVX-512 targets unless told otherwise */
-GELU_VARIANT(__attribute__((target("avx512f,prefer-vector-width=512"))), avx512)
-#endif
-#endif
+ZERO_HOST_VARIANTS(GELU_VARIANT)
 
 int cpu_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_gelu kind)
 {
@@ -161,14 +153,7 @@ int cpu_gelu_forward(void *self, float *y, const float *x, size_t n, enum zero_g
     if (rc != ZERO_OK)
         return rc;
     const enum zero_host_isa isa = zero_host_isa_best(); /* a supported one */
-#ifdef CPU_EXACT_VEC_X86
-    if (isa == ZERO_ISA_AVX512)
-        gelu_forward_avx512(isa, y, x, n, kind);
-    else if (isa == ZERO_ISA_AVX2)
-        gelu_forward_avx2(isa, y, x, n, kind);
-    else
-#endif
-        gelu_forward_base(isa, y, x, n, kind);
+    ZERO_HOST_PICK(isa, gelu_forward)(isa, y, x, n, kind);
     return ZERO_OK;
 }
 
@@ -179,14 +164,7 @@ int cpu_gelu_backward(void *self, float *dx, const float *x, const float *dy, si
     if (rc != ZERO_OK)
         return rc;
     const enum zero_host_isa isa = zero_host_isa_best();
-#ifdef CPU_EXACT_VEC_X86
-    if (isa == ZERO_ISA_AVX512)
-        gelu_backward_avx512(isa, dx, x, dy, n, kind);
-    else if (isa == ZERO_ISA_AVX2)
-        gelu_backward_avx2(isa, dx, x, dy, n, kind);
-    else
-#endif
-        gelu_backward_base(isa, dx, x, dy, n, kind);
+    ZERO_HOST_PICK(isa, gelu_backward)(isa, dx, x, dy, n, kind);
     return ZERO_OK;
 }
 

@@ -6,9 +6,10 @@
 
 #include <stddef.h>
 
+#include "base/host_isa.h"
 #include "zero/dtype.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef ZERO_HOST_X86
 #define CPU_SUMSQ_X86 1
 /* out[b] = the sequential double sum of x's block b squared, for the whole groups
  * of 16 whole blocks from the first: returns how many blocks it summed (a multiple

@@ -252,85 +252,22 @@ ALWAYS_INLINE void sgd_body(const struct zero_sgd_args *a, float *param, const v
     {                                                                                              \
         sgd_body(a, param, grad, gt, momentum, n, copy, ct);                                       \
     }
+ZERO_HOST_VARIANTS(VARIANT)
 
-VARIANT(, base)
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_X86_VARIANTS 1
-VARIANT(__attribute__((target("avx2"))), avx2)
-/* avx512bw: 512-bit vectors of the 16-bit gradient and copy elements */
-#ifdef __clang__
-VARIANT(__attribute__((target("avx512f,avx512bw"))), avx512)
-#else /* gcc keeps 256-bit vectors for AVX-512 targets unless told otherwise */
-VARIANT(__attribute__((target("avx512f,avx512bw,prefer-vector-width=512"))), avx512)
-#endif
-#endif
-
-typedef void (*adam_fn)(ADAM_ARGS);
-typedef void (*sgd_fn)(SGD_ARGS);
-
-static const struct {
-    const char *name;
-    adam_fn adam;
-    sgd_fn sgd;
-} variants[ZERO_ISA_COUNT] = {
-    [ZERO_ISA_BASE] = {"base", adam_base, sgd_base},
-#ifdef HAVE_X86_VARIANTS
-    [ZERO_ISA_AVX2] = {"avx2", adam_avx2, sgd_avx2},
-    [ZERO_ISA_AVX512] = {"avx512", adam_avx512, sgd_avx512},
-#else
-    [ZERO_ISA_AVX2] = {"avx2", NULL, NULL},
-    [ZERO_ISA_AVX512] = {"avx512", NULL, NULL},
-#endif
-};
-
-const char *zero_host_isa_name(enum zero_host_isa isa)
-{
-    return (unsigned)isa < ZERO_ISA_COUNT ? variants[isa].name : "unknown";
-}
-
-int zero_host_isa_supported(enum zero_host_isa isa)
-{
-    if ((unsigned)isa >= ZERO_ISA_COUNT || variants[isa].adam == NULL)
-        return 0;
-#ifdef HAVE_X86_VARIANTS
-    __builtin_cpu_init();
-    if (isa == ZERO_ISA_AVX2)
-        return __builtin_cpu_supports("avx2");
-    if (isa == ZERO_ISA_AVX512)
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-#endif
-    return 1;
-}
-
-enum zero_host_isa zero_host_isa_best(void)
-{
-    const char *want = getenv("ZERO_HOST_ISA");
-    for (int i = ZERO_ISA_COUNT - 1; i >= 0; i--)
-        if (want != NULL && strcmp(want, variants[i].name) == 0 && zero_host_isa_supported(i))
-            return (enum zero_host_isa)i;
-    for (int i = ZERO_ISA_COUNT - 1; i > 0; i--)
-        if (zero_host_isa_supported(i))
-            return (enum zero_host_isa)i;
-    return ZERO_ISA_BASE;
-}
-
-/* An unsupported isa falls back to the baseline: same bits, narrower vectors. */
-static enum zero_host_isa usable(enum zero_host_isa isa)
-{
-    return zero_host_isa_supported(isa) ? isa : ZERO_ISA_BASE;
-}
-
+/* An unsupported isa falls back to a narrower one: same bits, narrower vectors. */
 void zero_host_adam(enum zero_host_isa isa, const struct zero_adam_consts *k, float *param,
                     const void *grad, enum zero_dtype grad_type, float *exp_avg, float *exp_avg_sq,
                     size_t n, void *param_copy, enum zero_dtype copy_type)
 {
-    variants[usable(isa)].adam(k, param, grad, grad_type, exp_avg, exp_avg_sq, n, param_copy,
-                               copy_type);
+    const enum zero_host_isa use = zero_host_isa_usable(isa);
+    ZERO_HOST_PICK(use, adam)(k, param, grad, grad_type, exp_avg, exp_avg_sq, n, param_copy,
+                              copy_type);
 }
 
 void zero_host_sgd(enum zero_host_isa isa, const struct zero_sgd_args *args, float *param,
                    const void *grad, enum zero_dtype grad_type, float *momentum, size_t n,
                    void *param_copy, enum zero_dtype copy_type)
 {
-    variants[usable(isa)].sgd(args, param, grad, grad_type, momentum, n, param_copy, copy_type);
+    const enum zero_host_isa use = zero_host_isa_usable(isa);
+    ZERO_HOST_PICK(use, sgd)(args, param, grad, grad_type, momentum, n, param_copy, copy_type);
 }

@@ -2,30 +2,16 @@
  * sets and dispatched at run time. The cpu backend's adam/sgd entries and the
  * engine's offloaded optimizer (ZeRO-Offload: master and optimizer state in host
  * memory) both run these loops, so an offloaded step gives the bits a cpu-backend
- * step gives. Every variant computes each element with the same IEEE operations
- * in the same order (no FMA: -ffp-contract=off), so the variants agree to the bit;
- * they differ only in vector width. Not installed. */
+ * step gives. The variants (host_isa.h) agree to the bit. Not installed. */
 #ifndef ZERO_HOST_OPTIM_H
 #define ZERO_HOST_OPTIM_H
 
 #include <stddef.h>
 
+#include "host_isa.h"
 #include "optim_consts.h"
 #include "zero/backend.h"
 
-enum zero_host_isa {
-    ZERO_ISA_BASE = 0, /* the compiler's baseline (x86-64: SSE2) */
-    ZERO_ISA_AVX2,
-    ZERO_ISA_AVX512,
-    ZERO_ISA_COUNT
-};
-
-const char *zero_host_isa_name(enum zero_host_isa isa); /* "base", "avx2", "avx512" */
-/* 1 if this build has the variant and this processor runs it. */
-int zero_host_isa_supported(enum zero_host_isa isa);
-/* The widest supported variant, or the one ZERO_HOST_ISA (base|avx2|avx512) names
- * when that is supported (to compare variants on one machine). */
-enum zero_host_isa zero_host_isa_best(void);
 
 /* One Adam/AdamW update of n elements with the formula of optim_consts.h:
  * param (n) fp32 master, grad (n) in grad_type (fp32/fp16/bf16), exp_avg and

@@ -22,8 +22,8 @@ libzero_la_SOURCES += %reldir%/tree.c
 noinst_HEADERS += %reldir%/tree.h %reldir%/exact_math.h
 
 # the host's threads and the Adam kernel shared by the cpu backend and the offloaded optimizer
-libzero_la_SOURCES += %reldir%/host_parallel.c %reldir%/host_optim.c %reldir%/optim_consts.c
-noinst_HEADERS += %reldir%/host_parallel.h %reldir%/host_optim.h %reldir%/optim_consts.h
+libzero_la_SOURCES += %reldir%/host_parallel.c %reldir%/host_isa.c %reldir%/host_optim.c %reldir%/optim_consts.c
+noinst_HEADERS += %reldir%/host_parallel.h %reldir%/host_isa.h %reldir%/host_optim.h %reldir%/optim_consts.h
 
 # CRC-32C for checkpoint shards and NVMe swap files
 libzero_la_SOURCES += %reldir%/crc32c.c
