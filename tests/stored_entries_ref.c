@@ -1,4 +1,6 @@
 /* Reference gemm_bias_to and gemm_dgelu_from (stored_entries_ref.h). */
+#include <stdlib.h>
+
 #include "stored_entries_ref.h"
 #include "zero/error.h"
 
@@ -30,9 +32,9 @@ int ref_gemm_bias_to(const struct zero_backend *be, void *self, int trans_a, int
                          c, gelu, ldc, kind);
     const size_t mn = (size_t)(m * n);
     void *c32 = NULL, *gelu32 = NULL;
-    int rc = be->alloc(self, mn * sizeof(float), ZERO_TAG_WORKSPACE, &c32);
-    if (!rc && gelu != NULL)
-        rc = be->alloc(self, mn * sizeof(float), ZERO_TAG_WORKSPACE, &gelu32);
+    int rc = (c32 = malloc(mn * sizeof(float))) != NULL ? ZERO_OK : ZERO_ENOMEM;
+    if (!rc && gelu != NULL && (gelu32 = malloc(mn * sizeof(float))) == NULL)
+        rc = ZERO_ENOMEM;
     if (!rc)
         rc = bias_fp32(be, self, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, bias,
                        c32, gelu32, ldc, kind);
@@ -40,8 +42,8 @@ int ref_gemm_bias_to(const struct zero_backend *be, void *self, int trans_a, int
         rc = be->cast(self, c, out_type, c32, ZERO_F32, mn);
     if (!rc && gelu != NULL)
         rc = be->cast(self, gelu, out_type, gelu32, ZERO_F32, mn);
-    be->free(self, gelu32);
-    be->free(self, c32);
+    free(gelu32);
+    free(c32);
     return rc;
 }
 
@@ -53,9 +55,10 @@ int ref_gemm_dgelu_from(const struct zero_backend *be, void *self, int trans_a, 
     const size_t mn = (size_t)(m * n);
     void *pre32 = NULL;
     int rc = ZERO_OK;
-    if (pre_type != ZERO_F32 &&
-        !(rc = be->alloc(self, mn * sizeof(float), ZERO_TAG_WORKSPACE, &pre32)))
-        rc = be->cast(self, pre32, ZERO_F32, pre, pre_type, mn);
+    if (pre_type != ZERO_F32)
+        rc = (pre32 = malloc(mn * sizeof(float))) != NULL
+                 ? be->cast(self, pre32, ZERO_F32, pre, pre_type, mn)
+                 : ZERO_ENOMEM;
     const float *p32 = pre_type == ZERO_F32 ? pre : pre32;
     if (!rc && be->gemm_dgelu != NULL)
         rc = be->gemm_dgelu(self, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, c, ldc,
@@ -66,6 +69,6 @@ int ref_gemm_dgelu_from(const struct zero_backend *be, void *self, int trans_a, 
         if (!rc)
             rc = be->gelu_backward(self, c, p32, c, mn, kind);
     }
-    be->free(self, pre32);
+    free(pre32);
     return rc;
 }

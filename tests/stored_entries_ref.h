@@ -1,9 +1,10 @@
 /* The optional 16-bit stored-activation GEMM entries of include/zero/backend.h
  * (gemm_bias_to, gemm_dgelu_from) as their contracts define them, on a backend be
- * that may lack them (the cpu's): be's fp32 entries into workspaces, then the cast; or
- * the cast of pre to fp32, then the fp32 entries. test_gpt_stages puts them in a copy
- * of the cpu's table; test_cuda_backend runs them on the cpu device for the expected
- * bits. */
+ * that may lack them, whose memory is the host's (the cpu's): be's fp32 entries into
+ * fp32 temporaries, then the cast; or the cast of pre to fp32, then the fp32 entries.
+ * The temporaries are malloc'ed, outside the ledger, so that a run's workspace peak
+ * shows what src/nn itself allocates. test_gpt_stages puts them in a copy of the cpu's
+ * table; test_cuda_backend runs them on the cpu device for the expected bits. */
 #ifndef ZERO_TEST_STORED_ENTRIES_REF_H
 #define ZERO_TEST_STORED_ENTRIES_REF_H
 

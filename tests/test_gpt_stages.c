@@ -25,9 +25,10 @@ struct gpt_run {
     /* inputs */
     struct zero_config cfg; /* stage, micro-batch and accumulation set */
     struct zero_gpt_config model;
-    int steps;  /* 0: STEPS */
-    int ln_to;  /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
-    int epi_to; /* 1: ... with gemm_bias_to and gemm_dgelu_from (stored_entries_ref.h) */
+    int steps;       /* 0: STEPS */
+    int ln_to;       /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
+    int epi_to;      /* 1: ... with gemm_bias_to and gemm_dgelu_from (stored_entries_ref.h) */
+    int count_casts; /* 1: the cpu backend with its cast counted (casts) */
     /* outputs */
     float losses[MAX_STEPS];
     float *weights; /* every parameter, whole, in model order */
@@ -35,6 +36,7 @@ struct gpt_run {
     int64_t peak_activations;     /* ledger peak of saved activations, this rank */
     int64_t peak_workspace;       /* ledger peak of the workspace, this rank */
     int64_t direct_grad_elements; /* zero_engine_direct_grad_elements after the run */
+    long casts;                   /* this rank's casts through the table (count_casts) */
 };
 
 static void run_defaults(struct gpt_run *r, int stage)
@@ -175,6 +177,14 @@ static int gemm_dgelu_from_reference(void *self, int ta, int tb, int64_t m, int6
                                pre, pre_type, kind);
 }
 
+static long cast_calls; /* casts src/nn and the engine asked the table for */
+static int counted_cast(void *self, void *dst, enum zero_dtype dt, const void *src,
+                        enum zero_dtype st, size_t n)
+{
+    cast_calls++;
+    return cpu_table->cast(self, dst, dt, src, st, n);
+}
+
 /* Trains r on comm; the caller frees r->weights. */
 static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
 {
@@ -184,7 +194,7 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
     static struct zero_backend with_refs; /* the cpu's table with reference entries */
-    const int refs = r->ln_to || r->epi_to;
+    const int refs = r->ln_to || r->epi_to || r->count_casts;
     if (!rc && refs) {
         cpu_table = dev->be;
         with_refs = *dev->be;
@@ -194,6 +204,9 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
             with_refs.gemm_bias_to = gemm_bias_to_reference;
             with_refs.gemm_dgelu_from = gemm_dgelu_from_reference;
         }
+        if (r->count_casts)
+            with_refs.cast = counted_cast;
+        cast_calls = 0;
         dev->be = &with_refs;
     }
     if (!rc)
@@ -206,6 +219,7 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
         r->peak_activations = zero_engine_ledger(e)->peak[ZERO_TAG_ACTIVATIONS];
         r->peak_workspace = zero_engine_ledger(e)->peak[ZERO_TAG_WORKSPACE];
         r->direct_grad_elements = zero_engine_direct_grad_elements(e);
+        r->casts = cast_calls;
         rc = read_weights(r, e, model, err);
     }
     zero_engine_destroy(e);
@@ -382,7 +396,8 @@ END_TEST
  * and its GELU written in 16 bits by the GEMM, the GELU backward reading the 16-bit
  * pre-activation) gives the bits of the plain cpu run: bf16 and fp16 activations, fp32
  * and compute-dtype GEMMs, every stage against the plain stage 0. The entries must have
- * been called on every rank, with 16-bit types. */
+ * been called on every rank, with 16-bit types, and src/nn must have skipped its own
+ * casts there (the table's casts counted: 4 fewer per layer and step). */
 START_TEST(test_gpt_16_bit_gemm_epilogues_give_the_bits_of_gemm_bias_then_cast)
 {
     for (int fp16 = 0; fp16 < 2; fp16++)
@@ -395,6 +410,7 @@ START_TEST(test_gpt_16_bit_gemm_epilogues_give_the_bits_of_gemm_bias_then_cast)
             plain.cfg.fp16.initial_scale_power = 8;
             plain.cfg.libzero.matmul = matmul;
             plain.cfg.libzero.activations = ZERO_ACTIVATIONS_COMPUTE;
+            plain.count_casts = 1;
             must_train(&plain, MPI_COMM_WORLD);
             ck_assert_msg(plain.losses[STEPS - 1] != plain.losses[0], "the loss did not move");
             for (int stage = 0; stage < 4; stage++) {
@@ -413,6 +429,12 @@ START_TEST(test_gpt_16_bit_gemm_epilogues_give_the_bits_of_gemm_bias_then_cast)
                               "changed the bits (losses %.9g vs %.9g)",
                               fp16 ? "fp16" : "bf16", mm ? "compute" : "fp32", stage,
                               with.losses[STEPS - 1], plain.losses[STEPS - 1]);
+                /* per layer and step: the casts of qkv, fch and its GELU, the widening of fch */
+                const long skipped = (long)STEPS * plain.model.n_layer * 4;
+                ck_assert_msg(mpi_check_all(plain.casts - with.casts == skipped),
+                              "%s matmul %d stage %d: %ld casts plain, %ld with the 16-bit "
+                              "entries; %ld fewer expected",
+                              fp16 ? "fp16" : "bf16", mm, stage, plain.casts, with.casts, skipped);
                 free(with.weights);
             }
             free(plain.weights);
