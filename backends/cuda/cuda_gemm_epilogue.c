@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/backend_contract.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
 
@@ -143,11 +144,6 @@ int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, 
     return rc;
 }
 
-static int is_stored_type(enum zero_dtype t)
-{
-    return t == ZERO_F32 || t == ZERO_F16 || t == ZERO_BF16;
-}
-
 static int disjoint(const void *p, const void *q, size_t bytes)
 {
     const char *x = p, *y = q;
@@ -179,15 +175,16 @@ int cuda_gemm_bias_to(void *self, int trans_a, int trans_b, int64_t m, int64_t n
                       enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind)
 {
     struct cuda_state *s = self;
-    if (!is_stored_type(out_type))
-        return cuda_fail(s, ZERO_ENOTSUP, "gemm_bias_to: out_type %s; fp32, fp16 or bf16 expected",
-                         zero_dtype_name(out_type));
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_stored_type("gemm_bias_to: out_type", out_type, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     if (out_type == ZERO_F32)
         return cuda_gemm_bias(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, bias, c,
                               ldc, gelu, kind);
     if (bias == NULL || c == NULL)
         return cuda_fail(s, ZERO_EINVAL, "gemm_bias_to: no bias or no output");
-    int rc = check_shape(s, "gemm_bias_to", m, n, k, ldc, kind);
+    rc = check_shape(s, "gemm_bias_to", m, n, k, ldc, kind);
     if (rc != ZERO_OK || m == 0 || n == 0)
         return rc;
     const size_t mn = (size_t)m * (size_t)n;
@@ -229,16 +226,16 @@ int cuda_gemm_dgelu_from(void *self, int trans_a, int trans_b, int64_t m, int64_
                          const void *pre, enum zero_dtype pre_type, enum zero_gelu kind)
 {
     struct cuda_state *s = self;
-    if (!is_stored_type(pre_type))
-        return cuda_fail(s, ZERO_ENOTSUP,
-                         "gemm_dgelu_from: pre_type %s; fp32, fp16 or bf16 expected",
-                         zero_dtype_name(pre_type));
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_stored_type("gemm_dgelu_from: pre_type", pre_type, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     if (pre_type == ZERO_F32)
         return cuda_gemm_dgelu(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, c, ldc,
                                pre, kind);
     if (pre == NULL || c == NULL)
         return cuda_fail(s, ZERO_EINVAL, "gemm_dgelu_from: no pre-activation or no output");
-    int rc = check_shape(s, "gemm_dgelu_from", m, n, k, ldc, kind);
+    rc = check_shape(s, "gemm_dgelu_from", m, n, k, ldc, kind);
     if (rc != ZERO_OK || m == 0 || n == 0)
         return rc;
     if (epilogue_fits(s, k, a, a_type, b, b_type, NULL, c, ldc, pre, kind)) {
