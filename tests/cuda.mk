@@ -4,7 +4,7 @@
 # host-staged test mode (ZERO_CUDA_COMM=auto).
 check_PROGRAMS += tests/test_cuda_backend
 tests_test_cuda_backend_SOURCES = tests/test_cuda_backend.c tests/cuda_pair.c tests/cuda_pair.h \
-	tests/mpi_check.h
+	tests/mpi_check.h tests/stored_entries_ref.c tests/stored_entries_ref.h
 tests_test_cuda_backend_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_cuda_backend_LDADD = $(TEST_LDADD)
 TESTS += tests/test_cuda_backend.np1 tests/test_cuda_backend.np2

@@ -10,7 +10,8 @@ TESTS += tests/test_gpt_gradcheck.np1
 
 # A tiny GPT: stages 0-3, checkpointing on/off and N ranks vs one rank accumulating, same bits.
 check_PROGRAMS += tests/test_gpt_stages
-tests_test_gpt_stages_SOURCES = tests/test_gpt_stages.c tests/mpi_check.h
+tests_test_gpt_stages_SOURCES = tests/test_gpt_stages.c tests/mpi_check.h \
+	tests/stored_entries_ref.c tests/stored_entries_ref.h
 tests_test_gpt_stages_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_gpt_stages_LDADD = $(TEST_LDADD)
 TESTS += tests/test_gpt_stages.np1 tests/test_gpt_stages.np2 tests/test_gpt_stages.np3

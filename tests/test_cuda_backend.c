@@ -18,6 +18,7 @@
 #include "../backends/cuda/zero_cuda_profile.h"
 #include "cuda_pair.h"
 #include "mpi_check.h"
+#include "stored_entries_ref.h"
 #include "zero/backend.h"
 #include "zero/error.h"
 
@@ -852,6 +853,199 @@ START_TEST(test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward)
     pair_free(c);
     pair_free(prod);
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* one unit in the last place of a 16-bit type, relative to the value, at most (normal range) */
+static double ulp16(enum zero_dtype t)
+{
+    return t == ZERO_BF16 ? 1.0 / 128 : t == ZERO_F16 ? 1.0 / 1024 : 0.0;
+}
+
+/* gemm_bias_to (stored activations: the pre-activation c and its GELU written in 16
+ * bits) against the cpu's gemm, bias_add, gelu_forward then cast (stored_entries_ref.c,
+ * the contract's definition). Exact mode: the cpu's bits, and nothing written past m * n.
+ * Native mode: c (widened) within gemm_bias's 1e-5 of (|c| + 8) plus one unit in the
+ * last place of out_type (ulp16 of |c|): the fp32 value may differ by the GEMM's order and
+ * then round the other way; the GELU within gemm_bias's 1e-3 of (|c| + 0.1) plus ulp16 of
+ * |gelu|. A missing bias or GELU, or a GELU of the rounded c where the cpu's differs by
+ * more than that, fails. Cases (_i): bf16 and fp16 operands through the GELU and the bias
+ * epilogues (cuBLASLt's 16-bit D and aux, or the fallback where it refuses the fp32 bias),
+ * fp32 operands with a bf16 output (fallback), n = 37 (odd: the aux's ld is not a multiple
+ * of 8, and the cast's tail), outputs 2 bytes past 16-byte alignment (off 1: the scalar
+ * cast), exact mode for each shape. */
+START_TEST(test_cuda_gemm_bias_to_16_bits_matches_cpu_gemm_bias_then_cast)
+{
+    static const struct {
+        enum zero_dtype t, out;
+        int n, gelu, off;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {ZERO_BF16, ZERO_BF16, 96, 1, 0, ZERO_COLL_NATIVE},
+        {ZERO_BF16, ZERO_BF16, 96, 0, 0, ZERO_COLL_NATIVE},
+        {ZERO_F16, ZERO_F16, 96, 1, 0, ZERO_COLL_NATIVE},
+        {ZERO_F32, ZERO_BF16, 96, 1, 0, ZERO_COLL_NATIVE},
+        {ZERO_BF16, ZERO_BF16, 37, 1, 0, ZERO_COLL_NATIVE},
+        {ZERO_BF16, ZERO_BF16, 96, 1, 1, ZERO_COLL_NATIVE},
+        {ZERO_BF16, ZERO_BF16, 96, 1, 0, ZERO_COLL_EXACT},
+        {ZERO_F16, ZERO_F16, 37, 1, 1, ZERO_COLL_EXACT},
+        {ZERO_F32, ZERO_BF16, 37, 0, 1, ZERO_COLL_EXACT},
+    };
+    const int m = 64, k = 48, n = cases[_i].n, off = cases[_i].off, pad = 8;
+    const enum zero_dtype t = cases[_i].t, out = cases[_i].out;
+    const int exact = cases[_i].mode == ZERO_COLL_EXACT;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    float *a32 = vals((size_t)m * k, 131, 1.0f), *b32 = vals((size_t)k * n, 132, 1.0f);
+    struct pair A = both_typed(a32, (size_t)m * k, t), B = both_typed(b32, (size_t)k * n, t);
+    struct pair bias = both_vals(n, 133, 1.0f);
+    const size_t mn = (size_t)m * n, es = zero_dtype_size(out), bytes = (mn + off + pad) * es;
+    struct pair c = both_blank(bytes), g = both_blank(bytes);
+    char *before = download(cpu, g.c, bytes);
+    const size_t at = (size_t)off * es; /* off elements into each buffer */
+    ck_assert_int_eq(ref_gemm_bias_to(cpu->be, cpu->self, 0, 0, m, n, k, A.c, t, k, B.c, t, n,
+                                      bias.c, (char *)c.c + at,
+                                      cases[_i].gelu ? (char *)g.c + at : NULL, out, n,
+                                      ZERO_GELU_TANH),
+                     ZERO_OK);
+    int rc = gpu->be->gemm_bias_to(gpu->self, 0, 0, m, n, k, A.g, t, k, B.g, t, n, bias.g,
+                                   (char *)c.g + at, cases[_i].gelu ? (char *)g.g + at : NULL, out,
+                                   n, ZERO_GELU_TANH);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    if (exact) {
+        pair_same(c, "exact gemm_bias_to c (and the bytes around it)");
+        pair_same(g, "exact gemm_bias_to gelu (and the bytes around it)");
+    } else {
+        char *rawc = download(gpu, c.g, bytes), *rawg = download(gpu, g.g, bytes);
+        char *wantc = download(cpu, c.c, bytes);
+        ck_assert_msg(memcmp(rawc, wantc, at) == 0 &&
+                          memcmp(rawc + at + mn * es, wantc + at + mn * es, pad * es) == 0,
+                      "gemm_bias_to: c written outside its m * n elements");
+        ck_assert_msg(memcmp(rawg, before, at) == 0 &&
+                          memcmp(rawg + at + mn * es, before + at + mn * es, pad * es) == 0,
+                      "gemm_bias_to: gelu written outside its m * n elements");
+        float *want = download_f32(cpu, (char *)c.c + at, mn, out);
+        float *got = download_f32(gpu, (char *)c.g + at, mn, out);
+        for (size_t i = 0; i < mn; i++)
+            ck_assert_msg(fabs((double)got[i] - want[i]) <=
+                              1e-5 * (fabs((double)want[i]) + 8.0) + ulp16(out) * fabs(want[i]),
+                          "gemm_bias_to c: element %zu: cuda %.9g, cpu %.9g", i, (double)got[i],
+                          (double)want[i]);
+        if (cases[_i].gelu) {
+            float *want_g = download_f32(cpu, (char *)g.c + at, mn, out);
+            float *got_g = download_f32(gpu, (char *)g.g + at, mn, out);
+            for (size_t i = 0; i < mn; i++)
+                ck_assert_msg(fabs((double)got_g[i] - want_g[i]) <=
+                                  1e-3 * (fabs((double)want[i]) + 0.1) +
+                                      ulp16(out) * fabs(want_g[i]),
+                              "gemm_bias_to gelu: element %zu: cuda %.9g, cpu %.9g (c %.9g)", i,
+                              (double)got_g[i], (double)want_g[i], (double)want[i]);
+            free(want_g);
+            free(got_g);
+        } else {
+            ck_assert_msg(memcmp(rawg, before, bytes) == 0,
+                          "gemm_bias_to: gelu written without one");
+        }
+        free(want);
+        free(got);
+        free(rawc);
+        free(rawg);
+        free(wantc);
+    }
+    free(a32);
+    free(b32);
+    free(before);
+    pair_free(A);
+    pair_free(B);
+    pair_free(bias);
+    pair_free(c);
+    pair_free(g);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* gemm_dgelu_from (the GELU backward reading the 16-bit saved pre-activation) against
+ * the cpu's widen then gemm, gelu_backward (stored_entries_ref.c). Exact mode: the cpu's
+ * bits. Native mode: gemm_dgelu's tolerance, 1e-3 of (|product| + 0.1) + 1e-4, the
+ * widening being exact (a pre read as the wrong type or not at all is off by O(1)).
+ * Cases (_i): bf16 operands with a bf16 pre (cuBLASLt's DGELU with a 16-bit aux where it
+ * takes it, else the widening), fp32 operands with an fp16 pre, n = 37, pre 2 bytes past
+ * 16-byte alignment, exact mode for each. */
+START_TEST(test_cuda_gemm_dgelu_from_16_bits_matches_cpu_widen_then_gemm_dgelu)
+{
+    static const struct {
+        enum zero_dtype t, pre;
+        int n, off;
+        enum zero_coll_mode mode;
+    } cases[] = {
+        {ZERO_BF16, ZERO_BF16, 96, 0, ZERO_COLL_NATIVE},
+        {ZERO_F32, ZERO_F16, 96, 0, ZERO_COLL_NATIVE},
+        {ZERO_BF16, ZERO_BF16, 37, 0, ZERO_COLL_NATIVE},
+        {ZERO_BF16, ZERO_BF16, 96, 1, ZERO_COLL_NATIVE},
+        {ZERO_BF16, ZERO_BF16, 96, 0, ZERO_COLL_EXACT},
+        {ZERO_F16, ZERO_F16, 37, 1, ZERO_COLL_EXACT},
+    };
+    const int m = 64, k = 48, n = cases[_i].n, off = cases[_i].off;
+    const enum zero_dtype t = cases[_i].t, pt = cases[_i].pre;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[_i].mode), ZERO_OK);
+    const size_t mn = (size_t)m * n, es = zero_dtype_size(pt), at = (size_t)off * es;
+    float *a32 = vals((size_t)m * k, 141, 1.0f), *b32 = vals((size_t)k * n, 142, 1.0f);
+    float *p32 = vals(mn + (size_t)off, 143, 3.0f);
+    struct pair A = both_typed(a32, (size_t)m * k, t), B = both_typed(b32, (size_t)k * n, t);
+    struct pair pre = both_typed(p32, mn + (size_t)off, pt);
+    struct pair c = both_blank(mn * 4), prod = both_blank(mn * 4);
+    /* B (n, k) transposed, as conv1d's dx = dy w^T reads w */
+    ck_assert_int_eq(cpu->be->gemm(cpu->self, 0, 1, m, n, k, 1.0f, A.c, t, k, B.c, t, k, 0.0f,
+                                   prod.c, ZERO_F32, n),
+                     ZERO_OK);
+    ck_assert_int_eq(ref_gemm_dgelu_from(cpu->be, cpu->self, 0, 1, m, n, k, A.c, t, k, B.c, t, k,
+                                         c.c, n, (char *)pre.c + at, pt, ZERO_GELU_TANH),
+                     ZERO_OK);
+    int rc = gpu->be->gemm_dgelu_from(gpu->self, 0, 1, m, n, k, A.g, t, k, B.g, t, k, c.g, n,
+                                      (char *)pre.g + at, pt, ZERO_GELU_TANH);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
+    pair_same(pre, "gemm_dgelu_from: pre untouched");
+    if (cases[_i].mode == ZERO_COLL_EXACT) {
+        pair_same(c, "exact gemm_dgelu_from c");
+    } else {
+        float *want = download(cpu, c.c, mn * 4), *got = download(gpu, c.g, mn * 4);
+        float *product = download(cpu, prod.c, mn * 4);
+        for (size_t i = 0; i < mn; i++)
+            ck_assert_msg(fabs((double)got[i] - (double)want[i]) <=
+                              1e-3 * (fabs((double)product[i]) + 0.1) + 1e-4,
+                          "gemm_dgelu_from: element %zu: cuda %.9g, cpu %.9g (product %.9g)", i,
+                          (double)got[i], (double)want[i], (double)product[i]);
+        free(want);
+        free(got);
+        free(product);
+    }
+    free(a32);
+    free(b32);
+    free(p32);
+    pair_free(A);
+    pair_free(B);
+    pair_free(pre);
+    pair_free(c);
+    pair_free(prod);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* An out_type or pre_type that is not a float of 16 or 32 bits is refused by name. */
+START_TEST(test_cuda_16_bit_epilogue_entries_reject_other_types)
+{
+    float dummy = 0.0f;
+    ck_assert_int_eq(gpu->be->gemm_bias_to(gpu->self, 0, 0, 1, 1, 1, &dummy, ZERO_F32, 1, &dummy,
+                                           ZERO_F32, 1, &dummy, &dummy, NULL, ZERO_F64, 1,
+                                           ZERO_GELU_TANH),
+                     ZERO_ENOTSUP);
+    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "gemm_bias_to") != NULL, "%s",
+                  gpu->be->last_error(gpu->self));
+    ck_assert_int_eq(gpu->be->gemm_dgelu_from(gpu->self, 0, 0, 1, 1, 1, &dummy, ZERO_F32, 1, &dummy,
+                                              ZERO_F32, 1, &dummy, 1, &dummy, ZERO_I32,
+                                              ZERO_GELU_TANH),
+                     ZERO_ENOTSUP);
+    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "gemm_dgelu_from") != NULL, "%s",
+                  gpu->be->last_error(gpu->self));
 }
 END_TEST
 
@@ -2156,6 +2350,10 @@ static Suite *cuda_suite(void)
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
     tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);
     tcase_add_loop_test(blas, test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward, 0, 4);
+    tcase_add_loop_test(blas, test_cuda_gemm_bias_to_16_bits_matches_cpu_gemm_bias_then_cast, 0, 9);
+    tcase_add_loop_test(blas, test_cuda_gemm_dgelu_from_16_bits_matches_cpu_widen_then_gemm_dgelu,
+                        0, 6);
+    tcase_add_test(blas, test_cuda_16_bit_epilogue_entries_reject_other_types);
     tcase_add_loop_test(
         blas, test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumulating, 0, 10);
     tcase_add_test(blas, test_cuda_gemm_bgrad_rejects_a_dy_that_is_not_stored_k_by_len);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mpi_check.h"
+#include "stored_entries_ref.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
 
@@ -24,8 +25,10 @@ struct gpt_run {
     /* inputs */
     struct zero_config cfg; /* stage, micro-batch and accumulation set */
     struct zero_gpt_config model;
-    int steps; /* 0: STEPS */
-    int ln_to; /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
+    int steps;       /* 0: STEPS */
+    int ln_to;       /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
+    int epi_to;      /* 1: ... with gemm_bias_to and gemm_dgelu_from (stored_entries_ref.h) */
+    int count_casts; /* 1: the cpu backend with its cast counted (casts) */
     /* outputs */
     float losses[MAX_STEPS];
     float *weights; /* every parameter, whole, in model order */
@@ -33,6 +36,7 @@ struct gpt_run {
     int64_t peak_activations;     /* ledger peak of saved activations, this rank */
     int64_t peak_workspace;       /* ledger peak of the workspace, this rank */
     int64_t direct_grad_elements; /* zero_engine_direct_grad_elements after the run */
+    long casts;                   /* this rank's casts through the table (count_casts) */
 };
 
 static void run_defaults(struct gpt_run *r, int stage)
@@ -149,6 +153,38 @@ static int ln_to_reference(void *self, void *y, enum zero_dtype y_type, float *m
     return rc;
 }
 
+/* gemm_bias_to and gemm_dgelu_from as their contracts define them, on the cpu's entries
+ * (stored_entries_ref.c); the calls are counted, so that a run can show it used them */
+static long epi_calls[2]; /* [0] gemm_bias_to with a 16-bit out_type, [1] gemm_dgelu_from */
+static int gemm_bias_to_reference(void *self, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                  const void *a, enum zero_dtype at, int64_t lda, const void *b,
+                                  enum zero_dtype bt, int64_t ldb, const float *bias, void *c,
+                                  void *gelu, enum zero_dtype out_type, int64_t ldc,
+                                  enum zero_gelu kind)
+{
+    epi_calls[0] += out_type != ZERO_F32;
+    return ref_gemm_bias_to(cpu_table, self, ta, tb, m, n, k, a, at, lda, b, bt, ldb, bias, c, gelu,
+                            out_type, ldc, kind);
+}
+
+static int gemm_dgelu_from_reference(void *self, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                     const void *a, enum zero_dtype at, int64_t lda, const void *b,
+                                     enum zero_dtype bt, int64_t ldb, float *c, int64_t ldc,
+                                     const void *pre, enum zero_dtype pre_type, enum zero_gelu kind)
+{
+    epi_calls[1] += pre_type != ZERO_F32;
+    return ref_gemm_dgelu_from(cpu_table, self, ta, tb, m, n, k, a, at, lda, b, bt, ldb, c, ldc,
+                               pre, pre_type, kind);
+}
+
+static long cast_calls; /* casts src/nn and the engine asked the table for */
+static int counted_cast(void *self, void *dst, enum zero_dtype dt, const void *src,
+                        enum zero_dtype st, size_t n)
+{
+    cast_calls++;
+    return cpu_table->cast(self, dst, dt, src, st, n);
+}
+
 /* Trains r on comm; the caller frees r->weights. */
 static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
 {
@@ -157,12 +193,21 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     struct zero_engine *e = NULL;
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
-    static struct zero_backend with_ln_to;
-    if (!rc && r->ln_to) {
+    static struct zero_backend with_refs; /* the cpu's table with reference entries */
+    const int refs = r->ln_to || r->epi_to || r->count_casts;
+    if (!rc && refs) {
         cpu_table = dev->be;
-        with_ln_to = *dev->be;
-        with_ln_to.layernorm_forward_to = ln_to_reference;
-        dev->be = &with_ln_to;
+        with_refs = *dev->be;
+        if (r->ln_to)
+            with_refs.layernorm_forward_to = ln_to_reference;
+        if (r->epi_to) {
+            with_refs.gemm_bias_to = gemm_bias_to_reference;
+            with_refs.gemm_dgelu_from = gemm_dgelu_from_reference;
+        }
+        if (r->count_casts)
+            with_refs.cast = counted_cast;
+        cast_calls = 0;
+        dev->be = &with_refs;
     }
     if (!rc)
         rc = zero_nn_build_gpt(&model, &r->model, err);
@@ -174,11 +219,12 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
         r->peak_activations = zero_engine_ledger(e)->peak[ZERO_TAG_ACTIVATIONS];
         r->peak_workspace = zero_engine_ledger(e)->peak[ZERO_TAG_WORKSPACE];
         r->direct_grad_elements = zero_engine_direct_grad_elements(e);
+        r->casts = cast_calls;
         rc = read_weights(r, e, model, err);
     }
     zero_engine_destroy(e);
     zero_model_destroy(model);
-    if (dev != NULL && r->ln_to)
+    if (dev != NULL && refs)
         dev->be = cpu_table; /* closed by its own table */
     zero_device_close(dev);
     return rc;
@@ -343,6 +389,56 @@ START_TEST(test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast)
         free(runs[0].weights);
         free(runs[1].weights);
     }
+}
+END_TEST
+
+/* A backend with gemm_bias_to and gemm_dgelu_from (cuda's: qkv, the MLP's pre-activation
+ * and its GELU written in 16 bits by the GEMM, the GELU backward reading the 16-bit
+ * pre-activation) gives the bits of the plain cpu run: bf16 and fp16 activations, fp32
+ * and compute-dtype GEMMs, every stage against the plain stage 0. The entries must have
+ * been called on every rank, with 16-bit types, and src/nn must have skipped its own
+ * casts there (the table's casts counted: 4 fewer per layer and step). */
+START_TEST(test_gpt_16_bit_gemm_epilogues_give_the_bits_of_gemm_bias_then_cast)
+{
+    for (int fp16 = 0; fp16 < 2; fp16++)
+        for (int mm = 0; mm < 2; mm++) {
+            const enum zero_matmul matmul = mm ? ZERO_MATMUL_COMPUTE : ZERO_MATMUL_FP32;
+            struct gpt_run plain, with;
+            run_defaults(&plain, 0);
+            plain.cfg.bf16.enabled = !fp16;
+            plain.cfg.fp16.enabled = fp16;
+            plain.cfg.fp16.initial_scale_power = 8;
+            plain.cfg.libzero.matmul = matmul;
+            plain.cfg.libzero.activations = ZERO_ACTIVATIONS_COMPUTE;
+            plain.count_casts = 1;
+            must_train(&plain, MPI_COMM_WORLD);
+            ck_assert_msg(plain.losses[STEPS - 1] != plain.losses[0], "the loss did not move");
+            for (int stage = 0; stage < 4; stage++) {
+                with = plain;
+                with.cfg.zero_optimization.stage = stage;
+                with.epi_to = 1;
+                with.weights = NULL;
+                epi_calls[0] = epi_calls[1] = 0;
+                must_train(&with, MPI_COMM_WORLD);
+                ck_assert_msg(mpi_check_all(epi_calls[0] > 0 && epi_calls[1] > 0),
+                              "%s matmul %d stage %d: gemm_bias_to called %ld times with a "
+                              "16-bit output, gemm_dgelu_from %ld times with a 16-bit input",
+                              fp16 ? "fp16" : "bf16", mm, stage, epi_calls[0], epi_calls[1]);
+                ck_assert_msg(mpi_check_all(same_bits(&plain, &with)),
+                              "%s activations, matmul %s, stage %d: the 16-bit epilogue entries "
+                              "changed the bits (losses %.9g vs %.9g)",
+                              fp16 ? "fp16" : "bf16", mm ? "compute" : "fp32", stage,
+                              with.losses[STEPS - 1], plain.losses[STEPS - 1]);
+                /* per layer and step: the casts of qkv, fch and its GELU, the widening of fch */
+                const long skipped = (long)STEPS * plain.model.n_layer * 4;
+                ck_assert_msg(mpi_check_all(plain.casts - with.casts == skipped),
+                              "%s matmul %d stage %d: %ld casts plain, %ld with the 16-bit "
+                              "entries; %ld fewer expected",
+                              fp16 ? "fp16" : "bf16", mm, stage, plain.casts, with.casts, skipped);
+                free(with.weights);
+            }
+            free(plain.weights);
+        }
 }
 END_TEST
 
@@ -523,6 +619,7 @@ static Suite *stages_suite(void)
     tcase_add_test(tc, test_gpt_direct_lowp_gradients_give_the_old_bits);
     tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_activations);
     tcase_add_test(tc, test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast);
+    tcase_add_test(tc, test_gpt_16_bit_gemm_epilogues_give_the_bits_of_gemm_bias_then_cast);
     tcase_add_test(tc, test_gpt_bf16_activations_follow_the_fp32_loss_curve_and_halve_their_bytes);
     suite_add_tcase(s, tc);
     return s;

@@ -366,4 +366,6 @@ const struct zero_backend zero_backend_cuda = {
     .graph_begin = cuda_graph_begin,
     .graph_end = cuda_graph_end,
     .layernorm_forward_to = cuda_layernorm_forward_to,
+    .gemm_bias_to = cuda_gemm_bias_to,
+    .gemm_dgelu_from = cuda_gemm_dgelu_from,
 };

@@ -20,10 +20,14 @@
  * Epilogues (cuda_lt_gemm_epilogue): the bias, the bias and GPT-2's tanh GELU with the
  * pre-activation kept as the auxiliary output, or GELU's derivative at a saved
  * pre-activation (DGELU), applied as C is written, or the bias gradient (BGRADA /
- * BGRADB: the sums of one operand over k, written to the bias pointer); the epilogue and
- * the alignment of the bias and auxiliary pointers are part of the key, and the
- * pointers are set on the plan's descriptor before each call (the heuristic reads their
- * alignment, never their contents).
+ * BGRADB: the sums of one operand over k, written to the bias pointer); the epilogue,
+ * the alignment of the bias and auxiliary pointers and the auxiliary's type are part of
+ * the key, and the pointers are set on the plan's descriptor before each call (the
+ * heuristic reads their alignment, never their contents). D may be 16-bit (stored
+ * activations, as llm.c writes its bf16 D and pre-GELU aux): C then has D's layout and
+ * type (beta 0: never read); the bias stays fp32, which cuBLASLt may refuse for a
+ * 16-bit D (the header makes the bias D's type by default): the caller's fallback then
+ * runs.
  *
  * The workspace (32 MiB, what NVIDIA suggests for Hopper) is allocated once at open
  * through the backend's buffer helper, so the ledger shows it under workspace. Every
@@ -44,9 +48,11 @@ struct lt_key {
     int32_t align_a, align_b, align_c; /* bytes, a power of two <= 256 */
     int32_t epilogue;                  /* cublasLtEpilogue_t; CUBLASLT_EPILOGUE_DEFAULT: none */
     int32_t align_bias, align_aux;     /* bytes, as above; 0 without the epilogue */
+    int32_t aux_type;                  /* cudaDataType_t of aux; -1: D's (cuBLASLt's default) */
+    int32_t unused;                    /* 0: keeps the key free of padding */
 };
 
-_Static_assert(sizeof(struct lt_key) == 6 * 8 + 10 * 4, "lt_key has no padding");
+_Static_assert(sizeof(struct lt_key) == 6 * 8 + 12 * 4, "lt_key has no padding");
 
 struct lt_plan {
     struct lt_key key;
@@ -109,6 +115,15 @@ static cublasStatus_t set_epilogue(const struct lt_plan *p, const void *bias, co
     const int64_t aux_ld = k->ldc;
     cublasStatus_t st =
         cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi));
+    if (st == CUBLAS_STATUS_SUCCESS && aux != NULL && k->aux_type != -1) {
+#if CUBLAS_VERSION >= 111100 /* the attribute came with cuBLAS 11.11 (CUDA 11.8) */
+        const int32_t aux_type = k->aux_type;
+        st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+                                            &aux_type, sizeof(aux_type));
+#else
+        st = CUBLAS_STATUS_NOT_SUPPORTED;
+#endif
+    }
     if (st == CUBLAS_STATUS_SUCCESS && bias != NULL)
         st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
                                             sizeof(bias_type));
@@ -151,8 +166,11 @@ static cublasStatus_t plan_build(struct cuda_state *s, struct lt_plan *p, const 
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatrixLayoutCreate(&p->lc, (cudaDataType_t)k->c, (uint64_t)k->n,
                                         (uint64_t)k->m, k->ldc);
-    if (st == CUBLAS_STATUS_SUCCESS && k->epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+    if (st == CUBLAS_STATUS_SUCCESS && k->epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
         st = set_epilogue(p, bias, aux);
+        if (st != CUBLAS_STATUS_SUCCESS && k->aux_type != -1)
+            return CUBLAS_STATUS_SUCCESS; /* an aux type this cuBLASLt refuses: not usable */
+    }
     if (st != CUBLAS_STATUS_SUCCESS)
         return st;
 
@@ -252,6 +270,7 @@ static struct lt_key key_of(int trans_a, int trans_b, int64_t m, int64_t n, int6
     key.align_b = alignment(b);
     key.align_c = alignment(c);
     key.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    key.aux_type = -1;
     return key;
 }
 
@@ -280,14 +299,15 @@ int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int6
 int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
                           int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
                           cudaDataType_t ab, int epilogue, const float *bias, const void *aux,
-                          float beta, float *d, int64_t ldc)
+                          int32_t aux_type, float beta, void *d, cudaDataType_t dt, int64_t ldc)
 {
     if (s->lt == NULL || k == 0)
         return ZERO_ENOTSUP;
-    struct lt_key key = key_of(trans_a, trans_b, m, n, k, a, lda, b, ldb, ab, d, ldc, CUDA_R_32F);
+    struct lt_key key = key_of(trans_a, trans_b, m, n, k, a, lda, b, ldb, ab, d, ldc, dt);
     key.epilogue = epilogue;
     key.align_bias = bias != NULL ? alignment(bias) : 0;
     key.align_aux = aux != NULL ? alignment(aux) : 0;
+    key.aux_type = aux != NULL ? aux_type : -1;
     struct lt_plan *p = plan_for(s, &key, bias, aux);
     if (p == NULL)
         return ZERO_EBACKEND;

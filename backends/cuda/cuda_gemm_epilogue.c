@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/backend_contract.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
 
@@ -29,8 +30,8 @@ static int device16(struct cuda_state *s, const void *p)
 
 /* the epilogue may take this case (cuBLASLt may still refuse it: ZERO_ENOTSUP) */
 static int epilogue_fits(struct cuda_state *s, int64_t k, const void *a, enum zero_dtype a_type,
-                         const void *b, enum zero_dtype b_type, const float *vec, const float *c,
-                         int64_t ldc, const float *aux, enum zero_gelu kind)
+                         const void *b, enum zero_dtype b_type, const float *vec, const void *c,
+                         int64_t ldc, const void *aux, enum zero_gelu kind)
 {
     return s->mode == ZERO_COLL_NATIVE && !cuda_fused_disabled() && s->lt != NULL && k > 0 &&
            a_type == b_type && (a_type == ZERO_F32 || a_type == ZERO_F16 || a_type == ZERO_BF16) &&
@@ -60,19 +61,34 @@ static int check_shape(struct cuda_state *s, const char *what, int64_t m, int64_
     return ZERO_OK;
 }
 
-/* the epilogue's launch, profiled as a GEMM: operands read, the output (and aux) moved */
+/* the epilogue's launch, profiled as a GEMM: operands read, the output (and aux) moved;
+ * d of d_type, aux of aux_type */
+static int lt_epilogue_typed(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
+                             int64_t k, const void *a, enum zero_dtype a_type, int64_t lda,
+                             const void *b, int64_t ldb, int epilogue, const float *bias,
+                             const void *aux, enum zero_dtype aux_type, float beta, void *d,
+                             enum zero_dtype d_type)
+{
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GEMM);
+    const double mn = (double)m * (double)n;
+    const double bytes = (double)zero_dtype_size(a_type) * ((double)m + (double)n) * (double)k +
+                         (double)zero_dtype_size(d_type) * (beta != 0.0f ? 2.0 : 1.0) * mn +
+                         (aux != NULL ? (double)zero_dtype_size(aux_type) * mn : 0.0);
+    /* an aux of d's type is cuBLASLt's default; another is asked for by name */
+    const int32_t lt_aux = aux_type == d_type ? -1 : (int32_t)lt_type(aux_type);
+    return cuda_prof_end(s, &pm, 2.0 * mn * (double)k, bytes,
+                         cuda_lt_gemm_epilogue(s, trans_a, trans_b, m, n, k, a, lda, b, ldb,
+                                               lt_type(a_type), epilogue, bias, aux, lt_aux, beta,
+                                               d, lt_type(d_type), n));
+}
+
 static int lt_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                        int64_t ldb, int epilogue, const float *bias, const void *aux, float beta,
                        float *d)
 {
-    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_GEMM);
-    const double mn = (double)m * (double)n;
-    const double bytes = (double)zero_dtype_size(a_type) * ((double)m + (double)n) * (double)k +
-                         (aux != NULL || beta != 0.0f ? 8.0 : 4.0) * mn;
-    return cuda_prof_end(s, &pm, 2.0 * mn * (double)k, bytes,
-                         cuda_lt_gemm_epilogue(s, trans_a, trans_b, m, n, k, a, lda, b, ldb,
-                                               lt_type(a_type), epilogue, bias, aux, beta, d, n));
+    return lt_epilogue_typed(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb, epilogue, bias,
+                             aux, ZERO_F32, beta, d, ZERO_F32);
 }
 
 int cuda_gemm_bias(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
@@ -126,6 +142,119 @@ int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, 
     if (rc == ZERO_OK) /* elementwise: dx may be dy */
         rc = cuda_gelu_backward(s, c, pre, c, (size_t)m * (size_t)n, kind);
     return rc;
+}
+
+static int disjoint(const void *p, const void *q, size_t bytes)
+{
+    const char *x = p, *y = q;
+    return p == NULL || q == NULL || x + bytes <= y || y + bytes <= x;
+}
+
+/* y (n, t) = x (n, fp32) rounded, then x released: the cast kernel's 128-bit stores where
+ * y is 16-byte aligned (rc: the status so far, kept if it failed) */
+static int round_into(struct cuda_state *s, int rc, void *y, enum zero_dtype t, void *x, size_t n)
+{
+    if (rc == ZERO_OK && y != NULL)
+        rc = cuda_cast(s, y, t, x, ZERO_F32, n);
+    int frc = cuda_free(s, x); /* the stream's order keeps the block until the cast ran */
+    return rc == ZERO_OK ? frc : rc;
+}
+
+/* gemm_bias_to (include/zero/backend.h). Native mode, where the epilogue fits: cuBLASLt
+ * with a 16-bit D (GELU_AUX_BIAS: D the GELU, aux the pre-activation in D's type, as
+ * llm.c stores its bf16 activations; BIAS: D the pre-activation) and the fp32 bias. Its
+ * epilogue rounds the fp32 value it formed (GELU of the unrounded pre-activation), which
+ * is the contract's order; the values may differ from the fp32 D's by the algorithm
+ * cuBLASLt picks for another D type, so native mode is to the stated tolerance.
+ * Otherwise (exact mode, a case the epilogue does not take, cuBLASLt refusing the fp32
+ * bias with a 16-bit D): gemm_bias into fp32 workspaces, then the cast: in exact mode
+ * the cpu's bits. */
+int cuda_gemm_bias_to(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                      enum zero_dtype b_type, int64_t ldb, const float *bias, void *c, void *gelu,
+                      enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind)
+{
+    struct cuda_state *s = self;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_stored_type("gemm_bias_to: out_type", out_type, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
+    if (out_type == ZERO_F32)
+        return cuda_gemm_bias(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, bias, c,
+                              ldc, gelu, kind);
+    if (bias == NULL || c == NULL)
+        return cuda_fail(s, ZERO_EINVAL, "gemm_bias_to: no bias or no output");
+    rc = check_shape(s, "gemm_bias_to", m, n, k, ldc, kind);
+    if (rc != ZERO_OK || m == 0 || n == 0)
+        return rc;
+    const size_t mn = (size_t)m * (size_t)n;
+    if (!disjoint(c, gelu, mn * zero_dtype_size(out_type)))
+        return cuda_fail(s, ZERO_EINVAL, "gemm_bias_to: c and gelu overlap");
+    if (epilogue_fits(s, k, a, a_type, b, b_type, bias, gelu != NULL ? gelu : c, ldc,
+                      gelu != NULL ? c : NULL, kind) &&
+        a_type == out_type) {
+        rc = lt_epilogue_typed(
+            s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb,
+            gelu != NULL ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS, bias,
+            gelu != NULL ? c : NULL, out_type, 0.0f, gelu != NULL ? gelu : c, out_type);
+        if (rc != ZERO_ENOTSUP)
+            return rc;
+    }
+    void *c32 = NULL, *gelu32 = NULL;
+    rc = cuda_alloc(s, mn * sizeof(float), ZERO_TAG_WORKSPACE, &c32);
+    if (rc == ZERO_OK && gelu != NULL &&
+        (rc = cuda_alloc(s, mn * sizeof(float), ZERO_TAG_WORKSPACE, &gelu32)) != ZERO_OK) {
+        cuda_free(s, c32);
+        return rc;
+    }
+    if (rc != ZERO_OK)
+        return rc;
+    rc = cuda_gemm_bias(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, bias, c32,
+                        ldc, gelu32, kind);
+    rc = round_into(s, rc, c, out_type, c32, mn);
+    return gelu32 != NULL ? round_into(s, rc, gelu, out_type, gelu32, mn) : rc;
+}
+
+/* gemm_dgelu_from (include/zero/backend.h). Native mode, where the epilogue fits:
+ * DGELU reading the 16-bit pre-activation as it is (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_
+ * DATA_TYPE, D fp32), where this cuBLASLt takes that combination; the widening is exact,
+ * so the values are gemm_dgelu's. Otherwise pre widened into a workspace (the cast kernel's
+ * 128-bit loads where aligned) then gemm_dgelu: in exact mode the cpu's bits. */
+int cuda_gemm_dgelu_from(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                         const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                         enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc,
+                         const void *pre, enum zero_dtype pre_type, enum zero_gelu kind)
+{
+    struct cuda_state *s = self;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_stored_type("gemm_dgelu_from: pre_type", pre_type, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
+    if (pre_type == ZERO_F32)
+        return cuda_gemm_dgelu(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, c, ldc,
+                               pre, kind);
+    if (pre == NULL || c == NULL)
+        return cuda_fail(s, ZERO_EINVAL, "gemm_dgelu_from: no pre-activation or no output");
+    rc = check_shape(s, "gemm_dgelu_from", m, n, k, ldc, kind);
+    if (rc != ZERO_OK || m == 0 || n == 0)
+        return rc;
+    if (epilogue_fits(s, k, a, a_type, b, b_type, NULL, c, ldc, pre, kind)) {
+        rc = lt_epilogue_typed(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, ldb,
+                               CUBLASLT_EPILOGUE_DGELU, NULL, pre, pre_type, 0.0f, c, ZERO_F32);
+        if (rc != ZERO_ENOTSUP)
+            return rc;
+    }
+    const size_t mn = (size_t)m * (size_t)n;
+    void *pre32 = NULL;
+    rc = cuda_alloc(s, mn * sizeof(float), ZERO_TAG_WORKSPACE, &pre32);
+    if (rc != ZERO_OK)
+        return rc;
+    rc = cuda_cast(s, pre32, ZERO_F32, pre, pre_type, mn);
+    if (rc == ZERO_OK)
+        rc = cuda_gemm_dgelu(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, c, ldc,
+                             pre32, kind);
+    int frc = cuda_free(s, pre32);
+    return rc == ZERO_OK ? frc : rc;
 }
 
 /* The epilogue sums the operand as the GEMM reads it: fp32, the values bias_grad sums;

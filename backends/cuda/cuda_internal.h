@@ -151,14 +151,16 @@ void cuda_lt_close(struct cuda_state *s);
 int cuda_lt_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                  float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
                  cudaDataType_t ab, float beta, void *c, int64_t ldc, cudaDataType_t ct);
-/* d (m, n; ldc, fp32) = epilogue(op(a) op(b)), alpha 1, beta 0, with the cublasLtEpilogue_t
- * epilogue: BIAS (+ bias (n)), GELU_AUX_BIAS (aux (m, n; ldc) = the biased product, d =
- * its tanh GELU) or DGELU (times gelu'(aux), bias NULL). ZERO_ENOTSUP: no cuBLASLt or no
- * algorithm for the case. */
+/* d (m, n; ldc, of type dt: fp32, or ab's 16-bit type) = epilogue(op(a) op(b)), alpha 1,
+ * with the cublasLtEpilogue_t epilogue: BIAS (+ bias (n), fp32), GELU_AUX_BIAS (aux (m, n;
+ * ldc) = the biased product, d = its tanh GELU) or DGELU (times gelu'(aux), bias NULL);
+ * aux of type aux_type, -1 for d's (cuBLASLt's default: CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_
+ * DATA_TYPE is set only otherwise). ZERO_ENOTSUP: no cuBLASLt, no algorithm for the case,
+ * or the combination refused at launch. */
 int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64_t n,
                           int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
                           cudaDataType_t ab, int epilogue, const float *bias, const void *aux,
-                          float beta, float *d, int64_t ldc);
+                          int32_t aux_type, float beta, void *d, cudaDataType_t dt, int64_t ldc);
 
 /* ---- cuda_profile.c ---- */
 /* An entry's span on the compute stream: begin before its launches, end after with

@@ -110,6 +110,16 @@ int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, 
                     const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                     enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
                     enum zero_gelu kind);
+/* the same with 16-bit stored activations: c and gelu written in out_type, pre read in
+ * pre_type (include/zero/backend.h's gemm_bias_to, gemm_dgelu_from) */
+int cuda_gemm_bias_to(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                      enum zero_dtype b_type, int64_t ldb, const float *bias, void *c, void *gelu,
+                      enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind);
+int cuda_gemm_dgelu_from(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                         const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                         enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc,
+                         const void *pre, enum zero_dtype pre_type, enum zero_gelu kind);
 int cuda_gemm_bgrad(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                     const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                     enum zero_dtype b_type, int64_t ldb, float beta, float *c, int64_t ldc,

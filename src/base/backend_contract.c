@@ -152,3 +152,12 @@ int zero_contract_float_input(const char *what, enum zero_dtype t, char *why, si
     }
     return ZERO_OK;
 }
+
+int zero_contract_stored_type(const char *what, enum zero_dtype t, char *why, size_t why_len)
+{
+    if (!is_narrow_float(t)) {
+        snprintf(why, why_len, "%s %s; fp32, fp16 or bf16 expected", what, zero_dtype_name(t));
+        return ZERO_ENOTSUP;
+    }
+    return ZERO_OK;
+}

@@ -47,4 +47,8 @@ int zero_contract_sgd(const struct zero_sgd_args *args, int has_momentum, enum z
 /* sumsq_blocks, nonfinite (what names the entry): x is a float type. */
 int zero_contract_float_input(const char *what, enum zero_dtype t, char *why, size_t why_len);
 
+/* gemm_bias_to's out_type, gemm_dgelu_from's pre_type (what names the entry and the
+ * argument): a stored activation's dtype, fp32, fp16 or bf16. */
+int zero_contract_stored_type(const char *what, enum zero_dtype t, char *why, size_t why_len);
+
 #endif

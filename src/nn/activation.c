@@ -5,7 +5,10 @@
  * dtype (fp16/bf16, as llm.c keeps them): a kernel that computes in fp32 writes
  * into an fp32 workspace that is rounded once into the stored buffer (the
  * backend's cast: round to nearest even), and a kernel that reads a stored
- * buffer reads it widened exactly into a workspace. The rounding happens at the
+ * buffer reads it widened exactly into a workspace. Where the backend stores or
+ * reads 16 bits itself (layernorm_forward_to; gemm_bias_to and gemm_dgelu_from through
+ * nn_gemm_bias_stored and nn_gemm_dgelu_stored) there is no workspace and no separate
+ * pass, and the contract of those entries gives the same bits. The rounding happens at the
  * same places on every rank and stage, so the exactness contract holds in this
  * mode too; it differs from the fp32 mode by those roundings. */
 #include "nn_internal.h"

@@ -33,17 +33,8 @@ int gpt_conv1d_gelu_forward(struct zero_unit_ctx *ctx, int p, struct nn_operand 
 {
     /* y (rows, out, stored) = x @ w + b; gelu (stored) = gelu_tanh(y), from y's fp32
      * value (as the GEMM's epilogue computes it), both rounded once when stored */
-    const size_t n = (size_t)(ctx->rows * out);
-    float *y32 = NULL, *gelu32 = NULL;
-    void *ty = NULL, *tg = NULL;
-    int rc = nn_act_begin(ctx, y, n, &y32, &ty);
-    if (rc == ZERO_OK && gelu != NULL)
-        rc = nn_act_begin(ctx, gelu, n, &gelu32, &tg);
-    if (rc == ZERO_OK)
-        rc = nn_gemm_bias(ctx, "gemm y = x w + b", 0, 0, ctx->rows, out, in, x, in,
-                          nn_param(ctx, p), out, ctx->param[p + 1], y32, gelu32);
-    rc = nn_act_end(ctx, rc, y, n, ty);
-    return gelu != NULL ? nn_act_end(ctx, rc, gelu, n, tg) : rc;
+    return nn_gemm_bias_stored(ctx, "gemm y = x w + b", 0, 0, ctx->rows, out, in, x, in,
+                               nn_param(ctx, p), out, ctx->param[p + 1], y, gelu);
 }
 
 /* gpt_conv1d_backward; with pre, dx = (dy w^T) * gelu'(pre) (dx_beta 0) */
@@ -52,8 +43,7 @@ static int conv1d_backward(struct zero_unit_ctx *ctx, int p, struct nn_operand x
 {
     const int64_t rows = ctx->rows;
     struct nn_operand g = nn_act(dy); /* rounded once for both products */
-    void *tmp, *tmp_pre = NULL;
-    const float *pre32 = NULL;
+    void *tmp;
     int rc = nn_lower(ctx, &g, (size_t)(rows * out), &tmp);
     /* dw (in, out) = x^T (in, rows) @ dy (rows, out); beta 0 writes it fresh;
      * db (out) = sum over rows of dy (rows, out), in the same GEMM where fused */
@@ -61,14 +51,12 @@ static int conv1d_backward(struct zero_unit_ctx *ctx, int p, struct nn_operand x
         rc = nn_gemm_bgrad(ctx, "gemm dw = x^T dy, db = sum dy", p, 1, 0, in, out, rows, x, in, g,
                            out, 1, ctx->grad[p + 1], ctx->grad_accumulate[p + 1] ? 1.0f : 0.0f);
     /* dx (rows, in) = dy (rows, out) @ w^T (out, in) + dx_beta * dx, or times gelu'(pre) */
-    if (rc == ZERO_OK && dx != NULL && pre != NULL &&
-        (rc = nn_act_load(ctx, pre, (size_t)(rows * in), &pre32, &tmp_pre)) == ZERO_OK)
-        rc = nn_gemm_dgelu(ctx, "gemm dx = (dy w^T) gelu'(pre)", 0, 1, rows, in, out, g, out,
-                           nn_param(ctx, p), out, dx, pre32);
-    else if (rc == ZERO_OK && dx != NULL && pre == NULL)
+    if (rc == ZERO_OK && dx != NULL && pre != NULL) /* pre read as stored where it can be */
+        rc = nn_gemm_dgelu_stored(ctx, "gemm dx = (dy w^T) gelu'(pre)", 0, 1, rows, in, out, g, out,
+                                  nn_param(ctx, p), out, dx, pre);
+    else if (rc == ZERO_OK && dx != NULL)
         rc = nn_gemm(ctx, "gemm dx = dy w^T", 0, 1, rows, in, out, g, out, nn_param(ctx, p), out,
                      dx_beta, dx, in);
-    nn_release(ctx, tmp_pre);
     nn_release(ctx, tmp);
     return rc;
 }

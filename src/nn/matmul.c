@@ -190,6 +190,57 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
 
+int nn_gemm_bias_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m,
+                        int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                        int64_t ldb, const float *bias, void *c, void *gelu)
+{
+    const struct zero_backend *be = ctx->be;
+    const size_t mn = (size_t)(m * n);
+    if (ctx->act_type == ZERO_F32 || be->gemm_bias_to == NULL) { /* fp32, then the casts */
+        float *c32 = NULL, *gelu32 = NULL;
+        void *tc = NULL, *tg = NULL;
+        int rc = nn_act_begin(ctx, c, mn, &c32, &tc);
+        if (rc == ZERO_OK && gelu != NULL)
+            rc = nn_act_begin(ctx, gelu, mn, &gelu32, &tg);
+        if (rc == ZERO_OK)
+            rc = nn_gemm_bias(ctx, what, ta, tb, m, n, k, a, lda, b, ldb, bias, c32, gelu32);
+        rc = nn_act_end(ctx, rc, c, mn, tc);
+        return gelu != NULL ? nn_act_end(ctx, rc, gelu, mn, tg) : rc;
+    }
+    /* stored as written: no fp32 workspace, no cast pass */
+    struct gemm_operands o;
+    int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
+    if (rc == ZERO_OK)
+        rc = be->gemm_bias_to(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, bias, c,
+                              gelu, ctx->act_type, n, ZERO_GELU_TANH);
+    release_operands(ctx, &o);
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}
+
+int nn_gemm_dgelu_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m,
+                         int64_t n, int64_t k, struct nn_operand a, int64_t lda,
+                         struct nn_operand b, int64_t ldb, float *c, const void *pre)
+{
+    const struct zero_backend *be = ctx->be;
+    if (ctx->act_type == ZERO_F32 || be->gemm_dgelu_from == NULL) { /* pre widened first */
+        const float *pre32 = NULL;
+        void *tmp = NULL;
+        int rc = nn_act_load(ctx, pre, (size_t)(m * n), &pre32, &tmp);
+        if (rc == ZERO_OK)
+            rc = nn_gemm_dgelu(ctx, what, ta, tb, m, n, k, a, lda, b, ldb, c, pre32);
+        nn_release(ctx, tmp);
+        return rc;
+    }
+    /* pre read as it is stored */
+    struct gemm_operands o;
+    int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
+    if (rc == ZERO_OK)
+        rc = be->gemm_dgelu_from(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, c, n,
+                                 pre, ctx->act_type, ZERO_GELU_TANH);
+    release_operands(ctx, &o);
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}
+
 /* The weight gradient and its bias gradient, the two sums of the same dy: one call
  * where the backend fuses them (gemm_bgrad: cuBLASLt's bias gradient epilogue),
  * else nn_gemm_grad then bias_grad, the order the layers always ran. */

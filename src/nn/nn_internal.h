@@ -77,6 +77,18 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
                   int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
                   float *c, const float *pre);
 
+/* nn_gemm_bias with c and gelu (m, n) stored activations (ctx->act_type): each fp32
+ * value rounded once. Written as they are where the backend has gemm_bias_to, else
+ * nn_gemm_bias into fp32 workspaces then cast (nn_act_begin, nn_act_end): the same bits. */
+int nn_gemm_bias_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m,
+                        int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                        int64_t ldb, const float *bias, void *c, void *gelu);
+/* nn_gemm_dgelu with pre a stored activation (ctx->act_type): read as it is where the
+ * backend has gemm_dgelu_from, else widened into a workspace first (nn_act_load). */
+int nn_gemm_dgelu_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m,
+                         int64_t n, int64_t k, struct nn_operand a, int64_t lda,
+                         struct nn_operand b, int64_t ldb, float *c, const void *pre);
+
 /* The weight gradient of slot w and its bias gradient from the same dy:
  *   grad w (m, n; contiguous) = op(a) op(b), written fresh or added (as nn_gemm_grad)
  *   db (len) = db_beta * db + sum over rows of dy (k, len)   (as bias_grad)
