@@ -103,7 +103,9 @@ struct run {
     int64_t max_live;     /* stage3_max_live_parameters; 0: the default */
     int nvme;  /* states on NVMe (ZeRO-Infinity): 1 through page-locked rings, 2 through ordinary */
     int accum; /* gradient_accumulation_steps; 0: 1 */
-    int graphs;   /* libzero.cuda_graphs */
+    int graphs;         /* libzero.cuda_graphs */
+    int two_buffers;    /* the backend's table without xent_fused: the GPT head's two (rows, V) */
+    int64_t peak_total; /* the ledger's peak, all tags, after the run */
     int bad_step; /* 1 + the step whose first micro-batch has a bad token id on the last rank */
     int step_rc[STEPS];
     char bad_msg[ZERO_ERRMSG_LEN]; /* zero_engine_step's message at the bad step */
@@ -221,6 +223,13 @@ static int train(struct run *r, struct zero_device *d, struct zero_error *err)
     configure(&cfg, r, d);
     struct zero_model *m = NULL;
     struct zero_engine *e = NULL;
+    const struct zero_backend *own = d->be;
+    static struct zero_backend unfused;
+    if (r->two_buffers) { /* src/nn then takes xent_forward / xent_backward */
+        unfused = *own;
+        unfused.xent_fused = NULL;
+        d->be = &unfused;
+    }
     int rc = r->kind == TOY_MLP ? zero_nn_build_mlp(&m, width_of(r), MLP_LAYERS, MLP_CLASSES, err)
                                 : zero_nn_build_gpt(&m, &tiny_gpt, err);
     if (!rc)
@@ -277,11 +286,14 @@ static int train(struct run *r, struct zero_device *d, struct zero_error *err)
         zero_cuda_graph_blockers(d->self, &r->last_after);
     if (!rc)
         rc = read_all(e, m, r->final, err);
+    if (!rc)
+        r->peak_total = zero_engine_ledger(e)->peak_total;
     free(x);
     free(tokens);
     free(labels);
     zero_engine_destroy(e);
     zero_model_destroy(m);
+    d->be = own;
     return rc;
 }
 
@@ -408,6 +420,60 @@ START_TEST(test_cuda_trains_tiny_gpt_with_bf16_activations_like_cpu)
     check_cuda_trains_like_cpu_with(TINY_GPT, 1, 1);
 }
 END_TEST
+
+/* The GPT head's one (rows, V) buffer on cuda (xent_fused over the logits in place)
+ * against its two without the fused classifier: exact mode, the same bits at stages 0
+ * and 3 in fp32 and bf16 (xent_fused's reference is xent_forward then xent_backward);
+ * native mode (the fused kernel, no probability workspace), the ledger's peak no higher
+ * and the weights within the bf16 tolerance (the fused kernel against the online
+ * forward and the backward: fp32 rounding apart). Exact mode's xent_fused keeps a
+ * probability workspace while it runs (the reference kernels are not in place), so
+ * there the peak does not fall. */
+START_TEST(test_cuda_one_buffer_head_gives_the_two_buffer_bits_and_drops_the_scratch_logits)
+{
+    for (int run = 0; run < 5; run++) {
+        const int native = run == 4, stage = native ? 0 : 3 * (run % 2), bf16 = run >= 2;
+        struct run two = {.kind = TINY_GPT, .stage = stage, .bf16 = bf16, .native = native},
+                   one = two;
+        two.two_buffers = 1;
+        struct zero_error err = {0};
+        int rc = train(&two, gpu, &err);
+        if (!rc)
+            rc = train(&one, gpu, &err);
+        ck_assert_msg(mpi_check_all(rc == ZERO_OK), "stage %d: %s", stage,
+                      rc ? err.msg : "training failed on another rank");
+        const int64_t rows = MICRO * tiny_gpt.block_size, V = tiny_gpt.vocab_size;
+        const double rel = rel_diff(one.final, two.final, one.n);
+        if (rank_ == 0)
+            printf("cuda head, %s stage %d %s: one buffer vs two rel %.2e, peak %lld -> %lld\n",
+                   native ? "native" : "exact", stage, bf16 ? "bf16" : "fp32", rel,
+                   (long long)two.peak_total, (long long)one.peak_total);
+        if (native) {
+            ck_assert_msg(rel <= BF16_TOL, "native: one buffer %.3g from two", rel);
+            /* never more at any moment (the same buffers less the scratch logits, and no
+             * workspace in the fused kernel); exactly rows * V * 4 less where the head
+             * makes the step's peak, which tests/test_gpt_stages.c checks on the cpu */
+            ck_assert_msg(mpi_check_all(one.peak_total <= two.peak_total),
+                          "native: peak %lld with one buffer, %lld with two (scratch logits %lld)",
+                          (long long)one.peak_total, (long long)two.peak_total,
+                          (long long)(rows * V * 4));
+        } else {
+            ck_assert_msg(mpi_check_all(memcmp(one.final, two.final, (size_t)one.n * 4) == 0 &&
+                                        memcmp(one.losses, two.losses, sizeof one.losses) == 0),
+                          "exact stage %d %s: the one-buffer head changed the bits (rel %.3g)",
+                          stage, bf16 ? "bf16" : "fp32", rel);
+        }
+        run_free(&one);
+        run_free(&two);
+    }
+}
+END_TEST
+
+/* bf16 logits (libzero.activations = compute in bf16: the head's GEMM stores bf16 logits,
+ * xent_fused writes bf16 dlogits over them) are covered by the bf16-activations tests
+ * above: exact mode gives the cpu's bits (the exact GEMM rounds its bf16 store once,
+ * xent_fused widens, runs the reference kernels, rounds once, as the cpu's does), native
+ * mode stays within the bf16 tolerance. */
 
 static void check_cuda_trains_like_cpu(enum model_kind kind, int bf16)
 {
@@ -625,6 +691,8 @@ static Suite *training_suite(void)
     tcase_add_loop_test(tc, test_cuda_exact_mode_trains_to_the_cpu_bits_at_stages_0_to_3, 0, 4);
     tcase_add_test(tc, test_cuda_exact_mode_with_bf16_activations_trains_to_the_cpu_bits);
     tcase_add_test(tc, test_cuda_trains_tiny_gpt_with_bf16_activations_like_cpu);
+    tcase_add_test(
+        tc, test_cuda_one_buffer_head_gives_the_two_buffer_bits_and_drops_the_scratch_logits);
     tcase_add_test(
         tc, test_cuda_stage3_offload_param_gives_the_bits_of_stage3_with_the_shard_on_device);
     tcase_add_test(tc, test_cuda_trains_toy_mlp_with_states_on_nvme_like_cpu);

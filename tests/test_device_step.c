@@ -74,6 +74,15 @@ static int tb_xent_backward(void *self, float *dlogits, const float *probs, cons
     return cpu->xent_backward(self, dlogits, probs, labels, rows, classes, dloss);
 }
 
+static int tb_xent_fused(void *self, float *losses, void *dlogits, const void *logits,
+                         enum zero_dtype t, const int32_t *labels, int64_t rows, int64_t classes,
+                         float dloss)
+{
+    if (tb.deferred)
+        defer_ids("xent_fused", "label", labels, rows, classes);
+    return cpu->xent_fused(self, losses, dlogits, logits, t, labels, rows, classes, dloss);
+}
+
 /* backend.h's rule, as the host loop it replaces */
 static int tb_loss_accumulate(void *self, double *acc, float *last, const float *losses, size_t n,
                               int64_t rows)
@@ -191,6 +200,7 @@ static void make_stepping_backend(void)
     stepping.embedding_forward = tb_embedding_forward;
     stepping.xent_forward = tb_xent_forward;
     stepping.xent_backward = tb_xent_backward;
+    stepping.xent_fused = tb_xent_fused; /* the GPT head's path on the cpu */
     stepping.loss_accumulate = tb_loss_accumulate;
     stepping.graph_open = tb_graph_open;
     stepping.graph_close = tb_graph_close;
@@ -430,7 +440,8 @@ END_TEST
 
 START_TEST(test_bad_label_is_reported_at_step_end_and_the_step_applies_nothing)
 {
-    check_bad_input_refuses_the_step(3, 1, -1, 3, "xent_forward", "label");
+    /* the GPT head's entry where the backend has the fused classifier (cpu and cuda) */
+    check_bad_input_refuses_the_step(3, 1, -1, 3, "xent_fused", "label");
 }
 END_TEST
 

@@ -25,10 +25,12 @@ struct gpt_run {
     /* inputs */
     struct zero_config cfg; /* stage, micro-batch and accumulation set */
     struct zero_gpt_config model;
-    int steps;       /* 0: STEPS */
-    int ln_to;       /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
-    int epi_to;      /* 1: ... with gemm_bias_to and gemm_dgelu_from (stored_entries_ref.h) */
-    int count_casts; /* 1: the cpu backend with its cast counted (casts) */
+    int steps;         /* 0: STEPS */
+    int ln_to;         /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
+    int epi_to;        /* 1: ... with gemm_bias_to and gemm_dgelu_from (stored_entries_ref.h) */
+    int count_casts;   /* 1: the cpu backend with its cast counted (casts) */
+    int no_xent_fused; /* 1: the cpu backend without its fused classifier (two buffers) */
+    int predict;       /* 1: predictions and an eval loss of step 0's batch, before training */
     /* outputs */
     float losses[MAX_STEPS];
     float *weights; /* every parameter, whole, in model order */
@@ -37,6 +39,9 @@ struct gpt_run {
     int64_t peak_workspace;       /* ledger peak of the workspace, this rank */
     int64_t direct_grad_elements; /* zero_engine_direct_grad_elements after the run */
     long casts;                   /* this rank's casts through the table (count_casts) */
+    int64_t peak_total;           /* ledger peak of all tags, this rank */
+    float *predictions;           /* predict: (rows, V) logits */
+    float eval_loss;              /* predict: zero_engine_eval's loss */
 };
 
 static void run_defaults(struct gpt_run *r, int stage)
@@ -185,6 +190,24 @@ static int counted_cast(void *self, void *dst, enum zero_dtype dt, const void *s
     return cpu_table->cast(self, dst, dt, src, st, n);
 }
 
+/* r->predictions and r->eval_loss: zero_engine_predict and zero_engine_eval on step 0's
+ * micro-batch at the initial weights */
+static int predict_and_eval(struct gpt_run *r, struct zero_engine *e, int rank, int world,
+                            struct zero_error *err)
+{
+    const int64_t m = r->cfg.train_micro_batch_size_per_gpu, rows = m * r->model.block_size;
+    int32_t tokens[MAX_ROWS], labels[MAX_ROWS];
+    if (rows > MAX_ROWS)
+        return zero_fail(err, ZERO_EINVAL, "test batch too large");
+    fill_batch(r, zero_atom_first_sample(0, 0, rank, world, 1, m), m, tokens, labels);
+    struct zero_batch b = {.rows = rows, .tokens = tokens, .labels = labels};
+    r->predictions = malloc((size_t)(rows * r->model.vocab_size) * sizeof(float));
+    if (r->predictions == NULL)
+        return zero_fail(err, ZERO_ENOMEM, "predictions");
+    int rc = zero_engine_predict(e, &b, r->predictions, err);
+    return rc ? rc : zero_engine_eval(e, &b, &r->eval_loss, err);
+}
+
 /* Trains r on comm; the caller frees r->weights. */
 static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
 {
@@ -194,7 +217,7 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
     static struct zero_backend with_refs; /* the cpu's table with reference entries */
-    const int refs = r->ln_to || r->epi_to || r->count_casts;
+    const int refs = r->ln_to || r->epi_to || r->count_casts || r->no_xent_fused;
     if (!rc && refs) {
         cpu_table = dev->be;
         with_refs = *dev->be;
@@ -206,6 +229,8 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
         }
         if (r->count_casts)
             with_refs.cast = counted_cast;
+        if (r->no_xent_fused)
+            with_refs.xent_fused = NULL;
         cast_calls = 0;
         dev->be = &with_refs;
     }
@@ -213,11 +238,14 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
         rc = zero_nn_build_gpt(&model, &r->model, err);
     if (!rc)
         rc = zero_engine_create(&e, &r->cfg, model, dev, err);
+    if (!rc && r->predict)
+        rc = predict_and_eval(r, e, dev->rank, dev->size, err);
     if (!rc)
         rc = train(r, e, dev->rank, dev->size, err);
     if (!rc) {
         r->peak_activations = zero_engine_ledger(e)->peak[ZERO_TAG_ACTIVATIONS];
         r->peak_workspace = zero_engine_ledger(e)->peak[ZERO_TAG_WORKSPACE];
+        r->peak_total = zero_engine_ledger(e)->peak_total;
         r->direct_grad_elements = zero_engine_direct_grad_elements(e);
         r->casts = cast_calls;
         rc = read_weights(r, e, model, err);
@@ -446,10 +474,12 @@ END_TEST
  * steps): a different run (the rounding acts), a loss curve within TOL_ACT_LOSS
  * relative at every step, and the blocks' saved activations at half their bytes but
  * the residual, the statistics and the attention probabilities, and the head's ln_f
- * output: the ledger's activation peak falls by exactly 2 * (n_layer * (10 C + 4 C) +
- * C) rows bytes (each of those elements 4 -> 2 bytes), the fp32 workspace for the
- * kernels' results aside. */
-/* measured over the 10 steps (cpu, exact mode): 2.0e-3 at N = 1, 5.6e-4 at 2, 2.0e-4 at 3 */
+ * output and its (rows, V) logits buffer (bf16 logits: the cpu has the fused
+ * classifier): the ledger's activation peak falls by exactly 2 * (n_layer * (10 C +
+ * 4 C) + C + V) rows bytes (each of those elements 4 -> 2 bytes), the fp32 workspace
+ * for the kernels' results aside. */
+/* measured over the 10 steps (cpu, exact mode): 2.0e-3 at N = 1, 5.6e-4 at 2, 2.0e-4 at 3
+ * with fp32 logits; with bf16 logits 1.4e-3 at N = 1 */
 #define TOL_ACT_LOSS 5e-3
 START_TEST(test_gpt_bf16_activations_follow_the_fp32_loss_curve_and_halve_their_bytes)
 {
@@ -480,13 +510,154 @@ START_TEST(test_gpt_bf16_activations_follow_the_fp32_loss_curve_and_halve_their_
     const struct zero_gpt_config *g = &runs[0].model;
     const int64_t m = runs[0].cfg.train_micro_batch_size_per_gpu, T = g->block_size, rows = m * T,
                   C = g->n_embd;
-    const int64_t halved = (g->n_layer * 14 + 1) * C * rows;
+    const int64_t halved = ((g->n_layer * 14 + 1) * C + g->vocab_size) * rows;
     ck_assert_msg(mpi_check_all(runs[0].peak_activations - runs[1].peak_activations == 2 * halved),
                   "peak activations %lld with bf16, %lld with fp32: expected %lld less",
                   (long long)runs[1].peak_activations, (long long)runs[0].peak_activations,
                   (long long)(2 * halved));
     free(runs[0].weights);
     free(runs[1].weights);
+}
+END_TEST
+
+/* The head's one (rows, V) buffer (the backend's fused classifier: the GEMM's logits in
+ * the saved region, dlogits written over them in place) against the two of the path
+ * without it (scratch logits, saved probs, scratch dlogits), the cpu's table without
+ * xent_fused: the same losses, weights, predictions and eval loss at every stage, in
+ * fp32 and in bf16 with fp32 activations (fp32 logits both), and the ledger's peaks
+ * (all tags, and the workspace) lower by exactly the scratch logits, rows * V * 4 bytes
+ * (V = 256, so that the head's buffers make the step's peak); the activations' peak is
+ * the same (the saved buffer holds the logits instead of the probabilities). */
+START_TEST(test_gpt_one_buffer_head_gives_the_two_buffer_bits_without_the_scratch_logits)
+{
+    for (int run = 0; run < 5; run++) {
+        const int stage = run % 4, bf16 = run == 4;
+        struct gpt_run runs[2]; /* [0] two buffers, [1] one */
+        for (int i = 0; i < 2; i++) {
+            run_defaults(&runs[i], stage);
+            runs[i].cfg.bf16.enabled = bf16;
+            runs[i].cfg.libzero.matmul = bf16 ? ZERO_MATMUL_COMPUTE : ZERO_MATMUL_AUTO;
+            runs[i].no_xent_fused = i == 0;
+            runs[i].predict = 1;
+            runs[i].model.vocab_size = 256; /* the head's buffers are then the step's peak */
+            must_train(&runs[i], MPI_COMM_WORLD);
+        }
+        printf("one buffer, stage %d%s: peak %lld -> %lld, activations %lld -> %lld, workspace "
+               "%lld -> %lld bytes\n",
+               stage, bf16 ? " bf16" : "", (long long)runs[0].peak_total,
+               (long long)runs[1].peak_total, (long long)runs[0].peak_activations,
+               (long long)runs[1].peak_activations, (long long)runs[0].peak_workspace,
+               (long long)runs[1].peak_workspace);
+        const int64_t rows = runs[0].cfg.train_micro_batch_size_per_gpu * runs[0].model.block_size;
+        const int64_t V = runs[0].model.vocab_size, scratch_logits = rows * V * 4;
+        ck_assert_msg(runs[0].losses[STEPS - 1] < runs[0].losses[0], "the loss did not fall");
+        ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[1])),
+                      "stage %d%s: the one-buffer head changed the bits (losses %.9g vs %.9g)",
+                      stage, bf16 ? " bf16" : "", runs[1].losses[STEPS - 1],
+                      runs[0].losses[STEPS - 1]);
+        ck_assert_msg(mpi_check_all(memcmp(runs[0].predictions, runs[1].predictions,
+                                           (size_t)(rows * V) * sizeof(float)) == 0 &&
+                                    memcmp(&runs[0].eval_loss, &runs[1].eval_loss, 4) == 0),
+                      "stage %d: predictions or eval loss differ (eval %.9g vs %.9g)", stage,
+                      runs[1].eval_loss, runs[0].eval_loss);
+        ck_assert_msg(mpi_check_all(runs[0].peak_activations == runs[1].peak_activations),
+                      "stage %d: peak activations %lld with one buffer, %lld with two", stage,
+                      (long long)runs[1].peak_activations, (long long)runs[0].peak_activations);
+        ck_assert_msg(
+            mpi_check_all(runs[0].peak_workspace - runs[1].peak_workspace == scratch_logits),
+            "stage %d%s: peak workspace %lld with one buffer, %lld with two: expected %lld less",
+            stage, bf16 ? " bf16" : "", (long long)runs[1].peak_workspace,
+            (long long)runs[0].peak_workspace, (long long)scratch_logits);
+        ck_assert_msg(mpi_check_all(runs[0].peak_total - runs[1].peak_total == scratch_logits),
+                      "stage %d%s: peak %lld with one buffer, %lld with two: expected %lld less",
+                      stage, bf16 ? " bf16" : "", (long long)runs[1].peak_total,
+                      (long long)runs[0].peak_total, (long long)scratch_logits);
+        for (int i = 0; i < 2; i++) {
+            free(runs[i].weights);
+            free(runs[i].predictions);
+        }
+    }
+}
+END_TEST
+
+/* bf16 logits (libzero.activations "compute" in bf16 training on a backend with the fused
+ * classifier) against fp32 ones (ZERO_FP32_LOGITS=1) in the same training, 10 steps at
+ * stage 0, with fp32 and bf16 GEMMs: a different run (the logits' rounding acts), a loss
+ * curve within TOL_LOGITS_LOSS relative at every step, the same predictions at the
+ * initial weights (predict writes fp32 logits either way), and the ledger's activation
+ * peak lower by exactly the buffer's other half, rows * V * 2 bytes.
+ * The tolerances: at step 0 (equal weights) only the forward differs: each logit z
+ * moves by at most |z| 2^-8 when rounded to bf16 (8 significant bits, to nearest), so
+ * each row's loss by at most sum_c |p_c - onehot_c| max|dz| <= 2 * 2^-8 max|z| (first
+ * order; the next term is below 1e-6 here), max|z| over the step's logits (the
+ * predictions at the same weights). From step 1 the weights differ: the dlogits
+ * differ by the logits' rounding and their own (2^-8 relative, which bf16 GEMMs apply
+ * anyway), and Adam's first steps are sign-like (an update of +-lr whatever a
+ * gradient's size), so a rounding that flips a near-zero gradient element moves that
+ * weight by 2 lr: the same amplification gives the bf16-activations test above its
+ * 1e-3 level; TOL_LOGITS_LOSS is three times the worst measured. */
+/* measured over the 10 steps (cpu, exact mode), worst relative: fp32 GEMMs 3.4e-3 at N = 1,
+ * 4.1e-4 at 2, 4.0e-4 at 3; bf16 GEMMs 7.2e-4, 1.6e-3, 9.5e-4; step 0: 5e-7 to 2e-5
+ * against a bound of 2.7e-3 to 2.9e-3 */
+#define TOL_LOGITS_LOSS 1e-2
+START_TEST(test_gpt_bf16_logits_follow_the_fp32_loss_curve_and_halve_the_buffer)
+{
+    for (int lowp_gemm = 0; lowp_gemm < 2; lowp_gemm++) {
+        struct gpt_run runs[2]; /* [0] fp32 logits, [1] bf16 */
+        for (int i = 0; i < 2; i++) {
+            run_defaults(&runs[i], 0);
+            runs[i].steps = MAX_STEPS;
+            runs[i].predict = 1;
+            runs[i].cfg.bf16.enabled = 1;
+            runs[i].cfg.libzero.activations = ZERO_ACTIVATIONS_COMPUTE;
+            runs[i].cfg.libzero.matmul = lowp_gemm ? ZERO_MATMUL_COMPUTE : ZERO_MATMUL_FP32;
+            if (i == 0)
+                setenv("ZERO_FP32_LOGITS", "1", 1);
+            must_train(&runs[i], MPI_COMM_WORLD);
+            unsetenv("ZERO_FP32_LOGITS");
+        }
+        const int64_t rows = runs[0].cfg.train_micro_batch_size_per_gpu * runs[0].model.block_size;
+        const int64_t V = runs[0].model.vocab_size;
+        double zmax = 0.0, zmax_all = 0.0;
+        for (int64_t i = 0; i < rows * V; i++)
+            zmax = fmax(zmax, fabs(runs[0].predictions[i]));
+        MPI_Allreduce(&zmax, &zmax_all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        const double step0 = fabs((double)runs[0].losses[0] - (double)runs[1].losses[0]);
+        ck_assert_msg(step0 <= 2.0 * ldexp(zmax_all, -8) + 1e-6,
+                      "step 0: loss %.9g with bf16 logits, %.9g with fp32: more than 2^-7 max|z| "
+                      "= %.3g apart",
+                      runs[1].losses[0], runs[0].losses[0], 2.0 * ldexp(zmax_all, -8));
+        double worst = 0.0;
+        for (int step = 0; step < MAX_STEPS; step++) {
+            double a = runs[0].losses[step], b = runs[1].losses[step];
+            double rel = fabs(a - b) / fabs(a);
+            worst = rel > worst ? rel : worst;
+            ck_assert_msg(rel <= TOL_LOGITS_LOSS,
+                          "step %d: loss %.9g with bf16 logits, %.9g with fp32", step, b, a);
+        }
+        printf("bf16 logits (%s GEMMs): loss %.6f -> %.6f (fp32 logits %.6f -> %.6f), worst rel "
+               "%.3g (step 0: %.3g, bound %.3g); peak activations %lld -> %lld, peak %lld -> %lld "
+               "bytes\n",
+               lowp_gemm ? "bf16" : "fp32", runs[1].losses[0], runs[1].losses[MAX_STEPS - 1],
+               runs[0].losses[0], runs[0].losses[MAX_STEPS - 1], worst, step0,
+               2.0 * ldexp(zmax_all, -8), (long long)runs[0].peak_activations,
+               (long long)runs[1].peak_activations, (long long)runs[0].peak_total,
+               (long long)runs[1].peak_total);
+        ck_assert_msg(runs[1].losses[MAX_STEPS - 1] < runs[1].losses[0], "the loss did not fall");
+        ck_assert_msg(!same_bits(&runs[0], &runs[1]), "bf16 logits gave the fp32 bits");
+        ck_assert_msg(mpi_check_all(memcmp(runs[0].predictions, runs[1].predictions,
+                                           (size_t)(rows * V) * sizeof(float)) == 0),
+                      "bf16 logits changed the predictions");
+        ck_assert_msg(
+            mpi_check_all(runs[0].peak_activations - runs[1].peak_activations == rows * V * 2),
+            "peak activations %lld with bf16 logits, %lld with fp32: expected %lld less",
+            (long long)runs[1].peak_activations, (long long)runs[0].peak_activations,
+            (long long)(rows * V * 2));
+        for (int i = 0; i < 2; i++) {
+            free(runs[i].weights);
+            free(runs[i].predictions);
+        }
+    }
 }
 END_TEST
 
@@ -621,6 +792,9 @@ static Suite *stages_suite(void)
     tcase_add_test(tc, test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast);
     tcase_add_test(tc, test_gpt_16_bit_gemm_epilogues_give_the_bits_of_gemm_bias_then_cast);
     tcase_add_test(tc, test_gpt_bf16_activations_follow_the_fp32_loss_curve_and_halve_their_bytes);
+    tcase_add_test(tc,
+                   test_gpt_one_buffer_head_gives_the_two_buffer_bits_without_the_scratch_logits);
+    tcase_add_test(tc, test_gpt_bf16_logits_follow_the_fp32_loss_curve_and_halve_the_buffer);
     suite_add_tcase(s, tc);
     return s;
 }

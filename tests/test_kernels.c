@@ -713,6 +713,87 @@ START_TEST(test_xent_rejects_out_of_range_label_naming_row_and_label)
 }
 END_TEST
 
+/* The cpu's fused classifier is the reference cuda's exact mode matches: fp32, in place
+ * and into its own buffer, the bits of xent_forward then xent_backward; bf16, the bits of
+ * the logits widened (cast), the two entries, and dlogits rounded once (cast). Rows of a
+ * large vocabulary (the 50k sums in double), a label at each end, large logits, and
+ * -inf/+big entries; the bf16 case checks the rounding was not skipped (its dlogits are
+ * not all bf16 values of the fp32 result truncated). */
+START_TEST(test_xent_fused_gives_the_bits_of_forward_then_backward_in_fp32_and_bf16)
+{
+    enum { R = 5, C = 50257 };
+    const size_t n = (size_t)R * C;
+    float *z = malloc(n * 4), *p = malloc(n * 4), *want = malloc(n * 4), *d = malloc(n * 4);
+    float *wide = malloc(n * 4);
+    uint16_t *zb = malloc(n * 2), *db = malloc(n * 2), *wantb = malloc(n * 2);
+    ck_assert(z && p && want && d && wide && zb && db && wantb);
+    int32_t labels[R] = {0, C - 1, 777, 31337, 5};
+    fill_vals(z, n, 90);
+    for (size_t i = 0; i < n; i++)
+        z[i] *= 12.0f;
+    for (int c = 0; c < C; c += 97)
+        z[3 * C + c] = 1000.0f + (float)(c % 7); /* exp would overflow without the max */
+    z[4 * C + 9] = -INFINITY;                    /* probability exactly 0 */
+    const float dloss = 0.0625f;
+    float want_loss[R], loss[R];
+    ck_assert_int_eq(be->xent_forward(self, want_loss, p, z, labels, R, C), ZERO_OK);
+    ck_assert_int_eq(be->xent_backward(self, want, p, labels, R, C, dloss), ZERO_OK);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        memcpy(d, z, n * 4);
+        if (!in_place)
+            for (size_t i = 0; i < n; i++)
+                d[i] = NAN; /* garbage: a skipped element fails */
+        float *zin = in_place ? d : z;
+        ck_assert_int_eq(be->xent_fused(self, loss, d, zin, ZERO_F32, labels, R, C, dloss),
+                         ZERO_OK);
+        ck_assert_msg(same_bits(d, want, n), "fp32 dlogits (in place %d)", in_place);
+        ck_assert_msg(same_bits(loss, want_loss, R), "fp32 loss (in place %d)", in_place);
+    }
+    /* bf16: the definition written out with the plain entries */
+    ck_assert_int_eq(be->cast(self, zb, ZERO_BF16, z, ZERO_F32, n), ZERO_OK);
+    ck_assert_int_eq(be->cast(self, wide, ZERO_F32, zb, ZERO_BF16, n), ZERO_OK);
+    ck_assert_int_eq(be->xent_forward(self, want_loss, p, wide, labels, R, C), ZERO_OK);
+    ck_assert_int_eq(be->xent_backward(self, want, p, labels, R, C, dloss), ZERO_OK);
+    ck_assert_int_eq(be->cast(self, wantb, ZERO_BF16, want, ZERO_F32, n), ZERO_OK);
+    int rounded_up = 0;
+    for (size_t i = 0; i < n; i++) { /* the rounding acts: some dlogit rounds away from 0 */
+        uint32_t bits;
+        memcpy(&bits, &want[i], 4);
+        rounded_up += wantb[i] != (uint16_t)(bits >> 16);
+    }
+    ck_assert(rounded_up > 0);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        memcpy(db, zb, n * 2);
+        if (!in_place)
+            memset(db, 0xff, n * 2);
+        const void *zin = in_place ? (const void *)db : (const void *)zb;
+        ck_assert_int_eq(be->xent_fused(self, loss, db, zin, ZERO_BF16, labels, R, C, dloss),
+                         ZERO_OK);
+        ck_assert_msg(memcmp(db, wantb, n * 2) == 0, "bf16 dlogits (in place %d)", in_place);
+        ck_assert_msg(same_bits(loss, want_loss, R), "bf16 loss (in place %d)", in_place);
+    }
+    free(z), free(p), free(want), free(d), free(wide), free(zb), free(db), free(wantb);
+}
+END_TEST
+
+START_TEST(test_xent_fused_checks_labels_dtype_and_overlap_before_writing)
+{
+    float z[3 * 5] = {0}, losses[3] = {-1, -1, -1};
+    int32_t labels[3] = {0, 4, 7};
+    ck_assert_int_eq(be->xent_fused(self, losses, z, z, ZERO_F32, labels, 3, 5, 1.0f), ZERO_EINVAL);
+    const char *msg = be->last_error(self);
+    ck_assert_msg(strstr(msg, "xent_fused") && strstr(msg, "row 2") && strstr(msg, "label 7"),
+                  "message: %s", msg);
+    ck_assert(losses[0] == -1.0f && z[0] == 0.0f); /* nothing written */
+    labels[2] = 1;
+    ck_assert_int_eq(be->xent_fused(self, losses, z, z, ZERO_F16, labels, 3, 5, 1.0f),
+                     ZERO_ENOTSUP);
+    ck_assert_int_eq(be->xent_fused(self, losses, z + 1, z, ZERO_F32, labels, 3, 4, 1.0f),
+                     ZERO_EINVAL);
+    ck_assert_msg(strstr(be->last_error(self), "overlaps"), "%s", be->last_error(self));
+}
+END_TEST
+
 /* ---------------------------------------------------------------- attention */
 
 /* dst (n) = src rounded to t (fp16 or bf16), as fp32 values; dst may be src */
@@ -859,6 +940,9 @@ static Suite *kernels_suite(void)
                    test_gelu_forward_matches_formula_and_backward_matches_central_difference);
     tcase_add_test(layers, test_xent_matches_double_reference_and_is_stable_for_large_logits);
     tcase_add_test(layers, test_xent_rejects_out_of_range_label_naming_row_and_label);
+    tcase_add_test(layers,
+                   test_xent_fused_gives_the_bits_of_forward_then_backward_in_fp32_and_bf16);
+    tcase_add_test(layers, test_xent_fused_checks_labels_dtype_and_overlap_before_writing);
     tcase_add_test(layers,
                    test_attention_in_bf16_and_fp16_equals_fp32_products_of_rounded_operands);
     tcase_add_test(layers, test_attention_rejects_an_unsupported_matmul_type_naming_the_entry);

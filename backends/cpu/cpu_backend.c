@@ -253,4 +253,6 @@ const struct zero_backend zero_backend_cpu = {
     .wait = cpu_wait,
     .wait_timed = cpu_wait_timed,
     .host_all_gather = cpu_host_all_gather,
+
+    .xent_fused = cpu_xent_fused, /* the reference: xent_forward's and xent_backward's loops */
 };

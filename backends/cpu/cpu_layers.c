@@ -1,7 +1,9 @@
 /* Layer kernels of the cpu backend, fp32 activations: bias, GELU, softmax
- * cross-entropy. Forward and backward side by side. */
+ * cross-entropy (and the fused classifier, fp32 or bf16 logits). Forward and backward
+ * side by side. */
 #include "cpu_exact_vec.h"
 #include "cpu_ops.h"
+#include "base/dtype_convert.h"
 #include "base/exact_math.h"
 
 /* y (rows, cols) += b (cols) */
@@ -179,10 +181,41 @@ static int check_labels(struct cpu_state *s, const char *what, const int32_t *la
     return ZERO_OK;
 }
 
+/* p (classes) = softmax(z (classes)); returns the row's loss, logsumexp(z) - z[label].
+ * The row max is subtracted before exp, and the sum of exps is kept in double so that
+ * a 50k vocabulary loses no digits; its log is exact_log's in double (the cuda
+ * backend's too). z[label] is read before p is written, so p may be z itself (the
+ * fused classifier, in place); every element is read before it is overwritten. */
+static float softmax_row(enum zero_host_isa isa, float *p, const float *z, int32_t label,
+                         int64_t classes)
+{
+    float max = z[0];
+    for (int64_t c = 1; c < classes; c++)
+        max = z[c] > max ? z[c] : max;
+    const float z_label = z[label] - max;
+    for (int64_t c = 0; c < classes; c++)
+        p[c] = z[c] - max;
+    cpu_exact_expf_n(isa, p, p, (size_t)classes);
+    double sum = 0.0; /* in class order, after all the exps */
+    for (int64_t c = 0; c < classes; c++)
+        sum += p[c];
+    float inv_sum = (float)(1.0 / sum);
+    for (int64_t c = 0; c < classes; c++)
+        p[c] *= inv_sum;
+    return (float)(exact_log(sum) - (double)z_label);
+}
+
+/* d (classes) = (p - onehot(label)) * dloss; d may be p itself */
+static void xent_grad_row(float *d, const float *p, int32_t label, int64_t classes, float dloss)
+{
+    const float p_label = p[label];
+    for (int64_t c = 0; c < classes; c++)
+        d[c] = p[c] * dloss;
+    d[label] = (p_label - 1.0f) * dloss;
+}
+
 /* probs (rows, classes) = softmax(logits (rows, classes)); losses (rows) =
- * logsumexp(logits) - logits[label]. The row max is subtracted before exp, and the
- * sum of exps is kept in double so that a 50k vocabulary loses no digits; its log is
- * exact_log's in double (the cuda backend's too). */
+ * logsumexp(logits) - logits[label], row by row (softmax_row). */
 int cpu_xent_forward(void *self, float *losses, float *probs, const float *logits,
                      const int32_t *labels, int64_t rows, int64_t classes)
 {
@@ -193,23 +226,8 @@ int cpu_xent_forward(void *self, float *losses, float *probs, const float *logit
     if (rc != ZERO_OK)
         return rc;
     const enum zero_host_isa isa = zero_host_isa_best(); /* the exps vectorized, as GELU's */
-    for (int64_t r = 0; r < rows; r++) {
-        const float *restrict z = logits + r * classes;
-        float *restrict p = probs + r * classes;
-        float max = z[0];
-        for (int64_t c = 1; c < classes; c++)
-            max = z[c] > max ? z[c] : max;
-        for (int64_t c = 0; c < classes; c++)
-            p[c] = z[c] - max;
-        cpu_exact_expf_n(isa, p, p, (size_t)classes);
-        double sum = 0.0; /* in class order, after all the exps */
-        for (int64_t c = 0; c < classes; c++)
-            sum += p[c];
-        float inv_sum = (float)(1.0 / sum);
-        for (int64_t c = 0; c < classes; c++)
-            p[c] *= inv_sum;
-        losses[r] = (float)(exact_log(sum) - (double)(z[labels[r]] - max));
-    }
+    for (int64_t r = 0; r < rows; r++)
+        losses[r] = softmax_row(isa, probs + r * classes, logits + r * classes, labels[r], classes);
     return ZERO_OK;
 }
 
@@ -220,13 +238,60 @@ int cpu_xent_backward(void *self, float *dlogits, const float *probs, const int3
     int rc = check_labels(self, "xent_backward", labels, rows, classes);
     if (rc != ZERO_OK)
         return rc;
-    for (int64_t r = 0; r < rows; r++) {
-        float *restrict d = dlogits + r * classes;
-        const float *restrict p = probs + r * classes;
-        for (int64_t c = 0; c < classes; c++)
-            d[c] = p[c] * dloss;
-        int32_t y = labels[r];
-        d[y] = (p[y] - 1.0f) * dloss;
+    for (int64_t r = 0; r < rows; r++)
+        xent_grad_row(dlogits + r * classes, probs + r * classes, labels[r], classes, dloss);
+    return ZERO_OK;
+}
+
+/* The fused classifier (include/zero/backend.h), the reference the cuda backend's exact
+ * mode matches: per row, xent_forward's softmax_row and xent_backward's xent_grad_row,
+ * the same operations in the same order, so the same bits as the two entries with a
+ * probability buffer, without one. fp32: the row is computed where dlogits is (in place
+ * over the logits, or disjoint). bf16: the row widened exactly into a row of fp32
+ * workspace, computed there, and each dlogit rounded once to nearest even (the bits of
+ * cast, xent_forward, xent_backward, cast). */
+int cpu_xent_fused(void *self, float *losses, void *dlogits, const void *logits, enum zero_dtype t,
+                   const int32_t *labels, int64_t rows, int64_t classes, float dloss)
+{
+    struct cpu_state *s = self;
+    if (classes < 1)
+        return cpu_fail(s, ZERO_EINVAL, "xent_fused: %lld classes", (long long)classes);
+    if (rows < 0)
+        return cpu_fail(s, ZERO_EINVAL, "xent_fused: %lld rows", (long long)rows);
+    if (t != ZERO_F32 && t != ZERO_BF16)
+        return cpu_fail(s, ZERO_ENOTSUP, "xent_fused: logits dtype %s; fp32 or bf16 expected",
+                        zero_dtype_name(t));
+    const size_t esize = zero_dtype_size(t), bytes = (size_t)rows * (size_t)classes * esize;
+    const uintptr_t d0 = (uintptr_t)dlogits, z0 = (uintptr_t)logits;
+    if (dlogits != logits && bytes > 0 && d0 < z0 + bytes && z0 < d0 + bytes)
+        return cpu_fail(s, ZERO_EINVAL, "xent_fused: dlogits overlaps logits without being them");
+    int rc = check_labels(s, "xent_fused", labels, rows, classes);
+    if (rc != ZERO_OK)
+        return rc;
+    const enum zero_host_isa isa = zero_host_isa_best();
+    if (t == ZERO_F32) {
+        for (int64_t r = 0; r < rows; r++) {
+            float *d = (float *)dlogits + r * classes;
+            losses[r] =
+                softmax_row(isa, d, (const float *)logits + r * classes, labels[r], classes);
+            xent_grad_row(d, d, labels[r], classes, dloss);
+        }
+        return ZERO_OK;
     }
+    float *row = NULL; /* (classes) fp32 */
+    if (rows > 0 && (rc = cpu_alloc(s, (size_t)classes * sizeof(float), ZERO_TAG_WORKSPACE,
+                                    (void **)&row)) != ZERO_OK)
+        return rc;
+    for (int64_t r = 0; r < rows; r++) {
+        const uint16_t *z = (const uint16_t *)logits + r * classes;
+        uint16_t *d = (uint16_t *)dlogits + r * classes;
+        for (int64_t c = 0; c < classes; c++)
+            row[c] = dtype_bf16_to_f32(z[c]);
+        losses[r] = softmax_row(isa, row, row, labels[r], classes);
+        xent_grad_row(row, row, labels[r], classes, dloss);
+        for (int64_t c = 0; c < classes; c++)
+            d[c] = dtype_f32_to_bf16(row[c]);
+    }
+    cpu_free(s, row);
     return ZERO_OK;
 }

@@ -62,6 +62,8 @@ int cpu_xent_forward(void *self, float *losses, float *probs, const float *logit
                      const int32_t *labels, int64_t rows, int64_t classes);
 int cpu_xent_backward(void *self, float *dlogits, const float *probs, const int32_t *labels,
                       int64_t rows, int64_t classes, float dloss);
+int cpu_xent_fused(void *self, float *losses, void *dlogits, const void *logits, enum zero_dtype t,
+                   const int32_t *labels, int64_t rows, int64_t classes, float dloss);
 
 /* cpu_gpt_kernels.c: GPT kernels on fp32 activations (token embedding, LayerNorm, attention) */
 int cpu_embedding_forward(void *self, float *y, const int32_t *ids, const float *table,

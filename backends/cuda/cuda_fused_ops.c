@@ -50,6 +50,28 @@ static int xent_fused_reference(struct cuda_state *s, float *losses, float *dlog
     return rc;
 }
 
+/* bf16 logits: widened exactly into an fp32 workspace, xent_fused_reference in place
+ * there, each dlogit rounded once into dlogits: the bits of the cpu's xent_fused */
+static int xent_fused_reference_bf16(struct cuda_state *s, float *losses, void *dlogits,
+                                     const void *logits, const int32_t *labels, int64_t rows,
+                                     int64_t classes, float dloss)
+{
+    const size_t n = (size_t)rows * (size_t)classes;
+    if (n == 0)
+        return ZERO_OK;
+    void *ws = NULL; /* (rows, classes) fp32 */
+    int rc = cuda_alloc(s, n * sizeof(float), ZERO_TAG_WORKSPACE, &ws);
+    if (rc == ZERO_OK)
+        rc = cuda_cast(s, ws, ZERO_F32, logits, ZERO_BF16, n);
+    if (rc == ZERO_OK)
+        rc = xent_fused_reference(s, losses, ws, ws, labels, rows, classes, dloss);
+    if (rc == ZERO_OK)
+        rc = cuda_cast(s, dlogits, ZERO_BF16, ws, ZERO_F32, n);
+    if (ws != NULL)
+        cuda_free(s, ws);
+    return rc;
+}
+
 int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits, enum zero_dtype t,
                     const int32_t *labels, int64_t rows, int64_t classes, float dloss)
 {
@@ -68,12 +90,9 @@ int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits
     if (dlogits != logits && overlaps(dlogits, bytes, logits, bytes))
         return cuda_fail(s, ZERO_EINVAL, "xent_fused: dlogits overlaps logits without being them");
     if (s->mode != ZERO_COLL_NATIVE || cuda_fused_disabled()) {
-        if (t != ZERO_F32)
-            return cuda_fail(s, ZERO_ENOTSUP,
-                             "xent_fused: unfused (exact mode or ZERO_CUDA_FUSED=off) takes fp32 "
-                             "logits, not %s",
-                             zero_dtype_name(t));
-        return xent_fused_reference(s, losses, dlogits, logits, labels, rows, classes, dloss);
+        if (t == ZERO_F32)
+            return xent_fused_reference(s, losses, dlogits, logits, labels, rows, classes, dloss);
+        return xent_fused_reference_bf16(s, losses, dlogits, logits, labels, rows, classes, dloss);
     }
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_XENT);
     int rc = cuda_check_ids(s, "xent_fused", "label", labels, rows, classes);

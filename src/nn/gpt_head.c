@@ -2,24 +2,63 @@
  *   h (rows, C)      = ln_f(x)
  *   logits (rows, V) = h @ wte^T      (the LM head tied to the token embedding)
  *   loss (rows)      = cross_entropy(logits, label)
+ * (logits and dlogits in one buffer where the backend has the fused classifier, bf16
+ * with bf16 stored activations)
  * wte (V, C) belongs to the embedding unit and is used here as an external
  * parameter, so its gradient gets this unit's share first (the backward runs
  * last unit first) and the embedding's scatter is added to it. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "gpt_internal.h"
 #include "nn_internal.h"
 
 /* ctx->param / ctx->grad slots: own weight, bias, then the external wte. */
 enum { LNF = 0, WTE = 2 };
 
-/* saved: mean (rows), rstd (rows), probs (rows, V), fp32, then h (rows, C) stored
- * (ctx->act_type); a backend with the fused classifier (xent_fused) leaves dlogits in
- * probs' place instead, from the forward's dloss (the step's constant, the same in the
- * backward) */
-static size_t head_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
+/* Two ways through the loss, by what the backend has:
+ * - the fused classifier (xent_fused; the cpu and cuda backends): one (rows, V) buffer
+ *   in the saved region. The GEMM writes the logits there, xent_fused overwrites them
+ *   with dlogits in place (from the forward's dloss, the step's constant, the same in
+ *   the backward) and the backward reads them there: no probabilities, no scratch
+ *   logits (llm.c's layout);
+ * - without it: the logits in scratch, xent_forward's probs (rows, V) saved, and
+ *   xent_backward's dlogits in scratch: two (rows, V) fp32 buffers. */
+static int one_buffer(const struct zero_unit_ctx *ctx)
+{
+    return ctx->be->xent_fused != NULL;
+}
+
+/* The dtype of the one buffer, logits and then dlogits: bf16 where the unit stores its
+ * activations in bf16 (libzero.activations "compute" in bf16 training, as llm.c keeps
+ * them), else fp32. The GEMM rounds each fp32 logit once as it stores it, xent_fused
+ * widens them exactly and rounds each dlogit once, and the backward GEMMs read that
+ * bf16 operand, which bf16 GEMMs would have rounded to anyway. fp16 stays fp32: the
+ * fused classifier has no fp16 form, and fp16 dlogits would carry the loss scale (the
+ * label's up to scale / rows, past 65504 at the 2^32 start; docs/design.md).
+ * ZERO_FP32_LOGITS=1 keeps fp32 (the comparison of tests/test_gpt_stages.c). */
+static enum zero_dtype logits_type(const struct zero_unit_ctx *ctx)
+{
+    const char *env = getenv("ZERO_FP32_LOGITS");
+    int fp32 = env != NULL && strcmp(env, "1") == 0;
+    return one_buffer(ctx) && ctx->act_type == ZERO_BF16 && !fp32 ? ZERO_BF16 : ZERO_F32;
+}
+
+/* saved: mean (rows), rstd (rows), fp32; the (rows, V) buffer: with the fused classifier
+ * the logits, then dlogits, in logits_type; without it probs, fp32; then h (rows, C)
+ * stored (ctx->act_type) */
+static size_t head_saved_bytes_with(const struct zero_unit *u, int64_t rows, enum zero_dtype act,
+                                    enum zero_dtype logits)
 {
     const struct gpt_dims *d = u->impl;
-    return (size_t)(rows * (2 + d->V)) * sizeof(float) +
+    return (size_t)(rows * 2) * sizeof(float) + (size_t)(rows * d->V) * zero_dtype_size(logits) +
            (size_t)(rows * d->C) * zero_dtype_size(act);
+}
+
+/* the sizes of the path without the fused classifier (the engine asks head_saved_for) */
+static size_t head_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
+{
+    return head_saved_bytes_with(u, rows, act, ZERO_F32);
 }
 
 static size_t head_saved_bytes(const struct zero_unit *u, int64_t rows)
@@ -27,35 +66,57 @@ static size_t head_saved_bytes(const struct zero_unit *u, int64_t rows)
     return head_saved_bytes_as(u, rows, ZERO_F32);
 }
 
-/* scratch: logits or dlogits (rows, V), dh (rows, C), and dx (rows, C) when the
- * caller wants none (only as a first unit, in tests) */
-static size_t head_scratch_bytes(const struct zero_unit *u, int64_t rows)
+static size_t head_saved_for(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
+{
+    return head_saved_bytes_with(u, ctx->rows, ctx->act_type, logits_type(ctx));
+}
+
+/* scratch: without the fused classifier the logits, then dlogits (rows, V); dh (rows,
+ * C), and dx (rows, C) when the caller wants none (only as a first unit, in tests); fp32 */
+static size_t head_scratch_bytes_with(const struct zero_unit *u, int64_t rows, int logits)
 {
     const struct gpt_dims *d = u->impl;
-    return (size_t)(rows * (d->V + 2 * d->C)) * sizeof(float);
+    return (size_t)(rows * ((logits ? d->V : 0) + 2 * d->C)) * sizeof(float);
+}
+
+static size_t head_scratch_bytes(const struct zero_unit *u, int64_t rows)
+{
+    return head_scratch_bytes_with(u, rows, 1);
+}
+
+static size_t head_scratch_for(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
+{
+    return head_scratch_bytes_with(u, ctx->rows, !one_buffer(ctx));
 }
 
 struct head_saved {
-    float *mean, *rstd, *probs;
+    float *mean, *rstd;
+    void *vbuf; /* (rows, V): probs, or the logits and then dlogits in logits_type */
     void *h;
 };
 
-static void head_saved_map(const struct gpt_dims *d, int64_t rows, float *base,
+static void head_saved_map(const struct gpt_dims *d, const struct zero_unit_ctx *ctx,
                            struct head_saved *s)
 {
-    s->mean = base;
+    const int64_t rows = ctx->rows;
+    const enum zero_dtype lt = logits_type(ctx);
+    s->mean = ctx->saved;
     s->rstd = s->mean + rows;
-    s->probs = s->rstd + rows;
-    s->h = s->probs + rows * d->V;
+    s->vbuf = s->rstd + rows;
+    s->h = (char *)s->vbuf + (size_t)(rows * d->V) * zero_dtype_size(lt);
 }
 
-/* logits (rows, V) = ln_f(x) @ wte^T, h kept in s */
+/* logits (rows, V; lt) = ln_f(x) @ wte^T, h kept in s; a bf16 logit is the fp32 one
+ * rounded once as the GEMM stores it */
 static int head_logits(const struct gpt_dims *d, struct zero_unit_ctx *ctx, const float *x,
-                       const struct head_saved *s, float *logits)
+                       const struct head_saved *s, void *logits, enum zero_dtype lt)
 {
     int rc = gpt_layernorm_forward(ctx, LNF, x, s->h, s->mean, s->rstd, d->C);
-    if (rc == ZERO_OK)
+    if (rc == ZERO_OK && lt == ZERO_F32)
         rc = nn_affine_forward(ctx, nn_stored(ctx, s->h), WTE, NULL, logits, d->C, d->V);
+    else if (rc == ZERO_OK)
+        rc = nn_gemm_to(ctx, "gemm logits = h wte^T", 0, 1, ctx->rows, d->V, d->C,
+                        nn_stored(ctx, s->h), d->C, nn_param(ctx, WTE), d->C, logits, lt, d->V);
     return rc;
 }
 
@@ -65,17 +126,21 @@ static int head_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, co
 {
     const struct gpt_dims *d = u->impl;
     struct head_saved s;
-    head_saved_map(d, ctx->rows, ctx->saved, &s);
-    float *logits = ctx->scratch; /* (rows, V) */
+    head_saved_map(d, ctx, &s);
     if (ctx->labels == NULL)
         return nn_unit_fail(ctx, ZERO_EINVAL, "the batch has no labels");
-    int rc = head_logits(d, ctx, x, &s, logits);
-    if (rc == ZERO_OK && ctx->be->xent_fused != NULL &&
-        (rc = ctx->be->xent_fused(ctx->bself, y, s.probs, logits, ZERO_F32, ctx->labels, ctx->rows,
-                                  d->V, ctx->dloss)))
-        return nn_backend_fail(ctx, rc, "xent_fused");
-    if (rc == ZERO_OK && ctx->be->xent_fused == NULL &&
-        (rc = ctx->be->xent_forward(ctx->bself, y, s.probs, logits, ctx->labels, ctx->rows, d->V)))
+    if (one_buffer(ctx)) { /* logits, then dlogits in place: (rows, V) in s.vbuf */
+        const enum zero_dtype lt = logits_type(ctx);
+        int rc = head_logits(d, ctx, x, &s, s.vbuf, lt);
+        if (rc == ZERO_OK && (rc = ctx->be->xent_fused(ctx->bself, y, s.vbuf, s.vbuf, lt,
+                                                       ctx->labels, ctx->rows, d->V, ctx->dloss)))
+            return nn_backend_fail(ctx, rc, "xent_fused");
+        return rc;
+    }
+    float *logits = ctx->scratch; /* (rows, V) */
+    int rc = head_logits(d, ctx, x, &s, logits, ZERO_F32);
+    if (rc == ZERO_OK &&
+        (rc = ctx->be->xent_forward(ctx->bself, y, s.vbuf, logits, ctx->labels, ctx->rows, d->V)))
         return nn_backend_fail(ctx, rc, "xent_forward");
     return rc;
 }
@@ -88,30 +153,38 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
     (void)dy; /* a loss unit starts from ctx->dloss */
     const struct gpt_dims *d = u->impl;
     struct head_saved s;
-    head_saved_map(d, ctx->rows, ctx->saved, &s);
-    float *dlogits = ctx->scratch;            /* (rows, V) */
-    float *dh = dlogits + ctx->rows * d->V;   /* (rows, C) */
-    float *unused_dx = dh + ctx->rows * d->C; /* (rows, C) */
+    head_saved_map(d, ctx, &s);
+    float *dh = ctx->scratch; /* (rows, C), after the scratch logits where there are any */
+    struct nn_operand dlogits;
     int rc = ZERO_OK;
-    if (ctx->be->xent_fused != NULL) /* the forward left dlogits in place of probs */
-        dlogits = s.probs;
-    else if ((rc = ctx->be->xent_backward(ctx->bself, dlogits, s.probs, ctx->labels, ctx->rows,
-                                          d->V, ctx->dloss)) != ZERO_OK)
-        return nn_backend_fail(ctx, rc, "xent_backward");
-    rc = nn_affine_backward(ctx, nn_stored(ctx, s.h), WTE, dlogits, dh, 0.0f, NULL, 0, d->C, d->V);
+    if (one_buffer(ctx)) { /* the forward left dlogits in s.vbuf */
+        dlogits = logits_type(ctx) == ZERO_F32
+                      ? nn_act(s.vbuf)
+                      : (struct nn_operand){.param = -1, .lowp = s.vbuf, .lowp_type = ZERO_BF16};
+    } else {
+        float *d32 = ctx->scratch; /* (rows, V) */
+        dh = d32 + ctx->rows * d->V;
+        if ((rc = ctx->be->xent_backward(ctx->bself, d32, s.vbuf, ctx->labels, ctx->rows, d->V,
+                                         ctx->dloss)) != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "xent_backward");
+        dlogits = nn_act(d32);
+    }
+    float *unused_dx = dh + ctx->rows * d->C; /* (rows, C) */
+    rc = nn_affine_backward_from(ctx, nn_stored(ctx, s.h), WTE, dlogits, dh, 0.0f, NULL, 0, d->C,
+                                 d->V);
     if (rc == ZERO_OK)
         rc = gpt_layernorm_backward(ctx, LNF, x, dh, s.mean, s.rstd, dx != NULL ? dx : unused_dx,
                                     0.0f, d->C);
     return rc;
 }
 
-/* y (rows, V) = the logits */
+/* y (rows, V) = the logits, fp32 (the saved region's (rows, V) buffer is not used) */
 static int head_predict(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
                         float *y)
 {
     struct head_saved s;
-    head_saved_map(u->impl, ctx->rows, ctx->saved, &s);
-    return head_logits(u->impl, ctx, x, &s, y);
+    head_saved_map(u->impl, ctx, &s);
+    return head_logits(u->impl, ctx, x, &s, y, ZERO_F32);
 }
 
 static const struct zero_unit_ops head_ops = {
@@ -123,6 +196,8 @@ static const struct zero_unit_ops head_ops = {
     .destroy = gpt_unit_destroy,
     .predict = head_predict,
     .saved_bytes_as = head_saved_bytes_as,
+    .saved_bytes_for = head_saved_for,
+    .scratch_bytes_for = head_scratch_for,
 };
 
 int zero_nn_gpt_head(struct zero_unit **u, const char *name, int64_t C, int64_t vocab, int wte_unit,

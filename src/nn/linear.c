@@ -42,9 +42,17 @@ int nn_affine_forward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, con
 int nn_affine_backward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *dy,
                        float *dx, float dx_beta, float *db, int acc_b, int64_t in, int64_t out)
 {
+    return nn_affine_backward_from(ctx, x, w, nn_act(dy), dx, dx_beta, db, acc_b, in, out);
+}
+
+int nn_affine_backward_from(struct zero_unit_ctx *ctx, struct nn_operand x, int w,
+                            struct nn_operand g, float *dx, float dx_beta, float *db, int acc_b,
+                            int64_t in, int64_t out)
+{
     const int64_t rows = ctx->rows;
-    struct nn_operand g = nn_act(dy); /* rounded once for both products */
-    void *tmp;
+    if (db != NULL && g.x == NULL)
+        return nn_unit_fail(ctx, ZERO_EINVAL, "a bias gradient needs dy in fp32");
+    void *tmp; /* g rounded once for both products (a no-op where it is stored rounded) */
     int rc = nn_lower(ctx, &g, (size_t)(rows * out), &tmp);
     /* dw (out, in) = dy^T (out, rows) @ x (rows, in); beta 0 writes a micro-step's
      * gradient fresh, which the exactness contract relies on.

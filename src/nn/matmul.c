@@ -126,6 +126,19 @@ int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
 
+int nn_gemm_to(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+               int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+               void *c, enum zero_dtype c_type, int64_t ldc)
+{
+    struct gemm_operands o;
+    int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
+    if (rc == ZERO_OK)
+        rc = ctx->be->gemm(ctx->bself, ta, tb, m, n, k, 1.0f, o.a, o.ta, lda, o.b, o.tb, ldb, 0.0f,
+                           c, c_type, ldc);
+    release_operands(ctx, &o);
+    return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
+}
+
 int nn_gemm_grad(struct zero_unit_ctx *ctx, const char *what, int i, int ta, int tb, int64_t m,
                  int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
                  int64_t ldb)

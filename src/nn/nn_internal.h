@@ -56,6 +56,13 @@ int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t
             int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
             float beta, float *c, int64_t ldc);
 
+/* c (m, n; ldc) in c_type = op(a) op(b), as nn_gemm with beta 0: the backend's fp32 sums
+ * stored in c_type (a 16-bit C: each rounded once where the backend's gemm does so, every
+ * exact-mode GEMM; ZERO_CAP_ROUNDING_GEMM_STORE says it does in every mode). */
+int nn_gemm_to(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
+               int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
+               void *c, enum zero_dtype c_type, int64_t ldc);
+
 /* Gradient slot i of ctx (m, n; contiguous, the whole gradient) = op(a) op(b), added
  * where ctx->grad_accumulate[i]; else, where the engine offers the direct route
  * (ctx->grad_lowp[i]), written there in the compute dtype, setting
@@ -112,5 +119,11 @@ int nn_affine_forward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, con
  *   db (out)      = sum over rows of dy + (acc_b ? db : 0)   (skipped when db is NULL) */
 int nn_affine_backward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *dy,
                        float *dx, float dx_beta, float *db, int acc_b, int64_t in, int64_t out);
+
+/* nn_affine_backward from dy as a GEMM operand (an fp32 activation, or one already in
+ * a 16-bit dtype: nn_stored's form); db needs dy's fp32 values (dy.x) */
+int nn_affine_backward_from(struct zero_unit_ctx *ctx, struct nn_operand x, int w,
+                            struct nn_operand dy, float *dx, float dx_beta, float *db, int acc_b,
+                            int64_t in, int64_t out);
 
 #endif
