@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_state_backend.h"
 #include "mpi_check.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
@@ -24,8 +25,9 @@ struct gpt_run {
     /* inputs */
     struct zero_config cfg; /* stage, micro-batch and accumulation set */
     struct zero_gpt_config model;
-    int steps; /* 0: STEPS */
-    int ln_to; /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
+    int steps;     /* 0: STEPS */
+    int ln_to;     /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
+    unsigned attn; /* ATTN_STATE, ATTN_TYPED: attention_state_backend's entries */
     /* outputs */
     float losses[MAX_STEPS];
     float *weights; /* every parameter, whole, in model order */
@@ -158,10 +160,11 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
     static struct zero_backend with_ln_to;
-    if (!rc && r->ln_to) {
+    if (!rc && (r->ln_to || r->attn)) {
         cpu_table = dev->be;
-        with_ln_to = *dev->be;
-        with_ln_to.layernorm_forward_to = ln_to_reference;
+        with_ln_to = r->attn ? *attention_state_backend(dev->be, r->attn) : *dev->be;
+        if (r->ln_to)
+            with_ln_to.layernorm_forward_to = ln_to_reference;
         dev->be = &with_ln_to;
     }
     if (!rc)
@@ -178,7 +181,7 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     }
     zero_engine_destroy(e);
     zero_model_destroy(model);
-    if (dev != NULL && r->ln_to)
+    if (dev != NULL && (r->ln_to || r->attn))
         dev->be = cpu_table; /* closed by its own table */
     zero_device_close(dev);
     return rc;
@@ -394,7 +397,75 @@ START_TEST(test_gpt_bf16_activations_follow_the_fp32_loss_curve_and_halve_their_
 }
 END_TEST
 
-/* The global mean loss of step 0's batch at the current weights (eval pass). */
+/* A backend whose attention keeps a (B, NH, T) state and (B, NH, T) floats of scratch
+ * (attention_state_floats: what cuda's flash attention keeps) and, with flags'
+ * ATTN_TYPED, reads and writes 16-bit qkv and atty itself: every stage gives the plain
+ * cpu run's bits (fp32 training; bf16 training with bf16 activations), and the saved
+ * activations shrink by exactly the T x T the blocks no longer keep:
+ *   peak activations = plain's - n_layer * B * NH * (T * T - T) * 4 bytes
+ * (B the micro-batch's sequences; att is fp32 in both runs). The backend checks the
+ * state it kept to the bit in backward and poisons its scratch, so a state laid out
+ * over qkv, or a scratch over live data, fails too. The backward's scratch (the
+ * workspace) shrinks by the same T x T of one block at most. */
+static void check_attention_state(unsigned flags, int bf16)
+{
+    for (int stage = 0; stage < 4; stage++) {
+        struct gpt_run runs[2]; /* [0] plain cpu, [1] the state backend */
+        for (int i = 0; i < 2; i++) {
+            run_defaults(&runs[i], stage);
+            runs[i].cfg.bf16.enabled = bf16;
+            runs[i].cfg.libzero.activations =
+                bf16 ? ZERO_ACTIVATIONS_COMPUTE : ZERO_ACTIVATIONS_FP32;
+            runs[i].attn = i ? flags : 0;
+            must_train(&runs[i], MPI_COMM_WORLD);
+        }
+        ck_assert_msg(runs[0].losses[STEPS - 1] != runs[0].losses[0], "the loss did not move");
+        ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[1])),
+                      "attention entries %u, %s, stage %d: not the plain bits (losses %.9g vs "
+                      "%.9g)",
+                      flags, bf16 ? "bf16 activations" : "fp32", stage, runs[1].losses[STEPS - 1],
+                      runs[0].losses[STEPS - 1]);
+        const struct zero_gpt_config *g = &runs[0].model;
+        const int64_t B = runs[0].cfg.train_micro_batch_size_per_gpu, T = g->block_size;
+        const int64_t fall = flags & ATTN_STATE
+                                 ? g->n_layer * B * g->n_head * (T * T - T) * (int64_t)sizeof(float)
+                                 : 0;
+        ck_assert_msg(mpi_check_all(runs[0].peak_activations - runs[1].peak_activations == fall),
+                      "attention entries %u, stage %d: peak activations %lld, plain %lld: "
+                      "expected %lld less",
+                      flags, stage, (long long)runs[1].peak_activations,
+                      (long long)runs[0].peak_activations, (long long)fall);
+        ck_assert_msg(mpi_check_all(runs[1].peak_workspace <= runs[0].peak_workspace),
+                      "attention entries %u, stage %d: peak workspace %lld, plain %lld", flags,
+                      stage, (long long)runs[1].peak_workspace, (long long)runs[0].peak_workspace);
+        if (mpi_check_rank() == 0 && stage == 0)
+            printf("attention entries %u (%s): peak activations %lld -> %lld, workspace %lld -> "
+                   "%lld bytes\n",
+                   flags, bf16 ? "bf16 activations" : "fp32", (long long)runs[0].peak_activations,
+                   (long long)runs[1].peak_activations, (long long)runs[0].peak_workspace,
+                   (long long)runs[1].peak_workspace);
+        free(runs[0].weights);
+        free(runs[1].weights);
+    }
+}
+
+START_TEST(test_gpt_attention_state_gives_the_plain_bits_with_less_memory)
+{
+    check_attention_state(ATTN_STATE, 0);
+    check_attention_state(ATTN_STATE, 1);
+}
+END_TEST
+
+/* The typed entries (qkv and atty read and written in bf16 by the backend, no fp32
+ * workspace in src/nn) give the bits of widening and rounding in src/nn, with the
+ * contract's T x T and with the state */
+START_TEST(test_gpt_typed_attention_gives_the_plain_bits)
+{
+    check_attention_state(ATTN_TYPED, 1);
+    check_attention_state(ATTN_STATE | ATTN_TYPED, 1);
+}
+END_TEST
+
 /* The global mean loss of step 0's batch at the current weights (eval pass). */
 static double global_loss(struct zero_engine *e, const struct gpt_run *r, int rank, int world)
 {
@@ -524,6 +595,8 @@ static Suite *stages_suite(void)
     tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_activations);
     tcase_add_test(tc, test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast);
     tcase_add_test(tc, test_gpt_bf16_activations_follow_the_fp32_loss_curve_and_halve_their_bytes);
+    tcase_add_test(tc, test_gpt_attention_state_gives_the_plain_bits_with_less_memory);
+    tcase_add_test(tc, test_gpt_typed_attention_gives_the_plain_bits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -366,4 +366,7 @@ const struct zero_backend zero_backend_cuda = {
     .graph_begin = cuda_graph_begin,
     .graph_end = cuda_graph_end,
     .layernorm_forward_to = cuda_layernorm_forward_to,
+    .attention_state_floats = cuda_attention_state_floats,
+    .attention_forward_typed = cuda_attention_forward_typed,
+    .attention_backward_typed = cuda_attention_backward_typed,
 };
