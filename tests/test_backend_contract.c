@@ -112,6 +112,21 @@ START_TEST(test_reductions_take_float_inputs)
 }
 END_TEST
 
+START_TEST(test_typed_attention_takes_stored_activation_dtypes)
+{
+    ck_assert_int_eq(
+        zero_contract_attention_qkv("attention_forward_typed", ZERO_BF16, why, sizeof why),
+        ZERO_OK);
+    ck_assert_int_eq(
+        zero_contract_attention_qkv("attention_backward_typed", ZERO_F16, why, sizeof why),
+        ZERO_OK);
+    ck_assert_int_eq(
+        zero_contract_attention_qkv("attention_forward_typed", ZERO_F32, why, sizeof why), ZERO_OK);
+    CK_REFUSED(zero_contract_attention_qkv("attention_backward_typed", ZERO_F64, why, sizeof why),
+               ZERO_ENOTSUP, "attention_backward_typed: qkv dtype fp64; fp32, fp16 or bf16");
+}
+END_TEST
+
 static Suite *contract_suite(void)
 {
     Suite *s = suite_create("backend_contract");
@@ -121,6 +136,7 @@ static Suite *contract_suite(void)
     tcase_add_test(tc, test_cast_takes_float_types_and_fp64_only_to_fp32_or_itself);
     tcase_add_test(tc, test_optimizers_check_dtypes_then_their_arguments);
     tcase_add_test(tc, test_reductions_take_float_inputs);
+    tcase_add_test(tc, test_typed_attention_takes_stored_activation_dtypes);
     suite_add_tcase(s, tc);
     return s;
 }

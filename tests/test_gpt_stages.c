@@ -403,22 +403,27 @@ END_TEST
  * cpu run's bits (fp32 training; bf16 training with bf16 activations), and the saved
  * activations shrink by exactly the T x T the blocks no longer keep:
  *   peak activations = plain's - n_layer * B * NH * (T * T - T) * 4 bytes
- * (B the micro-batch's sequences; att is fp32 in both runs). The backend checks the
- * state it kept to the bit in backward and poisons its scratch, so a state laid out
- * over qkv, or a scratch over live data, fails too. The backward's scratch (the
- * workspace) shrinks by the same T x T of one block at most. */
+ * (B the micro-batch's sequences; att is fp32 in both runs); with activation
+ * checkpointing too (the recompute lays the state out as the forward did). The backend
+ * checks the state it kept to the bit in backward and poisons its scratch, so a state
+ * laid out over qkv, or a scratch over live data, fails too. The backward's scratch
+ * (the workspace) shrinks by the same T x T of one block at most. */
 static void check_attention_state(unsigned flags, int bf16)
 {
     for (int stage = 0; stage < 4; stage++) {
-        struct gpt_run runs[2]; /* [0] plain cpu, [1] the state backend */
-        for (int i = 0; i < 2; i++) {
+        struct gpt_run runs[3]; /* [0] plain cpu, [1] the state backend, [2] checkpointed */
+        for (int i = 0; i < 3; i++) {
             run_defaults(&runs[i], stage);
             runs[i].cfg.bf16.enabled = bf16;
             runs[i].cfg.libzero.activations =
                 bf16 ? ZERO_ACTIVATIONS_COMPUTE : ZERO_ACTIVATIONS_FP32;
             runs[i].attn = i ? flags : 0;
+            runs[i].model.checkpoint = i == 2; /* the recompute keeps the state as well */
             must_train(&runs[i], MPI_COMM_WORLD);
         }
+        ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[2])),
+                      "attention entries %u, %s, stage %d, checkpointing: not the plain bits",
+                      flags, bf16 ? "bf16 activations" : "fp32", stage);
         ck_assert_msg(runs[0].losses[STEPS - 1] != runs[0].losses[0], "the loss did not move");
         ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[1])),
                       "attention entries %u, %s, stage %d: not the plain bits (losses %.9g vs "
@@ -444,8 +449,8 @@ static void check_attention_state(unsigned flags, int bf16)
                    flags, bf16 ? "bf16 activations" : "fp32", (long long)runs[0].peak_activations,
                    (long long)runs[1].peak_activations, (long long)runs[0].peak_workspace,
                    (long long)runs[1].peak_workspace);
-        free(runs[0].weights);
-        free(runs[1].weights);
+        for (int i = 0; i < 3; i++)
+            free(runs[i].weights);
     }
 }
 

@@ -52,16 +52,18 @@ template <int N, typename TQ>
 __device__ __forceinline__ void load_widened(float *dst, const TQ *src, zero_dtype t, bool vec)
 {
     if constexpr (sizeof(TQ) == 2) {
-        if (N % 8 == 0 && vec) {
+        if constexpr (N % 8 == 0) {
+            if (vec) {
 #pragma unroll
-            for (int g = 0; g < N; g += 8) {
-                const uint4 u = *(const uint4 *)(src + g);
-                const uint16_t *h = (const uint16_t *)&u;
+                for (int g = 0; g < N; g += 8) {
+                    const uint4 u = *(const uint4 *)(src + g);
+                    const uint16_t *h = (const uint16_t *)&u;
 #pragma unroll
-                for (int e = 0; e < 8; e++)
-                    dst[g + e] = zero_cuda::load_f32(h, t, e);
+                    for (int e = 0; e < 8; e++)
+                        dst[g + e] = zero_cuda::load_f32(h, t, e);
+                }
+                return;
             }
-            return;
         }
 #pragma unroll
         for (int d = 0; d < N; d++)

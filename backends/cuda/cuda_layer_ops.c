@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/backend_contract.h"
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
@@ -465,10 +466,9 @@ void cuda_attention_state_floats(void *self, int64_t B, int64_t T, int64_t C, in
  * widens it into a workspace, runs the fp32 entry and casts y (the same bits) */
 static int check_qkv_type(struct cuda_state *s, const char *what, enum zero_dtype t)
 {
-    if (t != ZERO_F32 && t != ZERO_F16 && t != ZERO_BF16)
-        return cuda_fail(s, ZERO_ENOTSUP, "%s: qkv dtype %s; fp32, fp16 or bf16 expected", what,
-                         zero_dtype_name(t));
-    return ZERO_OK;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_attention_qkv(what, t, why, sizeof why);
+    return rc != ZERO_OK ? cuda_fail(s, rc, "%s", why) : ZERO_OK;
 }
 
 /* *qkv32 (n fp32) = qkv (n, t) widened into a new workspace block (*ws, with extra

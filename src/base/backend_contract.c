@@ -152,3 +152,14 @@ int zero_contract_float_input(const char *what, enum zero_dtype t, char *why, si
     }
     return ZERO_OK;
 }
+
+int zero_contract_attention_qkv(const char *what, enum zero_dtype qkv_type, char *why,
+                                size_t why_len)
+{
+    if (!is_narrow_float(qkv_type)) {
+        snprintf(why, why_len, "%s: qkv dtype %s; fp32, fp16 or bf16 expected", what,
+                 zero_dtype_name(qkv_type));
+        return ZERO_ENOTSUP;
+    }
+    return ZERO_OK;
+}

@@ -47,4 +47,9 @@ int zero_contract_sgd(const struct zero_sgd_args *args, int has_momentum, enum z
 /* sumsq_blocks, nonfinite (what names the entry): x is a float type. */
 int zero_contract_float_input(const char *what, enum zero_dtype t, char *why, size_t why_len);
 
+/* attention_forward_typed, attention_backward_typed (what names the entry): qkv is
+ * fp32, fp16 or bf16 (the stored activation dtypes). */
+int zero_contract_attention_qkv(const char *what, enum zero_dtype qkv_type, char *why,
+                                size_t why_len);
+
 #endif
