@@ -77,29 +77,43 @@ __device__ __forceinline__ void load_widened(float *dst, const TQ *src, zero_dty
     }
 }
 
-// tile (kTile, HS) = rows r0 .. r0 + kTile - 1 of sequence b, columns h*HS .. of base
-// (row stride ld), widened; rows at or past T are zeros. nthreads threads share it:
-// one value each, or 8 (one 128-bit load) where TQ is 16-bit and vec.
+// tiles (kTile, HS) of rows r0 .. r0 + kTile - 1 of sequence b, columns h*HS .. of
+// base + oa into ta and of base + ob into tb (row stride ld), widened; rows at or past
+// T are zeros (tb NULL: ta alone). nthreads threads share them: one value each, or 8
+// (one 128-bit load) where TQ is 16-bit and vec.
 template <int HS, typename TQ>
-__device__ __forceinline__ void stage_tile(float (*tile)[HS], const TQ *base, int64_t ld,
-                                           zero_dtype t, bool vec, int64_t b, int64_t r0, int64_t T,
-                                           int64_t h, int nthreads)
+__device__ __forceinline__ void
+stage_tiles(float (*ta)[HS], float (*tb)[HS], const TQ *base, int64_t ld, int64_t oa, int64_t ob,
+            zero_dtype t, bool vec, int64_t b, int64_t r0, int64_t T, int64_t h, int nthreads)
 {
-    const int step = sizeof(TQ) == 2 && vec ? 8 : 1;
-    for (int e = threadIdx.x * step; e < kTile * HS; e += nthreads * step) {
+    if (sizeof(TQ) == 2 && vec) {
+        for (int e = threadIdx.x * 8; e < kTile * HS; e += nthreads * 8) {
+            const int rr = e / HS, d = e % HS;
+            const int64_t r = r0 + rr;
+            const TQ *src = base + row_of(b, r < T ? r : 0, T) * ld + h * HS + d;
+            load_widened<8>(&ta[rr][d], src + oa, t, true);
+            if (tb != nullptr)
+                load_widened<8>(&tb[rr][d], src + ob, t, true);
+            if (r >= T)
+#pragma unroll
+                for (int k = 0; k < 8; k++) {
+                    ta[rr][d + k] = 0.0f;
+                    if (tb != nullptr)
+                        tb[rr][d + k] = 0.0f;
+                }
+        }
+        return;
+    }
+    for (int e = threadIdx.x; e < kTile * HS; e += nthreads) {
         const int rr = e / HS, d = e % HS;
         const int64_t r = r0 + rr;
         const TQ *src = base + row_of(b, r < T ? r : 0, T) * ld + h * HS + d;
-        if (step == 8) {
-            load_widened<8>(&tile[rr][d], src, t, true);
-            if (r >= T)
-#pragma unroll
-                for (int k = 0; k < 8; k++)
-                    tile[rr][d + k] = 0.0f;
-        } else {
-            float v;
-            load_widened<1>(&v, src, t, false);
-            tile[rr][d] = r < T ? v : 0.0f;
+        float va, vb = 0.0f;
+        load_widened<1>(&va, src + oa, t, false);
+        ta[rr][d] = r < T ? va : 0.0f;
+        if (tb != nullptr) {
+            load_widened<1>(&vb, src + ob, t, false);
+            tb[rr][d] = r < T ? vb : 0.0f;
         }
     }
 }
@@ -138,8 +152,7 @@ __global__ void __launch_bounds__(kTile)
     const int64_t last = i0 + kTile - 1 < T - 1 ? i0 + kTile - 1 : T - 1; // the tile's last query
     for (int64_t j0 = 0; j0 <= last; j0 += kTile) {
         __syncthreads(); // the previous tile is read
-        stage_tile<HS>(ks, qkv + C, C3, t, vec_in, b, j0, T, h, kTile);
-        stage_tile<HS>(vs, qkv + 2 * C, C3, t, vec_in, b, j0, T, h, kTile);
+        stage_tiles<HS>(ks, vs, qkv, C3, C, 2 * C, t, vec_in, b, j0, T, h, kTile);
         __syncthreads();
         if (!live)
             continue;
@@ -224,8 +237,7 @@ __global__ void __launch_bounds__(2 * kTile)
     for (int pass = 0; pass < 2; pass++) { // 0: O_i and D_i; 1: dq_i
         for (int64_t j0 = 0; j0 <= last; j0 += kTile) {
             __syncthreads();
-            stage_tile<HS>(ks, qkv + C, C3, t, vec_in, b, j0, T, h, 2 * kTile);
-            stage_tile<HS>(vs, qkv + 2 * C, C3, t, vec_in, b, j0, T, h, 2 * kTile);
+            stage_tiles<HS>(ks, vs, qkv, C3, C, 2 * C, t, vec_in, b, j0, T, h, 2 * kTile);
             __syncthreads();
             if (!live)
                 continue; // both threads of a pair: the same query
@@ -301,8 +313,8 @@ __global__ void __launch_bounds__(2 * kTile)
     }
     for (int64_t i0 = j0k; i0 < T; i0 += kTile) { // query tiles from the block's first key on
         __syncthreads();
-        stage_tile<HS>(qs, qkv, C3, t, vec_in, b, i0, T, h, 2 * kTile);
-        stage_tile<HS>(gs, dy, C, ZERO_F32, false, b, i0, T, h, 2 * kTile);
+        stage_tiles<HS>(qs, nullptr, qkv, C3, 0, 0, t, vec_in, b, i0, T, h, 2 * kTile);
+        stage_tiles<HS, float>(gs, nullptr, dy, C, 0, 0, ZERO_F32, false, b, i0, T, h, 2 * kTile);
         if (threadIdx.x < kTile) {
             int64_t i = i0 + threadIdx.x;
             ls[threadIdx.x] = i < T ? lse[bh * T + i] : 0.0f;
