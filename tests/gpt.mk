@@ -36,10 +36,12 @@ tests_test_device_step_LDADD = $(TEST_LDADD)
 TESTS += tests/test_device_step.np1 tests/test_device_step.np3
 
 # The GPT units size the attention's saved state and scratch by the backend
-# (attention_state_floats), the contract's where it has none.
+# (attention_state_floats), the contract's where it has none; the standalone attention
+# in buffers of those sizes keeps the plain bits.
 check_PROGRAMS += tests/test_attention_state
 tests_test_attention_state_SOURCES = tests/test_attention_state.c \
-	tests/attention_state_backend.c tests/attention_state_backend.h
+	tests/attention_state_backend.c tests/attention_state_backend.h tests/gradcheck_rig.c \
+	tests/gradcheck_rig.h tests/gradcheck.c tests/gradcheck.h
 tests_test_attention_state_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_attention_state_LDADD = $(TEST_LDADD)
-TESTS += tests/test_attention_state
+TESTS += tests/test_attention_state.np1
