@@ -1985,18 +1985,20 @@ END_TEST
  * y once from the fp32 value the fp32 kernel stores, so nothing may differ. Cases
  * (_i): bf16 and fp16 (bit 0), qkv and y 16-byte aligned (128-bit loads and stores) or
  * one element off (the scalar path; bit 1), native mode (the fused kernels) or exact
- * (the reference path through a workspace; bit 2). T = 150: ragged tiles; hs 64. */
+ * (the reference path through a workspace, its products in t; bit 2). T = 150: ragged
+ * tiles; hs 64. */
 START_TEST(test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast)
 {
     const enum zero_dtype t = _i & 1 ? ZERO_F16 : ZERO_BF16;
     const size_t off = _i & 2 ? 1 : 0;
     const int native = (_i & 4) == 0;
+    const enum zero_dtype mt = t; /* the products' dtype: the fused kernels take fp32 anyway */
     const int64_t B = 2, T = 150, NH = 2, C = 128;
     const size_t n3 = (size_t)(B * T * 3 * C), n = (size_t)(B * T * C), es = 2;
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, native ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT),
                      ZERO_OK);
     size_t na = 0, ns = 0;
-    gpu->be->attention_state_floats(gpu->self, B, T, C, NH, ZERO_F32, &na, &ns);
+    gpu->be->attention_state_floats(gpu->self, B, T, C, NH, mt, &na, &ns);
     ck_assert_uint_eq(na, native ? (size_t)(B * NH * T) : (size_t)(B * NH * T * T));
     float *hq = vals(n3, 61, 1.0f), *hdy = vals(n, 62, 1.0f);
     void *q16 = NULL, *y16 = NULL, *yref = NULL;
@@ -2021,15 +2023,15 @@ START_TEST(test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast)
     if (!rc) /* the reference: widen, the fp32 entries, cast */
         rc = be->cast(g, q32, ZERO_F32, q, t, n3);
     if (!rc)
-        rc = be->attention_forward(g, y32, att1, q32, B, T, C, NH, ZERO_F32);
+        rc = be->attention_forward(g, y32, att1, q32, B, T, C, NH, mt);
     if (!rc)
         rc = be->cast(g, yref, t, y32, ZERO_F32, n);
     if (!rc)
-        rc = be->attention_backward(g, d1, s1, dy, q32, att1, B, T, C, NH, ZERO_F32);
+        rc = be->attention_backward(g, d1, s1, dy, q32, att1, B, T, C, NH, mt);
     if (!rc) /* the typed entries on the 16-bit buffers themselves */
-        rc = be->attention_forward_typed(g, y, att2, q, t, B, T, C, NH, ZERO_F32);
+        rc = be->attention_forward_typed(g, y, att2, q, t, B, T, C, NH, mt);
     if (!rc)
-        rc = be->attention_backward_typed(g, d2, s2, dy, q, t, att2, B, T, C, NH, ZERO_F32);
+        rc = be->attention_backward_typed(g, d2, s2, dy, q, t, att2, B, T, C, NH, mt);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", be->last_error(g));
     void *want_y = download(gpu, yref, n * es), *want_att = download(gpu, att1, na * 4);
     void *want_d = download(gpu, d1, n3 * 4);
