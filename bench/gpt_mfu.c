@@ -38,7 +38,9 @@
  * Timing: --warmup steps first (allocations, the stage-3 trace), then --steps steps
  * between two device synchronizes and barriers, MPI_Wtime, the slowest rank's time.
  * Peak device memory is the ledger's (bytes the engine allocated through the backend,
- * not the allocator's cache), rank 0's, from the engine's creation on. Collectives
+ * not the allocator's cache), rank 0's, from the engine's creation on; the blocks size
+ * the attention's state by the backend (attention_state_floats: native mode's flash
+ * attention keeps (B, NH, T), no T x T), so the column shows it. Collectives
  * run in native mode (the communication library's sums), the production setting.
  *
  * Where the time goes (cuda backend): the run first measures two ceilings on the

@@ -125,6 +125,23 @@ START_TEST(test_stored_activations_take_fp32_fp16_or_bf16)
 }
 END_TEST
 
+START_TEST(test_typed_attention_takes_stored_activation_dtypes)
+{
+    ck_assert_int_eq(
+        zero_contract_stored_type("attention_forward_typed: qkv dtype", ZERO_BF16, why, sizeof why),
+        ZERO_OK);
+    ck_assert_int_eq(
+        zero_contract_stored_type("attention_backward_typed: qkv dtype", ZERO_F16, why, sizeof why),
+        ZERO_OK);
+    ck_assert_int_eq(
+        zero_contract_stored_type("attention_forward_typed: qkv dtype", ZERO_F32, why, sizeof why),
+        ZERO_OK);
+    CK_REFUSED(
+        zero_contract_stored_type("attention_backward_typed: qkv dtype", ZERO_F64, why, sizeof why),
+        ZERO_ENOTSUP, "attention_backward_typed: qkv dtype fp64; fp32, fp16 or bf16");
+}
+END_TEST
+
 static Suite *contract_suite(void)
 {
     Suite *s = suite_create("backend_contract");
@@ -135,6 +152,7 @@ static Suite *contract_suite(void)
     tcase_add_test(tc, test_optimizers_check_dtypes_then_their_arguments);
     tcase_add_test(tc, test_reductions_take_float_inputs);
     tcase_add_test(tc, test_stored_activations_take_fp32_fp16_or_bf16);
+    tcase_add_test(tc, test_typed_attention_takes_stored_activation_dtypes);
     suite_add_tcase(s, tc);
     return s;
 }

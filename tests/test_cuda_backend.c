@@ -21,6 +21,8 @@
 #include "stored_entries_ref.h"
 #include "zero/backend.h"
 #include "zero/error.h"
+#include "zero/gpt.h"
+#include "zero/zero.h"
 
 static struct zero_device *cpu, *gpu;
 
@@ -2142,6 +2144,174 @@ START_TEST(test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_m
 }
 END_TEST
 
+/* attention_state_floats: the floats of att and scratch the entries use, by the very
+ * decision that picks the kernels (use_flash): the fused kernels' (B, NH, T) in native
+ * mode where they take the shape; the reference's (B, NH, T, T) in exact mode, with
+ * ZERO_CUDA_ATTENTION=reference, or for a head size they do not take (12). */
+START_TEST(test_cuda_attention_state_floats_follow_the_kernel_choice)
+{
+    const int64_t B = 2, T = 150, NH = 2;
+    const size_t state = (size_t)(B * NH * T), tt = state * (size_t)T;
+    struct {
+        enum zero_coll_mode mode;
+        int reference;
+        int64_t C;
+        size_t want;
+    } cases[] = {{ZERO_COLL_EXACT, 0, 128, tt},
+                 {ZERO_COLL_NATIVE, 0, 128, state},
+                 {ZERO_COLL_NATIVE, 0, 32, state},
+                 {ZERO_COLL_NATIVE, 0, 24, tt},
+                 {ZERO_COLL_NATIVE, 1, 128, tt}};
+    ck_assert_ptr_null(cpu->be->attention_state_floats);
+    ck_assert_ptr_nonnull(gpu->be->attention_state_floats);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[i].mode), ZERO_OK);
+        if (cases[i].reference)
+            setenv("ZERO_CUDA_ATTENTION", "reference", 1);
+        size_t att = 0, scratch = 0;
+        gpu->be->attention_state_floats(gpu->self, B, T, cases[i].C, NH, ZERO_BF16, &att, &scratch);
+        unsetenv("ZERO_CUDA_ATTENTION");
+        ck_assert_msg(att == cases[i].want && scratch == cases[i].want,
+                      "case %zu: att %zu, scratch %zu floats; %zu expected", i, att, scratch,
+                      cases[i].want);
+    }
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* The typed attention entries (16-bit qkv and y) against widen -> the fp32 entry ->
+ * cast, on the GPU, bit for bit: y, the state (att, of attention_state_floats's size:
+ * the buffers are exactly that big) and dqkv. Widening is exact and the kernels round
+ * y once from the fp32 value the fp32 kernel stores, so nothing may differ. Cases
+ * (_i): bf16 and fp16 (bit 0), qkv and y 16-byte aligned (128-bit loads and stores) or
+ * one element off (the scalar path; bit 1), native mode (the fused kernels) or exact
+ * (the reference path through a workspace, its products in t; bit 2). T = 150: ragged
+ * tiles; hs 64. */
+START_TEST(test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast)
+{
+    const enum zero_dtype t = _i & 1 ? ZERO_F16 : ZERO_BF16;
+    const size_t off = _i & 2 ? 1 : 0;
+    const int native = (_i & 4) == 0;
+    const enum zero_dtype mt = t; /* the products' dtype: the fused kernels take fp32 anyway */
+    const int64_t B = 2, T = 150, NH = 2, C = 128;
+    const size_t n3 = (size_t)(B * T * 3 * C), n = (size_t)(B * T * C), es = 2;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, native ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT),
+                     ZERO_OK);
+    size_t na = 0, ns = 0;
+    gpu->be->attention_state_floats(gpu->self, B, T, C, NH, mt, &na, &ns);
+    ck_assert_uint_eq(na, native ? (size_t)(B * NH * T) : (size_t)(B * NH * T * T));
+    float *hq = vals(n3, 61, 1.0f), *hdy = vals(n, 62, 1.0f);
+    void *q16 = NULL, *y16 = NULL, *yref = NULL;
+    float *q32 = NULL, *y32 = NULL, *att1 = NULL, *att2 = NULL, *s1 = NULL, *s2 = NULL;
+    float *d1 = NULL, *d2 = NULL, *dy = upload(gpu, hdy, n * sizeof(float));
+    float *hq_dev = upload(gpu, hq, n3 * sizeof(float));
+    const struct zero_backend *be = gpu->be;
+    void *g = gpu->self;
+    ck_assert_int_eq(be->alloc(g, (n3 + 8) * es, ZERO_TAG_WORKSPACE, &q16), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, (n + 8) * es, ZERO_TAG_WORKSPACE, &y16), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, n * es, ZERO_TAG_WORKSPACE, &yref), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, n3 * 4, ZERO_TAG_WORKSPACE, (void **)&q32), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, n * 4, ZERO_TAG_WORKSPACE, (void **)&y32), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, na * 4, ZERO_TAG_WORKSPACE, (void **)&att1), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, na * 4, ZERO_TAG_WORKSPACE, (void **)&att2), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, ns * 4, ZERO_TAG_WORKSPACE, (void **)&s1), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, ns * 4, ZERO_TAG_WORKSPACE, (void **)&s2), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, n3 * 4, ZERO_TAG_WORKSPACE, (void **)&d1), ZERO_OK);
+    ck_assert_int_eq(be->alloc(g, n3 * 4, ZERO_TAG_WORKSPACE, (void **)&d2), ZERO_OK);
+    void *q = (char *)q16 + off * es, *y = (char *)y16 + off * es;
+    int rc = be->cast(g, q, t, hq_dev, ZERO_F32, n3);
+    if (!rc) /* the reference: widen, the fp32 entries, cast */
+        rc = be->cast(g, q32, ZERO_F32, q, t, n3);
+    if (!rc)
+        rc = be->attention_forward(g, y32, att1, q32, B, T, C, NH, mt);
+    if (!rc)
+        rc = be->cast(g, yref, t, y32, ZERO_F32, n);
+    if (!rc)
+        rc = be->attention_backward(g, d1, s1, dy, q32, att1, B, T, C, NH, mt);
+    if (!rc) /* the typed entries on the 16-bit buffers themselves */
+        rc = be->attention_forward_typed(g, y, att2, q, t, B, T, C, NH, mt);
+    if (!rc)
+        rc = be->attention_backward_typed(g, d2, s2, dy, q, t, att2, B, T, C, NH, mt);
+    ck_assert_msg(rc == ZERO_OK, "cuda: %s", be->last_error(g));
+    void *want_y = download(gpu, yref, n * es), *want_att = download(gpu, att1, na * 4);
+    void *want_d = download(gpu, d1, n3 * 4);
+    assert_same_bits(gpu, y, want_y, n * es, "typed attention y");
+    assert_same_bits(gpu, att2, want_att, na * 4, "typed attention state");
+    assert_same_bits(gpu, d2, want_d, n3 * 4, "typed attention dqkv");
+    free(want_y);
+    free(want_att);
+    free(want_d);
+    void *bufs[] = {q16, y16, yref, q32, y32, att1, att2, s1, s2, d1, d2, dy, hq_dev};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        release(gpu, bufs[i]);
+    free(hq);
+    free(hdy);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* The state size in a training run: a tiny GPT (2 layers, 2 heads, hs 16, T 64, 2
+ * sequences a rank) trained 2 steps in native mode with the fused attention and with
+ * ZERO_CUDA_ATTENTION=reference, fp32 and bf16 with bf16 activations (the typed
+ * entries): both train, and the ledger's activation peak of the fused runs is lower by
+ * exactly the T x T the blocks no longer keep: n_layer * B * NH * (T * T - T) * 4. */
+static int64_t tiny_gpt_activation_peak(int reference, int bf16, float *loss)
+{
+    const struct zero_gpt_config g = {
+        .n_layer = 2, .n_head = 2, .n_embd = 32, .block_size = 64, .vocab_size = 40};
+    struct zero_config cfg;
+    zero_config_defaults(&cfg);
+    snprintf(cfg.libzero.backend, sizeof cfg.libzero.backend, "cuda");
+    cfg.libzero.coll_mode = ZERO_COLL_NATIVE;
+    cfg.train_micro_batch_size_per_gpu = 2;
+    cfg.bf16.enabled = bf16;
+    cfg.libzero.activations = bf16 ? ZERO_ACTIVATIONS_COMPUTE : ZERO_ACTIVATIONS_FP32;
+    struct zero_error err = {0};
+    struct zero_model *m = NULL;
+    struct zero_engine *e = NULL;
+    if (reference)
+        setenv("ZERO_CUDA_ATTENTION", "reference", 1);
+    zero_ledger_reset_peaks(&gpu->ledger);
+    int rc = zero_nn_build_gpt(&m, &g, &err);
+    if (!rc)
+        rc = zero_engine_create(&e, &cfg, m, gpu, &err);
+    int32_t tokens[2 * 64], labels[2 * 64];
+    for (int i = 0; i < 2 * 64; i++) {
+        tokens[i] = (i * 7 + gpu->rank) % 40;
+        labels[i] = (i * 7 + 3 + gpu->rank) % 40;
+    }
+    for (int step = 0; step < 2 && !rc; step++) {
+        struct zero_batch b = {.rows = 2 * 64, .tokens = tokens, .labels = labels};
+        if (!(rc = zero_engine_forward(e, &b, NULL, &err)) && !(rc = zero_engine_backward(e, &err)))
+            rc = zero_engine_step(e, NULL, &err);
+    }
+    if (!rc)
+        *loss = (float)zero_engine_last_step(e)->loss;
+    const int64_t peak = gpu->ledger.peak[ZERO_TAG_ACTIVATIONS];
+    zero_engine_destroy(e);
+    zero_model_destroy(m);
+    unsetenv("ZERO_CUDA_ATTENTION");
+    ck_assert_msg(rc == ZERO_OK, "tiny GPT (reference %d, bf16 %d): %s", reference, bf16, err.msg);
+    return peak;
+}
+
+START_TEST(test_cuda_fused_attention_keeps_only_its_state_in_a_training_run)
+{
+    const int64_t fall = 2 * 2 * 2 * (64 * 64 - 64) * (int64_t)sizeof(float);
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        float lf = NAN, lr = NAN;
+        const int64_t fused = tiny_gpt_activation_peak(0, bf16, &lf);
+        const int64_t ref = tiny_gpt_activation_peak(1, bf16, &lr);
+        ck_assert_msg(isfinite(lf) && isfinite(lr) && fabs(lf - lr) <= 1e-2 * fabs(lr),
+                      "bf16 %d: loss %.9g fused, %.9g reference", bf16, lf, lr);
+        ck_assert_msg(ref - fused == fall,
+                      "bf16 %d: peak activations %lld fused, %lld reference: expected %lld less",
+                      bf16, (long long)fused, (long long)ref, (long long)fall);
+    }
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- streams */
 
 START_TEST(test_cuda_event_orders_comm_stream_after_compute)
@@ -2382,6 +2552,10 @@ static Suite *cuda_suite(void)
     tcase_add_test(layers,
                    test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message);
     tcase_add_loop_test(layers, test_cuda_fused_attention_matches_cpu_and_repeats_its_bits, 0, 2);
+    tcase_add_test(layers, test_cuda_attention_state_floats_follow_the_kernel_choice);
+    tcase_add_loop_test(layers, test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast, 0,
+                        8);
+    tcase_add_test(layers, test_cuda_fused_attention_keeps_only_its_state_in_a_training_run);
     tcase_add_loop_test(layers, test_cuda_fast_layernorm_forward_matches_cpu_within_fp32_rounding,
                         0, 2);
     tcase_add_loop_test(layers, test_cuda_fast_xent_forward_matches_cpu_within_fp32_rounding, 0, 2);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_state_backend.h"
 #include "mpi_check.h"
 #include "stored_entries_ref.h"
 #include "zero/gpt.h"
@@ -31,6 +32,7 @@ struct gpt_run {
     int count_casts;   /* 1: the cpu backend with its cast counted (casts) */
     int no_xent_fused; /* 1: the cpu backend without its fused classifier (two buffers) */
     int predict;       /* 1: predictions and an eval loss of step 0's batch, before training */
+    unsigned attn;     /* ATTN_STATE, ATTN_TYPED: attention_state_backend's entries */
     /* outputs */
     float losses[MAX_STEPS];
     float *weights; /* every parameter, whole, in model order */
@@ -217,10 +219,10 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
     static struct zero_backend with_refs; /* the cpu's table with reference entries */
-    const int refs = r->ln_to || r->epi_to || r->count_casts || r->no_xent_fused;
+    const int refs = r->ln_to || r->epi_to || r->count_casts || r->no_xent_fused || r->attn;
     if (!rc && refs) {
         cpu_table = dev->be;
-        with_refs = *dev->be;
+        with_refs = r->attn ? *attention_state_backend(dev->be, r->attn) : *dev->be;
         if (r->ln_to)
             with_refs.layernorm_forward_to = ln_to_reference;
         if (r->epi_to) {
@@ -661,7 +663,81 @@ START_TEST(test_gpt_bf16_logits_follow_the_fp32_loss_curve_and_halve_the_buffer)
 }
 END_TEST
 
-/* The global mean loss of step 0's batch at the current weights (eval pass). */
+
+/* A backend whose attention keeps a (B, NH, T) state and (B, NH, T) floats of scratch
+ * (attention_state_floats: what cuda's flash attention keeps) and, with flags'
+ * ATTN_TYPED, reads and writes 16-bit qkv and atty itself: every stage gives the plain
+ * cpu run's bits (fp32 training; bf16 training with bf16 activations), and the saved
+ * activations shrink by exactly the T x T the blocks no longer keep:
+ *   peak activations = plain's - n_layer * B * NH * (T * T - T) * 4 bytes
+ * (B the micro-batch's sequences; att is fp32 in both runs); with activation
+ * checkpointing too (the recompute lays the state out as the forward did). The backend
+ * checks the state it kept to the bit in backward and poisons its scratch, so a state
+ * laid out over qkv, or a scratch over live data, fails too. The backward's scratch
+ * (the workspace) shrinks by the same T x T of one block at most. */
+static void check_attention_state(unsigned flags, int bf16)
+{
+    for (int stage = 0; stage < 4; stage++) {
+        struct gpt_run runs[3]; /* [0] plain cpu, [1] the state backend, [2] checkpointed */
+        for (int i = 0; i < 3; i++) {
+            run_defaults(&runs[i], stage);
+            runs[i].cfg.bf16.enabled = bf16;
+            runs[i].cfg.libzero.activations =
+                bf16 ? ZERO_ACTIVATIONS_COMPUTE : ZERO_ACTIVATIONS_FP32;
+            runs[i].attn = i ? flags : 0;
+            runs[i].model.checkpoint = i == 2; /* the recompute keeps the state as well */
+            must_train(&runs[i], MPI_COMM_WORLD);
+        }
+        ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[2])),
+                      "attention entries %u, %s, stage %d, checkpointing: not the plain bits",
+                      flags, bf16 ? "bf16 activations" : "fp32", stage);
+        ck_assert_msg(runs[0].losses[STEPS - 1] != runs[0].losses[0], "the loss did not move");
+        ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[1])),
+                      "attention entries %u, %s, stage %d: not the plain bits (losses %.9g vs "
+                      "%.9g)",
+                      flags, bf16 ? "bf16 activations" : "fp32", stage, runs[1].losses[STEPS - 1],
+                      runs[0].losses[STEPS - 1]);
+        const struct zero_gpt_config *g = &runs[0].model;
+        const int64_t B = runs[0].cfg.train_micro_batch_size_per_gpu, T = g->block_size;
+        const int64_t fall = flags & ATTN_STATE
+                                 ? g->n_layer * B * g->n_head * (T * T - T) * (int64_t)sizeof(float)
+                                 : 0;
+        ck_assert_msg(mpi_check_all(runs[0].peak_activations - runs[1].peak_activations == fall),
+                      "attention entries %u, stage %d: peak activations %lld, plain %lld: "
+                      "expected %lld less",
+                      flags, stage, (long long)runs[1].peak_activations,
+                      (long long)runs[0].peak_activations, (long long)fall);
+        ck_assert_msg(mpi_check_all(runs[1].peak_workspace <= runs[0].peak_workspace),
+                      "attention entries %u, stage %d: peak workspace %lld, plain %lld", flags,
+                      stage, (long long)runs[1].peak_workspace, (long long)runs[0].peak_workspace);
+        if (mpi_check_rank() == 0 && stage == 0)
+            printf("attention entries %u (%s): peak activations %lld -> %lld, workspace %lld -> "
+                   "%lld bytes\n",
+                   flags, bf16 ? "bf16 activations" : "fp32", (long long)runs[0].peak_activations,
+                   (long long)runs[1].peak_activations, (long long)runs[0].peak_workspace,
+                   (long long)runs[1].peak_workspace);
+        for (int i = 0; i < 3; i++)
+            free(runs[i].weights);
+    }
+}
+
+START_TEST(test_gpt_attention_state_gives_the_plain_bits_with_less_memory)
+{
+    check_attention_state(ATTN_STATE, 0);
+    check_attention_state(ATTN_STATE, 1);
+}
+END_TEST
+
+/* The typed entries (qkv and atty read and written in bf16 by the backend, no fp32
+ * workspace in src/nn) give the bits of widening and rounding in src/nn, with the
+ * contract's T x T and with the state */
+START_TEST(test_gpt_typed_attention_gives_the_plain_bits)
+{
+    check_attention_state(ATTN_TYPED, 1);
+    check_attention_state(ATTN_STATE | ATTN_TYPED, 1);
+}
+END_TEST
+
 /* The global mean loss of step 0's batch at the current weights (eval pass). */
 static double global_loss(struct zero_engine *e, const struct gpt_run *r, int rank, int world)
 {
@@ -795,6 +871,8 @@ static Suite *stages_suite(void)
     tcase_add_test(tc,
                    test_gpt_one_buffer_head_gives_the_two_buffer_bits_without_the_scratch_logits);
     tcase_add_test(tc, test_gpt_bf16_logits_follow_the_fp32_loss_curve_and_halve_the_buffer);
+    tcase_add_test(tc, test_gpt_attention_state_gives_the_plain_bits_with_less_memory);
+    tcase_add_test(tc, test_gpt_typed_attention_gives_the_plain_bits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -368,4 +368,7 @@ const struct zero_backend zero_backend_cuda = {
     .layernorm_forward_to = cuda_layernorm_forward_to,
     .gemm_bias_to = cuda_gemm_bias_to,
     .gemm_dgelu_from = cuda_gemm_dgelu_from,
+    .attention_state_floats = cuda_attention_state_floats,
+    .attention_forward_typed = cuda_attention_forward_typed,
+    .attention_backward_typed = cuda_attention_backward_typed,
 };

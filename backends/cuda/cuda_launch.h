@@ -155,15 +155,18 @@ cudaError_t cuda_launch_embedding_backward_bucketed(cudaStream_t st, float *dtab
 
 /* 1 if the fused kernels take this shape (head size 8, 16, 32 or 64, B * NH <= 65535) */
 int cuda_flash_attention_supports(int64_t B, int64_t T, int64_t C, int64_t NH);
-/* y (B, T, C) = causal softmax(q k^T / sqrt(hs)) v per head; lse (B, NH, T) saved */
-cudaError_t cuda_launch_flash_attention_forward(cudaStream_t st, float *y, float *lse,
-                                                const float *qkv, int64_t B, int64_t T, int64_t C,
-                                                int64_t NH);
-/* dqkv (B, T, 3C) from dy (B, T, C), qkv and the forward's lse; dsum (B, NH, T) scratch */
+/* y (B, T, C) = causal softmax(q k^T / sqrt(hs)) v per head; lse (B, NH, T) saved.
+ * qkv and y in t: fp32, or fp16/bf16 (q, k, v widened as loaded, y rounded once: the
+ * bits of the fp32 kernel on widened qkv, then cast) */
+cudaError_t cuda_launch_flash_attention_forward(cudaStream_t st, void *y, float *lse,
+                                                const void *qkv, enum zero_dtype t, int64_t B,
+                                                int64_t T, int64_t C, int64_t NH);
+/* dqkv (B, T, 3C) from dy (B, T, C), qkv (in t, as above) and the forward's lse; dsum
+ * (B, NH, T) scratch */
 cudaError_t cuda_launch_flash_attention_backward(cudaStream_t st, float *dqkv, float *dsum,
-                                                 const float *dy, const float *qkv,
-                                                 const float *lse, int64_t B, int64_t T, int64_t C,
-                                                 int64_t NH);
+                                                 const float *dy, const void *qkv,
+                                                 enum zero_dtype t, const float *lse, int64_t B,
+                                                 int64_t T, int64_t C, int64_t NH);
 
 /* ---- cuda_exact_gemm.cu: the GEMM of exact mode ---- */
 

@@ -10,9 +10,11 @@
  * compute stream per xent/embedding forward. */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/backend_contract.h"
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
@@ -290,9 +292,9 @@ static int attention_forward(struct cuda_state *s, float *y, float *att, const f
         return rc;
     const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
     if (use_flash(s, B, T, C, NH)) /* att: the lse (B, NH, T) in its first floats */
-        return cuda_check(s,
-                          cuda_launch_flash_attention_forward(s->compute, y, att, qkv, B, T, C, NH),
-                          "attention_forward: fused kernel");
+        return cuda_check(
+            s, cuda_launch_flash_attention_forward(s->compute, y, att, qkv, ZERO_F32, B, T, C, NH),
+            "attention_forward: fused kernel");
     const float scale = 1.0f / sqrtf((float)hs);
     const struct att_operands o = att_operands(matmul_type);
     /* fp16/bf16: qkv_m (B*T, 3C) all of qkv, att_m (NH, T, T) one sequence's att, in the
@@ -342,7 +344,7 @@ static int attention_backward(struct cuda_state *s, float *dqkv, float *scratch,
     if (use_flash(s, B, T, C, NH)) /* att: the forward's lse; scratch: D (B, NH, T) */
         return cuda_check(s,
                           cuda_launch_flash_attention_backward(s->compute, dqkv, scratch, dy, qkv,
-                                                               att, B, T, C, NH),
+                                                               ZERO_F32, att, B, T, C, NH),
                           "attention_backward: fused kernels");
     const int64_t hs = C / NH, C3 = 3 * C, TT = T * T;
     const float scale = 1.0f / sqrtf((float)hs);
@@ -407,16 +409,36 @@ static int attention_backward(struct cuda_state *s, float *dqkv, float *scratch,
 
 /* The attention entries, profiled: the products as computed (whole T x T, the causal
  * half included), the fp32 T x T matrices' traffic as the bytes. */
+static double attention_tt(int64_t B, int64_t T, int64_t NH)
+{
+    return (double)B * (double)NH * (double)T * (double)T;
+}
+
+static int prof_forward_end(struct cuda_state *s, struct cuda_prof_mark *pm, int64_t B, int64_t T,
+                            int64_t C, int64_t NH, int rc)
+{
+    double tt = attention_tt(B, T, NH);
+    /* att written, softmaxed (read, written), read by att v; qkv read, y written */
+    double bytes = 16.0 * tt + 16.0 * (double)B * (double)T * (double)C;
+    return cuda_prof_end(s, pm, 4.0 * tt * (double)(NH > 0 ? C / NH : 0), bytes, rc);
+}
+
+static int prof_backward_end(struct cuda_state *s, struct cuda_prof_mark *pm, int64_t B, int64_t T,
+                             int64_t C, int64_t NH, int rc)
+{
+    double tt = attention_tt(B, T, NH);
+    /* datt written, att read twice, ds read, written and read twice; qkv, dy, dqkv */
+    double bytes = 28.0 * tt + 28.0 * (double)B * (double)T * (double)C;
+    return cuda_prof_end(s, pm, 8.0 * tt * (double)(NH > 0 ? C / NH : 0), bytes, rc);
+}
+
 int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, int64_t B, int64_t T,
                            int64_t C, int64_t NH, enum zero_dtype matmul_type)
 {
     struct cuda_state *s = self;
-    double tt = (double)B * (double)NH * (double)T * (double)T;
-    /* att written, softmaxed (read, written), read by att v; qkv read, y written */
-    double bytes = 16.0 * tt + 16.0 * (double)B * (double)T * (double)C;
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
-    return cuda_prof_end(s, &pm, 4.0 * tt * (double)(NH > 0 ? C / NH : 0), bytes,
-                         attention_forward(s, y, att, qkv, B, T, C, NH, matmul_type));
+    return prof_forward_end(s, &pm, B, T, C, NH,
+                            attention_forward(s, y, att, qkv, B, T, C, NH, matmul_type));
 }
 
 int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
@@ -424,11 +446,116 @@ int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float
                             int64_t NH, enum zero_dtype matmul_type)
 {
     struct cuda_state *s = self;
-    double tt = (double)B * (double)NH * (double)T * (double)T;
-    /* datt written, att read twice, ds read, written and read twice; qkv, dy, dqkv */
-    double bytes = 28.0 * tt + 28.0 * (double)B * (double)T * (double)C;
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
-    return cuda_prof_end(
-        s, &pm, 8.0 * tt * (double)(NH > 0 ? C / NH : 0), bytes,
+    return prof_backward_end(
+        s, &pm, B, T, C, NH,
         attention_backward(s, dqkv, scratch, dy, qkv, att, B, T, C, NH, matmul_type));
+}
+
+/* The state the entries keep: use_flash's decision, so the sizes are the kernels' */
+void cuda_attention_state_floats(void *self, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                 enum zero_dtype matmul_type, size_t *att_floats,
+                                 size_t *scratch_floats)
+{
+    (void)matmul_type; /* the fused kernels are fp32 whatever it is; the reference reads it */
+    const int64_t per_query = B * NH * T;
+    const size_t n = (size_t)(use_flash(self, B, T, C, NH) ? per_query : per_query * T);
+    *att_floats = *scratch_floats = n;
+}
+
+/* 16-bit qkv: the fused kernels read it (and write y) as it is; the reference path
+ * widens it into a workspace, runs the fp32 entry and casts y (the same bits) */
+static int check_qkv_type(struct cuda_state *s, const char *what, enum zero_dtype t)
+{
+    char why[ZERO_ERRMSG_LEN], what_qkv[96];
+    snprintf(what_qkv, sizeof what_qkv, "%s: qkv dtype", what);
+    int rc = zero_contract_stored_type(what_qkv, t, why, sizeof why);
+    return rc != ZERO_OK ? cuda_fail(s, rc, "%s", why) : ZERO_OK;
+}
+
+/* *qkv32 (n fp32) = qkv (n, t) widened into a new workspace block (*ws, with extra
+ * floats after it for the caller) */
+static int widen_qkv(struct cuda_state *s, const char *what, const void *qkv, enum zero_dtype t,
+                     size_t n, size_t extra, float **ws)
+{
+    int rc = cuda_alloc(s, (n + extra) * sizeof(float), ZERO_TAG_WORKSPACE, (void **)ws);
+    if (rc == ZERO_OK)
+        rc = cuda_check(s, cuda_launch_cast(s->compute, *ws, ZERO_F32, qkv, t, 1, n, n, n), what);
+    return rc;
+}
+
+static int attention_forward_typed(struct cuda_state *s, void *y, float *att, const void *qkv,
+                                   enum zero_dtype t, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                   enum zero_dtype matmul_type)
+{
+    int rc = check_qkv_type(s, "attention_forward_typed", t);
+    if (rc == ZERO_OK)
+        rc = check_attention(s, "attention_forward_typed", T, C, NH, matmul_type);
+    if (rc != ZERO_OK || B <= 0 || T <= 0)
+        return rc;
+    if (t == ZERO_F32)
+        return attention_forward(s, y, att, qkv, B, T, C, NH, matmul_type);
+    if (use_flash(s, B, T, C, NH))
+        return cuda_check(
+            s, cuda_launch_flash_attention_forward(s->compute, y, att, qkv, t, B, T, C, NH),
+            "attention_forward_typed: fused kernel");
+    const size_t nqkv = (size_t)(B * T * 3 * C), ny = (size_t)(B * T * C);
+    float *ws = NULL;
+    rc = widen_qkv(s, "attention_forward_typed: widening qkv", qkv, t, nqkv, ny, &ws);
+    if (rc == ZERO_OK)
+        rc = attention_forward(s, ws + nqkv, att, ws, B, T, C, NH, matmul_type);
+    if (rc == ZERO_OK)
+        rc = cuda_check(s, cuda_launch_cast(s->compute, y, t, ws + nqkv, ZERO_F32, 1, ny, ny, ny),
+                        "attention_forward_typed: rounding y");
+    cuda_free(s, ws); /* the stream order keeps it alive for the kernels */
+    return rc;
+}
+
+static int attention_backward_typed(struct cuda_state *s, float *dqkv, float *scratch,
+                                    const float *dy, const void *qkv, enum zero_dtype t,
+                                    const float *att, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                    enum zero_dtype matmul_type)
+{
+    int rc = check_qkv_type(s, "attention_backward_typed", t);
+    if (rc == ZERO_OK)
+        rc = check_attention(s, "attention_backward_typed", T, C, NH, matmul_type);
+    if (rc != ZERO_OK || B <= 0 || T <= 0)
+        return rc;
+    if (t == ZERO_F32)
+        return attention_backward(s, dqkv, scratch, dy, qkv, att, B, T, C, NH, matmul_type);
+    if (use_flash(s, B, T, C, NH))
+        return cuda_check(s,
+                          cuda_launch_flash_attention_backward(s->compute, dqkv, scratch, dy, qkv,
+                                                               t, att, B, T, C, NH),
+                          "attention_backward_typed: fused kernels");
+    float *ws = NULL;
+    rc = widen_qkv(s, "attention_backward_typed: widening qkv", qkv, t, (size_t)(B * T * 3 * C), 0,
+                   &ws);
+    if (rc == ZERO_OK)
+        rc = attention_backward(s, dqkv, scratch, dy, ws, att, B, T, C, NH, matmul_type);
+    cuda_free(s, ws);
+    return rc;
+}
+
+int cuda_attention_forward_typed(void *self, void *y, float *att, const void *qkv,
+                                 enum zero_dtype qkv_type, int64_t B, int64_t T, int64_t C,
+                                 int64_t NH, enum zero_dtype matmul_type)
+{
+    struct cuda_state *s = self;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
+    return prof_forward_end(
+        s, &pm, B, T, C, NH,
+        attention_forward_typed(s, y, att, qkv, qkv_type, B, T, C, NH, matmul_type));
+}
+
+int cuda_attention_backward_typed(void *self, float *dqkv, float *scratch, const float *dy,
+                                  const void *qkv, enum zero_dtype qkv_type, const float *att,
+                                  int64_t B, int64_t T, int64_t C, int64_t NH,
+                                  enum zero_dtype matmul_type)
+{
+    struct cuda_state *s = self;
+    struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
+    return prof_backward_end(s, &pm, B, T, C, NH,
+                             attention_backward_typed(s, dqkv, scratch, dy, qkv, qkv_type, att, B,
+                                                      T, C, NH, matmul_type));
 }

@@ -72,6 +72,16 @@ int cuda_attention_forward(void *self, float *y, float *att, const float *qkv, i
 int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float *dy,
                             const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
                             int64_t NH, enum zero_dtype matmul_type);
+void cuda_attention_state_floats(void *self, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                 enum zero_dtype matmul_type, size_t *att_floats,
+                                 size_t *scratch_floats);
+int cuda_attention_forward_typed(void *self, void *y, float *att, const void *qkv,
+                                 enum zero_dtype qkv_type, int64_t B, int64_t T, int64_t C,
+                                 int64_t NH, enum zero_dtype matmul_type);
+int cuda_attention_backward_typed(void *self, float *dqkv, float *scratch, const float *dy,
+                                  const void *qkv, enum zero_dtype qkv_type, const float *att,
+                                  int64_t B, int64_t T, int64_t C, int64_t NH,
+                                  enum zero_dtype matmul_type);
 
 /* cuda_layer_ops.c's range check, for the fused entries: ZERO_EINVAL naming the first
  * row whose id (device memory, (rows)) is outside [0, limit), as the cpu says it */

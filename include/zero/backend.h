@@ -220,7 +220,9 @@ struct zero_backend {
      *   s (T, T)   = q k^T / sqrt(hs)
      *   att (T, T) = softmax over j <= i of s[i, j], and exactly 0 for j > i
      *   y (T, hs)  = att v, written to columns h*hs .. of y (B*T, C)
-     * att (B, NH, T, T) is saved for the backward.
+     * att (B, NH, T, T) is saved for the backward. A backend whose kernels keep less
+     * (attention_state_floats below) uses only the first floats it names there: att
+     * then holds at least that many, and only this backend's backward reads them.
      *
      * matmul_type is the operand dtype of the products (libzero.matmul, as for the
      * layers' GEMMs). ZERO_F32: the fp32 values as they are. ZERO_F16 / ZERO_BF16:
@@ -237,7 +239,8 @@ struct zero_backend {
      *   ds[i, j] = att[i, j] * (datt[i, j] - sum_k att[i, k] datt[i, k]);
      *   dq = ds k / sqrt(hs);  dk = ds^T q / sqrt(hs).
      * matmul_type as in attention_forward.
-     * scratch holds B * NH * T * T floats, contents undefined on entry and exit. */
+     * scratch holds B * NH * T * T floats (or attention_state_floats's scratch_floats),
+     * contents undefined on entry and exit. */
     int (*attention_backward)(void *self, float *dqkv, float *scratch, const float *dy,
                               const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
                               int64_t NH, enum zero_dtype matmul_type);
@@ -384,6 +387,30 @@ struct zero_backend {
                            const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                            enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc,
                            const void *pre, enum zero_dtype pre_type, enum zero_gelu kind);
+
+    /* ---- optional: the attention's own state and 16-bit qkv (NULL: the contract of
+     * attention_forward / attention_backward above) ---- */
+    /* How many floats of att and of scratch attention_forward / attention_backward (and
+     * the typed entries below) read and write for this shape on this instance, as it
+     * is configured now: B * NH * T * T each where they keep the probabilities, fewer
+     * where a fused kernel keeps only per-query statistics (cuda's flash attention:
+     * B * NH * T each). The caller may then hand att and scratch of just that size.
+     * The answer stays the same as long as the instance's mode does. */
+    void (*attention_state_floats)(void *self, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                   enum zero_dtype matmul_type, size_t *att_floats,
+                                   size_t *scratch_floats);
+    /* attention_forward with qkv (B*T, 3C) and y (B*T, C) in qkv_type (ZERO_F32, ZERO_F16
+     * or ZERO_BF16: the stored activations): the bits of attention_forward on qkv widened
+     * to fp32, y rounded once (to nearest even) from its fp32 result, att as there. */
+    int (*attention_forward_typed)(void *self, void *y, float *att, const void *qkv,
+                                   enum zero_dtype qkv_type, int64_t B, int64_t T, int64_t C,
+                                   int64_t NH, enum zero_dtype matmul_type);
+    /* attention_backward with qkv in qkv_type: the bits of attention_backward on qkv
+     * widened to fp32; dy, att and dqkv fp32 as there. */
+    int (*attention_backward_typed)(void *self, float *dqkv, float *scratch, const float *dy,
+                                    const void *qkv, enum zero_dtype qkv_type, const float *att,
+                                    int64_t B, int64_t T, int64_t C, int64_t NH,
+                                    enum zero_dtype matmul_type);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

@@ -23,28 +23,63 @@ int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
     return gpt_add_conv1d_params(u, name, C, C, proj_std, err);
 }
 
-/* att (B, NH, T, T) fp32, then qkv (rows, 3C) and atty (rows, C) stored in act */
+/* The floats of att (saved) and of the kernel's scratch: the contract's B*NH*T*T
+ * each, or what the backend's attention_state_floats says for this ctx (a fused
+ * attention that keeps per-query statistics only). ctx NULL: the contract's. */
+static void attn_state_floats(const struct zero_unit_ctx *ctx, const struct gpt_dims *d,
+                              int64_t rows, size_t *att, size_t *scratch)
+{
+    const int64_t B = rows / d->T;
+    *att = *scratch = (size_t)(B * d->NH * d->T * d->T);
+    if (ctx != NULL && ctx->be != NULL && ctx->be->attention_state_floats != NULL)
+        ctx->be->attention_state_floats(ctx->bself, B, d->T, d->C, d->NH, ctx->matmul_type, att,
+                                        scratch);
+}
+
+/* att (att floats, fp32), then qkv (rows, 3C) and atty (rows, C) stored in act */
+static size_t saved_bytes_with(const struct gpt_dims *d, int64_t rows, enum zero_dtype act,
+                               size_t att)
+{
+    return att * sizeof(float) + (size_t)(rows * 4 * d->C) * zero_dtype_size(act);
+}
+
 size_t gpt_attn_saved_bytes(const struct gpt_dims *d, int64_t rows, enum zero_dtype act)
 {
-    const int64_t B = rows / d->T;
-    return (size_t)(B * d->NH * d->T * d->T) * sizeof(float) +
-           (size_t)(rows * 4 * d->C) * zero_dtype_size(act);
+    size_t att, scratch;
+    attn_state_floats(NULL, d, rows, &att, &scratch);
+    return saved_bytes_with(d, rows, act, att);
 }
 
-void gpt_attn_saved_map(const struct gpt_dims *d, int64_t rows, void *base, enum zero_dtype act,
+size_t gpt_attn_saved_bytes_for(const struct zero_unit_ctx *ctx, const struct gpt_dims *d)
+{
+    size_t att, scratch;
+    attn_state_floats(ctx, d, ctx->rows, &att, &scratch);
+    return saved_bytes_with(d, ctx->rows, ctx->act_type, att);
+}
+
+void gpt_attn_saved_map(const struct zero_unit_ctx *ctx, const struct gpt_dims *d, void *base,
                         struct gpt_attn_saved *s)
 {
-    const int64_t B = rows / d->T;
+    size_t att, scratch;
+    attn_state_floats(ctx, d, ctx->rows, &att, &scratch);
     s->att = base;
-    s->qkv = s->att + B * d->NH * d->T * d->T;
-    s->atty = (char *)s->qkv + (size_t)(rows * 3 * d->C) * zero_dtype_size(act);
+    s->qkv = s->att + att;
+    s->atty = (char *)s->qkv + (size_t)(ctx->rows * 3 * d->C) * zero_dtype_size(ctx->act_type);
 }
 
-/* backward: datty (rows, C) + dqkv (rows, 3C) + the kernel's (B, NH, T, T) */
+/* backward: datty (rows, C) + dqkv (rows, 3C) + the kernel's scratch */
 size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows)
 {
-    const int64_t B = rows / d->T;
-    return (size_t)(rows * 4 * d->C + B * d->NH * d->T * d->T);
+    size_t att, scratch;
+    attn_state_floats(NULL, d, rows, &att, &scratch);
+    return (size_t)(rows * 4 * d->C) + scratch;
+}
+
+size_t gpt_attn_scratch_floats_for(const struct zero_unit_ctx *ctx, const struct gpt_dims *d)
+{
+    size_t att, scratch;
+    attn_state_floats(ctx, d, ctx->rows, &att, &scratch);
+    return (size_t)(ctx->rows * 4 * d->C) + scratch;
 }
 
 int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
@@ -59,22 +94,31 @@ int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
         rc = gpt_conv1d_gelu_forward(ctx, p + C_ATTN_W, x, s->qkv, NULL, C, 3 * C);
     if (rc != ZERO_OK)
         return rc;
-    /* atty (rows, C) = per head softmax(q k^T / sqrt(hs), causal) v; att (B, NH, T, T).
-     * The head products take their operands in the layers' GEMM dtype too; the
-     * kernel reads the stored qkv widened and atty is stored rounded. att stays fp32:
-     * a backend may keep other statistics there (cuda's flash attention: its
-     * log-sum-exp, which a 16-bit rounding would spoil). */
-    const float *qkv32;
-    float *y32 = NULL;
-    void *tq, *tyy = NULL;
-    rc = nn_act_load(ctx, s->qkv, nqkv, &qkv32, &tq);
-    if (rc == ZERO_OK)
-        rc = nn_act_begin(ctx, s->atty, ny, &y32, &tyy);
-    if (rc == ZERO_OK && (rc = ctx->be->attention_forward(ctx->bself, y32, s->att, qkv32, B, d->T,
-                                                          C, d->NH, ctx->matmul_type)) != ZERO_OK)
-        rc = nn_backend_fail(ctx, rc, "attention_forward");
-    nn_release(ctx, tq);
-    rc = nn_act_end(ctx, rc, s->atty, ny, tyy);
+    /* atty (rows, C) = per head softmax(q k^T / sqrt(hs), causal) v; att: the state.
+     * The head products take their operands in the layers' GEMM dtype too. Stored 16-bit
+     * qkv and atty: the typed entry reads and writes them as they are where the backend
+     * has it; otherwise the kernel reads qkv widened and atty is stored rounded (the
+     * same bits). att stays fp32: a backend may keep other statistics there (cuda's
+     * flash attention: its log-sum-exp, which a 16-bit rounding would spoil). */
+    if (ctx->act_type != ZERO_F32 && ctx->be->attention_forward_typed != NULL) {
+        if ((rc = ctx->be->attention_forward_typed(ctx->bself, s->atty, s->att, s->qkv,
+                                                   ctx->act_type, B, d->T, C, d->NH,
+                                                   ctx->matmul_type)) != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "attention_forward_typed");
+    } else {
+        const float *qkv32;
+        float *y32 = NULL;
+        void *tq, *tyy = NULL;
+        rc = nn_act_load(ctx, s->qkv, nqkv, &qkv32, &tq);
+        if (rc == ZERO_OK)
+            rc = nn_act_begin(ctx, s->atty, ny, &y32, &tyy);
+        if (rc == ZERO_OK &&
+            (rc = ctx->be->attention_forward(ctx->bself, y32, s->att, qkv32, B, d->T, C, d->NH,
+                                             ctx->matmul_type)) != ZERO_OK)
+            rc = nn_backend_fail(ctx, rc, "attention_forward");
+        nn_release(ctx, tq);
+        rc = nn_act_end(ctx, rc, s->atty, ny, tyy);
+    }
     /* y (rows, C) = atty @ c_proj.weight (C, C) + c_proj.bias */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_forward(ctx, p + C_PROJ_W, nn_stored(ctx, s->atty), y, C, C);
@@ -90,21 +134,29 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
     int rc = gpt_sequences(ctx, d, &B);
     float *datty = scratch;            /* (rows, C) */
     float *dqkv = datty + rows * C;    /* (rows, 3C) */
-    float *katt = dqkv + rows * 3 * C; /* (B, NH, T, T) for the kernel */
+    float *katt = dqkv + rows * 3 * C; /* the kernel's scratch (gpt_attn_scratch_floats_for) */
     /* dc_proj from atty and dy; datty (rows, C) = dy @ c_proj.weight^T */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_backward(ctx, p + C_PROJ_W, nn_stored(ctx, s->atty), dy, datty, 0.0f, C, C);
     if (rc != ZERO_OK)
         return rc;
-    /* dqkv (rows, 3C) from datty through the attention, qkv widened */
-    const float *qkv32 = NULL;
-    void *tq;
-    rc = nn_act_load(ctx, s->qkv, (size_t)(rows * 3 * C), &qkv32, &tq);
-    if (rc == ZERO_OK &&
-        (rc = ctx->be->attention_backward(ctx->bself, dqkv, katt, datty, qkv32, s->att, B, d->T, C,
-                                          d->NH, ctx->matmul_type)) != ZERO_OK)
-        rc = nn_backend_fail(ctx, rc, "attention_backward");
-    nn_release(ctx, tq);
+    /* dqkv (rows, 3C) from datty through the attention: stored 16-bit qkv read as it
+     * is by the typed entry, else widened */
+    if (ctx->act_type != ZERO_F32 && ctx->be->attention_backward_typed != NULL) {
+        if ((rc = ctx->be->attention_backward_typed(ctx->bself, dqkv, katt, datty, s->qkv,
+                                                    ctx->act_type, s->att, B, d->T, C, d->NH,
+                                                    ctx->matmul_type)) != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "attention_backward_typed");
+    } else {
+        const float *qkv32 = NULL;
+        void *tq;
+        rc = nn_act_load(ctx, s->qkv, (size_t)(rows * 3 * C), &qkv32, &tq);
+        if (rc == ZERO_OK &&
+            (rc = ctx->be->attention_backward(ctx->bself, dqkv, katt, datty, qkv32, s->att, B, d->T,
+                                              C, d->NH, ctx->matmul_type)) != ZERO_OK)
+            rc = nn_backend_fail(ctx, rc, "attention_backward");
+        nn_release(ctx, tq);
+    }
     /* dc_attn from x and dqkv; dx (rows, C) = dqkv @ c_attn.weight^T + dx_beta * dx */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_backward(ctx, p + C_ATTN_W, x, dqkv, dx, dx_beta, C, 3 * C);
@@ -128,11 +180,22 @@ static size_t attention_scratch_bytes(const struct zero_unit *u, int64_t rows)
     return gpt_attn_scratch_floats(u->impl, rows) * sizeof(float);
 }
 
+static size_t attention_saved_bytes_for(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
+{
+    return gpt_attn_saved_bytes_for(ctx, u->impl);
+}
+
+static size_t attention_scratch_bytes_for(const struct zero_unit *u,
+                                          const struct zero_unit_ctx *ctx)
+{
+    return gpt_attn_scratch_floats_for(ctx, u->impl) * sizeof(float);
+}
+
 static int attention_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
                              float *y)
 {
     struct gpt_attn_saved s;
-    gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, ctx->act_type, &s);
+    gpt_attn_saved_map(ctx, u->impl, ctx->saved, &s);
     return gpt_attn_forward(ctx, u->impl, 0, nn_act(x), y, &s);
 }
 
@@ -140,7 +203,7 @@ static int attention_backward(const struct zero_unit *u, struct zero_unit_ctx *c
                               const float *dy, float *dx)
 {
     struct gpt_attn_saved s;
-    gpt_attn_saved_map(u->impl, ctx->rows, ctx->saved, ctx->act_type, &s);
+    gpt_attn_saved_map(ctx, u->impl, ctx->saved, &s);
     return gpt_attn_backward(ctx, u->impl, 0, nn_act(x), &s, dy, dx, 0.0f, ctx->scratch);
 }
 
@@ -152,6 +215,8 @@ static const struct zero_unit_ops attention_ops = {
     .backward = attention_backward,
     .destroy = gpt_unit_destroy,
     .saved_bytes_as = attention_saved_bytes_as,
+    .saved_bytes_for = attention_saved_bytes_for,
+    .scratch_bytes_for = attention_scratch_bytes_for,
 };
 
 int zero_nn_causal_self_attention(struct zero_unit **u, const char *name, int64_t C, int n_head,
