@@ -663,7 +663,6 @@ START_TEST(test_gpt_bf16_logits_follow_the_fp32_loss_curve_and_halve_the_buffer)
 }
 END_TEST
 
-
 /* A backend whose attention keeps a (B, NH, T) state and (B, NH, T) floats of scratch
  * (attention_state_floats: what cuda's flash attention keeps) and, with flags'
  * ATTN_TYPED, reads and writes 16-bit qkv and atty itself: every stage gives the plain
