@@ -317,6 +317,12 @@ if [ "$dry" = 0 ]; then
         $peak_arg
 fi
 
+# the stored activations in bf16 (libzero.activations = "compute": the 16-bit epilogues,
+# the typed flash attention, bf16 logits): stages 0 and 3, beside their fp32-activation rows
+# shellcheck disable=SC2086
+step gpt124m_bf16_act16_0_3 60 $mpirun_np 1 "$mfu_bin" $shapes --stage 0,3 --activations compute \
+    $peak_arg
+
 # ---------------------------------------------------------------- summary
 say ""
 say "$(printf '%-28s %-24s %5s' step result time)"
@@ -347,6 +353,10 @@ if grep -q '^stage |' $bench_logs 2>/dev/null; then
     if grep -q -E '^ +2 \|' "$work/gpt124m_bf16_graphs_2.log" 2>/dev/null; then
         say "with libzero.cuda_graphs (--cuda-graphs):"
         grep -h -E '^ +2 \||graph blockers' "$work/gpt124m_bf16_graphs_2.log" | tee -a "$summary"
+    fi
+    if grep -q -E '^ +[03] \|' "$work/gpt124m_bf16_act16_0_3.log" 2>/dev/null; then
+        say "with libzero.activations = compute (--activations compute):"
+        grep -h -E '^ +[03] \|' "$work/gpt124m_bf16_act16_0_3.log" | tee -a "$summary"
     fi
     # the goals, from the rows without offload: "stage | offload | ms | tok/s | MFU | ..."
     for goal in "0 40" "3 35"; do
