@@ -2186,14 +2186,13 @@ END_TEST
  * (_i): bf16 and fp16 (bit 0), qkv and y 16-byte aligned (128-bit loads and stores) or
  * one element off (the scalar path; bit 1), native mode (the fused kernels) or exact
  * (the reference path through a workspace, its products in t; bit 2). T = 150: ragged
- * tiles; hs 64. */
-START_TEST(test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast)
+ * tiles; each case at every head size the fused kernels take (hs 64, 32, 16, 8: C = 2 hs),
+ * since each is its own instantiation with its own 128-bit offsets (hs 8: a backward
+ * thread's half of a head is 4 values, loaded one by one). */
+static void check_typed_attention(enum zero_dtype t, size_t off, int native, int64_t C)
 {
-    const enum zero_dtype t = _i & 1 ? ZERO_F16 : ZERO_BF16;
-    const size_t off = _i & 2 ? 1 : 0;
-    const int native = (_i & 4) == 0;
     const enum zero_dtype mt = t; /* the products' dtype: the fused kernels take fp32 anyway */
-    const int64_t B = 2, T = 150, NH = 2, C = 128;
+    const int64_t B = 2, T = 150, NH = 2;
     const size_t n3 = (size_t)(B * T * 3 * C), n = (size_t)(B * T * C), es = 2;
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, native ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT),
                      ZERO_OK);
@@ -2247,6 +2246,16 @@ START_TEST(test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast)
     free(hq);
     free(hdy);
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+
+START_TEST(test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast)
+{
+    const enum zero_dtype t = _i & 1 ? ZERO_F16 : ZERO_BF16;
+    const size_t off = _i & 2 ? 1 : 0;
+    const int native = (_i & 4) == 0;
+    const int64_t C[] = {128, 64, 32, 16};
+    for (size_t c = 0; c < sizeof C / sizeof C[0]; c++)
+        check_typed_attention(t, off, native, C[c]);
 }
 END_TEST
 

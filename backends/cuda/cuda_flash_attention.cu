@@ -32,6 +32,7 @@
 // cast (tests/test_cuda_backend.c compares them bit for bit). dy and dqkv stay fp32.
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
@@ -57,7 +58,8 @@ __device__ __forceinline__ void load_widened(float *dst, const TQ *src, zero_dty
 #pragma unroll
                 for (int g = 0; g < N; g += 8) {
                     const uint4 u = *(const uint4 *)(src + g);
-                    const uint16_t *h = (const uint16_t *)&u;
+                    uint16_t h[8]; // memcpy, not a uint16_t view of u: no aliasing to miscompile
+                    memcpy(h, &u, sizeof h);
 #pragma unroll
                     for (int e = 0; e < 8; e++)
                         dst[g + e] = zero_cuda::load_f32(h, t, e);
@@ -182,11 +184,12 @@ __global__ void __launch_bounds__(kTile)
         if (vec_out) {
 #pragma unroll
             for (int g = 0; g < HS; g += 8) {
-                uint4 u;
-                uint16_t *hv = (uint16_t *)&u;
+                uint16_t hv[8];
 #pragma unroll
                 for (int e = 0; e < 8; e++)
                     zero_cuda::store_f32(hv, t, e, o[g + e] * inv);
+                uint4 u; // memcpy, as in the load: the uint4 is read only after the stores
+                memcpy(&u, hv, sizeof u);
                 *(uint4 *)(yrow + g) = u;
             }
         } else {

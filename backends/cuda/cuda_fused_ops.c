@@ -67,9 +67,8 @@ static int xent_fused_reference_bf16(struct cuda_state *s, float *losses, void *
         rc = xent_fused_reference(s, losses, ws, ws, labels, rows, classes, dloss);
     if (rc == ZERO_OK)
         rc = cuda_cast(s, dlogits, ZERO_BF16, ws, ZERO_F32, n);
-    if (ws != NULL)
-        cuda_free(s, ws);
-    return rc;
+    const int frc = cuda_free(s, ws); /* NULL passes; the stream order keeps it for the kernels */
+    return rc == ZERO_OK ? frc : rc;
 }
 
 int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits, enum zero_dtype t,

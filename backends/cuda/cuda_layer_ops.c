@@ -507,8 +507,8 @@ static int attention_forward_typed(struct cuda_state *s, void *y, float *att, co
     if (rc == ZERO_OK)
         rc = cuda_check(s, cuda_launch_cast(s->compute, y, t, ws + nqkv, ZERO_F32, 1, ny, ny, ny),
                         "attention_forward_typed: rounding y");
-    cuda_free(s, ws); /* the stream order keeps it alive for the kernels */
-    return rc;
+    const int frc = cuda_free(s, ws); /* the stream order keeps it alive for the kernels */
+    return rc == ZERO_OK ? frc : rc;
 }
 
 static int attention_backward_typed(struct cuda_state *s, float *dqkv, float *scratch,
@@ -533,8 +533,8 @@ static int attention_backward_typed(struct cuda_state *s, float *dqkv, float *sc
                    &ws);
     if (rc == ZERO_OK)
         rc = attention_backward(s, dqkv, scratch, dy, ws, att, B, T, C, NH, matmul_type);
-    cuda_free(s, ws);
-    return rc;
+    const int frc = cuda_free(s, ws);
+    return rc == ZERO_OK ? frc : rc;
 }
 
 int cuda_attention_forward_typed(void *self, void *y, float *att, const void *qkv,
