@@ -116,9 +116,7 @@ static cublasStatus_t set_epilogue(const struct lt_plan *p, const void *bias, co
     cublasStatus_t st =
         cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi));
     if (st == CUBLAS_STATUS_SUCCESS && aux != NULL && k->aux_type != -1) {
-/* the attribute came with cuBLAS 11.11 (CUDA 11.8); CUBLAS_VERSION is major * 1000 + ...
- * in cuBLAS 11 and major * 10000 + ... from 12 on, so the version is tested by parts */
-#if CUBLAS_VER_MAJOR > 11 || (CUBLAS_VER_MAJOR == 11 && CUBLAS_VER_MINOR >= 11)
+#if CUBLAS_VERSION >= 111100 /* the attribute came with cuBLAS 11.11 (CUDA 11.8) */
         const int32_t aux_type = k->aux_type;
         st = cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
                                             &aux_type, sizeof(aux_type));
