@@ -3,7 +3,8 @@
 #
 #     mkdir build-fuzz && cd build-fuzz
 #     OMPI_CC=clang ../configure --enable-fuzzing --without-cuda --without-nccl
-#     make -j fuzz-smoke                 # every target FUZZ_SECONDS (30) seconds
+#     make -j fuzz-smoke                 # every target FUZZ_SECONDS (30) seconds,
+#                                        # FUZZ_JOBS (1) of them at a time
 #     make fuzz-tokens FUZZ_SECONDS=600  # one target for longer
 #
 # configure then builds the whole library with clang's coverage instrumentation,

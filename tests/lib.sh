@@ -43,6 +43,17 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 rc=0
 
+# under_sanitizers: true in a build configured with --enable-sanitizers
+# (AM_TESTS_ENVIRONMENT passes its SANITIZER_CFLAGS as ZERO_TEST_SANITIZERS), where
+# a test whose claim is about bits or text, which the default build checks, skips
+# or runs a smaller sweep
+under_sanitizers() {
+    case ${ZERO_TEST_SANITIZERS:-} in
+        *sanitize*) return 0 ;;
+    esac
+    return 1
+}
+
 # require_built PROG...: exit 99 (a hard error, not a failed check) unless every
 # PROG is built.
 require_built() {

@@ -29,8 +29,15 @@
 # fewer cores than the command's ranks). A command whose program is missing (python3
 # for docs/tools) is skipped with a note.
 #
+# In the sanitizer build it runs the quick pages and the exercises only: what it
+# claims, the pages' text, the default build checks; README.md's and
+# docs/training.md's commands are training runs that test_train_gpt.sh and
+# test_examples.sh make under the sanitizers too.
+#
 # Environment:
-#   ZERO_DOCS_PAGES=LIST   only these pages (names as in docs/, or README.md)
+#   ZERO_DOCS_PAGES=LIST   only these pages (names as in docs/, or README.md); "quick"
+#                          is the quick pages: quickstart, memory, stages, exactness
+#                          and configuration
 #   ZERO_DOCS_USER=NAME    run the commands as that user (runuser; the test must be
 #                          root); tests/test_docs_user.sh does it for the quick pages
 #   ZERO_DOCS_EXERCISES=1  check the exercises with ZERO_DOCS_PAGES too (which must
@@ -46,6 +53,18 @@ require_built "$top_builddir/src/cli/zero" "$top_builddir/examples/train_mlp" \
 as_user=${ZERO_DOCS_USER:-}
 update=${ZERO_UPDATE_DOCS:-0}
 pages=${ZERO_DOCS_PAGES:-}
+exercises=${ZERO_DOCS_EXERCISES:-0}
+if under_sanitizers; then
+    if [ -n "$as_user" ]; then
+        echo "$test_name: as $as_user: skipped in the sanitizer build (it runs these pages as root there)"
+        exit 77
+    fi
+    if [ -z "$pages" ]; then
+        pages=quick
+        exercises=1
+    fi
+fi
+[ "$pages" = quick ] && pages="quickstart.md memory.md stages.md exactness.md configuration.md"
 
 # The student's environment, not the suite's: Open MPI's root switches and
 # oversubscription come from the pages or not at all.
@@ -429,7 +448,7 @@ exercises() {
 }
 
 # (they read the real output of memory.md's and stages.md's commands)
-if [ -z "$pages" ] || [ "${ZERO_DOCS_EXERCISES:-0}" = 1 ]; then
+if [ -z "$pages" ] || [ "$exercises" = 1 ]; then
     exercises
 fi
 

@@ -4,14 +4,9 @@
 # tests/test_docs_commands.sh, but each command runs as `nobody' (runuser) without
 # Open MPI's root switches, after the quickstart's set-up less its "only as root"
 # line. Skips (77) unless run as root with runuser, and where nobody cannot run the
-# build's programs (a build under a private home directory).
-case ${ZERO_TEST_SANITIZERS:-} in
-    *sanitize*) # the same commands as test_docs_commands.sh, which runs under the sanitizers
-        echo "test_docs_user.sh: skipped in the sanitizer build (test_docs_commands.sh runs these commands there)"
-        exit 77
-        ;;
-esac
+# build's programs (a build under a private home directory), and in the sanitizer
+# build (test_docs_commands.sh runs these pages there).
 ZERO_DOCS_USER=${ZERO_DOCS_USER:-nobody}
-ZERO_DOCS_PAGES=${ZERO_DOCS_PAGES:-quickstart.md memory.md stages.md exactness.md configuration.md}
+ZERO_DOCS_PAGES=${ZERO_DOCS_PAGES:-quick}
 export ZERO_DOCS_USER ZERO_DOCS_PAGES
 exec sh "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/test_docs_commands.sh"

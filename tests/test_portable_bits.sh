@@ -11,15 +11,14 @@
 # table `zero verify` prints for stages 0 and 3 at N = 3, 2, 1; and all of them
 # equal the golden fingerprints in tests/golden/portable_bits.txt.
 # Run by `make check' from the build directory; by hand: sh tests/test_portable_bits.sh
-case ${ZERO_TEST_SANITIZERS:-} in
-    *sanitize*) # a claim about bits, which the default build checks; the kernels of every
-        # variant run under the sanitizers in test_gemm and test_exact_vec
-        echo "test_portable_bits.sh: skipped in the sanitizer build (the default build runs it)"
-        exit 77
-        ;;
-esac
 # shellcheck source=SCRIPTDIR/lib.sh
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+if under_sanitizers; then
+    # a claim about bits, which the default build checks; the kernels of every
+    # variant run under the sanitizers in test_gemm and test_exact_vec
+    echo "test_portable_bits.sh: skipped in the sanitizer build (the default build runs it)"
+    exit 77
+fi
 mlp=$top_builddir/examples/train_mlp
 gpt=$top_builddir/examples/train_gpt
 zero=$top_builddir/src/cli/zero
