@@ -150,6 +150,22 @@ static void pair_close(struct pair p, double rel, double floor, const char *what
     free(got);
 }
 
+/* c's cuda values against the cpu's (n floats) within GELU backward's tolerance, scaled by
+ * the size of the product it multiplies (prod, the cpu's): 1e-3 (|product| + 0.1) + 1e-4 */
+static void pair_close_to_product(struct pair c, struct pair prod, size_t n, const char *what)
+{
+    float *want = download(cpu, c.c, n * 4), *got = download(gpu, c.g, n * 4);
+    float *product = download(cpu, prod.c, n * 4);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabs((double)got[i] - (double)want[i]) <=
+                          1e-3 * (fabs((double)product[i]) + 0.1) + 1e-4,
+                      "%s: element %zu: cuda %.9g, cpu %.9g (product %.9g)", what, i,
+                      (double)got[i], (double)want[i], (double)product[i]);
+    free(want);
+    free(got);
+    free(product);
+}
+
 #define ON_BOTH(call_cpu, call_gpu)                                                                \
     do {                                                                                           \
         ck_assert_int_eq((call_cpu), ZERO_OK);                                                     \
@@ -837,18 +853,9 @@ START_TEST(test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward)
     int rc = gpu->be->gemm_dgelu(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, c.g, n, pre.g,
                                  ZERO_GELU_TANH);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
-    float *want = download(cpu, c.c, nc * 4), *got = download(gpu, c.g, nc * 4);
-    float *product = download(cpu, prod.c, nc * 4);
-    for (size_t i = 0; i < nc; i++)
-        ck_assert_msg(fabs((double)got[i] - (double)want[i]) <=
-                          1e-3 * (fabs((double)product[i]) + 0.1) + 1e-4,
-                      "gemm_dgelu: element %zu: cuda %.9g, cpu %.9g (product %.9g)", i,
-                      (double)got[i], (double)want[i], (double)product[i]);
+    pair_close_to_product(c, prod, nc, "gemm_dgelu");
     free(a32);
     free(b32);
-    free(want);
-    free(got);
-    free(product);
     pair_free(A);
     pair_free(B);
     pair_free(pre);
@@ -1006,20 +1013,10 @@ START_TEST(test_cuda_gemm_dgelu_from_16_bits_matches_cpu_widen_then_gemm_dgelu)
                                       (char *)pre.g + at, pt, ZERO_GELU_TANH);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
     pair_same(pre, "gemm_dgelu_from: pre untouched");
-    if (cases[_i].mode == ZERO_COLL_EXACT) {
+    if (cases[_i].mode == ZERO_COLL_EXACT)
         pair_same(c, "exact gemm_dgelu_from c");
-    } else {
-        float *want = download(cpu, c.c, mn * 4), *got = download(gpu, c.g, mn * 4);
-        float *product = download(cpu, prod.c, mn * 4);
-        for (size_t i = 0; i < mn; i++)
-            ck_assert_msg(fabs((double)got[i] - (double)want[i]) <=
-                              1e-3 * (fabs((double)product[i]) + 0.1) + 1e-4,
-                          "gemm_dgelu_from: element %zu: cuda %.9g, cpu %.9g (product %.9g)", i,
-                          (double)got[i], (double)want[i], (double)product[i]);
-        free(want);
-        free(got);
-        free(product);
-    }
+    else
+        pair_close_to_product(c, prod, mn, "gemm_dgelu_from");
     free(a32);
     free(b32);
     free(p32);
