@@ -63,9 +63,9 @@ int cuda_graph_open(void *self)
     if (s->prof != NULL)
         return cuda_fail(s, ZERO_ENOTSUP,
                          "the kernel profile is on: its events cannot be read inside a capture");
+#ifdef ZERO_HAVE_NCCL
     /* NCCL's calls can be captured from 2.9 on (its user guide, "Using NCCL with CUDA
      * Graphs"); the version is the loaded library's, not the header's */
-#ifdef ZERO_HAVE_NCCL
     int nccl_version = 0;
     if (s->comm_kind == CUDA_COMM_NCCL && s->nccl != NULL &&
         (ncclGetVersion(&nccl_version) != ncclSuccess || nccl_version < 20900))
@@ -197,8 +197,7 @@ int cuda_graph_end(void *self, int key, int launch)
         int open = g != NULL && s->capturing ? g->key : -1;
         if (open >= 0) /* never leave compute capturing: everything after would be captured */
             discard_capture(s, g, 1);
-        return cuda_fail(s, ZERO_EINVAL,
-                         "graph_end: no capture of key %d is open%s", key,
+        return cuda_fail(s, ZERO_EINVAL, "graph_end: no capture of key %d is open%s", key,
                          open >= 0 ? " (the open one, of another key, was discarded)" : "");
     }
     cudaError_t e = cudaEventRecord(g->join, s->comm_stream);
