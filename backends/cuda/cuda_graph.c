@@ -88,9 +88,8 @@ int cuda_graph_open(void *self)
     int rc = cuda_check(s, e, "graph_open: cudaEventCreate");
     /* cuBLAS (the fallback GEMM) inside a capture: a workspace of ours, so that its
      * captured calls allocate nothing (the cuBLASLt one; both run on compute in order) */
-    if (rc == ZERO_OK && s->lt_ws != NULL)
-        rc = cuda_blas_check(s, cublasSetWorkspace(s->blas, s->lt_ws, s->lt_ws_bytes),
-                             "graph_open: cublasSetWorkspace");
+    if (rc == ZERO_OK)
+        rc = cuda_blas_capture_workspace(s);
     if (rc == ZERO_OK)
         rc = cuda_deferred_open(s);
     if (rc == ZERO_OK)
