@@ -646,7 +646,9 @@ START_TEST(test_cuda_graphs_replay_the_uncaptured_bits_at_stages_0_to_3)
     run_free(&captured);
     ck_assert_msg(mpi_check_all(same), "stage %d: the captured run's bits differ", stage);
     ck_assert_int_eq(b.graph_launches - a.graph_launches, 2 * 2);
-    ck_assert_int_eq(b.in_capture, 0);
+    /* the last step's: the first captured step's pool misses reach cudaMalloc inside a
+     * capture (relaxed mode) and count there, by design (docs/gpu.md) */
+    ck_assert_int_eq(b.in_capture - a.in_capture, 0);
     ck_assert_int_eq(b.device_mallocs - a.device_mallocs, 0);
     ck_assert_int_eq(b.graph_instantiations - a.graph_instantiations, 0);
 }

@@ -351,6 +351,18 @@ int cuda_lt_open(struct cuda_state *s, char *why, size_t why_len)
     return ZERO_OK;
 }
 
+int cuda_blas_capture_workspace(struct cuda_state *s)
+{
+    /* without one, cuBLAS's default workspace is allocated inside each capture (CUDA
+     * < 12.2: a new one per capture; later: allocation nodes in the graph) */
+    int rc = cuda_buffer_grow(s, &s->lt_ws, &s->lt_ws_bytes, LT_WORKSPACE_BYTES, ZERO_TAG_WORKSPACE,
+                              "gemm: cuBLAS workspace for the graphs");
+    if (rc == ZERO_OK)
+        rc = cuda_blas_check(s, cublasSetWorkspace(s->blas, s->lt_ws, s->lt_ws_bytes),
+                             "graph_open: cublasSetWorkspace");
+    return rc;
+}
+
 void cuda_lt_close(struct cuda_state *s)
 {
     if (s->plans != NULL) {

@@ -36,6 +36,23 @@ struct cuda_graphs {
     cudaEvent_t fork, join, before;
 };
 
+/* Ends the open capture and drops its graph, whatever state it is in: comm is joined
+ * back first (ending a capture with comm still forked from it is
+ * cudaErrorStreamCaptureUnjoined), so that neither stream stays in capture mode; a
+ * comm stream that never joined is left alone (waiting for its uncaptured event inside
+ * the capture would be an isolation error). */
+static void discard_capture(struct cuda_state *s, struct cuda_graphs *g, int comm_joined)
+{
+    if (comm_joined && cudaEventRecord(g->join, s->comm_stream) == cudaSuccess)
+        (void)cudaStreamWaitEvent(s->compute, g->join, 0);
+    cudaGraph_t graph = NULL;
+    (void)cudaStreamEndCapture(s->compute, &graph);
+    if (graph != NULL)
+        cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    s->capturing = 0;
+}
+
 int cuda_graph_open(void *self)
 {
     struct cuda_state *s = self;
@@ -46,6 +63,17 @@ int cuda_graph_open(void *self)
     if (s->prof != NULL)
         return cuda_fail(s, ZERO_ENOTSUP,
                          "the kernel profile is on: its events cannot be read inside a capture");
+#ifdef ZERO_HAVE_NCCL
+    /* NCCL's calls can be captured from 2.9 on (its user guide, "Using NCCL with CUDA
+     * Graphs"); the version is the loaded library's, not the header's */
+    int nccl_version = 0;
+    if (s->comm_kind == CUDA_COMM_NCCL && s->nccl != NULL &&
+        (ncclGetVersion(&nccl_version) != ncclSuccess || nccl_version < 20900))
+        return cuda_fail(s, ZERO_ENOTSUP,
+                         "NCCL %d is loaded: capturing its collectives needs NCCL 2.9 (20900) "
+                         "or newer",
+                         nccl_version);
+#endif
     if (s->graphs != NULL)
         return ZERO_OK;
     struct cuda_graphs *g = calloc(1, sizeof(*g));
@@ -60,9 +88,8 @@ int cuda_graph_open(void *self)
     int rc = cuda_check(s, e, "graph_open: cudaEventCreate");
     /* cuBLAS (the fallback GEMM) inside a capture: a workspace of ours, so that its
      * captured calls allocate nothing (the cuBLASLt one; both run on compute in order) */
-    if (rc == ZERO_OK && s->lt_ws != NULL)
-        rc = cuda_blas_check(s, cublasSetWorkspace(s->blas, s->lt_ws, s->lt_ws_bytes),
-                             "graph_open: cublasSetWorkspace");
+    if (rc == ZERO_OK)
+        rc = cuda_blas_capture_workspace(s);
     if (rc == ZERO_OK)
         rc = cuda_deferred_open(s);
     if (rc == ZERO_OK)
@@ -79,12 +106,7 @@ void cuda_graph_close(void *self)
     if (g == NULL)
         return;
     if (s->capturing) { /* a pass that never ended: drop its capture */
-        cudaGraph_t graph = NULL;
-        cudaStreamEndCapture(s->compute, &graph);
-        if (graph != NULL)
-            cudaGraphDestroy(graph);
-        (void)cudaGetLastError();
-        s->capturing = 0;
+        discard_capture(s, g, 1);
     }
     cudaStreamSynchronize(s->compute); /* the graphs and their pool are idle */
     for (int k = 0; k < g->n; k++)
@@ -138,7 +160,7 @@ int cuda_graph_begin(void *self, int key)
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(s->comm_stream, g->fork, 0);
     if ((rc = cuda_check(s, e, "graph_begin: joining the comm stream")) != ZERO_OK)
-        cuda_graph_end(s, key, 0);
+        discard_capture(s, g, 0); /* keeps this message (cuda_graph_end would replace it) */
     return rc;
 }
 
@@ -170,8 +192,13 @@ int cuda_graph_end(void *self, int key, int launch)
 {
     struct cuda_state *s = self;
     struct cuda_graphs *g = s->graphs;
-    if (g == NULL || !s->capturing || key != g->key)
-        return cuda_fail(s, ZERO_EINVAL, "graph_end: no capture of key %d is open", key);
+    if (g == NULL || !s->capturing || key != g->key) {
+        int open = g != NULL && s->capturing ? g->key : -1;
+        if (open >= 0) /* never leave compute capturing: everything after would be captured */
+            discard_capture(s, g, 1);
+        return cuda_fail(s, ZERO_EINVAL, "graph_end: no capture of key %d is open%s", key,
+                         open >= 0 ? " (the open one, of another key, was discarded)" : "");
+    }
     cudaError_t e = cudaEventRecord(g->join, s->comm_stream);
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(s->compute, g->join, 0);

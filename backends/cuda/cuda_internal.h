@@ -145,6 +145,9 @@ void cuda_hosts_fini(struct cuda_state *s); /* frees the blocks never host_free'
 /* cuBLASLt handle and workspace unless ZERO_CUDA_GEMM=cublas (then s->lt stays NULL). */
 int cuda_lt_open(struct cuda_state *s, char *why, size_t why_len);
 void cuda_lt_close(struct cuda_state *s);
+/* cuBLAS's calls inside a capture use our workspace (cuBLASLt's, made here where the
+ * cublas GEMM mode left it out), so that they allocate nothing there (cuda_graph.c) */
+int cuda_blas_capture_workspace(struct cuda_state *s);
 /* C (m, n) = alpha op(A) op(B) + beta C, row-major, A and B of type ab, C of type c (ab
  * or fp32), fp32 accumulation; arguments checked by cuda_gemm. ZERO_ENOTSUP, with no
  * message, when cuBLASLt has no algorithm for the case: the caller uses cublasGemmEx. */

@@ -265,10 +265,19 @@ static int device_malloc(struct cuda_state *s, struct cuda_cache *c, size_t byte
     void *fresh = NULL;
     cudaError_t e;
     if (s->capturing) {
+        /* in the capture's own (thread-local) mode cudaMalloc is refused and invalidates
+         * the capture: relaxed for this call only, then the mode is put back */
         enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-        cudaThreadExchangeStreamCaptureMode(&mode);
-        e = cudaMalloc(&fresh, klass);
-        cudaThreadExchangeStreamCaptureMode(&mode);
+        e = cudaThreadExchangeStreamCaptureMode(&mode);
+        if (e == cudaSuccess) {
+            e = cudaMalloc(&fresh, klass);
+            cudaError_t back = cudaThreadExchangeStreamCaptureMode(&mode);
+            if (e == cudaSuccess && back != cudaSuccess) {
+                cudaFree(fresh); /* not captured: relaxed mode is still on for this call */
+                fresh = NULL;
+                e = back;
+            }
+        }
         s->capture_blockers++;
     } else {
         e = cudaMalloc(&fresh, klass);
