@@ -254,14 +254,17 @@ ALWAYS_INLINE void sgd_body(const struct zero_sgd_args *a, float *param, const v
     }
 ZERO_HOST_VARIANTS(VARIANT)
 
+typedef void (*adam_fn)(ADAM_ARGS);
+typedef void (*sgd_fn)(SGD_ARGS);
+
 /* An unsupported isa falls back to a narrower one: same bits, narrower vectors. */
 void zero_host_adam(enum zero_host_isa isa, const struct zero_adam_consts *k, float *param,
                     const void *grad, enum zero_dtype grad_type, float *exp_avg, float *exp_avg_sq,
                     size_t n, void *param_copy, enum zero_dtype copy_type)
 {
     const enum zero_host_isa use = zero_host_isa_usable(isa);
-    ZERO_HOST_PICK(use, adam)(k, param, grad, grad_type, exp_avg, exp_avg_sq, n, param_copy,
-                              copy_type);
+    const adam_fn adam = ZERO_HOST_PICK(use, adam);
+    adam(k, param, grad, grad_type, exp_avg, exp_avg_sq, n, param_copy, copy_type);
 }
 
 void zero_host_sgd(enum zero_host_isa isa, const struct zero_sgd_args *args, float *param,
@@ -269,5 +272,6 @@ void zero_host_sgd(enum zero_host_isa isa, const struct zero_sgd_args *args, flo
                    void *param_copy, enum zero_dtype copy_type)
 {
     const enum zero_host_isa use = zero_host_isa_usable(isa);
-    ZERO_HOST_PICK(use, sgd)(args, param, grad, grad_type, momentum, n, param_copy, copy_type);
+    const sgd_fn sgd = ZERO_HOST_PICK(use, sgd);
+    sgd(args, param, grad, grad_type, momentum, n, param_copy, copy_type);
 }

@@ -12,7 +12,6 @@
 #include "optim_consts.h"
 #include "zero/backend.h"
 
-
 /* One Adam/AdamW update of n elements with the formula of optim_consts.h:
  * param (n) fp32 master, grad (n) in grad_type (fp32/fp16/bf16), exp_avg and
  * exp_avg_sq (n) fp32; the new value is also written to param_copy (n) in
