@@ -22,4 +22,4 @@ libzero_la_SOURCES += \
 	%reldir%/gpt_head.c \
 	%reldir%/gpt_model.c
 noinst_HEADERS += %reldir%/gpt_internal.h
-zeroinclude_HEADERS += include/zero/gpt.h
+zeroinclude_HEADERS += include/zero/gpt.h include/zero/llama_config.h
