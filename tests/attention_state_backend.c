@@ -12,6 +12,7 @@
 
 static const struct zero_backend *cpu;
 static struct zero_backend table;
+static struct zero_attention_ops group;
 
 static size_t state_floats(int64_t B, int64_t T, int64_t NH)
 {
@@ -23,6 +24,14 @@ static void as_state_floats(void *self, int64_t B, int64_t T, int64_t C, int64_t
 {
     (void)self, (void)C, (void)matmul_type;
     *att = *scratch = state_floats(B, T, NH);
+}
+
+/* the contract's sizes: the plain entries keep the probabilities */
+static void as_contract_floats(void *self, int64_t B, int64_t T, int64_t C, int64_t NH,
+                               enum zero_dtype matmul_type, size_t *att, size_t *scratch)
+{
+    (void)self, (void)C, (void)matmul_type;
+    *att = *scratch = (size_t)(B * NH * T * T);
 }
 
 /* probs (B, NH, T, T) and y (B*T, C) from qkv: the cpu entry into private buffers */
@@ -89,8 +98,8 @@ static int widen(void *self, float **out, const void *x, enum zero_dtype t, size
     return *out == NULL ? ZERO_ENOMEM : cpu->cast(self, *out, ZERO_F32, x, t, n);
 }
 
-static int as_forward_typed(void *self, void *y, float *att, const void *qkv, enum zero_dtype t,
-                            int64_t B, int64_t T, int64_t C, int64_t NH, enum zero_dtype mt)
+static int as_forward_stored(void *self, void *y, float *att, const void *qkv, enum zero_dtype t,
+                             int64_t B, int64_t T, int64_t C, int64_t NH, enum zero_dtype mt)
 {
     const size_t ny = (size_t)(B * T * C);
     float *q32 = NULL, *y32 = malloc(ny * sizeof(float));
@@ -104,9 +113,9 @@ static int as_forward_typed(void *self, void *y, float *att, const void *qkv, en
     return rc;
 }
 
-static int as_backward_typed(void *self, float *dqkv, float *scratch, const float *dy,
-                             const void *qkv, enum zero_dtype t, const float *att, int64_t B,
-                             int64_t T, int64_t C, int64_t NH, enum zero_dtype mt)
+static int as_backward_stored(void *self, float *dqkv, float *scratch, const float *dy,
+                              const void *qkv, enum zero_dtype t, const float *att, int64_t B,
+                              int64_t T, int64_t C, int64_t NH, enum zero_dtype mt)
 {
     float *q32 = NULL;
     int rc = widen(self, &q32, qkv, t, (size_t)(3 * B * T * C));
@@ -121,14 +130,19 @@ const struct zero_backend *attention_state_backend(const struct zero_backend *cp
 {
     cpu = cpu_table;
     table = *cpu_table;
+    if (flags == 0)
+        return &table;
+    group = (struct zero_attention_ops){
+        .version = ZERO_ATTENTION_OPS_VERSION,
+        .attention_state_floats = as_contract_floats,
+        .attention_forward_stored = as_forward_stored,
+        .attention_backward_stored = as_backward_stored,
+    };
     if (flags & ATTN_STATE) {
-        table.attention_state_floats = as_state_floats;
+        group.attention_state_floats = as_state_floats;
         table.attention_forward = as_forward;
         table.attention_backward = as_backward;
     }
-    if (flags & ATTN_TYPED) {
-        table.attention_forward_typed = as_forward_typed;
-        table.attention_backward_typed = as_backward_typed;
-    }
+    table.attention = &group;
     return &table;
 }

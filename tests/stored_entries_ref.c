@@ -1,4 +1,4 @@
-/* Reference gemm_bias_to and gemm_dgelu_from (stored_entries_ref.h). */
+/* Reference gemm_bias_stored and gemm_dgelu_stored (stored_entries_ref.h). */
 #include <stdlib.h>
 
 #include "stored_entries_ref.h"
@@ -10,9 +10,9 @@ static int bias_fp32(const struct zero_backend *be, void *self, int trans_a, int
                      const void *b, enum zero_dtype b_type, int64_t ldb, const float *bias,
                      float *c32, float *gelu32, int64_t ldc, enum zero_gelu kind)
 {
-    if (be->gemm_bias != NULL)
-        return be->gemm_bias(self, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, bias,
-                             c32, ldc, gelu32, kind);
+    if (be->fused != NULL)
+        return be->fused->gemm_bias(self, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb,
+                                    bias, c32, ldc, gelu32, kind);
     int rc = be->gemm(self, trans_a, trans_b, m, n, k, 1.0f, a, a_type, lda, b, b_type, ldb, 0.0f,
                       c32, ZERO_F32, ldc);
     if (!rc)
@@ -22,10 +22,11 @@ static int bias_fp32(const struct zero_backend *be, void *self, int trans_a, int
     return rc;
 }
 
-int ref_gemm_bias_to(const struct zero_backend *be, void *self, int trans_a, int trans_b, int64_t m,
-                     int64_t n, int64_t k, const void *a, enum zero_dtype a_type, int64_t lda,
-                     const void *b, enum zero_dtype b_type, int64_t ldb, const float *bias, void *c,
-                     void *gelu, enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind)
+int ref_gemm_bias_stored(const struct zero_backend *be, void *self, int trans_a, int trans_b,
+                         int64_t m, int64_t n, int64_t k, const void *a, enum zero_dtype a_type,
+                         int64_t lda, const void *b, enum zero_dtype b_type, int64_t ldb,
+                         const float *bias, void *c, void *gelu, enum zero_dtype out_type,
+                         int64_t ldc, enum zero_gelu kind)
 {
     if (out_type == ZERO_F32)
         return bias_fp32(be, self, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, bias,
@@ -47,10 +48,11 @@ int ref_gemm_bias_to(const struct zero_backend *be, void *self, int trans_a, int
     return rc;
 }
 
-int ref_gemm_dgelu_from(const struct zero_backend *be, void *self, int trans_a, int trans_b,
-                        int64_t m, int64_t n, int64_t k, const void *a, enum zero_dtype a_type,
-                        int64_t lda, const void *b, enum zero_dtype b_type, int64_t ldb, float *c,
-                        int64_t ldc, const void *pre, enum zero_dtype pre_type, enum zero_gelu kind)
+int ref_gemm_dgelu_stored(const struct zero_backend *be, void *self, int trans_a, int trans_b,
+                          int64_t m, int64_t n, int64_t k, const void *a, enum zero_dtype a_type,
+                          int64_t lda, const void *b, enum zero_dtype b_type, int64_t ldb, float *c,
+                          int64_t ldc, const void *pre, enum zero_dtype pre_type,
+                          enum zero_gelu kind)
 {
     const size_t mn = (size_t)(m * n);
     void *pre32 = NULL;
@@ -60,9 +62,9 @@ int ref_gemm_dgelu_from(const struct zero_backend *be, void *self, int trans_a, 
                  ? be->cast(self, pre32, ZERO_F32, pre, pre_type, mn)
                  : ZERO_ENOMEM;
     const float *p32 = pre_type == ZERO_F32 ? pre : pre32;
-    if (!rc && be->gemm_dgelu != NULL)
-        rc = be->gemm_dgelu(self, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, c, ldc,
-                            p32, kind);
+    if (!rc && be->fused != NULL)
+        rc = be->fused->gemm_dgelu(self, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb,
+                                   c, ldc, p32, kind);
     else if (!rc) {
         rc = be->gemm(self, trans_a, trans_b, m, n, k, 1.0f, a, a_type, lda, b, b_type, ldb, 0.0f,
                       c, ZERO_F32, ldc);

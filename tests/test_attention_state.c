@@ -5,7 +5,7 @@
  * does not keep, and the contract's where the entry is NULL (the cpu backend). Then
  * the standalone attention unit runs in buffers of just those sizes (a guard band
  * after each must stay untouched) on the test backend of attention_state_backend.h,
- * fp32 and with bf16 activations through the typed entries, and gives the plain cpu
+ * fp32 and with bf16 activations through the _stored entries, and gives the plain cpu
  * run's bits: y, dx and every parameter gradient. One rank (the rig's cpu device). */
 #include <check.h>
 #include <stdio.h>
@@ -50,7 +50,7 @@ START_TEST(test_attention_units_size_their_state_by_the_backend)
 {
     const struct zero_backend *cpu = zero_backend_find("cpu");
     ck_assert_ptr_nonnull(cpu);
-    ck_assert_ptr_null(cpu->attention_state_floats);
+    ck_assert_ptr_null(cpu->attention);
     struct zero_error err = {0};
     struct zero_unit *attn = NULL, *block = NULL;
     ck_assert_int_eq(zero_nn_causal_self_attention(&attn, "attn", C, NH, T, &err), ZERO_OK);

@@ -115,30 +115,33 @@ END_TEST
 START_TEST(test_stored_activations_take_fp32_fp16_or_bf16)
 {
     ck_assert_int_eq(
-        zero_contract_stored_type("gemm_bias_to: out_type", ZERO_BF16, why, sizeof why), ZERO_OK);
-    ck_assert_int_eq(zero_contract_stored_type("gemm_bias_to: out_type", ZERO_F16, why, sizeof why),
-                     ZERO_OK);
-    ck_assert_int_eq(zero_contract_stored_type("gemm_bias_to: out_type", ZERO_F32, why, sizeof why),
-                     ZERO_OK);
-    CK_REFUSED(zero_contract_stored_type("gemm_dgelu_from: pre_type", ZERO_F64, why, sizeof why),
-               ZERO_ENOTSUP, "gemm_dgelu_from: pre_type fp64; fp32, fp16 or bf16 expected");
+        zero_contract_stored_type("gemm_bias_stored: out_type", ZERO_BF16, why, sizeof why),
+        ZERO_OK);
+    ck_assert_int_eq(
+        zero_contract_stored_type("gemm_bias_stored: out_type", ZERO_F16, why, sizeof why),
+        ZERO_OK);
+    ck_assert_int_eq(
+        zero_contract_stored_type("gemm_bias_stored: out_type", ZERO_F32, why, sizeof why),
+        ZERO_OK);
+    CK_REFUSED(zero_contract_stored_type("gemm_dgelu_stored: pre_type", ZERO_F64, why, sizeof why),
+               ZERO_ENOTSUP, "gemm_dgelu_stored: pre_type fp64; fp32, fp16 or bf16 expected");
 }
 END_TEST
 
-START_TEST(test_typed_attention_takes_stored_activation_dtypes)
+START_TEST(test_stored_attention_takes_stored_activation_dtypes)
 {
+    ck_assert_int_eq(zero_contract_stored_type("attention_forward_stored: qkv dtype", ZERO_BF16,
+                                               why, sizeof why),
+                     ZERO_OK);
+    ck_assert_int_eq(zero_contract_stored_type("attention_backward_stored: qkv dtype", ZERO_F16,
+                                               why, sizeof why),
+                     ZERO_OK);
     ck_assert_int_eq(
-        zero_contract_stored_type("attention_forward_typed: qkv dtype", ZERO_BF16, why, sizeof why),
+        zero_contract_stored_type("attention_forward_stored: qkv dtype", ZERO_F32, why, sizeof why),
         ZERO_OK);
-    ck_assert_int_eq(
-        zero_contract_stored_type("attention_backward_typed: qkv dtype", ZERO_F16, why, sizeof why),
-        ZERO_OK);
-    ck_assert_int_eq(
-        zero_contract_stored_type("attention_forward_typed: qkv dtype", ZERO_F32, why, sizeof why),
-        ZERO_OK);
-    CK_REFUSED(
-        zero_contract_stored_type("attention_backward_typed: qkv dtype", ZERO_F64, why, sizeof why),
-        ZERO_ENOTSUP, "attention_backward_typed: qkv dtype fp64; fp32, fp16 or bf16");
+    CK_REFUSED(zero_contract_stored_type("attention_backward_stored: qkv dtype", ZERO_F64, why,
+                                         sizeof why),
+               ZERO_ENOTSUP, "attention_backward_stored: qkv dtype fp64; fp32, fp16 or bf16");
 }
 END_TEST
 
@@ -152,7 +155,7 @@ static Suite *contract_suite(void)
     tcase_add_test(tc, test_optimizers_check_dtypes_then_their_arguments);
     tcase_add_test(tc, test_reductions_take_float_inputs);
     tcase_add_test(tc, test_stored_activations_take_fp32_fp16_or_bf16);
-    tcase_add_test(tc, test_typed_attention_takes_stored_activation_dtypes);
+    tcase_add_test(tc, test_stored_attention_takes_stored_activation_dtypes);
     suite_add_tcase(s, tc);
     return s;
 }

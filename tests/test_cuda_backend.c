@@ -20,6 +20,11 @@
 #include "mpi_check.h"
 #include "stored_entries_ref.h"
 #include "zero/backend.h"
+#include "zero/backend_attention.h"
+#include "zero/backend_classifier.h"
+#include "zero/backend_device_step.h"
+#include "zero/backend_fused.h"
+#include "zero/backend_stored.h"
 #include "zero/error.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
@@ -784,8 +789,8 @@ START_TEST(test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu)
     if (gelu_c != NULL)
         ck_assert_int_eq(
             cpu->be->gelu_forward(cpu->self, gelu_c, c.c, (size_t)m * n, ZERO_GELU_TANH), ZERO_OK);
-    int rc = gpu->be->gemm_bias(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, bias.g, c.g, n,
-                                gelu_g, ZERO_GELU_TANH);
+    int rc = gpu->be->fused->gemm_bias(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, bias.g,
+                                       c.g, n, gelu_g, ZERO_GELU_TANH);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
     float *want = download(cpu, c.c, nc * 4), *got = download(gpu, c.g, nc * 4);
     assert_close(got, want, (size_t)m * n, 1e-5, 8.0, "gemm_bias c");
@@ -850,8 +855,8 @@ START_TEST(test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward)
     ck_assert_int_eq(cpu->be->copy(cpu->self, c.c, prod.c, nc * 4), ZERO_OK);
     ck_assert_int_eq(cpu->be->gelu_backward(cpu->self, c.c, pre.c, c.c, nc, ZERO_GELU_TANH),
                      ZERO_OK);
-    int rc = gpu->be->gemm_dgelu(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, c.g, n, pre.g,
-                                 ZERO_GELU_TANH);
+    int rc = gpu->be->fused->gemm_dgelu(gpu->self, 0, tb, m, n, k, A.g, t, k, B.g, t, ldb, c.g, n,
+                                        pre.g, ZERO_GELU_TANH);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
     pair_close_to_product(c, prod, nc, "gemm_dgelu");
     free(a32);
@@ -871,7 +876,7 @@ static double ulp16(enum zero_dtype t)
     return t == ZERO_BF16 ? 1.0 / 128 : t == ZERO_F16 ? 1.0 / 1024 : 0.0;
 }
 
-/* gemm_bias_to (stored activations: the pre-activation c and its GELU written in 16
+/* gemm_bias_stored (stored activations: the pre-activation c and its GELU written in 16
  * bits) against the cpu's gemm, bias_add, gelu_forward then cast (stored_entries_ref.c,
  * the contract's definition). Exact mode: the cpu's bits, and nothing written past m * n.
  * Native mode: c (widened) within gemm_bias's 1e-5 of (|c| + 8) plus one unit in the
@@ -883,7 +888,7 @@ static double ulp16(enum zero_dtype t)
  * fp32 operands with a bf16 output (fallback), n = 37 (odd: the aux's ld is not a multiple
  * of 8, and the cast's tail), outputs 2 bytes past 16-byte alignment (off 1: the scalar
  * cast), exact mode for each shape. */
-START_TEST(test_cuda_gemm_bias_to_16_bits_matches_cpu_gemm_bias_then_cast)
+START_TEST(test_cuda_gemm_bias_stored_16_bits_matches_cpu_gemm_bias_then_cast)
 {
     static const struct {
         enum zero_dtype t, out;
@@ -911,33 +916,33 @@ START_TEST(test_cuda_gemm_bias_to_16_bits_matches_cpu_gemm_bias_then_cast)
     struct pair c = both_blank(bytes), g = both_blank(bytes);
     char *before = download(cpu, g.c, bytes);
     const size_t at = (size_t)off * es; /* off elements into each buffer */
-    ck_assert_int_eq(ref_gemm_bias_to(cpu->be, cpu->self, 0, 0, m, n, k, A.c, t, k, B.c, t, n,
-                                      bias.c, (char *)c.c + at,
-                                      cases[_i].gelu ? (char *)g.c + at : NULL, out, n,
-                                      ZERO_GELU_TANH),
+    ck_assert_int_eq(ref_gemm_bias_stored(cpu->be, cpu->self, 0, 0, m, n, k, A.c, t, k, B.c, t, n,
+                                          bias.c, (char *)c.c + at,
+                                          cases[_i].gelu ? (char *)g.c + at : NULL, out, n,
+                                          ZERO_GELU_TANH),
                      ZERO_OK);
-    int rc = gpu->be->gemm_bias_to(gpu->self, 0, 0, m, n, k, A.g, t, k, B.g, t, n, bias.g,
-                                   (char *)c.g + at, cases[_i].gelu ? (char *)g.g + at : NULL, out,
-                                   n, ZERO_GELU_TANH);
+    int rc = gpu->be->stored->gemm_bias_stored(
+        gpu->self, 0, 0, m, n, k, A.g, t, k, B.g, t, n, bias.g, (char *)c.g + at,
+        cases[_i].gelu ? (char *)g.g + at : NULL, out, n, ZERO_GELU_TANH);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
     if (exact) {
-        pair_same(c, "exact gemm_bias_to c (and the bytes around it)");
-        pair_same(g, "exact gemm_bias_to gelu (and the bytes around it)");
+        pair_same(c, "exact gemm_bias_stored c (and the bytes around it)");
+        pair_same(g, "exact gemm_bias_stored gelu (and the bytes around it)");
     } else {
         char *rawc = download(gpu, c.g, bytes), *rawg = download(gpu, g.g, bytes);
         char *wantc = download(cpu, c.c, bytes);
         ck_assert_msg(memcmp(rawc, wantc, at) == 0 &&
                           memcmp(rawc + at + mn * es, wantc + at + mn * es, pad * es) == 0,
-                      "gemm_bias_to: c written outside its m * n elements");
+                      "gemm_bias_stored: c written outside its m * n elements");
         ck_assert_msg(memcmp(rawg, before, at) == 0 &&
                           memcmp(rawg + at + mn * es, before + at + mn * es, pad * es) == 0,
-                      "gemm_bias_to: gelu written outside its m * n elements");
+                      "gemm_bias_stored: gelu written outside its m * n elements");
         float *want = download_f32(cpu, (char *)c.c + at, mn, out);
         float *got = download_f32(gpu, (char *)c.g + at, mn, out);
         for (size_t i = 0; i < mn; i++)
             ck_assert_msg(fabs((double)got[i] - want[i]) <=
                               1e-5 * (fabs((double)want[i]) + 8.0) + ulp16(out) * fabs(want[i]),
-                          "gemm_bias_to c: element %zu: cuda %.9g, cpu %.9g", i, (double)got[i],
+                          "gemm_bias_stored c: element %zu: cuda %.9g, cpu %.9g", i, (double)got[i],
                           (double)want[i]);
         if (cases[_i].gelu) {
             float *want_g = download_f32(cpu, (char *)g.c + at, mn, out);
@@ -946,13 +951,13 @@ START_TEST(test_cuda_gemm_bias_to_16_bits_matches_cpu_gemm_bias_then_cast)
                 ck_assert_msg(fabs((double)got_g[i] - want_g[i]) <=
                                   1e-3 * (fabs((double)want[i]) + 0.1) +
                                       ulp16(out) * fabs(want_g[i]),
-                              "gemm_bias_to gelu: element %zu: cuda %.9g, cpu %.9g (c %.9g)", i,
+                              "gemm_bias_stored gelu: element %zu: cuda %.9g, cpu %.9g (c %.9g)", i,
                               (double)got_g[i], (double)want_g[i], (double)want[i]);
             free(want_g);
             free(got_g);
         } else {
             ck_assert_msg(memcmp(rawg, before, bytes) == 0,
-                          "gemm_bias_to: gelu written without one");
+                          "gemm_bias_stored: gelu written without one");
         }
         free(want);
         free(got);
@@ -972,14 +977,14 @@ START_TEST(test_cuda_gemm_bias_to_16_bits_matches_cpu_gemm_bias_then_cast)
 }
 END_TEST
 
-/* gemm_dgelu_from (the GELU backward reading the 16-bit saved pre-activation) against
+/* gemm_dgelu_stored (the GELU backward reading the 16-bit saved pre-activation) against
  * the cpu's widen then gemm, gelu_backward (stored_entries_ref.c). Exact mode: the cpu's
  * bits. Native mode: gemm_dgelu's tolerance, 1e-3 of (|product| + 0.1) + 1e-4, the
  * widening being exact (a pre read as the wrong type or not at all is off by O(1)).
  * Cases (_i): bf16 operands with a bf16 pre (cuBLASLt's DGELU with a 16-bit aux where it
  * takes it, else the widening), fp32 operands with an fp16 pre, n = 37, pre 2 bytes past
  * 16-byte alignment, exact mode for each. */
-START_TEST(test_cuda_gemm_dgelu_from_16_bits_matches_cpu_widen_then_gemm_dgelu)
+START_TEST(test_cuda_gemm_dgelu_stored_16_bits_matches_cpu_widen_then_gemm_dgelu)
 {
     static const struct {
         enum zero_dtype t, pre;
@@ -1006,17 +1011,17 @@ START_TEST(test_cuda_gemm_dgelu_from_16_bits_matches_cpu_widen_then_gemm_dgelu)
     ck_assert_int_eq(cpu->be->gemm(cpu->self, 0, 1, m, n, k, 1.0f, A.c, t, k, B.c, t, k, 0.0f,
                                    prod.c, ZERO_F32, n),
                      ZERO_OK);
-    ck_assert_int_eq(ref_gemm_dgelu_from(cpu->be, cpu->self, 0, 1, m, n, k, A.c, t, k, B.c, t, k,
-                                         c.c, n, (char *)pre.c + at, pt, ZERO_GELU_TANH),
+    ck_assert_int_eq(ref_gemm_dgelu_stored(cpu->be, cpu->self, 0, 1, m, n, k, A.c, t, k, B.c, t, k,
+                                           c.c, n, (char *)pre.c + at, pt, ZERO_GELU_TANH),
                      ZERO_OK);
-    int rc = gpu->be->gemm_dgelu_from(gpu->self, 0, 1, m, n, k, A.g, t, k, B.g, t, k, c.g, n,
-                                      (char *)pre.g + at, pt, ZERO_GELU_TANH);
+    int rc = gpu->be->stored->gemm_dgelu_stored(gpu->self, 0, 1, m, n, k, A.g, t, k, B.g, t, k, c.g,
+                                                n, (char *)pre.g + at, pt, ZERO_GELU_TANH);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
-    pair_same(pre, "gemm_dgelu_from: pre untouched");
+    pair_same(pre, "gemm_dgelu_stored: pre untouched");
     if (cases[_i].mode == ZERO_COLL_EXACT)
-        pair_same(c, "exact gemm_dgelu_from c");
+        pair_same(c, "exact gemm_dgelu_stored c");
     else
-        pair_close_to_product(c, prod, mn, "gemm_dgelu_from");
+        pair_close_to_product(c, prod, mn, "gemm_dgelu_stored");
     free(a32);
     free(b32);
     free(p32);
@@ -1033,17 +1038,17 @@ END_TEST
 START_TEST(test_cuda_16_bit_epilogue_entries_reject_other_types)
 {
     float dummy = 0.0f;
-    ck_assert_int_eq(gpu->be->gemm_bias_to(gpu->self, 0, 0, 1, 1, 1, &dummy, ZERO_F32, 1, &dummy,
-                                           ZERO_F32, 1, &dummy, &dummy, NULL, ZERO_F64, 1,
-                                           ZERO_GELU_TANH),
+    ck_assert_int_eq(gpu->be->stored->gemm_bias_stored(gpu->self, 0, 0, 1, 1, 1, &dummy, ZERO_F32,
+                                                       1, &dummy, ZERO_F32, 1, &dummy, &dummy, NULL,
+                                                       ZERO_F64, 1, ZERO_GELU_TANH),
                      ZERO_ENOTSUP);
-    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "gemm_bias_to") != NULL, "%s",
+    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "gemm_bias_stored") != NULL, "%s",
                   gpu->be->last_error(gpu->self));
-    ck_assert_int_eq(gpu->be->gemm_dgelu_from(gpu->self, 0, 0, 1, 1, 1, &dummy, ZERO_F32, 1, &dummy,
-                                              ZERO_F32, 1, &dummy, 1, &dummy, ZERO_I32,
-                                              ZERO_GELU_TANH),
+    ck_assert_int_eq(gpu->be->stored->gemm_dgelu_stored(gpu->self, 0, 0, 1, 1, 1, &dummy, ZERO_F32,
+                                                        1, &dummy, ZERO_F32, 1, &dummy, 1, &dummy,
+                                                        ZERO_I32, ZERO_GELU_TANH),
                      ZERO_ENOTSUP);
-    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "gemm_dgelu_from") != NULL, "%s",
+    ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "gemm_dgelu_stored") != NULL, "%s",
                   gpu->be->last_error(gpu->self));
 }
 END_TEST
@@ -1111,8 +1116,8 @@ START_TEST(test_cuda_gemm_bgrad_matches_cpu_gemm_then_bias_grad_fresh_and_accumu
         ZERO_OK);
     ck_assert_int_eq(cpu->be->bias_grad(cpu->self, (float *)db.c + off, dy.c, k, len, beta),
                      ZERO_OK);
-    int rc = gpu->be->gemm_bgrad(gpu->self, 1, 0, m, n, k, A.g, t, m, B.g, t, n, beta, c.g, n, side,
-                                 dy.g, (float *)db.g + off, beta);
+    int rc = gpu->be->fused->gemm_bgrad(gpu->self, 1, 0, m, n, k, A.g, t, m, B.g, t, n, beta, c.g,
+                                        n, side, dy.g, (float *)db.g + off, beta);
     unsetenv("ZERO_CUDA_FUSED");
     unsetenv("ZERO_CUDA_BGRAD");
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
@@ -1167,13 +1172,13 @@ START_TEST(test_cuda_gemm_bgrad_rejects_a_dy_that_is_not_stored_k_by_len)
     const int m = 8, n = 8, k = 8;
     struct pair a = both_vals(64, 141, 1.0f), b = both_vals(64, 142, 1.0f);
     struct pair c = both_blank(64 * 4), db = both_blank(8 * 4);
-    int rc = gpu->be->gemm_bgrad(gpu->self, 0, 0, m, n, k, a.g, ZERO_F32, k, b.g, ZERO_F32, n, 0.0f,
-                                 c.g, n, 0, a.g, db.g, 0.0f);
+    int rc = gpu->be->fused->gemm_bgrad(gpu->self, 0, 0, m, n, k, a.g, ZERO_F32, k, b.g, ZERO_F32,
+                                        n, 0.0f, c.g, n, 0, a.g, db.g, 0.0f);
     ck_assert_int_eq(rc, ZERO_EINVAL);
     ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "gemm_bgrad") != NULL, "message: %s",
                   gpu->be->last_error(gpu->self));
-    rc = gpu->be->gemm_bgrad(gpu->self, 1, 1, m, n, k, a.g, ZERO_F32, m, b.g, ZERO_F32, k, 0.0f,
-                             c.g, n, 1, b.g, db.g, 0.0f);
+    rc = gpu->be->fused->gemm_bgrad(gpu->self, 1, 1, m, n, k, a.g, ZERO_F32, m, b.g, ZERO_F32, k,
+                                    0.0f, c.g, n, 1, b.g, db.g, 0.0f);
     ck_assert_int_eq(rc, ZERO_EINVAL);
     pair_free(a);
     pair_free(b);
@@ -1408,9 +1413,9 @@ START_TEST(test_cuda_loss_accumulate_gives_the_host_sums_bits)
             sum += l[i];
         last = (float)(sum / (double)ROWS);
         want += (double)last;
-        ck_assert_int_eq(
-            gpu->be->loss_accumulate(gpu->self, acc, (float *)(acc + 1), dl, (size_t)(N - m), ROWS),
-            ZERO_OK);
+        ck_assert_int_eq(gpu->be->device_step->loss_accumulate(gpu->self, acc, (float *)(acc + 1),
+                                                               dl, (size_t)(N - m), ROWS),
+                         ZERO_OK);
     }
     double got[2];
     ck_assert_int_eq(gpu->be->to_host(gpu->self, got, acc, sizeof got), ZERO_OK);
@@ -1428,7 +1433,7 @@ END_TEST
  * (ranks sharing a GPU), whose refusal must name them. */
 static int graphs_open(void)
 {
-    int rc = gpu->be->graph_open(gpu->self);
+    int rc = gpu->be->device_step->graph_open(gpu->self);
     if (rc == ZERO_OK)
         return 1;
     ck_assert_int_eq(rc, ZERO_ENOTSUP);
@@ -1462,10 +1467,10 @@ START_TEST(test_cuda_deferred_checks_report_the_first_bad_id_at_input_errors)
     ck_assert_int_eq(back[3], 0);
     ck_assert_int_eq(back[4], 0);
     ck_assert_int_eq(back[5], 2);
-    ck_assert_int_eq(gpu->be->input_errors(gpu->self), ZERO_EINVAL);
+    ck_assert_int_eq(gpu->be->device_step->input_errors(gpu->self), ZERO_EINVAL);
     ck_assert_str_eq(gpu->be->last_error(gpu->self), immediate);
-    ck_assert_int_eq(gpu->be->input_errors(gpu->self), ZERO_OK);
-    gpu->be->graph_close(gpu->self);
+    ck_assert_int_eq(gpu->be->device_step->input_errors(gpu->self), ZERO_OK);
+    gpu->be->device_step->graph_close(gpu->self);
     ck_assert_int_eq(gpu->be->from_host(gpu->self, id.g, ids, sizeof ids), ZERO_OK);
     ck_assert_int_eq(gpu->be->embedding_forward(gpu->self, y.g, id.g, table.g, R, C, V),
                      ZERO_EINVAL);
@@ -1499,7 +1504,7 @@ START_TEST(test_cuda_graph_capture_replays_the_eager_bits_from_a_private_pool)
         ck_assert_int_eq(gpu->be->gelu_forward(gpu->self, eager, eager, N, ZERO_GELU_TANH),
                          ZERO_OK);
         ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &b0), ZERO_OK);
-        ck_assert_int_eq(gpu->be->graph_begin(gpu->self, 3), ZERO_OK);
+        ck_assert_int_eq(gpu->be->device_step->graph_begin(gpu->self, 3), ZERO_OK);
         void *tmp = NULL;
         ck_assert_int_eq(gpu->be->alloc(gpu->self, sizeof(float) * N, ZERO_TAG_WORKSPACE, &tmp),
                          ZERO_OK);
@@ -1508,7 +1513,7 @@ START_TEST(test_cuda_graph_capture_replays_the_eager_bits_from_a_private_pool)
         ck_assert_int_eq(gpu->be->add(gpu->self, dy, dy, tmp, N), ZERO_OK);
         ck_assert_int_eq(gpu->be->gelu_forward(gpu->self, dy, dy, N, ZERO_GELU_TANH), ZERO_OK);
         ck_assert_int_eq(gpu->be->free(gpu->self, tmp), ZERO_OK);
-        ck_assert_int_eq(gpu->be->graph_end(gpu->self, 3, 1), ZERO_OK);
+        ck_assert_int_eq(gpu->be->device_step->graph_end(gpu->self, 3, 1), ZERO_OK);
         void *outside = NULL;
         ck_assert_int_eq(gpu->be->alloc(gpu->self, sizeof(float) * N, ZERO_TAG_WORKSPACE, &outside),
                          ZERO_OK);
@@ -1527,12 +1532,12 @@ START_TEST(test_cuda_graph_capture_replays_the_eager_bits_from_a_private_pool)
     }
     /* a readback inside: the capture fails and is reported, nothing launched */
     float one = 0.0f;
-    ck_assert_int_eq(gpu->be->graph_begin(gpu->self, 0), ZERO_OK);
+    ck_assert_int_eq(gpu->be->device_step->graph_begin(gpu->self, 0), ZERO_OK);
     ck_assert_int_ne(gpu->be->to_host(gpu->self, &one, dx, sizeof one), ZERO_OK);
-    ck_assert_int_ne(gpu->be->graph_end(gpu->self, 0, 1), ZERO_OK);
+    ck_assert_int_ne(gpu->be->device_step->graph_end(gpu->self, 0, 1), ZERO_OK);
     ck_assert_int_eq(zero_cuda_graph_blockers(gpu->self, &b1), ZERO_OK);
     ck_assert_int_eq(b1.in_capture, b0.in_capture + 1);
-    gpu->be->graph_close(gpu->self);
+    gpu->be->device_step->graph_close(gpu->self);
     ck_assert_int_eq(gpu->be->synchronize(gpu->self), ZERO_OK);
     release(gpu, dx);
     release(gpu, dy);
@@ -1896,7 +1901,7 @@ START_TEST(test_cuda_fused_classifier_matches_cpu_xent_forward_then_backward)
     struct pair zg = both_typed(z, n, t), dg = both_blank(n * esize), lg = both_blank(R * 4);
     int32_t *labg = upload(gpu, labels, sizeof(labels));
     void *out = in_place ? zg.g : dg.g;
-    int rc = gpu->be->xent_fused(gpu->self, lg.g, out, zg.g, t, labg, R, K, dloss);
+    int rc = gpu->be->classifier->xent_fused(gpu->self, lg.g, out, zg.g, t, labg, R, K, dloss);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
     float *got = download_f32(gpu, out, n, t), *got_loss = download(gpu, lg.g, R * 4);
     if (cases[_i].mode == ZERO_COLL_EXACT) {
@@ -1951,8 +1956,8 @@ START_TEST(test_cuda_residual_layernorm_matches_cpu_add_then_layernorm)
     struct pair rstd = both_vals(R, 98, 1.0f);
     struct pair res = cases[_i].res_is == 0 ? a : cases[_i].res_is == 1 ? b : own;
     ON_BOTH(cpu->be->add(cpu->self, res.c, a.c, b.c, n),
-            gpu->be->residual_layernorm_forward(gpu->self, res.g, y.g, mean.g, rstd.g, a.g, b.g,
-                                                w.g, bias.g, R, C, 1e-5f));
+            gpu->be->fused->residual_layernorm_forward(gpu->self, res.g, y.g, mean.g, rstd.g, a.g,
+                                                       b.g, w.g, bias.g, R, C, 1e-5f));
     ck_assert_int_eq(
         cpu->be->layernorm_forward(cpu->self, y.c, mean.c, rstd.c, res.c, w.c, bias.c, R, C, 1e-5f),
         ZERO_OK);
@@ -1978,7 +1983,7 @@ START_TEST(test_cuda_residual_layernorm_matches_cpu_add_then_layernorm)
 }
 END_TEST
 
-/* layernorm_forward_to (stored activations: LN outputs written in 16 bits) against the
+/* layernorm_forward_stored (stored activations: LN outputs written in 16 bits) against the
  * cpu's layernorm_forward (after the add, residual form) then cast. Exact mode: the
  * cpu's bits (y, mean, rstd, res). Native mode (the warp kernel's 128-bit stores of 8):
  * res to the bit, y (widened) within one 16-bit rounding step of the cpu's, 2^-7
@@ -1986,7 +1991,7 @@ END_TEST
  * across a rounding boundary), plus 2e-5, over (|y| + 1e-3); mean and rstd within the
  * fast LayerNorm's 1e-5. C = 768 (packs of 8), 100 (float4 loads, scalar stores) and
  * 97 (scalar); plain (x) and residual (res = a + b, res is a); bf16 and fp16 (_i). */
-START_TEST(test_cuda_layernorm_forward_to_16_bits_matches_cpu_layernorm_then_cast)
+START_TEST(test_cuda_layernorm_forward_stored_16_bits_matches_cpu_layernorm_then_cast)
 {
     static const struct {
         int C, residual;
@@ -2012,23 +2017,23 @@ START_TEST(test_cuda_layernorm_forward_to_16_bits_matches_cpu_layernorm_then_cas
         cpu->be->layernorm_forward(cpu->self, y32.c, mean.c, rstd.c, a.c, w.c, bias.c, R, C, 1e-5f),
         ZERO_OK);
     ck_assert_int_eq(cpu->be->cast(cpu->self, y.c, t, y32.c, ZERO_F32, n), ZERO_OK);
-    int rc =
-        gpu->be->layernorm_forward_to(gpu->self, y.g, t, mean.g, rstd.g, residual ? NULL : a.g,
-                                      residual ? a.g : NULL, a.g, b.g, w.g, bias.g, R, C, 1e-5f);
+    int rc = gpu->be->stored->layernorm_forward_stored(gpu->self, y.g, t, mean.g, rstd.g,
+                                                       residual ? NULL : a.g, residual ? a.g : NULL,
+                                                       a.g, b.g, w.g, bias.g, R, C, 1e-5f);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", gpu->be->last_error(gpu->self));
-    pair_same(a, "layernorm_forward_to: res = a + b (or x untouched)");
+    pair_same(a, "layernorm_forward_stored: res = a + b (or x untouched)");
     if (cases[_i].mode == ZERO_COLL_EXACT) {
-        pair_same(y, "exact layernorm_forward_to y");
-        pair_same(mean, "exact layernorm_forward_to mean");
-        pair_same(rstd, "exact layernorm_forward_to rstd");
+        pair_same(y, "exact layernorm_forward_stored y");
+        pair_same(mean, "exact layernorm_forward_stored mean");
+        pair_same(rstd, "exact layernorm_forward_stored rstd");
     } else {
         float *want = download_f32(cpu, y.c, n, t), *got = download_f32(gpu, y.g, n, t);
         assert_close(got, want, n, (t == ZERO_BF16 ? 1.0 / 128 : 1.0 / 1024) + 2e-5, 1e-3,
-                     "layernorm_forward_to y");
+                     "layernorm_forward_stored y");
         free(want);
         free(got);
-        pair_close(mean, 1e-5, 1e-3, "layernorm_forward_to mean");
-        pair_close(rstd, 1e-5, 1e-3, "layernorm_forward_to rstd");
+        pair_close(mean, 1e-5, 1e-3, "layernorm_forward_stored mean");
+        pair_close(rstd, 1e-5, 1e-3, "layernorm_forward_stored rstd");
     }
     pair_free(a);
     pair_free(b);
@@ -2053,25 +2058,27 @@ START_TEST(test_cuda_fused_entries_reject_bad_labels_overlaps_and_dtypes)
     float *z = vals(R * K, 99, 1.0f);
     float *zg = upload(gpu, z, sizeof(float) * R * K), *lg = upload(gpu, z, sizeof(float) * R);
     int32_t *labg = upload(gpu, labels, sizeof(labels));
-    int rc = gpu->be->xent_fused(gpu->self, lg, zg, zg, ZERO_F32, labg, R, K, 1.0f);
+    int rc = gpu->be->classifier->xent_fused(gpu->self, lg, zg, zg, ZERO_F32, labg, R, K, 1.0f);
     ck_assert_int_eq(rc, ZERO_EINVAL);
     ck_assert_msg(strstr(gpu->be->last_error(gpu->self), "xent_fused: row 2: label 8") != NULL,
                   "%s", gpu->be->last_error(gpu->self));
     assert_same_bits(gpu, zg, z, sizeof(float) * R * K, "logits after a bad label");
     assert_same_bits(gpu, lg, z, sizeof(float) * R, "losses after a bad label");
-    ck_assert_int_eq(gpu->be->xent_fused(gpu->self, lg, zg + 1, zg, ZERO_F32, labg, R, K, 1.0f),
-                     ZERO_EINVAL);
-    ck_assert_int_eq(gpu->be->xent_fused(gpu->self, lg, zg, zg, ZERO_F16, labg, R, K, 1.0f),
-                     ZERO_ENOTSUP);
+    ck_assert_int_eq(
+        gpu->be->classifier->xent_fused(gpu->self, lg, zg + 1, zg, ZERO_F32, labg, R, K, 1.0f),
+        ZERO_EINVAL);
+    ck_assert_int_eq(
+        gpu->be->classifier->xent_fused(gpu->self, lg, zg, zg, ZERO_F16, labg, R, K, 1.0f),
+        ZERO_ENOTSUP);
     for (int mode = 0; mode < 2; mode++) {
         ck_assert_int_eq(
             gpu->be->set_coll_mode(gpu->self, mode ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE), ZERO_OK);
         /* res one float into a; y over b */
-        ck_assert_int_eq(gpu->be->residual_layernorm_forward(gpu->self, zg + 1, lg, lg, lg, zg,
-                                                             zg + 16, zg, zg, 1, 8, 1e-5f),
+        ck_assert_int_eq(gpu->be->fused->residual_layernorm_forward(
+                             gpu->self, zg + 1, lg, lg, lg, zg, zg + 16, zg, zg, 1, 8, 1e-5f),
                          ZERO_EINVAL);
-        ck_assert_int_eq(gpu->be->residual_layernorm_forward(gpu->self, zg, zg + 20, lg, lg, zg,
-                                                             zg + 16, zg, zg, 1, 8, 1e-5f),
+        ck_assert_int_eq(gpu->be->fused->residual_layernorm_forward(
+                             gpu->self, zg, zg + 20, lg, lg, zg, zg + 16, zg, zg, 1, 8, 1e-5f),
                          ZERO_EINVAL);
     }
     free(z);
@@ -2159,14 +2166,15 @@ START_TEST(test_cuda_attention_state_floats_follow_the_kernel_choice)
                  {ZERO_COLL_NATIVE, 0, 32, state},
                  {ZERO_COLL_NATIVE, 0, 24, tt},
                  {ZERO_COLL_NATIVE, 1, 128, tt}};
-    ck_assert_ptr_null(cpu->be->attention_state_floats);
-    ck_assert_ptr_nonnull(gpu->be->attention_state_floats);
+    ck_assert_ptr_null(cpu->be->attention);
+    ck_assert_ptr_nonnull(gpu->be->attention);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, cases[i].mode), ZERO_OK);
         if (cases[i].reference)
             setenv("ZERO_CUDA_ATTENTION", "reference", 1);
         size_t att = 0, scratch = 0;
-        gpu->be->attention_state_floats(gpu->self, B, T, cases[i].C, NH, ZERO_BF16, &att, &scratch);
+        gpu->be->attention->attention_state_floats(gpu->self, B, T, cases[i].C, NH, ZERO_BF16, &att,
+                                                   &scratch);
         unsetenv("ZERO_CUDA_ATTENTION");
         ck_assert_msg(att == cases[i].want && scratch == cases[i].want,
                       "case %zu: att %zu, scratch %zu floats; %zu expected", i, att, scratch,
@@ -2176,7 +2184,7 @@ START_TEST(test_cuda_attention_state_floats_follow_the_kernel_choice)
 }
 END_TEST
 
-/* The typed attention entries (16-bit qkv and y) against widen -> the fp32 entry ->
+/* The stored attention entries (16-bit qkv and y) against widen -> the fp32 entry ->
  * cast, on the GPU, bit for bit: y, the state (att, of attention_state_floats's size:
  * the buffers are exactly that big) and dqkv. Widening is exact and the kernels round
  * y once from the fp32 value the fp32 kernel stores, so nothing may differ. Cases
@@ -2186,7 +2194,7 @@ END_TEST
  * tiles; each case at every head size the fused kernels take (hs 64, 32, 16, 8: C = 2 hs),
  * since each is its own instantiation with its own 128-bit offsets (hs 8: a backward
  * thread's half of a head is 4 values, loaded one by one). */
-static void check_typed_attention(enum zero_dtype t, size_t off, int native, int64_t C)
+static void check_stored_attention(enum zero_dtype t, size_t off, int native, int64_t C)
 {
     const enum zero_dtype mt = t; /* the products' dtype: the fused kernels take fp32 anyway */
     const int64_t B = 2, T = 150, NH = 2;
@@ -2194,7 +2202,7 @@ static void check_typed_attention(enum zero_dtype t, size_t off, int native, int
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, native ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT),
                      ZERO_OK);
     size_t na = 0, ns = 0;
-    gpu->be->attention_state_floats(gpu->self, B, T, C, NH, mt, &na, &ns);
+    gpu->be->attention->attention_state_floats(gpu->self, B, T, C, NH, mt, &na, &ns);
     ck_assert_uint_eq(na, native ? (size_t)(B * NH * T) : (size_t)(B * NH * T * T));
     float *hq = vals(n3, 61, 1.0f), *hdy = vals(n, 62, 1.0f);
     void *q16 = NULL, *y16 = NULL, *yref = NULL;
@@ -2224,16 +2232,16 @@ static void check_typed_attention(enum zero_dtype t, size_t off, int native, int
         rc = be->cast(g, yref, t, y32, ZERO_F32, n);
     if (!rc)
         rc = be->attention_backward(g, d1, s1, dy, q32, att1, B, T, C, NH, mt);
-    if (!rc) /* the typed entries on the 16-bit buffers themselves */
-        rc = be->attention_forward_typed(g, y, att2, q, t, B, T, C, NH, mt);
+    if (!rc) /* the _stored entries on the 16-bit buffers themselves */
+        rc = be->attention->attention_forward_stored(g, y, att2, q, t, B, T, C, NH, mt);
     if (!rc)
-        rc = be->attention_backward_typed(g, d2, s2, dy, q, t, att2, B, T, C, NH, mt);
+        rc = be->attention->attention_backward_stored(g, d2, s2, dy, q, t, att2, B, T, C, NH, mt);
     ck_assert_msg(rc == ZERO_OK, "cuda: %s", be->last_error(g));
     void *want_y = download(gpu, yref, n * es), *want_att = download(gpu, att1, na * 4);
     void *want_d = download(gpu, d1, n3 * 4);
-    assert_same_bits(gpu, y, want_y, n * es, "typed attention y");
-    assert_same_bits(gpu, att2, want_att, na * 4, "typed attention state");
-    assert_same_bits(gpu, d2, want_d, n3 * 4, "typed attention dqkv");
+    assert_same_bits(gpu, y, want_y, n * es, "stored attention y");
+    assert_same_bits(gpu, att2, want_att, na * 4, "stored attention state");
+    assert_same_bits(gpu, d2, want_d, n3 * 4, "stored attention dqkv");
     free(want_y);
     free(want_att);
     free(want_d);
@@ -2245,20 +2253,20 @@ static void check_typed_attention(enum zero_dtype t, size_t off, int native, int
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
 }
 
-START_TEST(test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast)
+START_TEST(test_cuda_stored_attention_gives_the_bits_of_widen_attention_cast)
 {
     const enum zero_dtype t = _i & 1 ? ZERO_F16 : ZERO_BF16;
     const size_t off = _i & 2 ? 1 : 0;
     const int native = (_i & 4) == 0;
     const int64_t C[] = {128, 64, 32, 16};
     for (size_t c = 0; c < sizeof C / sizeof C[0]; c++)
-        check_typed_attention(t, off, native, C[c]);
+        check_stored_attention(t, off, native, C[c]);
 }
 END_TEST
 
 /* The state size in a training run: a tiny GPT (2 layers, 2 heads, hs 16, T 64, 2
  * sequences a rank) trained 2 steps in native mode with the fused attention and with
- * ZERO_CUDA_ATTENTION=reference, fp32 and bf16 with bf16 activations (the typed
+ * ZERO_CUDA_ATTENTION=reference, fp32 and bf16 with bf16 activations (the _stored
  * entries): both train, and the ledger's activation peak of the fused runs is lower by
  * exactly the T x T the blocks no longer keep: n_layer * B * NH * (T * T - T) * 4. */
 static int64_t tiny_gpt_activation_peak(int reference, int bf16, float *loss)
@@ -2532,8 +2540,9 @@ static Suite *cuda_suite(void)
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
     tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);
     tcase_add_loop_test(blas, test_cuda_gemm_dgelu_matches_cpu_gemm_then_gelu_backward, 0, 4);
-    tcase_add_loop_test(blas, test_cuda_gemm_bias_to_16_bits_matches_cpu_gemm_bias_then_cast, 0, 9);
-    tcase_add_loop_test(blas, test_cuda_gemm_dgelu_from_16_bits_matches_cpu_widen_then_gemm_dgelu,
+    tcase_add_loop_test(blas, test_cuda_gemm_bias_stored_16_bits_matches_cpu_gemm_bias_then_cast, 0,
+                        9);
+    tcase_add_loop_test(blas, test_cuda_gemm_dgelu_stored_16_bits_matches_cpu_widen_then_gemm_dgelu,
                         0, 6);
     tcase_add_test(blas, test_cuda_16_bit_epilogue_entries_reject_other_types);
     tcase_add_loop_test(
@@ -2559,8 +2568,8 @@ static Suite *cuda_suite(void)
                    test_cuda_attention_rejects_an_unsupported_matmul_type_with_the_cpu_message);
     tcase_add_loop_test(layers, test_cuda_fused_attention_matches_cpu_and_repeats_its_bits, 0, 2);
     tcase_add_test(layers, test_cuda_attention_state_floats_follow_the_kernel_choice);
-    tcase_add_loop_test(layers, test_cuda_typed_attention_gives_the_bits_of_widen_attention_cast, 0,
-                        8);
+    tcase_add_loop_test(layers, test_cuda_stored_attention_gives_the_bits_of_widen_attention_cast,
+                        0, 8);
     tcase_add_test(layers, test_cuda_fused_attention_keeps_only_its_state_in_a_training_run);
     tcase_add_loop_test(layers, test_cuda_fast_layernorm_forward_matches_cpu_within_fp32_rounding,
                         0, 2);
@@ -2569,7 +2578,7 @@ static Suite *cuda_suite(void)
                         0, 8);
     tcase_add_loop_test(layers, test_cuda_residual_layernorm_matches_cpu_add_then_layernorm, 0, 5);
     tcase_add_loop_test(
-        layers, test_cuda_layernorm_forward_to_16_bits_matches_cpu_layernorm_then_cast, 0, 7);
+        layers, test_cuda_layernorm_forward_stored_16_bits_matches_cpu_layernorm_then_cast, 0, 7);
     tcase_add_test(layers, test_cuda_fused_entries_reject_bad_labels_overlaps_and_dtypes);
     suite_add_tcase(s, layers);
 

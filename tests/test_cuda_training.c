@@ -64,6 +64,8 @@
 #include "../backends/cuda/zero_cuda_profile.h"
 #include "cuda_pair.h"
 #include "mpi_check.h"
+#include "zero/backend_classifier.h"
+#include "zero/backend_device_step.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
 
@@ -227,7 +229,7 @@ static int train(struct run *r, struct zero_device *d, struct zero_error *err)
     static struct zero_backend unfused;
     if (r->two_buffers) { /* src/nn then takes xent_forward / xent_backward */
         unfused = *own;
-        unfused.xent_fused = NULL;
+        unfused.classifier = NULL;
         d->be = &unfused;
     }
     int rc = r->kind == TOY_MLP ? zero_nn_build_mlp(&m, width_of(r), MLP_LAYERS, MLP_CLASSES, err)
@@ -589,11 +591,11 @@ END_TEST
  * backend's reason (the host-staged collectives of ranks sharing a GPU) and returns 0. */
 static int graphs_possible(void)
 {
-    int ok = gpu->be->graph_open(gpu->self) == ZERO_OK;
+    int ok = gpu->be->device_step->graph_open(gpu->self) == ZERO_OK;
     char why[512];
     snprintf(why, sizeof why, "%s", gpu->be->last_error(gpu->self));
     if (ok)
-        gpu->be->graph_close(gpu->self);
+        gpu->be->device_step->graph_close(gpu->self);
     if (!mpi_check_all(ok)) {
         struct run r = {.kind = TINY_GPT, .stage = 2, .graphs = 1};
         struct zero_error err = {0};

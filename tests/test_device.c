@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "zero/backend.h"
+#include "zero/backend_classifier.h"
+#include "zero/backend_fused.h"
 #include "zero/error.h"
 
 int openblas_get_num_threads(void);
@@ -41,6 +43,52 @@ START_TEST(test_registry_lists_and_finds_the_cpu_backend)
     ck_assert(n >= 1 && has_cpu);
     ck_assert_ptr_null(zero_backend_find("nope"));
     ck_assert_ptr_null(zero_backend_find(NULL));
+}
+END_TEST
+
+/* The table's shape: every built-in table passes; a NULL core entry, another ABI, a
+ * present group with a NULL entry or another version are refused, naming what. */
+START_TEST(test_backend_check_refuses_a_missing_core_entry_or_a_partial_group)
+{
+    char why[256];
+    for (const char *const *n = zero_backend_names(); *n != NULL; n++)
+        ck_assert_msg(zero_backend_check(zero_backend_find(*n), why, sizeof why) == ZERO_OK,
+                      "%s: %s", *n, why);
+    const struct zero_backend *cpu = zero_backend_find("cpu");
+    ck_assert_ptr_nonnull(cpu->classifier); /* the cpu's one group */
+    ck_assert_ptr_null(cpu->fused);
+
+    struct zero_backend t = *cpu;
+    t.wait_timed = NULL;
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_EINVAL);
+    ck_assert_str_eq(why, "backend 'cpu' has no wait_timed (every core entry is required)");
+    t = *cpu;
+    t.probe = NULL; /* the first entry */
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(why, "has no probe"));
+    t = *cpu;
+    t.host_all_gather = NULL; /* the last core entry */
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(why, "has no host_all_gather"));
+    t = *cpu;
+    t.abi_version = ZERO_BACKEND_ABI - 1;
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_ENOTSUP);
+    ck_assert_ptr_nonnull(strstr(why, "interface version 2, need 3"));
+
+    struct zero_classifier_ops old = *cpu->classifier;
+    old.version = ZERO_CLASSIFIER_OPS_VERSION + 1;
+    t = *cpu;
+    t.classifier = &old;
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_ENOTSUP);
+    ck_assert_str_eq(why, "backend 'cpu': group classifier has version 2, need 1");
+    struct zero_fused_ops part = {.version = ZERO_FUSED_OPS_VERSION};
+    t = *cpu;
+    t.fused = &part; /* a group with none of its entries filled */
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_EINVAL);
+    ck_assert_str_eq(
+        why,
+        "backend 'cpu': group fused has no residual_layernorm_forward (a present group has every "
+        "entry)");
 }
 END_TEST
 
@@ -250,6 +298,7 @@ static Suite *device_suite(void)
     Suite *s = suite_create("device");
     TCase *reg = tcase_create("registry");
     tcase_add_test(reg, test_registry_lists_and_finds_the_cpu_backend);
+    tcase_add_test(reg, test_backend_check_refuses_a_missing_core_entry_or_a_partial_group);
     tcase_add_test(reg, test_device_open_cpu_reports_rank_and_size);
     tcase_add_test(reg, test_device_open_unknown_backend_names_the_available_ones);
     tcase_add_test(reg, test_exact_mode_runs_blas_on_one_thread_unless_asked);

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "mpi_check.h"
+#include "zero/backend_classifier.h"
+#include "zero/backend_device_step.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
 
@@ -80,7 +82,8 @@ static int tb_xent_fused(void *self, float *losses, void *dlogits, const void *l
 {
     if (tb.deferred)
         defer_ids("xent_fused", "label", labels, rows, classes);
-    return cpu->xent_fused(self, losses, dlogits, logits, t, labels, rows, classes, dloss);
+    return cpu->classifier->xent_fused(self, losses, dlogits, logits, t, labels, rows, classes,
+                                       dloss);
 }
 
 /* backend.h's rule, as the host loop it replaces */
@@ -191,6 +194,21 @@ static int tb_host_all_gather(void *self, const void *send, void *recv, size_t b
     return cpu->host_all_gather(self, send, recv, bytes);
 }
 
+static const struct zero_classifier_ops stepping_classifier = {
+    .version = ZERO_CLASSIFIER_OPS_VERSION,
+    .xent_fused = tb_xent_fused,
+};
+
+static const struct zero_device_step_ops stepping_device_step = {
+    .version = ZERO_DEVICE_STEP_OPS_VERSION,
+    .loss_accumulate = tb_loss_accumulate,
+    .graph_open = tb_graph_open,
+    .graph_close = tb_graph_close,
+    .input_errors = tb_input_errors,
+    .graph_begin = tb_graph_begin,
+    .graph_end = tb_graph_end,
+};
+
 static void make_stepping_backend(void)
 {
     cpu = zero_backend_find("cpu");
@@ -200,13 +218,8 @@ static void make_stepping_backend(void)
     stepping.embedding_forward = tb_embedding_forward;
     stepping.xent_forward = tb_xent_forward;
     stepping.xent_backward = tb_xent_backward;
-    stepping.xent_fused = tb_xent_fused; /* the GPT head's path on the cpu */
-    stepping.loss_accumulate = tb_loss_accumulate;
-    stepping.graph_open = tb_graph_open;
-    stepping.graph_close = tb_graph_close;
-    stepping.input_errors = tb_input_errors;
-    stepping.graph_begin = tb_graph_begin;
-    stepping.graph_end = tb_graph_end;
+    stepping.classifier = &stepping_classifier; /* the GPT head's path on the cpu */
+    stepping.device_step = &stepping_device_step;
     stepping.last_error = tb_last_error;
     stepping.to_host = tb_to_host;
     stepping.from_host = tb_from_host;

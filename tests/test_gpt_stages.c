@@ -16,6 +16,7 @@
 #include "attention_state_backend.h"
 #include "mpi_check.h"
 #include "stored_entries_ref.h"
+#include "zero/backend_stored.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
 
@@ -26,10 +27,9 @@ struct gpt_run {
     /* inputs */
     struct zero_config cfg; /* stage, micro-batch and accumulation set */
     struct zero_gpt_config model;
-    int steps;         /* 0: STEPS */
-    int ln_to;         /* 1: the cpu backend with layernorm_forward_to (ln_to_reference) */
-    int epi_to;        /* 1: ... with gemm_bias_to and gemm_dgelu_from (stored_entries_ref.h) */
-    int count_casts;   /* 1: the cpu backend with its cast counted (casts) */
+    int steps;       /* 0: STEPS */
+    int stored;      /* 1: the cpu backend with a stored group of reference entries (ref_stored) */
+    int count_casts; /* 1: the cpu backend with its cast counted (casts) */
     int no_xent_fused; /* 1: the cpu backend without its fused classifier (two buffers) */
     int predict;       /* 1: predictions and an eval loss of step 0's batch, before training */
     unsigned attn;     /* ATTN_STATE, ATTN_TYPED: attention_state_backend's entries */
@@ -135,15 +135,28 @@ static int read_weights(struct gpt_run *r, struct zero_engine *e, const struct z
     return ZERO_OK;
 }
 
-/* The optional entry layernorm_forward_to as its contract defines it (include/zero/
- * backend.h): the fp32 entries into a workspace, then the cast; the cpu backend leaves
- * it NULL, so a copy of its table with this one tells whether src/nn hands the entry
- * the right buffers (the residual form included). */
+/* The stored group (zero/backend_stored.h) as its contract defines it, on the cpu's
+ * entries: the cpu backend has none, so a copy of its table with this group tells
+ * whether src/nn hands the entries the right buffers (LayerNorm's residual form
+ * included) and keeps the bits. */
 static const struct zero_backend *cpu_table;
-static int ln_to_reference(void *self, void *y, enum zero_dtype y_type, float *mean, float *rstd,
-                           const float *x, float *res, const float *a, const float *b,
-                           const float *weight, const float *bias, int64_t rows, int64_t cols,
-                           float eps)
+
+static long cast_calls; /* casts src/nn and the engine asked the table for */
+static int counted_cast(void *self, void *dst, enum zero_dtype dt, const void *src,
+                        enum zero_dtype st, size_t n)
+{
+    cast_calls++;
+    return cpu_table->cast(self, dst, dt, src, st, n);
+}
+
+/* layernorm_forward_stored: the fp32 entries into a workspace, then the cast. The cast is
+ * counted as the table's (it stands where src/nn's own cast was), so a count of casts
+ * sees only what the two GEMM entries below save. */
+static int layernorm_forward_stored_reference(void *self, void *y, enum zero_dtype y_type,
+                                              float *mean, float *rstd, const float *x, float *res,
+                                              const float *a, const float *b, const float *weight,
+                                              const float *bias, int64_t rows, int64_t cols,
+                                              float eps)
 {
     const struct zero_backend *be = cpu_table;
     const size_t n = (size_t)(rows * cols);
@@ -155,42 +168,42 @@ static int ln_to_reference(void *self, void *y, enum zero_dtype y_type, float *m
         rc = be->layernorm_forward(self, y32, mean, rstd, x != NULL ? x : res, weight, bias, rows,
                                    cols, eps);
     if (!rc)
-        rc = be->cast(self, y, y_type, y32, ZERO_F32, n);
+        rc = counted_cast(self, y, y_type, y32, ZERO_F32, n);
     be->free(self, y32);
     return rc;
 }
 
-/* gemm_bias_to and gemm_dgelu_from as their contracts define them, on the cpu's entries
+/* gemm_bias_stored and gemm_dgelu_stored as their contracts define them, on the cpu's entries
  * (stored_entries_ref.c); the calls are counted, so that a run can show it used them */
-static long epi_calls[2]; /* [0] gemm_bias_to with a 16-bit out_type, [1] gemm_dgelu_from */
-static int gemm_bias_to_reference(void *self, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                                  const void *a, enum zero_dtype at, int64_t lda, const void *b,
-                                  enum zero_dtype bt, int64_t ldb, const float *bias, void *c,
-                                  void *gelu, enum zero_dtype out_type, int64_t ldc,
-                                  enum zero_gelu kind)
+static long epi_calls[2]; /* [0] gemm_bias_stored with a 16-bit out_type, [1] gemm_dgelu_stored */
+static int gemm_bias_stored_reference(void *self, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                      const void *a, enum zero_dtype at, int64_t lda, const void *b,
+                                      enum zero_dtype bt, int64_t ldb, const float *bias, void *c,
+                                      void *gelu, enum zero_dtype out_type, int64_t ldc,
+                                      enum zero_gelu kind)
 {
     epi_calls[0] += out_type != ZERO_F32;
-    return ref_gemm_bias_to(cpu_table, self, ta, tb, m, n, k, a, at, lda, b, bt, ldb, bias, c, gelu,
-                            out_type, ldc, kind);
+    return ref_gemm_bias_stored(cpu_table, self, ta, tb, m, n, k, a, at, lda, b, bt, ldb, bias, c,
+                                gelu, out_type, ldc, kind);
 }
 
-static int gemm_dgelu_from_reference(void *self, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                                     const void *a, enum zero_dtype at, int64_t lda, const void *b,
-                                     enum zero_dtype bt, int64_t ldb, float *c, int64_t ldc,
-                                     const void *pre, enum zero_dtype pre_type, enum zero_gelu kind)
+static int gemm_dgelu_stored_reference(void *self, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                       const void *a, enum zero_dtype at, int64_t lda,
+                                       const void *b, enum zero_dtype bt, int64_t ldb, float *c,
+                                       int64_t ldc, const void *pre, enum zero_dtype pre_type,
+                                       enum zero_gelu kind)
 {
     epi_calls[1] += pre_type != ZERO_F32;
-    return ref_gemm_dgelu_from(cpu_table, self, ta, tb, m, n, k, a, at, lda, b, bt, ldb, c, ldc,
-                               pre, pre_type, kind);
+    return ref_gemm_dgelu_stored(cpu_table, self, ta, tb, m, n, k, a, at, lda, b, bt, ldb, c, ldc,
+                                 pre, pre_type, kind);
 }
 
-static long cast_calls; /* casts src/nn and the engine asked the table for */
-static int counted_cast(void *self, void *dst, enum zero_dtype dt, const void *src,
-                        enum zero_dtype st, size_t n)
-{
-    cast_calls++;
-    return cpu_table->cast(self, dst, dt, src, st, n);
-}
+static const struct zero_stored_ops ref_stored = {
+    .version = ZERO_STORED_OPS_VERSION,
+    .layernorm_forward_stored = layernorm_forward_stored_reference,
+    .gemm_bias_stored = gemm_bias_stored_reference,
+    .gemm_dgelu_stored = gemm_dgelu_stored_reference,
+};
 
 /* r->predictions and r->eval_loss: zero_engine_predict and zero_engine_eval on step 0's
  * micro-batch at the initial weights */
@@ -219,20 +232,16 @@ static int gpt_train(struct gpt_run *r, MPI_Comm comm, struct zero_error *err)
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     int rc = zero_device_open(&dev, "cpu", &comm, &opt, err);
     static struct zero_backend with_refs; /* the cpu's table with reference entries */
-    const int refs = r->ln_to || r->epi_to || r->count_casts || r->no_xent_fused || r->attn;
+    const int refs = r->stored || r->count_casts || r->no_xent_fused || r->attn;
     if (!rc && refs) {
         cpu_table = dev->be;
         with_refs = r->attn ? *attention_state_backend(dev->be, r->attn) : *dev->be;
-        if (r->ln_to)
-            with_refs.layernorm_forward_to = ln_to_reference;
-        if (r->epi_to) {
-            with_refs.gemm_bias_to = gemm_bias_to_reference;
-            with_refs.gemm_dgelu_from = gemm_dgelu_from_reference;
-        }
+        if (r->stored)
+            with_refs.stored = &ref_stored;
         if (r->count_casts)
             with_refs.cast = counted_cast;
         if (r->no_xent_fused)
-            with_refs.xent_fused = NULL;
+            with_refs.classifier = NULL;
         cast_calls = 0;
         dev->be = &with_refs;
     }
@@ -399,10 +408,10 @@ START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_activations)
 }
 END_TEST
 
-/* A backend with layernorm_forward_to (cuda's: LN outputs stored in 16 bits as the
+/* A backend with layernorm_forward_stored (cuda's: LN outputs stored in 16 bits as the
  * kernel writes them) gives the bits of the cpu's fp32 entries and casts, at stages 0
  * and 3: src/nn calls the entry for ln_1 (plain) and ln_2 (after the residual add). */
-START_TEST(test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast)
+START_TEST(test_gpt_layernorm_forward_stored_gives_the_bits_of_layernorm_then_cast)
 {
     for (int stage = 0; stage < 4; stage += 3) {
         struct gpt_run runs[2];
@@ -410,11 +419,11 @@ START_TEST(test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast)
             run_defaults(&runs[i], stage);
             runs[i].cfg.bf16.enabled = 1;
             runs[i].cfg.libzero.activations = ZERO_ACTIVATIONS_COMPUTE;
-            runs[i].ln_to = i;
+            runs[i].stored = i;
             must_train(&runs[i], MPI_COMM_WORLD);
         }
         ck_assert_msg(mpi_check_all(same_bits(&runs[0], &runs[1])),
-                      "stage %d: layernorm_forward_to changed the bits (losses %.9g vs %.9g)",
+                      "stage %d: layernorm_forward_stored changed the bits (losses %.9g vs %.9g)",
                       stage, runs[1].losses[STEPS - 1], runs[0].losses[STEPS - 1]);
         free(runs[0].weights);
         free(runs[1].weights);
@@ -422,7 +431,7 @@ START_TEST(test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast)
 }
 END_TEST
 
-/* A backend with gemm_bias_to and gemm_dgelu_from (cuda's: qkv, the MLP's pre-activation
+/* A backend with gemm_bias_stored and gemm_dgelu_stored (cuda's: qkv, the MLP's pre-activation
  * and its GELU written in 16 bits by the GEMM, the GELU backward reading the 16-bit
  * pre-activation) gives the bits of the plain cpu run: bf16 and fp16 activations, fp32
  * and compute-dtype GEMMs, every stage against the plain stage 0. The entries must have
@@ -446,13 +455,13 @@ START_TEST(test_gpt_16_bit_gemm_epilogues_give_the_bits_of_gemm_bias_then_cast)
             for (int stage = 0; stage < 4; stage++) {
                 with = plain;
                 with.cfg.zero_optimization.stage = stage;
-                with.epi_to = 1;
+                with.stored = 1;
                 with.weights = NULL;
                 epi_calls[0] = epi_calls[1] = 0;
                 must_train(&with, MPI_COMM_WORLD);
                 ck_assert_msg(mpi_check_all(epi_calls[0] > 0 && epi_calls[1] > 0),
-                              "%s matmul %d stage %d: gemm_bias_to called %ld times with a "
-                              "16-bit output, gemm_dgelu_from %ld times with a 16-bit input",
+                              "%s matmul %d stage %d: gemm_bias_stored called %ld times with a "
+                              "16-bit output, gemm_dgelu_stored %ld times with a 16-bit input",
                               fp16 ? "fp16" : "bf16", mm, stage, epi_calls[0], epi_calls[1]);
                 ck_assert_msg(mpi_check_all(same_bits(&plain, &with)),
                               "%s activations, matmul %s, stage %d: the 16-bit epilogue entries "
@@ -727,10 +736,10 @@ START_TEST(test_gpt_attention_state_gives_the_plain_bits_with_less_memory)
 }
 END_TEST
 
-/* The typed entries (qkv and atty read and written in bf16 by the backend, no fp32
+/* the _stored entries (qkv and atty read and written in bf16 by the backend, no fp32
  * workspace in src/nn) give the bits of widening and rounding in src/nn, with the
  * contract's T x T and with the state */
-START_TEST(test_gpt_typed_attention_gives_the_plain_bits)
+START_TEST(test_gpt_stored_attention_gives_the_plain_bits)
 {
     check_attention_state(ATTN_TYPED, 1);
     check_attention_state(ATTN_STATE | ATTN_TYPED, 1);
@@ -864,14 +873,14 @@ static Suite *stages_suite(void)
     tcase_add_test(tc, test_gpt_tied_wte_gradient_sums_head_and_embedding_shares_under_stage3);
     tcase_add_test(tc, test_gpt_direct_lowp_gradients_give_the_old_bits);
     tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_activations);
-    tcase_add_test(tc, test_gpt_layernorm_forward_to_gives_the_bits_of_layernorm_then_cast);
+    tcase_add_test(tc, test_gpt_layernorm_forward_stored_gives_the_bits_of_layernorm_then_cast);
     tcase_add_test(tc, test_gpt_16_bit_gemm_epilogues_give_the_bits_of_gemm_bias_then_cast);
     tcase_add_test(tc, test_gpt_bf16_activations_follow_the_fp32_loss_curve_and_halve_their_bytes);
     tcase_add_test(tc,
                    test_gpt_one_buffer_head_gives_the_two_buffer_bits_without_the_scratch_logits);
     tcase_add_test(tc, test_gpt_bf16_logits_follow_the_fp32_loss_curve_and_halve_the_buffer);
     tcase_add_test(tc, test_gpt_attention_state_gives_the_plain_bits_with_less_memory);
-    tcase_add_test(tc, test_gpt_typed_attention_gives_the_plain_bits);
+    tcase_add_test(tc, test_gpt_stored_attention_gives_the_plain_bits);
     suite_add_tcase(s, tc);
     return s;
 }

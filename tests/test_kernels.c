@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "zero/backend.h"
+#include "zero/backend_classifier.h"
 #include "zero/error.h"
 
 static struct zero_device *dev;
@@ -744,8 +745,8 @@ START_TEST(test_xent_fused_gives_the_bits_of_forward_then_backward_in_fp32_and_b
             for (size_t i = 0; i < n; i++)
                 d[i] = NAN; /* garbage: a skipped element fails */
         float *zin = in_place ? d : z;
-        ck_assert_int_eq(be->xent_fused(self, loss, d, zin, ZERO_F32, labels, R, C, dloss),
-                         ZERO_OK);
+        ck_assert_int_eq(
+            be->classifier->xent_fused(self, loss, d, zin, ZERO_F32, labels, R, C, dloss), ZERO_OK);
         ck_assert_msg(same_bits(d, want, n), "fp32 dlogits (in place %d)", in_place);
         ck_assert_msg(same_bits(loss, want_loss, R), "fp32 loss (in place %d)", in_place);
     }
@@ -767,8 +768,9 @@ START_TEST(test_xent_fused_gives_the_bits_of_forward_then_backward_in_fp32_and_b
         if (!in_place)
             memset(db, 0xff, n * 2);
         const void *zin = in_place ? (const void *)db : (const void *)zb;
-        ck_assert_int_eq(be->xent_fused(self, loss, db, zin, ZERO_BF16, labels, R, C, dloss),
-                         ZERO_OK);
+        ck_assert_int_eq(
+            be->classifier->xent_fused(self, loss, db, zin, ZERO_BF16, labels, R, C, dloss),
+            ZERO_OK);
         ck_assert_msg(memcmp(db, wantb, n * 2) == 0, "bf16 dlogits (in place %d)", in_place);
         ck_assert_msg(same_bits(loss, want_loss, R), "bf16 loss (in place %d)", in_place);
     }
@@ -780,16 +782,18 @@ START_TEST(test_xent_fused_checks_labels_dtype_and_overlap_before_writing)
 {
     float z[3 * 5] = {0}, losses[3] = {-1, -1, -1};
     int32_t labels[3] = {0, 4, 7};
-    ck_assert_int_eq(be->xent_fused(self, losses, z, z, ZERO_F32, labels, 3, 5, 1.0f), ZERO_EINVAL);
+    ck_assert_int_eq(be->classifier->xent_fused(self, losses, z, z, ZERO_F32, labels, 3, 5, 1.0f),
+                     ZERO_EINVAL);
     const char *msg = be->last_error(self);
     ck_assert_msg(strstr(msg, "xent_fused") && strstr(msg, "row 2") && strstr(msg, "label 7"),
                   "message: %s", msg);
     ck_assert(losses[0] == -1.0f && z[0] == 0.0f); /* nothing written */
     labels[2] = 1;
-    ck_assert_int_eq(be->xent_fused(self, losses, z, z, ZERO_F16, labels, 3, 5, 1.0f),
+    ck_assert_int_eq(be->classifier->xent_fused(self, losses, z, z, ZERO_F16, labels, 3, 5, 1.0f),
                      ZERO_ENOTSUP);
-    ck_assert_int_eq(be->xent_fused(self, losses, z + 1, z, ZERO_F32, labels, 3, 4, 1.0f),
-                     ZERO_EINVAL);
+    ck_assert_int_eq(
+        be->classifier->xent_fused(self, losses, z + 1, z, ZERO_F32, labels, 3, 4, 1.0f),
+        ZERO_EINVAL);
     ck_assert_msg(strstr(be->last_error(self), "overlaps"), "%s", be->last_error(self));
 }
 END_TEST

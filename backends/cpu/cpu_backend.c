@@ -12,6 +12,7 @@
 
 #include "cpu_internal.h"
 #include "cpu_ops.h"
+#include "zero/backend_classifier.h"
 #include "base/backend_contract.h"
 #include "base/host_parallel.h"
 #include "common/backend_mpi.h"
@@ -189,6 +190,13 @@ static int cpu_set_coll_mode(void *self, enum zero_coll_mode mode)
     return ZERO_OK;
 }
 
+/* The one optional group the cpu has: the fused classifier, the reference of
+ * xent_forward's and xent_backward's loops in one pass. */
+static const struct zero_classifier_ops cpu_classifier_ops = {
+    .version = ZERO_CLASSIFIER_OPS_VERSION,
+    .xent_fused = cpu_xent_fused,
+};
+
 const struct zero_backend zero_backend_cpu = {
     .abi_version = ZERO_BACKEND_ABI,
     .name = "cpu",
@@ -254,5 +262,5 @@ const struct zero_backend zero_backend_cpu = {
     .wait_timed = cpu_wait_timed,
     .host_all_gather = cpu_host_all_gather,
 
-    .xent_fused = cpu_xent_fused, /* the reference: xent_forward's and xent_backward's loops */
+    .classifier = &cpu_classifier_ops,
 };

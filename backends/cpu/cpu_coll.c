@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/backend_contract.h"
 #include "cpu_coll.h"
 
 int cpu_mpi_fail(struct cpu_state *s, const char *what, int mpi_err)
@@ -56,33 +57,7 @@ MPI_Datatype cpu_mpi_type(enum zero_dtype t)
     }
 }
 
-/* ---- argument checks ---- */
-
-static int check_dtype(struct cpu_state *s, const char *op, const char *which, enum zero_dtype t)
-{
-    if ((int)t < 0 || t >= ZERO_DTYPE_COUNT)
-        return cpu_fail(s, ZERO_EINVAL, "%s: %s dtype %d is not a zero_dtype", op, which, (int)t);
-    return 0;
-}
-
-/* Sums are defined for the floating wire types only. */
-static int check_sum_dtype(struct cpu_state *s, const char *op, const char *which,
-                           enum zero_dtype t)
-{
-    int rc = check_dtype(s, op, which, t);
-    if (rc == 0 && t != ZERO_F32 && t != ZERO_F16 && t != ZERO_BF16)
-        rc = cpu_fail(s, ZERO_EINVAL, "%s: %s dtype %s cannot be summed (use fp32, fp16 or bf16)",
-                      op, which, zero_dtype_name(t));
-    return rc;
-}
-
-static int check_buffers(struct cpu_state *s, const char *op, const void *a, const void *b,
-                         size_t count)
-{
-    if (count > 0 && (a == NULL || b == NULL))
-        return cpu_fail(s, ZERO_EINVAL, "%s: NULL buffer for %zu elements", op, count);
-    return 0;
-}
+/* ---- argument checks (the rest: src/base/backend_contract.c) ---- */
 
 /* MPI counts are ints. */
 static int check_mpi_count(struct cpu_state *s, const char *op, size_t elements)
@@ -90,12 +65,6 @@ static int check_mpi_count(struct cpu_state *s, const char *op, size_t elements)
     if (elements > INT_MAX)
         return cpu_fail(s, ZERO_ENOTSUP, "%s: %zu elements exceed MPI's int count", op, elements);
     return 0;
-}
-
-static int overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
 }
 
 /* ---- requests and stats ---- */
@@ -263,21 +232,12 @@ int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, 
     const char *op = "reduce_scatter";
     if (req != NULL)
         *req = NULL;
-    int rc = check_sum_dtype(s, op, "wire", wire_type);
-    if (rc == 0)
-        rc = check_sum_dtype(s, op, "recv", recv_type);
-    if (rc == 0)
-        rc = check_buffers(s, op, send, recv, count);
-    if (rc != 0)
-        return rc;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_reduce_scatter(s->rank, s->size, send, wire_type, recv, recv_type, count,
+                                          why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(s, rc, "%s", why);
     size_t n = (size_t)s->size, wsize = zero_dtype_size(wire_type);
-    const char *mine = (const char *)send + (size_t)s->rank * count * wsize;
-    int in_place = recv == mine && recv_type == wire_type;
-    if (!in_place && overlap(send, n * count * wsize, recv, count * zero_dtype_size(recv_type)))
-        return cpu_fail(s, ZERO_EINVAL,
-                        "%s: recv overlaps send without being in place (recv == send + "
-                        "rank * count, same dtype)",
-                        op);
 
     struct zero_request rq;
     request_start(s, &rq, ZERO_COLL_REDUCE_SCATTER, (int64_t)(n * count * wsize),
@@ -340,14 +300,11 @@ int cpu_all_reduce(void *self, const void *send, void *recv, enum zero_dtype t, 
     const char *op = "all_reduce";
     if (req != NULL)
         *req = NULL;
-    int rc = check_sum_dtype(s, op, "", t);
-    if (rc == 0)
-        rc = check_buffers(s, op, send, recv, count);
-    if (rc != 0)
-        return rc;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_all_reduce(send, recv, t, count, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(s, rc, "%s", why);
     size_t esize = zero_dtype_size(t);
-    if (send != recv && overlap(send, count * esize, recv, count * esize))
-        return cpu_fail(s, ZERO_EINVAL, "%s: send and recv overlap without being equal", op);
 
     struct cpu_split split = split_even(s, count);
     size_t mine = split.count[s->rank];
@@ -374,20 +331,14 @@ int cpu_all_gather(void *self, const void *send, void *recv, enum zero_dtype t, 
     const char *op = "all_gather";
     if (req != NULL)
         *req = NULL;
-    int rc = check_dtype(s, op, "element", t);
-    if (rc == 0)
-        rc = check_buffers(s, op, send, recv, count);
-    if (rc == 0)
-        rc = check_mpi_count(s, op, (size_t)s->size * count);
-    if (rc != 0)
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_all_gather(s->rank, s->size, send, recv, t, count, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(s, rc, "%s", why);
+    if ((rc = check_mpi_count(s, op, (size_t)s->size * count)) != 0)
         return rc;
     size_t n = (size_t)s->size, esize = zero_dtype_size(t);
     int in_place = send == (const char *)recv + (size_t)s->rank * count * esize;
-    if (!in_place && overlap(send, count * esize, recv, n * count * esize))
-        return cpu_fail(s, ZERO_EINVAL,
-                        "%s: send overlaps recv without being in place (send == recv + "
-                        "rank * count)",
-                        op);
 
     struct zero_request rq;
     request_start(s, &rq, ZERO_COLL_ALL_GATHER, (int64_t)(n * count * esize),
@@ -419,14 +370,11 @@ int cpu_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int ro
     const char *op = "broadcast";
     if (req != NULL)
         *req = NULL;
-    int rc = check_dtype(s, op, "element", t);
-    if (rc == 0)
-        rc = check_buffers(s, op, buf, buf, count);
-    if (rc == 0)
-        rc = check_mpi_count(s, op, count);
-    if (rc == 0 && (root < 0 || root >= s->size))
-        rc = cpu_fail(s, ZERO_EINVAL, "%s: root %d is not a rank of %d", op, root, s->size);
-    if (rc != 0)
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_broadcast(s->size, buf, t, count, root, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cpu_fail(s, rc, "%s", why);
+    if ((rc = check_mpi_count(s, op, count)) != 0)
         return rc;
     size_t bytes = count * zero_dtype_size(t);
     struct zero_request rq;
@@ -492,7 +440,10 @@ int cpu_host_all_gather(void *self, const void *send_host, void *recv_host, size
 {
     struct cpu_state *s = self;
     const char *op = "host_all_gather";
-    int rc = check_buffers(s, op, send_host, recv_host, bytes);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_host_all_gather(send_host, recv_host, bytes, why, sizeof why);
+    if (rc != ZERO_OK)
+        rc = cpu_fail(s, rc, "%s", why);
     if (rc == 0)
         rc = check_mpi_count(s, op, (size_t)s->size * bytes);
     if (rc != 0)

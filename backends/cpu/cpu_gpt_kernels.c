@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu_ops.h"
+#include "base/backend_contract.h"
 #include "base/dtype_convert.h"
 #include "base/exact_math.h"
 
@@ -131,16 +132,13 @@ int cpu_layernorm_backward(void *self, float *dx, float *dweight, float *dbias, 
 
 /* ---- causal self-attention ---- */
 
+/* the contract's checks (src/base/backend_contract.c), in this backend's error */
 static int check_attention(struct cpu_state *s, const char *what, int64_t C, int64_t NH,
                            enum zero_dtype matmul_type)
 {
-    if (NH < 1 || C % NH != 0)
-        return cpu_fail(s, ZERO_EINVAL, "%s: %lld channels do not split into %lld heads", what,
-                        (long long)C, (long long)NH);
-    if (matmul_type != ZERO_F32 && matmul_type != ZERO_F16 && matmul_type != ZERO_BF16)
-        return cpu_fail(s, ZERO_ENOTSUP, "%s: matmul_type %s; fp32, fp16 or bf16 expected", what,
-                        zero_dtype_name(matmul_type));
-    return ZERO_OK;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_attention(what, C, NH, matmul_type, why, sizeof why);
+    return rc != ZERO_OK ? cpu_fail(s, rc, "%s", why) : ZERO_OK;
 }
 
 /* dst (n) = src rounded to t's precision, kept as fp32 values. A product of two

@@ -19,6 +19,11 @@
 #include <string.h>
 
 #include "cuda_ops.h"
+#include "zero/backend_attention.h"
+#include "zero/backend_classifier.h"
+#include "zero/backend_device_step.h"
+#include "zero/backend_fused.h"
+#include "zero/backend_stored.h"
 #include "base/backend_contract.h"
 #include "common/backend_mpi.h"
 
@@ -290,6 +295,45 @@ static int cuda_set_coll_mode(void *self, enum zero_coll_mode mode)
     return s->comm_kind == CUDA_COMM_MPI ? cuda_staged_set_mode(s, mode) : ZERO_OK;
 }
 
+/* ---- the optional groups: cuda has all of them ---- */
+
+static const struct zero_fused_ops cuda_fused_ops = {
+    .version = ZERO_FUSED_OPS_VERSION,
+    .residual_layernorm_forward = cuda_residual_layernorm_forward,
+    .gemm_bias = cuda_gemm_bias,
+    .gemm_dgelu = cuda_gemm_dgelu,
+    .gemm_bgrad = cuda_gemm_bgrad,
+};
+
+static const struct zero_classifier_ops cuda_classifier_ops = {
+    .version = ZERO_CLASSIFIER_OPS_VERSION,
+    .xent_fused = cuda_xent_fused,
+};
+
+static const struct zero_stored_ops cuda_stored_ops = {
+    .version = ZERO_STORED_OPS_VERSION,
+    .layernorm_forward_stored = cuda_layernorm_forward_stored,
+    .gemm_bias_stored = cuda_gemm_bias_stored,
+    .gemm_dgelu_stored = cuda_gemm_dgelu_stored,
+};
+
+static const struct zero_attention_ops cuda_attention_ops = {
+    .version = ZERO_ATTENTION_OPS_VERSION,
+    .attention_state_floats = cuda_attention_state_floats,
+    .attention_forward_stored = cuda_attention_forward_stored,
+    .attention_backward_stored = cuda_attention_backward_stored,
+};
+
+static const struct zero_device_step_ops cuda_device_step_ops = {
+    .version = ZERO_DEVICE_STEP_OPS_VERSION,
+    .loss_accumulate = cuda_loss_accumulate,
+    .graph_open = cuda_graph_open,
+    .graph_close = cuda_graph_close,
+    .input_errors = cuda_input_errors,
+    .graph_begin = cuda_graph_begin,
+    .graph_end = cuda_graph_end,
+};
+
 const struct zero_backend zero_backend_cuda = {
     .abi_version = ZERO_BACKEND_ABI,
     .name = "cuda",
@@ -351,24 +395,12 @@ const struct zero_backend zero_backend_cuda = {
     .broadcast = cuda_broadcast,
     .barrier = cuda_barrier,
     .wait = cuda_wait,
+    .wait_timed = cuda_wait_timed,
     .host_all_gather = cuda_host_all_gather,
 
-    .xent_fused = cuda_xent_fused,
-    .residual_layernorm_forward = cuda_residual_layernorm_forward,
-    .gemm_bias = cuda_gemm_bias,
-    .gemm_dgelu = cuda_gemm_dgelu,
-    .gemm_bgrad = cuda_gemm_bgrad,
-
-    .loss_accumulate = cuda_loss_accumulate,
-    .graph_open = cuda_graph_open,
-    .graph_close = cuda_graph_close,
-    .input_errors = cuda_input_errors,
-    .graph_begin = cuda_graph_begin,
-    .graph_end = cuda_graph_end,
-    .layernorm_forward_to = cuda_layernorm_forward_to,
-    .gemm_bias_to = cuda_gemm_bias_to,
-    .gemm_dgelu_from = cuda_gemm_dgelu_from,
-    .attention_state_floats = cuda_attention_state_floats,
-    .attention_forward_typed = cuda_attention_forward_typed,
-    .attention_backward_typed = cuda_attention_backward_typed,
+    .fused = &cuda_fused_ops,
+    .classifier = &cuda_classifier_ops,
+    .stored = &cuda_stored_ops,
+    .attention = &cuda_attention_ops,
+    .device_step = &cuda_device_step_ops,
 };

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/backend_contract.h"
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 
@@ -178,37 +179,10 @@ int cuda_wait(void *self, struct zero_request *req)
     return rc;
 }
 
-/* ---- argument checks (the cpu backend's) ---- */
-
-static int check_dtype(struct cuda_state *s, const char *op, const char *which, enum zero_dtype t)
+int cuda_wait_timed(void *self, struct zero_request *req, double *done_ago)
 {
-    if ((int)t < 0 || t >= ZERO_DTYPE_COUNT)
-        return cuda_fail(s, ZERO_EINVAL, "%s: %s dtype %d is not a zero_dtype", op, which, (int)t);
-    return ZERO_OK;
-}
-
-static int check_sum_dtype(struct cuda_state *s, const char *op, const char *which,
-                           enum zero_dtype t)
-{
-    int rc = check_dtype(s, op, which, t);
-    if (rc == ZERO_OK && t != ZERO_F32 && t != ZERO_F16 && t != ZERO_BF16)
-        rc = cuda_fail(s, ZERO_EINVAL, "%s: %s dtype %s cannot be summed (use fp32, fp16 or bf16)",
-                       op, which, zero_dtype_name(t));
-    return rc;
-}
-
-static int check_buffers(struct cuda_state *s, const char *op, const void *a, const void *b,
-                         size_t count)
-{
-    if (count > 0 && (a == NULL || b == NULL))
-        return cuda_fail(s, ZERO_EINVAL, "%s: NULL buffer for %zu elements", op, count);
-    return ZERO_OK;
-}
-
-static int overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
+    *done_ago = 0.0;
+    return cuda_wait(self, req);
 }
 
 /* rank r's piece of `total` split as evenly as possible: the first total % N get one more */
@@ -459,24 +433,13 @@ int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type,
                         enum zero_dtype recv_type, size_t count, struct zero_request **req)
 {
     struct cuda_state *s = self;
-    const char *op = "reduce_scatter";
     if (req != NULL)
         *req = NULL;
-    int rc = check_sum_dtype(s, op, "wire", wire_type);
-    if (rc == ZERO_OK)
-        rc = check_sum_dtype(s, op, "recv", recv_type);
-    if (rc == ZERO_OK)
-        rc = check_buffers(s, op, send, recv, count);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_reduce_scatter(s->rank, s->size, send, wire_type, recv, recv_type, count,
+                                          why, sizeof why);
     if (rc != ZERO_OK)
-        return rc;
-    size_t n = (size_t)s->size, wsize = zero_dtype_size(wire_type);
-    const char *mine = (const char *)send + (size_t)s->rank * count * wsize;
-    int in_place = recv == mine && recv_type == wire_type;
-    if (!in_place && overlap(send, n * count * wsize, recv, count * zero_dtype_size(recv_type)))
-        return cuda_fail(s, ZERO_EINVAL,
-                         "%s: recv overlaps send without being in place (recv == send + "
-                         "rank * count, same dtype)",
-                         op);
+        return cuda_fail(s, rc, "%s", why);
     if (s->comm_kind == CUDA_COMM_MPI)
         return staged_finish(s, ZERO_COLL_REDUCE_SCATTER,
                              cuda_staged_reduce_scatter(s, send, wire_type, recv, recv_type, count),
@@ -484,7 +447,7 @@ int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type,
 #ifdef ZERO_HAVE_NCCL
     return nccl_reduce_scatter(s, send, wire_type, recv, recv_type, count, req);
 #else
-    return cuda_fail(s, ZERO_ENOTSUP, "%s: built without NCCL", op);
+    return cuda_fail(s, ZERO_ENOTSUP, "reduce_scatter: built without NCCL");
 #endif
 }
 
@@ -492,24 +455,19 @@ int cuda_all_reduce(void *self, const void *send, void *recv, enum zero_dtype t,
                     struct zero_request **req)
 {
     struct cuda_state *s = self;
-    const char *op = "all_reduce";
     if (req != NULL)
         *req = NULL;
-    int rc = check_sum_dtype(s, op, "", t);
-    if (rc == ZERO_OK)
-        rc = check_buffers(s, op, send, recv, count);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_all_reduce(send, recv, t, count, why, sizeof why);
     if (rc != ZERO_OK)
-        return rc;
-    size_t esize = zero_dtype_size(t);
-    if (send != recv && overlap(send, count * esize, recv, count * esize))
-        return cuda_fail(s, ZERO_EINVAL, "%s: send and recv overlap without being equal", op);
+        return cuda_fail(s, rc, "%s", why);
     if (s->comm_kind == CUDA_COMM_MPI)
         return staged_finish(s, ZERO_COLL_ALL_REDUCE,
                              cuda_staged_all_reduce(s, send, recv, t, count), req);
 #ifdef ZERO_HAVE_NCCL
     return nccl_all_reduce(s, send, recv, t, count, req);
 #else
-    return cuda_fail(s, ZERO_ENOTSUP, "%s: built without NCCL", op);
+    return cuda_fail(s, ZERO_ENOTSUP, "all_reduce: built without NCCL");
 #endif
 }
 
@@ -517,28 +475,19 @@ int cuda_all_gather(void *self, const void *send, void *recv, enum zero_dtype t,
                     struct zero_request **req)
 {
     struct cuda_state *s = self;
-    const char *op = "all_gather";
     if (req != NULL)
         *req = NULL;
-    int rc = check_dtype(s, op, "element", t);
-    if (rc == ZERO_OK)
-        rc = check_buffers(s, op, send, recv, count);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_all_gather(s->rank, s->size, send, recv, t, count, why, sizeof why);
     if (rc != ZERO_OK)
-        return rc;
-    size_t n = (size_t)s->size, esize = zero_dtype_size(t);
-    int in_place = send == (const char *)recv + (size_t)s->rank * count * esize;
-    if (!in_place && overlap(send, count * esize, recv, n * count * esize))
-        return cuda_fail(s, ZERO_EINVAL,
-                         "%s: send overlaps recv without being in place (send == recv + "
-                         "rank * count)",
-                         op);
+        return cuda_fail(s, rc, "%s", why);
     if (s->comm_kind == CUDA_COMM_MPI)
         return staged_finish(s, ZERO_COLL_ALL_GATHER,
                              cuda_staged_all_gather(s, send, recv, t, count), req);
 #ifdef ZERO_HAVE_NCCL
     return nccl_all_gather(s, send, recv, t, count, req);
 #else
-    return cuda_fail(s, ZERO_ENOTSUP, "%s: built without NCCL", op);
+    return cuda_fail(s, ZERO_ENOTSUP, "all_gather: built without NCCL");
 #endif
 }
 
@@ -546,23 +495,19 @@ int cuda_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int r
                    struct zero_request **req)
 {
     struct cuda_state *s = self;
-    const char *op = "broadcast";
     if (req != NULL)
         *req = NULL;
-    int rc = check_dtype(s, op, "element", t);
-    if (rc == ZERO_OK)
-        rc = check_buffers(s, op, buf, buf, count);
-    if (rc == ZERO_OK && (root < 0 || root >= s->size))
-        rc = cuda_fail(s, ZERO_EINVAL, "%s: root %d is not a rank of %d", op, root, s->size);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_broadcast(s->size, buf, t, count, root, why, sizeof why);
     if (rc != ZERO_OK)
-        return rc;
+        return cuda_fail(s, rc, "%s", why);
     if (s->comm_kind == CUDA_COMM_MPI)
         return staged_finish(s, ZERO_COLL_BROADCAST, cuda_staged_broadcast(s, buf, t, count, root),
                              req);
 #ifdef ZERO_HAVE_NCCL
     return nccl_broadcast(s, buf, t, count, root, req);
 #else
-    return cuda_fail(s, ZERO_ENOTSUP, "%s: built without NCCL", op);
+    return cuda_fail(s, ZERO_ENOTSUP, "broadcast: built without NCCL");
 #endif
 }
 
@@ -584,7 +529,10 @@ int cuda_host_all_gather(void *self, const void *send_host, void *recv_host, siz
 {
     struct cuda_state *s = self;
     const char *op = "host_all_gather";
-    int rc = check_buffers(s, op, send_host, recv_host, bytes);
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_host_all_gather(send_host, recv_host, bytes, why, sizeof why);
+    if (rc != ZERO_OK)
+        rc = cuda_fail(s, rc, "%s", why);
     if (rc != ZERO_OK)
         return rc;
     if (s->comm_kind == CUDA_COMM_MPI)

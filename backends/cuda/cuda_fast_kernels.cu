@@ -9,7 +9,7 @@
 //     and third from cache) and one write. With kResidual (llm.c's
 //     fused_residual_forward) the first pass forms res = a + b and stores it; the later
 //     passes read back what the same lane stored, so res may be a or b itself. With a
-//     16-bit output (layernorm_forward_to: stored activations) the last pass writes 8
+//     16-bit output (layernorm_forward_stored: stored activations) the last pass writes 8
 //     values a lane, one 128-bit store, after a __syncwarp (its 8 columns were stored
 //     by two lanes of the first pass).
 //   xent_forward_online: one block per row; each thread keeps a running maximum and
@@ -375,10 +375,10 @@ extern "C" cudaError_t cuda_launch_residual_layernorm_forward_fast(
 // stored in yt (fp16 or bf16): the moments and every value of the fp32 kernels, each
 // result rounded once; 128-bit stores of 8 where the row allows.
 extern "C" cudaError_t
-cuda_launch_layernorm_forward_to_fast(cudaStream_t st, void *y, enum zero_dtype yt, float *mean,
-                                      float *rstd, const float *x, float *res, const float *a,
-                                      const float *b, const float *weight, const float *bias,
-                                      int64_t rows, int64_t cols, float eps)
+cuda_launch_layernorm_forward_stored_fast(cudaStream_t st, void *y, enum zero_dtype yt, float *mean,
+                                          float *rstd, const float *x, float *res, const float *a,
+                                          const float *b, const float *weight, const float *bias,
+                                          int64_t rows, int64_t cols, float eps)
 {
     if (rows <= 0 || cols <= 0)
         return cudaSuccess;

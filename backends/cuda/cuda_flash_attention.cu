@@ -23,12 +23,12 @@
 // matrix, one launch), not yet the tensor-core one.
 //
 // qkv and y may be stored 16-bit activations (TQ uint16_t: fp16 or bf16 in t; the
-// attention_forward_typed / attention_backward_typed entries): q, k, v are widened
+// attention_forward_stored / attention_backward_stored entries): q, k, v are widened
 // to fp32 as they are loaded, 8 values to a 128-bit load where C % 8 == 0 and qkv is
 // 16-byte aligned, and y is rounded once (to nearest even, the cast kernel's
 // dtype_store_f32) from the very fp32 value the fp32 kernel stores, 8 to a 128-bit
 // store where y is aligned. Widening is exact and every fp32 operation is the fp32
-// kernel's, so the typed kernels give exactly the bits of widen -> fp32 kernels ->
+// kernel's, so the _stored kernels give exactly the bits of widen -> fp32 kernels ->
 // cast (tests/test_cuda_backend.c compares them bit for bit). dy and dqkv stay fp32.
 #include <math.h>
 #include <stdint.h>

@@ -1,9 +1,9 @@
 /* The cuda backend's optional fused entries (include/zero/backend.h: xent_fused,
- * residual_layernorm_forward, layernorm_forward_to) and native mode's bucketed embedding backward:
- * the paths that need a check, a workspace or a fallback around their kernels. Native mode runs one
- * fused kernel each (cuda_fast_kernels.cu); exact mode runs the reference entries in sequence, so a
- * fused call gives the bits of the cpu backend's unfused calls and src/nn may take the fused path
- * in either mode. */
+ * residual_layernorm_forward, layernorm_forward_stored) and native mode's bucketed embedding
+ * backward: the paths that need a check, a workspace or a fallback around their kernels. Native
+ * mode runs one fused kernel each (cuda_fast_kernels.cu); exact mode runs the reference entries in
+ * sequence, so a fused call gives the bits of the cpu backend's unfused calls and src/nn may take
+ * the fused path in either mode. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -147,18 +147,18 @@ int cuda_residual_layernorm_forward(void *self, float *res, float *y, float *mea
 
 /* ---- LayerNorm with a 16-bit store (stored activations) ---- */
 
-int cuda_layernorm_forward_to(void *self, void *y, enum zero_dtype y_type, float *mean, float *rstd,
-                              const float *x, float *res, const float *a, const float *b,
-                              const float *weight, const float *bias, int64_t rows, int64_t cols,
-                              float eps)
+int cuda_layernorm_forward_stored(void *self, void *y, enum zero_dtype y_type, float *mean,
+                                  float *rstd, const float *x, float *res, const float *a,
+                                  const float *b, const float *weight, const float *bias,
+                                  int64_t rows, int64_t cols, float eps)
 {
     struct cuda_state *s = self;
     if (y_type != ZERO_F32 && y_type != ZERO_F16 && y_type != ZERO_BF16)
-        return cuda_fail(s, ZERO_ENOTSUP, "layernorm_forward_to: y must be fp32, fp16 or bf16");
+        return cuda_fail(s, ZERO_ENOTSUP, "layernorm_forward_stored: y must be fp32, fp16 or bf16");
     if (x == NULL && (res == NULL || a == NULL || b == NULL))
-        return cuda_fail(s, ZERO_EINVAL, "layernorm_forward_to: no x and no res = a + b");
+        return cuda_fail(s, ZERO_EINVAL, "layernorm_forward_stored: no x and no res = a + b");
     if (rows < 0 || cols < 0 || (rows > 0 && cols > INT64_MAX / rows / (int64_t)sizeof(float)))
-        return cuda_fail(s, ZERO_EINVAL, "layernorm_forward_to: %lld rows of %lld columns",
+        return cuda_fail(s, ZERO_EINVAL, "layernorm_forward_stored: %lld rows of %lld columns",
                          (long long)rows, (long long)cols);
     if (rows == 0 || cols == 0)
         return ZERO_OK;
@@ -174,8 +174,8 @@ int cuda_layernorm_forward_to(void *self, void *y, enum zero_dtype y_type, float
         void *y32 = NULL;
         int rc = cuda_alloc(s, n * sizeof(float), ZERO_TAG_WORKSPACE, &y32);
         if (rc == ZERO_OK)
-            rc = cuda_layernorm_forward_to(s, y32, ZERO_F32, mean, rstd, x, res, a, b, weight, bias,
-                                           rows, cols, eps);
+            rc = cuda_layernorm_forward_stored(s, y32, ZERO_F32, mean, rstd, x, res, a, b, weight,
+                                               bias, rows, cols, eps);
         if (rc == ZERO_OK)
             rc = cuda_cast(s, y, y_type, y32, ZERO_F32, n);
         cuda_free(s, y32);
@@ -185,19 +185,19 @@ int cuda_layernorm_forward_to(void *self, void *y, enum zero_dtype y_type, float
     if (x == NULL && ((res != a && overlaps(res, in_bytes, a, in_bytes)) ||
                       (res != b && overlaps(res, in_bytes, b, in_bytes))))
         return cuda_fail(s, ZERO_EINVAL,
-                         "layernorm_forward_to: res overlaps an addend without being it");
+                         "layernorm_forward_stored: res overlaps an addend without being it");
     if (overlaps(y, y_bytes, x != NULL ? x : res, in_bytes) ||
         (x == NULL && (overlaps(y, y_bytes, a, in_bytes) || overlaps(y, y_bytes, b, in_bytes))))
-        return cuda_fail(s, ZERO_EINVAL, "layernorm_forward_to: y overlaps its inputs");
+        return cuda_fail(s, ZERO_EINVAL, "layernorm_forward_stored: y overlaps its inputs");
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_LAYERNORM);
     /* the row read (a and b, res written) and y written in 16 bits */
     const double bytes = (x != NULL ? 4.0 : 12.0) * (double)n + 2.0 * (double)n;
-    return cuda_prof_end(
-        s, &pm, 0, bytes,
-        cuda_check(s,
-                   cuda_launch_layernorm_forward_to_fast(s->compute, y, y_type, mean, rstd, x, res,
-                                                         a, b, weight, bias, rows, cols, eps),
-                   "layernorm_forward_to"));
+    return cuda_prof_end(s, &pm, 0, bytes,
+                         cuda_check(s,
+                                    cuda_launch_layernorm_forward_stored_fast(
+                                        s->compute, y, y_type, mean, rstd, x, res, a, b, weight,
+                                        bias, rows, cols, eps),
+                                    "layernorm_forward_stored"));
 }
 
 /* ---- the bucketed embedding backward ---- */

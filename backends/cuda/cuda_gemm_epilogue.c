@@ -160,7 +160,7 @@ static int round_into(struct cuda_state *s, int rc, void *y, enum zero_dtype t, 
     return rc == ZERO_OK ? frc : rc;
 }
 
-/* gemm_bias_to (include/zero/backend.h). Native mode, where the epilogue fits: cuBLASLt
+/* gemm_bias_stored (include/zero/backend.h). Native mode, where the epilogue fits: cuBLASLt
  * with a 16-bit D (GELU_AUX_BIAS: D the GELU, aux the pre-activation in D's type, as
  * llm.c stores its bf16 activations; BIAS: D the pre-activation) and the fp32 bias. Its
  * epilogue rounds the fp32 value it formed (GELU of the unrounded pre-activation), which
@@ -169,27 +169,27 @@ static int round_into(struct cuda_state *s, int rc, void *y, enum zero_dtype t, 
  * Otherwise (exact mode, a case the epilogue does not take, cuBLASLt refusing the fp32
  * bias with a 16-bit D): gemm_bias into fp32 workspaces, then the cast: in exact mode
  * the cpu's bits. */
-int cuda_gemm_bias_to(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                      enum zero_dtype b_type, int64_t ldb, const float *bias, void *c, void *gelu,
-                      enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind)
+int cuda_gemm_bias_stored(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                          const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                          enum zero_dtype b_type, int64_t ldb, const float *bias, void *c,
+                          void *gelu, enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind)
 {
     struct cuda_state *s = self;
     char why[ZERO_ERRMSG_LEN];
-    int rc = zero_contract_stored_type("gemm_bias_to: out_type", out_type, why, sizeof why);
+    int rc = zero_contract_stored_type("gemm_bias_stored: out_type", out_type, why, sizeof why);
     if (rc != ZERO_OK)
         return cuda_fail(s, rc, "%s", why);
     if (out_type == ZERO_F32)
         return cuda_gemm_bias(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, bias, c,
                               ldc, gelu, kind);
     if (bias == NULL || c == NULL)
-        return cuda_fail(s, ZERO_EINVAL, "gemm_bias_to: no bias or no output");
-    rc = check_shape(s, "gemm_bias_to", m, n, k, ldc, kind);
+        return cuda_fail(s, ZERO_EINVAL, "gemm_bias_stored: no bias or no output");
+    rc = check_shape(s, "gemm_bias_stored", m, n, k, ldc, kind);
     if (rc != ZERO_OK || m == 0 || n == 0)
         return rc;
     const size_t mn = (size_t)m * (size_t)n;
     if (!disjoint(c, gelu, mn * zero_dtype_size(out_type)))
-        return cuda_fail(s, ZERO_EINVAL, "gemm_bias_to: c and gelu overlap");
+        return cuda_fail(s, ZERO_EINVAL, "gemm_bias_stored: c and gelu overlap");
     if (epilogue_fits(s, k, a, a_type, b, b_type, bias, gelu != NULL ? gelu : c, ldc,
                       gelu != NULL ? c : NULL, kind) &&
         a_type == out_type) {
@@ -215,27 +215,27 @@ int cuda_gemm_bias_to(void *self, int trans_a, int trans_b, int64_t m, int64_t n
     return gelu32 != NULL ? round_into(s, rc, gelu, out_type, gelu32, mn) : rc;
 }
 
-/* gemm_dgelu_from (include/zero/backend.h). Native mode, where the epilogue fits:
+/* gemm_dgelu_stored (include/zero/backend.h). Native mode, where the epilogue fits:
  * DGELU reading the 16-bit pre-activation as it is (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_
  * DATA_TYPE, D fp32), where this cuBLASLt takes that combination; the widening is exact,
  * so the values are gemm_dgelu's. Otherwise pre widened into a workspace (the cast kernel's
  * 128-bit loads where aligned) then gemm_dgelu: in exact mode the cpu's bits. */
-int cuda_gemm_dgelu_from(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                         const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                         enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc,
-                         const void *pre, enum zero_dtype pre_type, enum zero_gelu kind)
+int cuda_gemm_dgelu_stored(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                           const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                           enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc,
+                           const void *pre, enum zero_dtype pre_type, enum zero_gelu kind)
 {
     struct cuda_state *s = self;
     char why[ZERO_ERRMSG_LEN];
-    int rc = zero_contract_stored_type("gemm_dgelu_from: pre_type", pre_type, why, sizeof why);
+    int rc = zero_contract_stored_type("gemm_dgelu_stored: pre_type", pre_type, why, sizeof why);
     if (rc != ZERO_OK)
         return cuda_fail(s, rc, "%s", why);
     if (pre_type == ZERO_F32)
         return cuda_gemm_dgelu(s, trans_a, trans_b, m, n, k, a, a_type, lda, b, b_type, ldb, c, ldc,
                                pre, kind);
     if (pre == NULL || c == NULL)
-        return cuda_fail(s, ZERO_EINVAL, "gemm_dgelu_from: no pre-activation or no output");
-    rc = check_shape(s, "gemm_dgelu_from", m, n, k, ldc, kind);
+        return cuda_fail(s, ZERO_EINVAL, "gemm_dgelu_stored: no pre-activation or no output");
+    rc = check_shape(s, "gemm_dgelu_stored", m, n, k, ldc, kind);
     if (rc != ZERO_OK || m == 0 || n == 0)
         return rc;
     if (epilogue_fits(s, k, a, a_type, b, b_type, NULL, c, ldc, pre, kind)) {

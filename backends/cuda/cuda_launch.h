@@ -128,11 +128,11 @@ cudaError_t cuda_launch_residual_layernorm_forward_fast(cudaStream_t st, float *
 /* cuda_launch_layernorm_forward_fast (x != NULL) or the residual one (x == NULL:
  * res = a + b) with y (rows, cols) stored in yt (fp16 or bf16), each fp32 result
  * rounded once; 128-bit stores of 8 where the row allows */
-cudaError_t cuda_launch_layernorm_forward_to_fast(cudaStream_t st, void *y, enum zero_dtype yt,
-                                                  float *mean, float *rstd, const float *x,
-                                                  float *res, const float *a, const float *b,
-                                                  const float *weight, const float *bias,
-                                                  int64_t rows, int64_t cols, float eps);
+cudaError_t cuda_launch_layernorm_forward_stored_fast(cudaStream_t st, void *y, enum zero_dtype yt,
+                                                      float *mean, float *rstd, const float *x,
+                                                      float *res, const float *a, const float *b,
+                                                      const float *weight, const float *bias,
+                                                      int64_t rows, int64_t cols, float eps);
 /* losses (rows) and dlogits (rows, classes) = (softmax - onehot) * dloss from logits, t fp32
  * or bf16 for both (dlogits may be logits): online softmax, two reads and one write */
 cudaError_t cuda_launch_xent_fused(cudaStream_t st, float *losses, void *dlogits,

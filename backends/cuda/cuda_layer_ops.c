@@ -200,15 +200,14 @@ int cuda_layernorm_backward(void *self, float *dx, float *dweight, float *dbias,
 
 /* ---- causal self-attention ---- */
 
+/* the contract's checks (src/base/backend_contract.c), then cuBLAS's int sizes */
 static int check_attention(struct cuda_state *s, const char *what, int64_t T, int64_t C, int64_t NH,
                            enum zero_dtype matmul_type)
 {
-    if (NH < 1 || C % NH != 0)
-        return cuda_fail(s, ZERO_EINVAL, "%s: %lld channels do not split into %lld heads", what,
-                         (long long)C, (long long)NH);
-    if (matmul_type != ZERO_F32 && matmul_type != ZERO_F16 && matmul_type != ZERO_BF16)
-        return cuda_fail(s, ZERO_ENOTSUP, "%s: matmul_type %s; fp32, fp16 or bf16 expected", what,
-                         zero_dtype_name(matmul_type));
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_attention(what, C, NH, matmul_type, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "%s", why);
     if (T > INT_MAX || 3 * C > INT_MAX || NH > INT_MAX)
         return cuda_fail(s, ZERO_ENOTSUP, "%s: T = %lld, C = %lld exceed cuBLAS's int sizes", what,
                          (long long)T, (long long)C);
@@ -484,13 +483,13 @@ static int widen_qkv(struct cuda_state *s, const char *what, const void *qkv, en
     return rc;
 }
 
-static int attention_forward_typed(struct cuda_state *s, void *y, float *att, const void *qkv,
-                                   enum zero_dtype t, int64_t B, int64_t T, int64_t C, int64_t NH,
-                                   enum zero_dtype matmul_type)
+static int attention_forward_stored(struct cuda_state *s, void *y, float *att, const void *qkv,
+                                    enum zero_dtype t, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                    enum zero_dtype matmul_type)
 {
-    int rc = check_qkv_type(s, "attention_forward_typed", t);
+    int rc = check_qkv_type(s, "attention_forward_stored", t);
     if (rc == ZERO_OK)
-        rc = check_attention(s, "attention_forward_typed", T, C, NH, matmul_type);
+        rc = check_attention(s, "attention_forward_stored", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
     if (t == ZERO_F32)
@@ -498,27 +497,27 @@ static int attention_forward_typed(struct cuda_state *s, void *y, float *att, co
     if (use_flash(s, B, T, C, NH))
         return cuda_check(
             s, cuda_launch_flash_attention_forward(s->compute, y, att, qkv, t, B, T, C, NH),
-            "attention_forward_typed: fused kernel");
+            "attention_forward_stored: fused kernel");
     const size_t nqkv = (size_t)(B * T * 3 * C), ny = (size_t)(B * T * C);
     float *ws = NULL;
-    rc = widen_qkv(s, "attention_forward_typed: widening qkv", qkv, t, nqkv, ny, &ws);
+    rc = widen_qkv(s, "attention_forward_stored: widening qkv", qkv, t, nqkv, ny, &ws);
     if (rc == ZERO_OK)
         rc = attention_forward(s, ws + nqkv, att, ws, B, T, C, NH, matmul_type);
     if (rc == ZERO_OK)
         rc = cuda_check(s, cuda_launch_cast(s->compute, y, t, ws + nqkv, ZERO_F32, 1, ny, ny, ny),
-                        "attention_forward_typed: rounding y");
+                        "attention_forward_stored: rounding y");
     const int frc = cuda_free(s, ws); /* the stream order keeps it alive for the kernels */
     return rc == ZERO_OK ? frc : rc;
 }
 
-static int attention_backward_typed(struct cuda_state *s, float *dqkv, float *scratch,
-                                    const float *dy, const void *qkv, enum zero_dtype t,
-                                    const float *att, int64_t B, int64_t T, int64_t C, int64_t NH,
-                                    enum zero_dtype matmul_type)
+static int attention_backward_stored(struct cuda_state *s, float *dqkv, float *scratch,
+                                     const float *dy, const void *qkv, enum zero_dtype t,
+                                     const float *att, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                     enum zero_dtype matmul_type)
 {
-    int rc = check_qkv_type(s, "attention_backward_typed", t);
+    int rc = check_qkv_type(s, "attention_backward_stored", t);
     if (rc == ZERO_OK)
-        rc = check_attention(s, "attention_backward_typed", T, C, NH, matmul_type);
+        rc = check_attention(s, "attention_backward_stored", T, C, NH, matmul_type);
     if (rc != ZERO_OK || B <= 0 || T <= 0)
         return rc;
     if (t == ZERO_F32)
@@ -527,9 +526,9 @@ static int attention_backward_typed(struct cuda_state *s, float *dqkv, float *sc
         return cuda_check(s,
                           cuda_launch_flash_attention_backward(s->compute, dqkv, scratch, dy, qkv,
                                                                t, att, B, T, C, NH),
-                          "attention_backward_typed: fused kernels");
+                          "attention_backward_stored: fused kernels");
     float *ws = NULL;
-    rc = widen_qkv(s, "attention_backward_typed: widening qkv", qkv, t, (size_t)(B * T * 3 * C), 0,
+    rc = widen_qkv(s, "attention_backward_stored: widening qkv", qkv, t, (size_t)(B * T * 3 * C), 0,
                    &ws);
     if (rc == ZERO_OK)
         rc = attention_backward(s, dqkv, scratch, dy, ws, att, B, T, C, NH, matmul_type);
@@ -537,25 +536,25 @@ static int attention_backward_typed(struct cuda_state *s, float *dqkv, float *sc
     return rc == ZERO_OK ? frc : rc;
 }
 
-int cuda_attention_forward_typed(void *self, void *y, float *att, const void *qkv,
-                                 enum zero_dtype qkv_type, int64_t B, int64_t T, int64_t C,
-                                 int64_t NH, enum zero_dtype matmul_type)
+int cuda_attention_forward_stored(void *self, void *y, float *att, const void *qkv,
+                                  enum zero_dtype qkv_type, int64_t B, int64_t T, int64_t C,
+                                  int64_t NH, enum zero_dtype matmul_type)
 {
     struct cuda_state *s = self;
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
     return prof_forward_end(
         s, &pm, B, T, C, NH,
-        attention_forward_typed(s, y, att, qkv, qkv_type, B, T, C, NH, matmul_type));
+        attention_forward_stored(s, y, att, qkv, qkv_type, B, T, C, NH, matmul_type));
 }
 
-int cuda_attention_backward_typed(void *self, float *dqkv, float *scratch, const float *dy,
-                                  const void *qkv, enum zero_dtype qkv_type, const float *att,
-                                  int64_t B, int64_t T, int64_t C, int64_t NH,
-                                  enum zero_dtype matmul_type)
+int cuda_attention_backward_stored(void *self, float *dqkv, float *scratch, const float *dy,
+                                   const void *qkv, enum zero_dtype qkv_type, const float *att,
+                                   int64_t B, int64_t T, int64_t C, int64_t NH,
+                                   enum zero_dtype matmul_type)
 {
     struct cuda_state *s = self;
     struct cuda_prof_mark pm = cuda_prof_begin(s, ZERO_CUDA_K_ATTENTION);
     return prof_backward_end(s, &pm, B, T, C, NH,
-                             attention_backward_typed(s, dqkv, scratch, dy, qkv, qkv_type, att, B,
-                                                      T, C, NH, matmul_type));
+                             attention_backward_stored(s, dqkv, scratch, dy, qkv, qkv_type, att, B,
+                                                       T, C, NH, matmul_type));
 }

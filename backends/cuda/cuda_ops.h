@@ -75,13 +75,13 @@ int cuda_attention_backward(void *self, float *dqkv, float *scratch, const float
 void cuda_attention_state_floats(void *self, int64_t B, int64_t T, int64_t C, int64_t NH,
                                  enum zero_dtype matmul_type, size_t *att_floats,
                                  size_t *scratch_floats);
-int cuda_attention_forward_typed(void *self, void *y, float *att, const void *qkv,
-                                 enum zero_dtype qkv_type, int64_t B, int64_t T, int64_t C,
-                                 int64_t NH, enum zero_dtype matmul_type);
-int cuda_attention_backward_typed(void *self, float *dqkv, float *scratch, const float *dy,
-                                  const void *qkv, enum zero_dtype qkv_type, const float *att,
-                                  int64_t B, int64_t T, int64_t C, int64_t NH,
-                                  enum zero_dtype matmul_type);
+int cuda_attention_forward_stored(void *self, void *y, float *att, const void *qkv,
+                                  enum zero_dtype qkv_type, int64_t B, int64_t T, int64_t C,
+                                  int64_t NH, enum zero_dtype matmul_type);
+int cuda_attention_backward_stored(void *self, float *dqkv, float *scratch, const float *dy,
+                                   const void *qkv, enum zero_dtype qkv_type, const float *att,
+                                   int64_t B, int64_t T, int64_t C, int64_t NH,
+                                   enum zero_dtype matmul_type);
 
 /* cuda_layer_ops.c's range check, for the fused entries: ZERO_EINVAL naming the first
  * row whose id (device memory, (rows)) is outside [0, limit), as the cpu says it */
@@ -100,10 +100,10 @@ int cuda_xent_fused(void *self, float *losses, void *dlogits, const void *logits
 int cuda_residual_layernorm_forward(void *self, float *res, float *y, float *mean, float *rstd,
                                     const float *a, const float *b, const float *weight,
                                     const float *bias, int64_t rows, int64_t cols, float eps);
-int cuda_layernorm_forward_to(void *self, void *y, enum zero_dtype y_type, float *mean, float *rstd,
-                              const float *x, float *res, const float *a, const float *b,
-                              const float *weight, const float *bias, int64_t rows, int64_t cols,
-                              float eps);
+int cuda_layernorm_forward_stored(void *self, void *y, enum zero_dtype y_type, float *mean,
+                                  float *rstd, const float *x, float *res, const float *a,
+                                  const float *b, const float *weight, const float *bias,
+                                  int64_t rows, int64_t cols, float eps);
 /* native mode's embedding backward: the bucketed kernel in a workspace, the reference
  * kernel where the shape does not fit or no workspace can be had */
 int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const int32_t *ids,
@@ -121,15 +121,15 @@ int cuda_gemm_dgelu(void *self, int trans_a, int trans_b, int64_t m, int64_t n, 
                     enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
                     enum zero_gelu kind);
 /* the same with 16-bit stored activations: c and gelu written in out_type, pre read in
- * pre_type (include/zero/backend.h's gemm_bias_to, gemm_dgelu_from) */
-int cuda_gemm_bias_to(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                      enum zero_dtype b_type, int64_t ldb, const float *bias, void *c, void *gelu,
-                      enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind);
-int cuda_gemm_dgelu_from(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                         const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                         enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc,
-                         const void *pre, enum zero_dtype pre_type, enum zero_gelu kind);
+ * pre_type (include/zero/backend.h's gemm_bias_stored, gemm_dgelu_stored) */
+int cuda_gemm_bias_stored(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                          const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                          enum zero_dtype b_type, int64_t ldb, const float *bias, void *c,
+                          void *gelu, enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind);
+int cuda_gemm_dgelu_stored(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                           const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
+                           enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc,
+                           const void *pre, enum zero_dtype pre_type, enum zero_gelu kind);
 int cuda_gemm_bgrad(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                     const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
                     enum zero_dtype b_type, int64_t ldb, float beta, float *c, int64_t ldc,
@@ -146,6 +146,9 @@ int cuda_broadcast(void *self, void *buf, enum zero_dtype t, size_t count, int r
                    struct zero_request **req);
 int cuda_barrier(void *self);
 int cuda_wait(void *self, struct zero_request *req);
+/* cuda_wait with *done_ago 0: the wait is queued on the compute stream, so the host does
+ * not see when the collective completed */
+int cuda_wait_timed(void *self, struct zero_request *req, double *done_ago);
 int cuda_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes);
 
 /* cuda_step.c: the loss kept on the device, the deferred checks' verdict */

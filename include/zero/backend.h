@@ -1,11 +1,27 @@
-/* The backend interface: one versioned table of function pointers per backend.
+/* The backend interface: one versioned core table of function pointers per backend,
+ * plus optional groups of entries, each a struct of its own.
  *
  * The core (engine, layers, optimizer driver) never touches MPI, BLAS or CUDA
  * and never dereferences memory a backend owns; every data operation goes
  * through this table. A backend is a folder under backends/ and one line in
  * src/base/registry.c.
  *
- * Conventions for every entry below:
+ * What is required and what is optional (docs/design.md, "Backends"):
+ *   - Every entry of struct zero_backend is required: the registry refuses a table
+ *     with a NULL entry, naming it, or another ZERO_BACKEND_ABI.
+ *   - A capability only some backends have is a group: a struct in its own header
+ *     (zero/backend_GROUP.h) with its own version first, reached by one pointer at
+ *     the end of struct zero_backend. The pointer is the only way to say "not here":
+ *     NULL = the backend has none of the group; a present group has every entry (the
+ *     registry checks its version and entries too).
+ *   - caps (ZERO_CAP_*) describe the arithmetic of entries that exist.
+ *   - ZERO_ENOTSUP from an entry means "present, but not for these arguments", with
+ *     a message naming the entry.
+ *   - A new capability is a new group (a header and one pointer line below), never
+ *     entries appended to the core. The suffix _stored means "reads or writes the
+ *     stored (16-bit) activation dtype".
+ *
+ * Conventions for every entry below and in the groups:
  *   - `self` is the instance returned by open().
  *   - Pointers named dev/x/y/... are backend memory (from alloc); pointers named
  *     host... are ordinary host memory.
@@ -30,7 +46,11 @@
 extern "C" {
 #endif
 
-#define ZERO_BACKEND_ABI 2 /* 2: host memory for offload (host_alloc, host_free, copy_async) */
+/* The core table's version: it changes whenever an entry of struct zero_backend is
+ * added, removed or changes meaning (the groups carry versions of their own).
+ * 2: host memory for offload (host_alloc, host_free, copy_async).
+ * 3: every entry required (wait_timed moved in); optional entries moved into groups. */
+#define ZERO_BACKEND_ABI 3
 
 enum zero_coll_mode {
     ZERO_COLL_EXACT = 0, /* owner combines pieces in canonical tree order: bit-reproducible */
@@ -70,6 +90,13 @@ struct zero_sgd_args {
 };
 
 struct zero_request; /* opaque completion handle of a non-blocking collective */
+
+/* The optional groups, each defined in its own header. */
+struct zero_fused_ops;       /* zero/backend_fused.h */
+struct zero_classifier_ops;  /* zero/backend_classifier.h */
+struct zero_stored_ops;      /* zero/backend_stored.h */
+struct zero_attention_ops;   /* zero/backend_attention.h */
+struct zero_device_step_ops; /* zero/backend_device_step.h */
 
 /* zero_backend.caps */
 #define ZERO_CAP_HOST_MEMORY                                                                       \
@@ -184,7 +211,8 @@ struct zero_backend {
     /* Token embedding. y (rows, cols) row r = table (vocab, cols) row ids[r].
      * Fails with ZERO_EINVAL naming the row and the id when an id (device
      * memory, (rows)) is outside [0, vocab); y is then not written (with the checks
-     * deferred, graph_open below, the id is recorded and replaced by 0 instead). */
+     * deferred, the device_step group's graph_open, the id is recorded and replaced by
+     * 0 instead). */
     int (*embedding_forward)(void *self, float *y, const int32_t *ids, const float *table,
                              int64_t rows, int64_t cols, int64_t vocab);
     /* dtable (vocab, cols) = beta * dtable, then for r = 0, 1, ..., rows-1 in that
@@ -221,8 +249,9 @@ struct zero_backend {
      *   att (T, T) = softmax over j <= i of s[i, j], and exactly 0 for j > i
      *   y (T, hs)  = att v, written to columns h*hs .. of y (B*T, C)
      * att (B, NH, T, T) is saved for the backward. A backend whose kernels keep less
-     * (attention_state_floats below) uses only the first floats it names there: att
-     * then holds at least that many, and only this backend's backward reads them.
+     * (its attention group's state_floats, zero/backend_attention.h) uses only the
+     * first floats it names there: att then holds at least that many, and only this
+     * backend's backward reads them.
      *
      * matmul_type is the operand dtype of the products (libzero.matmul, as for the
      * layers' GEMMs). ZERO_F32: the fp32 values as they are. ZERO_F16 / ZERO_BF16:
@@ -239,7 +268,7 @@ struct zero_backend {
      *   ds[i, j] = att[i, j] * (datt[i, j] - sum_k att[i, k] datt[i, k]);
      *   dq = ds k / sqrt(hs);  dk = ds^T q / sqrt(hs).
      * matmul_type as in attention_forward.
-     * scratch holds B * NH * T * T floats (or attention_state_floats's scratch_floats),
+     * scratch holds B * NH * T * T floats (or the attention group's scratch_floats),
      * contents undefined on entry and exit. */
     int (*attention_backward)(void *self, float *dqkv, float *scratch, const float *dy,
                               const float *qkv, const float *att, int64_t B, int64_t T, int64_t C,
@@ -264,153 +293,20 @@ struct zero_backend {
                      struct zero_request **req);
     int (*barrier)(void *self);
     int (*wait)(void *self, struct zero_request *req);
+    /* wait(), and *done_ago = seconds between the collective's completion and this
+     * call's return (0 when it completed only now, or where the backend cannot tell:
+     * cuda's wait is queued on the compute stream, not on the host), so the trace can
+     * show when a collective really finished. */
+    int (*wait_timed)(void *self, struct zero_request *req, double *done_ago);
     /* Control plane: recv_host (N*bytes) = every rank's send_host (bytes), host memory. */
     int (*host_all_gather)(void *self, const void *send_host, void *recv_host, size_t bytes);
-    /* Optional (NULL: the engine calls wait): wait(), and *done_ago = seconds between the
-     * collective's completion and this call's return (0 when it completed only now), so
-     * the trace can show when a collective really finished. */
-    int (*wait_timed)(void *self, struct zero_request *req, double *done_ago);
 
-    /* ---- optional fused layer kernels (NULL: src/nn calls the plain entries above) ---- */
-    /* The fused classifier (llm.c's fused_classifier): per row r of logits (rows, classes)
-     *   losses (rows)           = -log softmax(logits[r])[labels[r]]
-     *   dlogits (rows, classes) = (softmax(logits[r]) - onehot(labels[r])) * dloss
-     * in one pass over the logits with no probability buffer: xent_forward then
-     * xent_backward, to rounding. t (fp32 or bf16) is the dtype of logits and dlogits;
-     * dlogits is logits itself (in place) or disjoint from it. Labels are checked as in
-     * xent_forward, before anything is written. */
-    int (*xent_fused)(void *self, float *losses, void *dlogits, const void *logits,
-                      enum zero_dtype t, const int32_t *labels, int64_t rows, int64_t classes,
-                      float dloss);
-    /* The residual add fused with the LayerNorm that follows it:
-     *   res (rows, cols) = a + b;  then layernorm_forward(y, mean, rstd, res, weight, bias)
-     * res is a or b itself or disjoint from both; y, mean and rstd are disjoint from them. */
-    int (*residual_layernorm_forward)(void *self, float *res, float *y, float *mean, float *rstd,
-                                      const float *a, const float *b, const float *weight,
-                                      const float *bias, int64_t rows, int64_t cols, float eps);
-    /* The GEMM with its bias (and GELU) applied as C is written (cuBLASLt's epilogues):
-     *   c (m, n) = op(a) op(b) + bias (n) on every row   (gemm with alpha 1, beta 0)
-     *   gelu (m, n) = gelu(c) when gelu is not NULL     (c keeps the pre-activation)
-     * a, b as in gemm; c and gelu fp32 and contiguous (ldc == n); gemm, bias_add and
-     * gelu_forward in sequence, to rounding. */
-    int (*gemm_bias)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                     const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                     enum zero_dtype b_type, int64_t ldb, const float *bias, float *c, int64_t ldc,
-                     float *gelu, enum zero_gelu kind);
-    /* The GEMM with GELU's backward applied as C is written (cuBLASLt's DGELU):
-     *   c (m, n) = (op(a) op(b)) * gelu'(pre)   with pre (m, n) the saved pre-activation
-     * a, b as in gemm; c and pre fp32 and contiguous (ldc == n); gemm (alpha 1, beta 0)
-     * then gelu_backward in place, to rounding. */
-    int (*gemm_dgelu)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                      enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc, const float *pre,
-                      enum zero_gelu kind);
-    /* The weight gradient's GEMM with the bias gradient taken from the dy operand it
-     * reads (cuBLASLt's BGRADA / BGRADB epilogues):
-     *   c (m, n)   = op(a) op(b) + beta * c              (gemm with alpha 1)
-     *   db (len)   = db_beta * db + sum over rows of dy (k, len)   (bias_grad)
-     * dy is the fp32 gradient that one operand holds, stored (k, len) contiguous:
-     * db_side 0: a is dy (trans_a 1, lda = m, len = m); 1: b is dy (trans_b 0, ldb = n,
-     * len = n). That operand may be dy rounded to a_type: a fused path may sum it as the
-     * GEMM reads it (the cuda backend only with ZERO_CUDA_BGRAD=lowp), the unfused one
-     * (gemm then bias_grad of dy) sums dy; they agree to dy's rounding to a_type.
-     * c fp32 and contiguous (ldc == n). */
-    int (*gemm_bgrad)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                      const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                      enum zero_dtype b_type, int64_t ldb, float beta, float *c, int64_t ldc,
-                      int db_side, const float *dy, float *db, float db_beta);
-
-    /* ---- optional: a step with no host wait inside its passes (docs/gpu.md, CUDA Graphs) ----
-     * NULL where a backend does not offer them (cpu); the engine then reads each
-     * micro-step's losses back and every id is checked before anything is written. */
-
-    /* The micro-step's mean loss kept on the device, summed in the host's order:
-     *   sum (double) = losses[0] + losses[1] + ... + losses[n-1], in that order
-     *   *last (float) = (float)(sum / rows);  *acc (double) += (double)*last
-     * losses (n floats), acc and last are device memory. */
-    int (*loss_accumulate)(void *self, double *acc, float *last, const float *losses, size_t n,
-                           int64_t rows);
-    /* Deferred input checks and graph capture, for libzero.cuda_graphs. graph_open turns
-     * the deferred checks on: from then on embedding_forward, xent_forward,
-     * xent_backward and xent_fused do not fail on an id outside its range: they record
-     * the first one (the first call that met one, its smallest row) on the device and
-     * replace it by 0 in the ids buffer itself, so nothing after it (the embedding
-     * backward included) reads or writes outside a table or the logits. input_errors reads that
-     * record (a host wait) and clears it: ZERO_OK, or ZERO_EINVAL with the message the immediate
-     * check gives ("embedding_forward: row R: token id V is outside [0, vocab)"). graph_open fails,
-     * naming why, where this instance cannot capture (cuda: host-staged collectives, profiling on).
-     */
-    int (*graph_open)(void *self);
-    void (*graph_close)(void *self); /* destroys the graphs and their memory pool */
-    int (*input_errors)(void *self);
-    /* The work queued between graph_begin and graph_end (compute and comm streams, no
-     * host wait, no entry that waits: to_host, from_host, synchronize, nonfinite, ...)
-     * is captured as graph `key` (>= 0, the engine's name for the pass) and launched
-     * by graph_end; launch 0 discards it (the pass failed). Blocks alloc hands out
-     * between them come from a pool kept for the graphs. */
-    int (*graph_begin)(void *self, int key);
-    int (*graph_end)(void *self, int key, int launch);
-    /* ---- optional 16-bit stores (NULL: src/nn runs the fp32 entry into a workspace and
-     * casts it into the stored buffer; stored activations, libzero.activations) ---- */
-    /* LayerNorm with its output stored in y_type (ZERO_F32, ZERO_F16 or ZERO_BF16):
-     *   x != NULL: layernorm_forward of x;
-     *   x == NULL: res = a + b first, then res normalized (residual_layernorm_forward,
-     *              its aliasing rules)
-     * y (rows, cols) holds each fp32 result of that entry rounded once (to nearest
-     * even): the bits of the fp32 entry then cast, to that entry's own tolerance where
-     * it has one (native mode). mean and rstd fp32, as there. */
-    int (*layernorm_forward_to)(void *self, void *y, enum zero_dtype y_type, float *mean,
-                                float *rstd, const float *x, float *res, const float *a,
-                                const float *b, const float *weight, const float *bias,
-                                int64_t rows, int64_t cols, float eps);
-    /* gemm_bias with c (the pre-activation) and gelu stored in out_type (ZERO_F32,
-     * ZERO_F16 or ZERO_BF16), arguments as there (gelu NULL: the bias alone):
-     *   c32, gelu32 (m, n) = what gemm_bias writes into fp32 (gemm, bias_add and
-     *                        gelu_forward in sequence where a backend has no gemm_bias)
-     *   c = c32 rounded once, gelu = gelu32 rounded once (to nearest even)
-     * gelu32 is GELU of the fp32 c32, never of the rounded c. Exact mode: the bits of that
-     * fp32 entry (or sequence) then cast. Native mode: each fp32 value within that entry's
-     * own tolerance, so each stored value within it plus one unit in the last place of
-     * out_type (at most 2^-7 of the value for bf16, 2^-10 for fp16, in the normal range): a
-     * value near a rounding midpoint may round the other way. c and gelu disjoint. */
-    int (*gemm_bias_to)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                        const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                        enum zero_dtype b_type, int64_t ldb, const float *bias, void *c, void *gelu,
-                        enum zero_dtype out_type, int64_t ldc, enum zero_gelu kind);
-    /* gemm_dgelu with the saved pre-activation pre (m, n) stored in pre_type (ZERO_F32,
-     * ZERO_F16 or ZERO_BF16), read widened exactly; c fp32 as there:
-     *   c (m, n) = (op(a) op(b)) * gelu'(widen(pre))
-     * Exact mode: the bits of the cast of pre to fp32 then gemm_dgelu (gemm then
-     * gelu_backward in place where a backend has no gemm_dgelu); native mode: to that
-     * entry's tolerance (the widening is exact, nothing is added). */
-    int (*gemm_dgelu_from)(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                           const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
-                           enum zero_dtype b_type, int64_t ldb, float *c, int64_t ldc,
-                           const void *pre, enum zero_dtype pre_type, enum zero_gelu kind);
-
-    /* ---- optional: the attention's own state and 16-bit qkv (NULL: the contract of
-     * attention_forward / attention_backward above) ---- */
-    /* How many floats of att and of scratch attention_forward / attention_backward (and
-     * the typed entries below) read and write for this shape on this instance, as it
-     * is configured now: B * NH * T * T each where they keep the probabilities, fewer
-     * where a fused kernel keeps only per-query statistics (cuda's flash attention:
-     * B * NH * T each). The caller may then hand att and scratch of just that size.
-     * The answer stays the same as long as the instance's mode does. */
-    void (*attention_state_floats)(void *self, int64_t B, int64_t T, int64_t C, int64_t NH,
-                                   enum zero_dtype matmul_type, size_t *att_floats,
-                                   size_t *scratch_floats);
-    /* attention_forward with qkv (B*T, 3C) and y (B*T, C) in qkv_type (ZERO_F32, ZERO_F16
-     * or ZERO_BF16: the stored activations): the bits of attention_forward on qkv widened
-     * to fp32, y rounded once (to nearest even) from its fp32 result, att as there. */
-    int (*attention_forward_typed)(void *self, void *y, float *att, const void *qkv,
-                                   enum zero_dtype qkv_type, int64_t B, int64_t T, int64_t C,
-                                   int64_t NH, enum zero_dtype matmul_type);
-    /* attention_backward with qkv in qkv_type: the bits of attention_backward on qkv
-     * widened to fp32; dy, att and dqkv fp32 as there. */
-    int (*attention_backward_typed)(void *self, float *dqkv, float *scratch, const float *dy,
-                                    const void *qkv, enum zero_dtype qkv_type, const float *att,
-                                    int64_t B, int64_t T, int64_t C, int64_t NH,
-                                    enum zero_dtype matmul_type);
+    /* ---- optional groups: NULL = the backend has none of the group ---- */
+    const struct zero_fused_ops *fused;             /* zero/backend_fused.h */
+    const struct zero_classifier_ops *classifier;   /* zero/backend_classifier.h */
+    const struct zero_stored_ops *stored;           /* zero/backend_stored.h */
+    const struct zero_attention_ops *attention;     /* zero/backend_attention.h */
+    const struct zero_device_step_ops *device_step; /* zero/backend_device_step.h */
 };
 
 /* ---- the registry (src/base/registry.c) ---- */
@@ -419,6 +315,10 @@ struct zero_backend {
 const struct zero_backend *zero_backend_find(const char *name);
 /* Names of built-in backends, NULL-terminated. */
 const char *const *zero_backend_names(void);
+/* ZERO_OK if be has this ZERO_BACKEND_ABI, every core entry, and for each group it has
+ * that group's version and every entry of it; else fills why naming the backend and
+ * what is missing (src/base/backend_check.c). zero_device_open checks every table. */
+int zero_backend_check(const struct zero_backend *be, char *why, size_t why_len);
 
 /* A backend instance with the ledger and counters it reports to. */
 struct zero_device {

@@ -1,5 +1,6 @@
 /* The interface's contract checks (backend_contract.h): one text for every backend. */
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "base/backend_contract.h"
@@ -160,4 +161,142 @@ int zero_contract_stored_type(const char *what, enum zero_dtype t, char *why, si
         return ZERO_ENOTSUP;
     }
     return ZERO_OK;
+}
+
+int zero_contract_attention(const char *what, int64_t C, int64_t NH, enum zero_dtype matmul_type,
+                            char *why, size_t why_len)
+{
+    if (NH < 1 || C % NH != 0) {
+        snprintf(why, why_len, "%s: %lld channels do not split into %lld heads", what, (long long)C,
+                 (long long)NH);
+        return ZERO_EINVAL;
+    }
+    if (!is_narrow_float(matmul_type)) {
+        snprintf(why, why_len, "%s: matmul_type %s; fp32, fp16 or bf16 expected", what,
+                 zero_dtype_name(matmul_type));
+        return ZERO_ENOTSUP;
+    }
+    return ZERO_OK;
+}
+
+/* ---- collectives ---- */
+
+static int coll_dtype(const char *op, const char *which, enum zero_dtype t, char *why,
+                      size_t why_len)
+{
+    if ((int)t < 0 || t >= ZERO_DTYPE_COUNT) {
+        snprintf(why, why_len, "%s: %s dtype %d is not a zero_dtype", op, which, (int)t);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+/* Sums are defined for the floating wire types only. */
+static int coll_sum_dtype(const char *op, const char *which, enum zero_dtype t, char *why,
+                          size_t why_len)
+{
+    int rc = coll_dtype(op, which, t, why, why_len);
+    if (rc == ZERO_OK && !is_narrow_float(t)) {
+        snprintf(why, why_len, "%s: %s dtype %s cannot be summed (use fp32, fp16 or bf16)", op,
+                 which, zero_dtype_name(t));
+        rc = ZERO_EINVAL;
+    }
+    return rc;
+}
+
+static int coll_buffers(const char *op, const void *a, const void *b, size_t count, char *why,
+                        size_t why_len)
+{
+    if (count > 0 && (a == NULL || b == NULL)) {
+        snprintf(why, why_len, "%s: NULL buffer for %zu elements", op, count);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+static int overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
+int zero_contract_reduce_scatter(int rank, int size, const void *send, enum zero_dtype wire_type,
+                                 const void *recv, enum zero_dtype recv_type, size_t count,
+                                 char *why, size_t why_len)
+{
+    const char *op = "reduce_scatter";
+    int rc = coll_sum_dtype(op, "wire", wire_type, why, why_len);
+    if (rc == ZERO_OK)
+        rc = coll_sum_dtype(op, "recv", recv_type, why, why_len);
+    if (rc == ZERO_OK)
+        rc = coll_buffers(op, send, recv, count, why, why_len);
+    if (rc != ZERO_OK)
+        return rc;
+    size_t n = (size_t)size, wsize = zero_dtype_size(wire_type);
+    const char *mine = (const char *)send + (size_t)rank * count * wsize;
+    int in_place = recv == mine && recv_type == wire_type;
+    if (!in_place && overlap(send, n * count * wsize, recv, count * zero_dtype_size(recv_type))) {
+        snprintf(why, why_len,
+                 "%s: recv overlaps send without being in place (recv == send + rank * count, "
+                 "same dtype)",
+                 op);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+int zero_contract_all_reduce(const void *send, const void *recv, enum zero_dtype t, size_t count,
+                             char *why, size_t why_len)
+{
+    const char *op = "all_reduce";
+    int rc = coll_sum_dtype(op, "", t, why, why_len);
+    if (rc == ZERO_OK)
+        rc = coll_buffers(op, send, recv, count, why, why_len);
+    if (rc != ZERO_OK)
+        return rc;
+    size_t esize = zero_dtype_size(t);
+    if (send != recv && overlap(send, count * esize, recv, count * esize)) {
+        snprintf(why, why_len, "%s: send and recv overlap without being equal", op);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+int zero_contract_all_gather(int rank, int size, const void *send, const void *recv,
+                             enum zero_dtype t, size_t count, char *why, size_t why_len)
+{
+    const char *op = "all_gather";
+    int rc = coll_dtype(op, "element", t, why, why_len);
+    if (rc == ZERO_OK)
+        rc = coll_buffers(op, send, recv, count, why, why_len);
+    if (rc != ZERO_OK)
+        return rc;
+    size_t n = (size_t)size, esize = zero_dtype_size(t);
+    int in_place = send == (const char *)recv + (size_t)rank * count * esize;
+    if (!in_place && overlap(send, count * esize, recv, n * count * esize)) {
+        snprintf(why, why_len,
+                 "%s: send overlaps recv without being in place (send == recv + rank * count)", op);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+int zero_contract_broadcast(int size, const void *buf, enum zero_dtype t, size_t count, int root,
+                            char *why, size_t why_len)
+{
+    const char *op = "broadcast";
+    int rc = coll_dtype(op, "element", t, why, why_len);
+    if (rc == ZERO_OK)
+        rc = coll_buffers(op, buf, buf, count, why, why_len);
+    if (rc == ZERO_OK && (root < 0 || root >= size)) {
+        snprintf(why, why_len, "%s: root %d is not a rank of %d", op, root, size);
+        rc = ZERO_EINVAL;
+    }
+    return rc;
+}
+
+int zero_contract_host_all_gather(const void *send_host, const void *recv_host, size_t bytes,
+                                  char *why, size_t why_len)
+{
+    return coll_buffers("host_all_gather", send_host, recv_host, bytes, why, why_len);
 }

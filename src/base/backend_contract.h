@@ -47,8 +47,29 @@ int zero_contract_sgd(const struct zero_sgd_args *args, int has_momentum, enum z
 /* sumsq_blocks, nonfinite (what names the entry): x is a float type. */
 int zero_contract_float_input(const char *what, enum zero_dtype t, char *why, size_t why_len);
 
-/* gemm_bias_to's out_type, gemm_dgelu_from's pre_type (what names the entry and the
+/* gemm_bias_stored's out_type, gemm_dgelu_stored's pre_type (what names the entry and the
  * argument): a stored activation's dtype, fp32, fp16 or bf16. */
 int zero_contract_stored_type(const char *what, enum zero_dtype t, char *why, size_t why_len);
+
+/* attention_forward, attention_backward and their _stored forms (what names the entry):
+ * C splits into NH heads and the products' dtype is fp32, fp16 or bf16. */
+int zero_contract_attention(const char *what, int64_t C, int64_t NH, enum zero_dtype matmul_type,
+                            char *why, size_t why_len);
+
+/* The collectives over size ranks, this one rank: dtypes that exist (and can be summed,
+ * for the reductions), buffers where there are elements, and no overlap but the in-place
+ * forms each entry allows (zero/backend.h); broadcast's root a rank. What a backend's
+ * transport adds (MPI's int counts) it checks itself. */
+int zero_contract_reduce_scatter(int rank, int size, const void *send, enum zero_dtype wire_type,
+                                 const void *recv, enum zero_dtype recv_type, size_t count,
+                                 char *why, size_t why_len);
+int zero_contract_all_reduce(const void *send, const void *recv, enum zero_dtype t, size_t count,
+                             char *why, size_t why_len);
+int zero_contract_all_gather(int rank, int size, const void *send, const void *recv,
+                             enum zero_dtype t, size_t count, char *why, size_t why_len);
+int zero_contract_broadcast(int size, const void *buf, enum zero_dtype t, size_t count, int root,
+                            char *why, size_t why_len);
+int zero_contract_host_all_gather(const void *send_host, const void *recv_host, size_t bytes,
+                                  char *why, size_t why_len);
 
 #endif

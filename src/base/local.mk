@@ -5,12 +5,17 @@ libzero_la_SOURCES += \
 	%reldir%/error.c \
 	%reldir%/size.c \
 	%reldir%/file_replace.c \
-	%reldir%/registry.c
+	%reldir%/registry.c \
+	%reldir%/backend_check.c
 noinst_HEADERS += %reldir%/file_replace.h
 # the interface's contract checks, written once for every backend
 libzero_la_SOURCES += %reldir%/backend_contract.c
 noinst_HEADERS += %reldir%/backend_contract.h
 zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h
+# the backend table's optional groups, one header each
+zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h \
+	include/zero/backend_stored.h include/zero/backend_attention.h \
+	include/zero/backend_device_step.h
 
 # dtypes, conversions, the shard layout
 libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c

@@ -1,5 +1,5 @@
-/* The backend registry and zero_device: find a backend by name, probe it, open it
- * with the device's own ledger and counters. */
+/* The backend registry and zero_device: find a backend by name, check its table
+ * (backend_check.c), probe it, open it with the device's own ledger and counters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +59,11 @@ int zero_device_open(struct zero_device **dev, const char *name, void *comm,
         return zero_fail(err, ZERO_EINVAL, "backend '%s' is not built in (available: %s)",
                          name ? name : "(null)", names);
     }
-    if (be->abi_version != ZERO_BACKEND_ABI)
-        return zero_fail(err, ZERO_ENOTSUP, "backend '%s' has interface version %d, need %d",
-                         be->name, be->abi_version, ZERO_BACKEND_ABI);
     char why[ZERO_ERRMSG_LEN] = "";
-    int rc = be->probe(why, sizeof(why));
+    int rc = zero_backend_check(be, why, sizeof why);
+    if (rc != ZERO_OK)
+        return zero_fail(err, rc, "%s", why);
+    rc = be->probe(why, sizeof(why));
     if (rc != ZERO_OK)
         return zero_fail(err, rc, "backend '%s' cannot run here: %s", be->name, why);
 

@@ -9,16 +9,11 @@
 
 #include "engine_internal.h"
 #include "device_step.h"
+#include "zero/backend_device_step.h"
 
 int device_step_keeps_loss(const struct zero_engine *e)
 {
     return e->dstep.loss_sum != NULL;
-}
-
-static int has_graph_entries(const struct zero_backend *be)
-{
-    return be->graph_open && be->graph_close && be->graph_begin && be->graph_end &&
-           be->input_errors && be->loss_accumulate;
 }
 
 int device_step_open(struct zero_engine *e, struct zero_error *err)
@@ -26,17 +21,17 @@ int device_step_open(struct zero_engine *e, struct zero_error *err)
     struct device_step *d = &e->dstep;
     memset(d, 0, sizeof *d);
     if (e->cfg.libzero.cuda_graphs) {
-        if (!has_graph_entries(e->be))
+        if (e->be->device_step == NULL)
             return zero_fail(err, ZERO_ENOTSUP,
                              "libzero.cuda_graphs = true: the %s backend cannot capture a pass "
                              "(it has no graph entries)",
                              e->be->name);
-        int rc = e->be->graph_open(e->bself);
+        int rc = e->be->device_step->graph_open(e->bself);
         if (rc)
             return engine_backend_error(e, rc, err, "libzero.cuda_graphs = true");
         d->graphs = 1;
     }
-    if (!e->be->loss_accumulate)
+    if (e->be->device_step == NULL)
         return ZERO_OK;
     /* (2) doubles: the sum, then the last mean in the first half of the second */
     int rc = engine_alloc(e, 2 * sizeof(double), ZERO_TAG_WORKSPACE, (void **)&d->loss_sum,
@@ -51,7 +46,7 @@ void device_step_close(struct zero_engine *e)
 {
     struct device_step *d = &e->dstep;
     if (d->graphs)
-        e->be->graph_close(e->bself);
+        e->be->device_step->graph_close(e->bself);
     d->graphs = 0;
     engine_free(e, d->loss_sum);
     d->loss_sum = NULL;
@@ -61,8 +56,8 @@ void device_step_close(struct zero_engine *e)
 int device_step_add_loss(struct zero_engine *e, const float *losses, size_t n, int64_t rows,
                          struct zero_error *err)
 {
-    int rc =
-        e->be->loss_accumulate(e->bself, e->dstep.loss_sum, e->dstep.loss_last, losses, n, rows);
+    int rc = e->be->device_step->loss_accumulate(e->bself, e->dstep.loss_sum, e->dstep.loss_last,
+                                                 losses, n, rows);
     return rc ? engine_backend_error(e, rc, err, "summing the losses") : ZERO_OK;
 }
 
@@ -86,7 +81,7 @@ int device_step_begin(struct zero_engine *e, enum device_pass pass, struct zero_
     int key = graph_key(e, pass);
     if (key < 0)
         return ZERO_OK;
-    int rc = e->be->graph_begin(e->bself, key);
+    int rc = e->be->device_step->graph_begin(e->bself, key);
     return rc ? engine_backend_error(e, rc, err, "capturing the %s pass",
                                      pass == DEVICE_PASS_FORWARD ? "forward" : "backward")
               : ZERO_OK;
@@ -97,7 +92,7 @@ int device_step_end(struct zero_engine *e, enum device_pass pass, int rc, struct
     int key = graph_key(e, pass);
     if (key < 0)
         return rc;
-    int end = e->be->graph_end(e->bself, key, rc == ZERO_OK);
+    int end = e->be->device_step->graph_end(e->bself, key, rc == ZERO_OK);
     if (rc)
         return rc; /* the pass's own message stands; its graph was discarded */
     if (end)
@@ -111,7 +106,7 @@ int device_step_end(struct zero_engine *e, enum device_pass pass, int rc, struct
 static int inputs_verdict(struct zero_engine *e, struct zero_error *err)
 {
     struct device_step *d = &e->dstep;
-    int rc = e->be->input_errors(e->bself);
+    int rc = e->be->device_step->input_errors(e->bself);
     if (d->pending.code) {
         *err = d->pending;
         zero_error_clear(&d->pending);
@@ -157,7 +152,7 @@ void device_step_before_eval(struct zero_engine *e)
     struct device_step *d = &e->dstep;
     if (!d->graphs || d->pending.code)
         return;
-    int rc = e->be->input_errors(e->bself);
+    int rc = e->be->device_step->input_errors(e->bself);
     if (rc)
         engine_backend_error(e, rc, &d->pending, "step %lld", (long long)e->global_steps + 1);
 }
@@ -166,6 +161,6 @@ int device_step_after_eval(struct zero_engine *e, struct zero_error *err)
 {
     if (!e->dstep.graphs)
         return ZERO_OK;
-    int rc = e->be->input_errors(e->bself);
+    int rc = e->be->device_step->input_errors(e->bself);
     return rc ? engine_backend_error(e, rc, err, "evaluation") : ZERO_OK;
 }

@@ -1,8 +1,8 @@
 /* What a step keeps on the device so that its passes need no host wait (docs/gpu.md,
  * "CUDA Graphs"): the loss summed on the device over the micro-steps, the deferred
  * input checks read once at the step's end, and the capture of each pass as a graph
- * (libzero.cuda_graphs). Each part is used where the backend offers its entries
- * (include/zero/backend.h, the optional ones at the end); elsewhere the engine reads
+ * (libzero.cuda_graphs). Each part is used where the backend has the device_step group
+ * (include/zero/backend_device_step.h); elsewhere the engine reads
  * the losses back per micro-step and the backend checks ids before it writes. */
 #ifndef ZERO_ENGINE_DEVICE_STEP_H
 #define ZERO_ENGINE_DEVICE_STEP_H

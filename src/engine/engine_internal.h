@@ -161,7 +161,7 @@ void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, in
                   const char *collective, int64_t elements, double t0);
 /* Waits for req (NULL: completed at issue, nothing to do), then reports the wait
  * [now, return] as wait_kind and the collective's flight [t_issue, completion] as
- * ZERO_EV_INFLIGHT (the completion the backend saw: wait_timed, else the return). */
+ * ZERO_EV_INFLIGHT (the completion the backend saw: wait_timed). */
 int engine_wait(struct zero_engine *e, struct zero_request *req, enum zero_event_kind wait_kind,
                 int unit, int bucket, const char *collective, int64_t elements, double t_issue);
 

@@ -86,8 +86,7 @@ int engine_wait(struct zero_engine *e, struct zero_request *req, enum zero_event
     if (!req)
         return ZERO_OK; /* completed at issue */
     double t0 = engine_now(), done_ago = 0.0;
-    int rc = e->be->wait_timed ? e->be->wait_timed(e->bself, req, &done_ago)
-                               : e->be->wait(e->bself, req);
+    int rc = e->be->wait_timed(e->bself, req, &done_ago);
     if (rc || !e->observer)
         return rc;
     engine_event(e, wait_kind, unit, bucket, NULL, elements, t0);

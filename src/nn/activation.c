@@ -6,7 +6,7 @@
  * into an fp32 workspace that is rounded once into the stored buffer (the
  * backend's cast: round to nearest even), and a kernel that reads a stored
  * buffer reads it widened exactly into a workspace. Where the backend stores or
- * reads 16 bits itself (layernorm_forward_to; gemm_bias_to and gemm_dgelu_from through
+ * reads 16 bits itself (layernorm_forward_stored; gemm_bias_stored and gemm_dgelu_stored through
  * nn_gemm_bias_stored and nn_gemm_dgelu_stored) there is no workspace and no separate
  * pass, and the contract of those entries gives the same bits. The rounding happens at the
  * same places on every rank and stage, so the exactness contract holds in this

@@ -7,6 +7,7 @@
 
 #include "gpt_internal.h"
 #include "nn_internal.h"
+#include "zero/backend_attention.h"
 
 /* Parameter offsets from the sub-layer's first index. */
 enum { C_ATTN_W = 0, C_ATTN_B, C_PROJ_W, C_PROJ_B };
@@ -24,16 +25,16 @@ int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
 }
 
 /* The floats of att (saved) and of the kernel's scratch: the contract's B*NH*T*T
- * each, or what the backend's attention_state_floats says for this ctx (a fused
+ * each, or what the backend's attention group says for this ctx (a fused
  * attention that keeps per-query statistics only). ctx NULL: the contract's. */
 static void attn_state_floats(const struct zero_unit_ctx *ctx, const struct gpt_dims *d,
                               int64_t rows, size_t *att, size_t *scratch)
 {
     const int64_t B = rows / d->T;
     *att = *scratch = (size_t)(B * d->NH * d->T * d->T);
-    if (ctx != NULL && ctx->be != NULL && ctx->be->attention_state_floats != NULL)
-        ctx->be->attention_state_floats(ctx->bself, B, d->T, d->C, d->NH, ctx->matmul_type, att,
-                                        scratch);
+    if (ctx != NULL && ctx->be != NULL && ctx->be->attention != NULL)
+        ctx->be->attention->attention_state_floats(ctx->bself, B, d->T, d->C, d->NH,
+                                                   ctx->matmul_type, att, scratch);
 }
 
 /* att (att floats, fp32), then qkv (rows, 3C) and atty (rows, C) stored in act */
@@ -96,15 +97,15 @@ int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
         return rc;
     /* atty (rows, C) = per head softmax(q k^T / sqrt(hs), causal) v; att: the state.
      * The head products take their operands in the layers' GEMM dtype too. Stored 16-bit
-     * qkv and atty: the typed entry reads and writes them as they are where the backend
+     * qkv and atty: the _stored entry reads and writes them as they are where the backend
      * has it; otherwise the kernel reads qkv widened and atty is stored rounded (the
      * same bits). att stays fp32: a backend may keep other statistics there (cuda's
      * flash attention: its log-sum-exp, which a 16-bit rounding would spoil). */
-    if (ctx->act_type != ZERO_F32 && ctx->be->attention_forward_typed != NULL) {
-        if ((rc = ctx->be->attention_forward_typed(ctx->bself, s->atty, s->att, s->qkv,
-                                                   ctx->act_type, B, d->T, C, d->NH,
-                                                   ctx->matmul_type)) != ZERO_OK)
-            return nn_backend_fail(ctx, rc, "attention_forward_typed");
+    if (ctx->act_type != ZERO_F32 && ctx->be->attention != NULL) {
+        if ((rc = ctx->be->attention->attention_forward_stored(ctx->bself, s->atty, s->att, s->qkv,
+                                                               ctx->act_type, B, d->T, C, d->NH,
+                                                               ctx->matmul_type)) != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "attention_forward_stored");
     } else {
         const float *qkv32;
         float *y32 = NULL;
@@ -141,12 +142,12 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
     if (rc != ZERO_OK)
         return rc;
     /* dqkv (rows, 3C) from datty through the attention: stored 16-bit qkv read as it
-     * is by the typed entry, else widened */
-    if (ctx->act_type != ZERO_F32 && ctx->be->attention_backward_typed != NULL) {
-        if ((rc = ctx->be->attention_backward_typed(ctx->bself, dqkv, katt, datty, s->qkv,
-                                                    ctx->act_type, s->att, B, d->T, C, d->NH,
-                                                    ctx->matmul_type)) != ZERO_OK)
-            return nn_backend_fail(ctx, rc, "attention_backward_typed");
+     * is by the _stored entry, else widened */
+    if (ctx->act_type != ZERO_F32 && ctx->be->attention != NULL) {
+        if ((rc = ctx->be->attention->attention_backward_stored(
+                 ctx->bself, dqkv, katt, datty, s->qkv, ctx->act_type, s->att, B, d->T, C, d->NH,
+                 ctx->matmul_type)) != ZERO_OK)
+            return nn_backend_fail(ctx, rc, "attention_backward_stored");
     } else {
         const float *qkv32 = NULL;
         void *tq;

@@ -12,6 +12,7 @@
 
 #include "gpt_internal.h"
 #include "nn_internal.h"
+#include "zero/backend_classifier.h"
 
 /* ctx->param / ctx->grad slots: own weight, bias, then the external wte. */
 enum { LNF = 0, WTE = 2 };
@@ -26,7 +27,7 @@ enum { LNF = 0, WTE = 2 };
  *   xent_backward's dlogits in scratch: two (rows, V) fp32 buffers. */
 static int one_buffer(const struct zero_unit_ctx *ctx)
 {
-    return ctx->be->xent_fused != NULL;
+    return ctx->be->classifier != NULL;
 }
 
 /* The dtype of the one buffer, logits and then dlogits: bf16 where the unit stores its
@@ -115,8 +116,8 @@ static int head_logits(const struct gpt_dims *d, struct zero_unit_ctx *ctx, cons
     if (rc == ZERO_OK && lt == ZERO_F32)
         rc = nn_affine_forward(ctx, nn_stored(ctx, s->h), WTE, NULL, logits, d->C, d->V);
     else if (rc == ZERO_OK)
-        rc = nn_gemm_to(ctx, "gemm logits = h wte^T", 0, 1, ctx->rows, d->V, d->C,
-                        nn_stored(ctx, s->h), d->C, nn_param(ctx, WTE), d->C, logits, lt, d->V);
+        rc = nn_gemm_stored(ctx, "gemm logits = h wte^T", 0, 1, ctx->rows, d->V, d->C,
+                            nn_stored(ctx, s->h), d->C, nn_param(ctx, WTE), d->C, logits, lt, d->V);
     return rc;
 }
 
@@ -132,8 +133,9 @@ static int head_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, co
     if (one_buffer(ctx)) { /* logits, then dlogits in place: (rows, V) in s.vbuf */
         const enum zero_dtype lt = logits_type(ctx);
         int rc = head_logits(d, ctx, x, &s, s.vbuf, lt);
-        if (rc == ZERO_OK && (rc = ctx->be->xent_fused(ctx->bself, y, s.vbuf, s.vbuf, lt,
-                                                       ctx->labels, ctx->rows, d->V, ctx->dloss)))
+        if (rc == ZERO_OK &&
+            (rc = ctx->be->classifier->xent_fused(ctx->bself, y, s.vbuf, s.vbuf, lt, ctx->labels,
+                                                  ctx->rows, d->V, ctx->dloss)))
             return nn_backend_fail(ctx, rc, "xent_fused");
         return rc;
     }
@@ -170,8 +172,8 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
         dlogits = nn_act(d32);
     }
     float *unused_dx = dh + ctx->rows * d->C; /* (rows, C) */
-    rc = nn_affine_backward_from(ctx, nn_stored(ctx, s.h), WTE, dlogits, dh, 0.0f, NULL, 0, d->C,
-                                 d->V);
+    rc = nn_affine_backward_stored(ctx, nn_stored(ctx, s.h), WTE, dlogits, dh, 0.0f, NULL, 0, d->C,
+                                   d->V);
     if (rc == ZERO_OK)
         rc = gpt_layernorm_backward(ctx, LNF, x, dh, s.mean, s.rstd, dx != NULL ? dx : unused_dx,
                                     0.0f, d->C);

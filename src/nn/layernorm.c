@@ -4,6 +4,8 @@
 
 #include "gpt_internal.h"
 #include "nn_internal.h"
+#include "zero/backend_fused.h"
+#include "zero/backend_stored.h"
 
 int gpt_add_layernorm_params(struct zero_unit *u, const char *prefix, int64_t C,
                              struct zero_error *err)
@@ -23,11 +25,11 @@ int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, void
                           float *rstd, int64_t C)
 {
     const struct zero_backend *be = ctx->be;
-    if (ctx->act_type != ZERO_F32 && be->layernorm_forward_to != NULL) { /* stored as written */
-        int rc =
-            be->layernorm_forward_to(ctx->bself, y, ctx->act_type, mean, rstd, x, NULL, NULL, NULL,
-                                     ctx->param[p], ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
-        return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward_to") : ZERO_OK;
+    if (ctx->act_type != ZERO_F32 && be->stored != NULL) { /* stored as written */
+        int rc = be->stored->layernorm_forward_stored(ctx->bself, y, ctx->act_type, mean, rstd, x,
+                                                      NULL, NULL, NULL, ctx->param[p],
+                                                      ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
+        return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward_stored") : ZERO_OK;
     }
     const size_t n = (size_t)(ctx->rows * C);
     float *y32;
@@ -45,14 +47,14 @@ int gpt_layernorm_forward(struct zero_unit_ctx *ctx, int p, const float *x, void
 int gpt_residual_layernorm_forward(struct zero_unit_ctx *ctx, int p, float *res, const float *b,
                                    void *y, float *mean, float *rstd, int64_t C)
 {
-    if (ctx->act_type != ZERO_F32 && ctx->be->layernorm_forward_to != NULL) {
-        int rc = ctx->be->layernorm_forward_to(ctx->bself, y, ctx->act_type, mean, rstd, NULL, res,
-                                               res, b, ctx->param[p], ctx->param[p + 1], ctx->rows,
-                                               C, GPT_LN_EPS);
-        return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward_to (residual)")
+    if (ctx->act_type != ZERO_F32 && ctx->be->stored != NULL) {
+        int rc = ctx->be->stored->layernorm_forward_stored(
+            ctx->bself, y, ctx->act_type, mean, rstd, NULL, res, res, b, ctx->param[p],
+            ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS);
+        return rc != ZERO_OK ? nn_backend_fail(ctx, rc, "layernorm_forward_stored (residual)")
                              : ZERO_OK;
     }
-    if (ctx->be->residual_layernorm_forward == NULL) {
+    if (ctx->be->fused == NULL) {
         int rc = ctx->be->axpy(ctx->bself, 1.0f, b, res, (size_t)(ctx->rows * C));
         if (rc != ZERO_OK)
             return nn_backend_fail(ctx, rc, "axpy (residual)");
@@ -62,7 +64,7 @@ int gpt_residual_layernorm_forward(struct zero_unit_ctx *ctx, int p, float *res,
     float *y32;
     void *tmp;
     int rc = nn_act_begin(ctx, y, n, &y32, &tmp);
-    if (rc == ZERO_OK && (rc = ctx->be->residual_layernorm_forward(
+    if (rc == ZERO_OK && (rc = ctx->be->fused->residual_layernorm_forward(
                               ctx->bself, res, y32, mean, rstd, res, b, ctx->param[p],
                               ctx->param[p + 1], ctx->rows, C, GPT_LN_EPS)) != ZERO_OK)
         rc = nn_backend_fail(ctx, rc, "residual_layernorm_forward");

@@ -42,12 +42,12 @@ int nn_affine_forward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, con
 int nn_affine_backward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, const float *dy,
                        float *dx, float dx_beta, float *db, int acc_b, int64_t in, int64_t out)
 {
-    return nn_affine_backward_from(ctx, x, w, nn_act(dy), dx, dx_beta, db, acc_b, in, out);
+    return nn_affine_backward_stored(ctx, x, w, nn_act(dy), dx, dx_beta, db, acc_b, in, out);
 }
 
-int nn_affine_backward_from(struct zero_unit_ctx *ctx, struct nn_operand x, int w,
-                            struct nn_operand g, float *dx, float dx_beta, float *db, int acc_b,
-                            int64_t in, int64_t out)
+int nn_affine_backward_stored(struct zero_unit_ctx *ctx, struct nn_operand x, int w,
+                              struct nn_operand g, float *dx, float dx_beta, float *db, int acc_b,
+                              int64_t in, int64_t out)
 {
     const int64_t rows = ctx->rows;
     if (db != NULL && g.x == NULL)

@@ -9,6 +9,8 @@
  * exactness contract holds in both precisions; they differ from each other by
  * the rounding of the activations. */
 #include "nn_internal.h"
+#include "zero/backend_fused.h"
+#include "zero/backend_stored.h"
 
 struct nn_operand nn_act(const float *x)
 {
@@ -126,9 +128,9 @@ int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
 
-int nn_gemm_to(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
-               int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
-               void *c, enum zero_dtype c_type, int64_t ldc)
+int nn_gemm_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m,
+                   int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                   int64_t ldb, void *c, enum zero_dtype c_type, int64_t ldc)
 {
     struct gemm_operands o;
     int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
@@ -164,7 +166,7 @@ int nn_gemm_bias(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, in
                  const float *bias, float *c, float *gelu)
 {
     const struct zero_backend *be = ctx->be;
-    if (be->gemm_bias == NULL) { /* the three passes */
+    if (be->fused == NULL) { /* the three passes */
         int rc = nn_gemm(ctx, what, ta, tb, m, n, k, a, lda, b, ldb, 0.0f, c, n);
         if (rc == ZERO_OK && (rc = be->bias_add(ctx->bself, c, bias, m, n)) != ZERO_OK)
             return nn_backend_fail(ctx, rc, "bias_add");
@@ -176,8 +178,8 @@ int nn_gemm_bias(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, in
     struct gemm_operands o;
     int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
     if (rc == ZERO_OK)
-        rc = be->gemm_bias(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, bias, c, n,
-                           gelu, ZERO_GELU_TANH);
+        rc = be->fused->gemm_bias(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, bias,
+                                  c, n, gelu, ZERO_GELU_TANH);
     release_operands(ctx, &o);
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
@@ -187,7 +189,7 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
                   float *c, const float *pre)
 {
     const struct zero_backend *be = ctx->be;
-    if (be->gemm_dgelu == NULL) { /* the two passes */
+    if (be->fused == NULL) { /* the two passes */
         int rc = nn_gemm(ctx, what, ta, tb, m, n, k, a, lda, b, ldb, 0.0f, c, n);
         if (rc == ZERO_OK &&
             (rc = be->gelu_backward(ctx->bself, c, pre, c, (size_t)(m * n), ZERO_GELU_TANH)))
@@ -197,8 +199,8 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
     struct gemm_operands o;
     int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
     if (rc == ZERO_OK)
-        rc = be->gemm_dgelu(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, c, n, pre,
-                            ZERO_GELU_TANH);
+        rc = be->fused->gemm_dgelu(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, c,
+                                   n, pre, ZERO_GELU_TANH);
     release_operands(ctx, &o);
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
@@ -209,7 +211,7 @@ int nn_gemm_bias_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int
 {
     const struct zero_backend *be = ctx->be;
     const size_t mn = (size_t)(m * n);
-    if (ctx->act_type == ZERO_F32 || be->gemm_bias_to == NULL) { /* fp32, then the casts */
+    if (ctx->act_type == ZERO_F32 || be->stored == NULL) { /* fp32, then the casts */
         float *c32 = NULL, *gelu32 = NULL;
         void *tc = NULL, *tg = NULL;
         int rc = nn_act_begin(ctx, c, mn, &c32, &tc);
@@ -224,8 +226,8 @@ int nn_gemm_bias_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int
     struct gemm_operands o;
     int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
     if (rc == ZERO_OK)
-        rc = be->gemm_bias_to(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, bias, c,
-                              gelu, ctx->act_type, n, ZERO_GELU_TANH);
+        rc = be->stored->gemm_bias_stored(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb,
+                                          ldb, bias, c, gelu, ctx->act_type, n, ZERO_GELU_TANH);
     release_operands(ctx, &o);
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
@@ -235,7 +237,7 @@ int nn_gemm_dgelu_stored(struct zero_unit_ctx *ctx, const char *what, int ta, in
                          struct nn_operand b, int64_t ldb, float *c, const void *pre)
 {
     const struct zero_backend *be = ctx->be;
-    if (ctx->act_type == ZERO_F32 || be->gemm_dgelu_from == NULL) { /* pre widened first */
+    if (ctx->act_type == ZERO_F32 || be->stored == NULL) { /* pre widened first */
         const float *pre32 = NULL;
         void *tmp = NULL;
         int rc = nn_act_load(ctx, pre, (size_t)(m * n), &pre32, &tmp);
@@ -248,8 +250,8 @@ int nn_gemm_dgelu_stored(struct zero_unit_ctx *ctx, const char *what, int ta, in
     struct gemm_operands o;
     int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
     if (rc == ZERO_OK)
-        rc = be->gemm_dgelu_from(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb, c, n,
-                                 pre, ctx->act_type, ZERO_GELU_TANH);
+        rc = be->stored->gemm_dgelu_stored(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb,
+                                           ldb, c, n, pre, ctx->act_type, ZERO_GELU_TANH);
     release_operands(ctx, &o);
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }
@@ -266,7 +268,7 @@ int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int w, int ta, in
     const int64_t len = db_side == 0 ? m : n;
     /* the two passes: no fused entry, or the weight gradient takes the direct
      * route (nn_gemm_grad writes it in the compute dtype) */
-    if (be->gemm_bgrad == NULL || (ctx->grad_lowp[w] != NULL && !ctx->grad_accumulate[w])) {
+    if (be->fused == NULL || (ctx->grad_lowp[w] != NULL && !ctx->grad_accumulate[w])) {
         int rc = nn_gemm_grad(ctx, what, w, ta, tb, m, n, k, a, lda, b, ldb);
         if (rc == ZERO_OK && (rc = be->bias_grad(ctx->bself, db, dy, k, len, db_beta)) != ZERO_OK)
             return nn_backend_fail(ctx, rc, "bias_grad db");
@@ -275,9 +277,9 @@ int nn_gemm_bgrad(struct zero_unit_ctx *ctx, const char *what, int w, int ta, in
     struct gemm_operands o;
     int rc = lower_operands(ctx, ta, tb, m, n, k, a, lda, b, ldb, &o);
     if (rc == ZERO_OK)
-        rc = be->gemm_bgrad(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb,
-                            ctx->grad_accumulate[w] ? 1.0f : 0.0f, ctx->grad[w], n, db_side, dy, db,
-                            db_beta);
+        rc = be->fused->gemm_bgrad(ctx->bself, ta, tb, m, n, k, o.a, o.ta, lda, o.b, o.tb, ldb,
+                                   ctx->grad_accumulate[w] ? 1.0f : 0.0f, ctx->grad[w], n, db_side,
+                                   dy, db, db_beta);
     release_operands(ctx, &o);
     return rc == ZERO_OK ? ZERO_OK : nn_backend_fail(ctx, rc, what);
 }

@@ -59,9 +59,9 @@ int nn_gemm(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t
 /* c (m, n; ldc) in c_type = op(a) op(b), as nn_gemm with beta 0: the backend's fp32 sums
  * stored in c_type (a 16-bit C: each rounded once where the backend's gemm does so, every
  * exact-mode GEMM; ZERO_CAP_ROUNDING_GEMM_STORE says it does in every mode). */
-int nn_gemm_to(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m, int64_t n,
-               int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b, int64_t ldb,
-               void *c, enum zero_dtype c_type, int64_t ldc);
+int nn_gemm_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m,
+                   int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
+                   int64_t ldb, void *c, enum zero_dtype c_type, int64_t ldc);
 
 /* Gradient slot i of ctx (m, n; contiguous, the whole gradient) = op(a) op(b), added
  * where ctx->grad_accumulate[i]; else, where the engine offers the direct route
@@ -85,13 +85,13 @@ int nn_gemm_dgelu(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, i
                   float *c, const float *pre);
 
 /* nn_gemm_bias with c and gelu (m, n) stored activations (ctx->act_type): each fp32
- * value rounded once. Written as they are where the backend has gemm_bias_to, else
+ * value rounded once. Written as they are where the backend has gemm_bias_stored, else
  * nn_gemm_bias into fp32 workspaces then cast (nn_act_begin, nn_act_end): the same bits. */
 int nn_gemm_bias_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m,
                         int64_t n, int64_t k, struct nn_operand a, int64_t lda, struct nn_operand b,
                         int64_t ldb, const float *bias, void *c, void *gelu);
 /* nn_gemm_dgelu with pre a stored activation (ctx->act_type): read as it is where the
- * backend has gemm_dgelu_from, else widened into a workspace first (nn_act_load). */
+ * backend has gemm_dgelu_stored, else widened into a workspace first (nn_act_load). */
 int nn_gemm_dgelu_stored(struct zero_unit_ctx *ctx, const char *what, int ta, int tb, int64_t m,
                          int64_t n, int64_t k, struct nn_operand a, int64_t lda,
                          struct nn_operand b, int64_t ldb, float *c, const void *pre);
@@ -122,8 +122,8 @@ int nn_affine_backward(struct zero_unit_ctx *ctx, struct nn_operand x, int w, co
 
 /* nn_affine_backward from dy as a GEMM operand (an fp32 activation, or one already in
  * a 16-bit dtype: nn_stored's form); db needs dy's fp32 values (dy.x) */
-int nn_affine_backward_from(struct zero_unit_ctx *ctx, struct nn_operand x, int w,
-                            struct nn_operand dy, float *dx, float dx_beta, float *db, int acc_b,
-                            int64_t in, int64_t out);
+int nn_affine_backward_stored(struct zero_unit_ctx *ctx, struct nn_operand x, int w,
+                              struct nn_operand dy, float *dx, float dx_beta, float *db, int acc_b,
+                              int64_t in, int64_t out);
 
 #endif

@@ -318,7 +318,7 @@ if [ "$dry" = 0 ]; then
 fi
 
 # the stored activations in bf16 (libzero.activations = "compute": the 16-bit epilogues,
-# the typed flash attention, bf16 logits): stages 0 and 3, beside their fp32-activation rows
+# the stored-qkv flash attention, bf16 logits): stages 0 and 3, beside their fp32-activation rows
 # shellcheck disable=SC2086
 step gpt124m_bf16_act16_0_3 60 $mpirun_np 1 "$mfu_bin" $shapes --stage 0,3 --activations compute \
     $peak_arg
