@@ -22,17 +22,17 @@
 /* ---- the unit ---- */
 
 /* Nothing is kept from forward to backward: backward gets x again. */
-static size_t residual_saved_bytes(const struct zero_unit *u, int64_t rows)
+static size_t residual_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
     (void)u;
-    (void)rows;
+    (void)ctx;
     return 0;
 }
 
-static size_t residual_scratch_bytes(const struct zero_unit *u, int64_t rows)
+static size_t residual_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
     (void)u;
-    (void)rows;
+    (void)ctx;
     return 0;
 }
 

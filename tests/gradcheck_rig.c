@@ -118,8 +118,13 @@ void rig_open(struct rig *g, struct zero_unit *u, int64_t rows, const struct rig
         g->tokens = dev_ints(in->tokens, rows);
     if (in->labels != NULL)
         g->labels = dev_ints(in->labels, rows);
-    g->saved = rig_dev_alloc(u->ops->saved_bytes(u, rows), ZERO_TAG_ACTIVATIONS);
-    g->scratch = rig_dev_alloc(u->ops->scratch_bytes(u, rows), ZERO_TAG_WORKSPACE);
+    const struct zero_unit_ctx sizing = {.be = rig_dev->be,
+                                         .bself = rig_dev->self,
+                                         .rows = rows,
+                                         .matmul_type = ZERO_F32,
+                                         .act_type = ZERO_F32};
+    g->saved = rig_dev_alloc(u->ops->saved_bytes(u, &sizing), ZERO_TAG_ACTIVATIONS);
+    g->scratch = rig_dev_alloc(u->ops->scratch_bytes(u, &sizing), ZERO_TAG_WORKSPACE);
 
     struct zero_unit_ctx *c = &g->ctx;
     c->be = rig_dev->be;

@@ -1,8 +1,9 @@
-/* The attention's state sizes (attention_state_floats, include/zero/backend.h) as the
- * GPT units see them: the standalone attention unit and the block size their saved
- * and scratch buffers with the backend's answer (saved_bytes_for, scratch_bytes_for),
- * exactly the contract's (saved_bytes_as, scratch_bytes) less the T x T the backend
- * does not keep, and the contract's where the entry is NULL (the cpu backend). Then
+/* The attention's state sizes (attention_state_floats, include/zero/backend_attention.h)
+ * as the GPT units see them: the standalone attention unit and the block size their
+ * saved and scratch buffers with the backend's answer (saved_bytes, scratch_bytes of a
+ * ctx with that backend), exactly the contract's (the same of a ctx with no backend)
+ * less the T x T the backend does not keep, and the contract's where the backend has no
+ * attention group (the cpu backend). Then
  * the standalone attention unit runs in buffers of just those sizes (a guard band
  * after each must stay untouched) on the test backend of attention_state_backend.h,
  * fp32 and with bf16 activations through the _stored entries, and gives the plain cpu
@@ -34,16 +35,14 @@ static struct zero_unit_ctx sizing_ctx(const struct zero_backend *be, enum zero_
 static void check_sizes(const struct zero_unit *u, const struct zero_backend *be, size_t fewer)
 {
     const enum zero_dtype acts[] = {ZERO_F32, ZERO_BF16};
-    ck_assert_ptr_nonnull(u->ops->saved_bytes_for);
-    ck_assert_ptr_nonnull(u->ops->scratch_bytes_for);
+    ck_assert(u->ops->stored_activations);
     for (int a = 0; a < 2; a++) {
-        struct zero_unit_ctx ctx = sizing_ctx(be, acts[a]);
-        const size_t contract = u->ops->saved_bytes_as(u, ROWS, acts[a]);
-        ck_assert_uint_eq(u->ops->saved_bytes_for(u, &ctx), contract - fewer * sizeof(float));
-        ck_assert_uint_eq(u->ops->scratch_bytes_for(u, &ctx),
-                          u->ops->scratch_bytes(u, ROWS) - fewer * sizeof(float));
+        struct zero_unit_ctx ctx = sizing_ctx(be, acts[a]), plain = sizing_ctx(NULL, acts[a]);
+        const size_t contract = u->ops->saved_bytes(u, &plain);
+        ck_assert_uint_eq(u->ops->saved_bytes(u, &ctx), contract - fewer * sizeof(float));
+        ck_assert_uint_eq(u->ops->scratch_bytes(u, &ctx),
+                          u->ops->scratch_bytes(u, &plain) - fewer * sizeof(float));
     }
-    ck_assert_uint_eq(u->ops->saved_bytes(u, ROWS), u->ops->saved_bytes_as(u, ROWS, ZERO_F32));
 }
 
 START_TEST(test_attention_units_size_their_state_by_the_backend)
@@ -57,9 +56,10 @@ START_TEST(test_attention_units_size_their_state_by_the_backend)
     ck_assert_int_eq(zero_nn_gpt_block(&block, "h.0", C, NH, T, 2, &err), ZERO_OK);
     /* the contract: att (B, NH, T, T) saved and as scratch */
     const size_t tt = (size_t)B * NH * T * T, state = (size_t)B * NH * T;
-    ck_assert_uint_eq(attn->ops->saved_bytes_as(attn, ROWS, ZERO_BF16),
+    const struct zero_unit_ctx bf16 = sizing_ctx(NULL, ZERO_BF16);
+    ck_assert_uint_eq(attn->ops->saved_bytes(attn, &bf16),
                       tt * sizeof(float) + (size_t)ROWS * 4 * C * 2);
-    ck_assert_uint_eq(attn->ops->scratch_bytes(attn, ROWS), (tt + (size_t)ROWS * 4 * C) * 4);
+    ck_assert_uint_eq(attn->ops->scratch_bytes(attn, &bf16), (tt + (size_t)ROWS * 4 * C) * 4);
     check_sizes(attn, cpu, 0);
     check_sizes(block, cpu, 0);
     const struct zero_backend *flash = attention_state_backend(cpu, ATTN_STATE);
@@ -95,7 +95,7 @@ static void check_guard(const void *p, size_t bytes, const char *what)
 }
 
 /* The standalone attention unit on be (the rig's device, its table swapped), its
- * saved and scratch buffers of exactly saved_bytes_for and scratch_bytes_for */
+ * saved and scratch buffers of exactly what saved_bytes and scratch_bytes answer */
 static struct unit_run run_unit(const struct zero_backend *be, enum zero_dtype act)
 {
     const struct zero_backend *own = rig_dev->be;
@@ -108,8 +108,7 @@ static struct unit_run run_unit(const struct zero_backend *be, enum zero_dtype a
     rig_dev->be = be;
     rig_open(&g, u, ROWS, &in);
     g.ctx.act_type = act;
-    const size_t saved = u->ops->saved_bytes_for(u, &g.ctx),
-                 scratch = u->ops->scratch_bytes_for(u, &g.ctx);
+    const size_t saved = u->ops->saved_bytes(u, &g.ctx), scratch = u->ops->scratch_bytes(u, &g.ctx);
     be->free(rig_dev->self, g.saved);
     be->free(rig_dev->self, g.scratch);
     g.saved = g.ctx.saved = guarded(saved, ZERO_TAG_ACTIVATIONS);

@@ -328,7 +328,7 @@ START_TEST(test_eval_and_predict_match_training_forward_and_leave_no_trace)
 }
 END_TEST
 
-/* A unit whose sizes depend on the backend (saved_bytes_for, scratch_bytes_for, as an
+/* A unit whose sizes depend on the backend (saved_bytes and scratch_bytes of its ctx, as an
  * attention that keeps no T x T matrix where the backend's fused kernel needs none):
  * the engine sizes with them, shows the backend to them, hands forward and backward
  * buffers that large and counts them in the ledger. The wrapped layer keeps its own
@@ -340,20 +340,19 @@ static int sized_blind_calls; /* sizing calls that did not see the backend */
 static size_t sized_saved(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
     sized_blind_calls += ctx->be == NULL || ctx->bself == NULL;
-    return sized_inner->saved_bytes(u, ctx->rows) + (size_t)ctx->rows * EXTRA_SAVED * sizeof(float);
+    return sized_inner->saved_bytes(u, ctx) + (size_t)ctx->rows * EXTRA_SAVED * sizeof(float);
 }
 
 static size_t sized_scratch(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
     sized_blind_calls += ctx->be == NULL || ctx->bself == NULL;
-    return sized_inner->scratch_bytes(u, ctx->rows) +
-           (size_t)ctx->rows * EXTRA_SCRATCH * sizeof(float);
+    return sized_inner->scratch_bytes(u, ctx) + (size_t)ctx->rows * EXTRA_SCRATCH * sizeof(float);
 }
 
 /* the extra saved floats (rows, EXTRA_SAVED) past the wrapped unit's own (cpu memory) */
 static float *sized_extra(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return (float *)((char *)ctx->saved + sized_inner->saved_bytes(u, ctx->rows));
+    return (float *)((char *)ctx->saved + sized_inner->saved_bytes(u, ctx));
 }
 
 static void sized_fill_scratch(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
@@ -399,12 +398,10 @@ static void sized_run(int stage, int sized, float *w, struct zero_ledger *ledger
     struct zero_unit_ops ops = *own;
     if (sized) {
         sized_inner = own;
-        ops.saved_bytes = NULL; /* the _for entries win; these must not be asked */
-        ops.scratch_bytes = NULL;
+        ops.saved_bytes = sized_saved;
+        ops.scratch_bytes = sized_scratch;
         ops.forward = sized_forward;
         ops.backward = sized_backward;
-        ops.saved_bytes_for = sized_saved;
-        ops.scratch_bytes_for = sized_scratch;
         unit->ops = &ops;
     }
     float x[4 * 8];

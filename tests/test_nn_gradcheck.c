@@ -118,14 +118,18 @@ static void must(int rc, const struct zero_error *err)
     ck_assert_msg(rc == ZERO_OK, "%s", err->msg);
 }
 
+/* what the sizing entries see for 3 rows of fp32, no backend */
+static const struct zero_unit_ctx three_rows = {
+    .rows = 3, .matmul_type = ZERO_F32, .act_type = ZERO_F32};
+
 START_TEST(test_linear_with_bias_matches_reference_and_finite_differences)
 {
     struct zero_unit *u;
     struct zero_error err = {0};
     must(zero_nn_linear(&u, "fc", 5, 7, 1, &err), &err);
     ck_assert_int_eq(u->nparams, 2);
-    ck_assert_uint_eq(u->ops->saved_bytes(u, 3), 0);
-    ck_assert_uint_eq(u->ops->scratch_bytes(u, 3), 0);
+    ck_assert_uint_eq(u->ops->saved_bytes(u, &three_rows), 0);
+    ck_assert_uint_eq(u->ops->scratch_bytes(u, &three_rows), 0);
     check_unit(u, ref_linear, 3, 1.0, NULL, 11);
 }
 END_TEST
@@ -167,8 +171,8 @@ START_TEST(test_mlp_block_matches_reference_and_finite_differences)
     ck_assert_str_eq(u->params[0].name, "0.weight");
     ck_assert_str_eq(u->params[3].name, "2.bias");
     /* saved h and gelu(h), scratch one (rows, hidden) buffer */
-    ck_assert_uint_eq(u->ops->saved_bytes(u, 3), 2 * 3 * 7 * sizeof(float));
-    ck_assert_uint_eq(u->ops->scratch_bytes(u, 3), 3 * 7 * sizeof(float));
+    ck_assert_uint_eq(u->ops->saved_bytes(u, &three_rows), 2 * 3 * 7 * sizeof(float));
+    ck_assert_uint_eq(u->ops->scratch_bytes(u, &three_rows), 3 * 7 * sizeof(float));
     check_unit(u, ref_mlp_block, 3, 1.0, NULL, 15);
 }
 END_TEST
@@ -179,8 +183,8 @@ START_TEST(test_classifier_matches_reference_and_finite_differences_of_mean_loss
     struct zero_error err = {0};
     must(zero_nn_classifier(&u, "classifier", 5, 7, &err), &err);
     ck_assert_int_eq(u->is_loss, 1);
-    ck_assert_uint_eq(u->ops->saved_bytes(u, 3), 3 * 7 * sizeof(float));
-    ck_assert_uint_eq(u->ops->scratch_bytes(u, 3), 3 * 7 * sizeof(float));
+    ck_assert_uint_eq(u->ops->saved_bytes(u, &three_rows), 3 * 7 * sizeof(float));
+    ck_assert_uint_eq(u->ops->scratch_bytes(u, &three_rows), 3 * 7 * sizeof(float));
     const int32_t labels[3] = {2, 0, 6};
     check_unit(u, ref_classifier, 3, 1.0, labels, 16);
 }

@@ -79,8 +79,8 @@ struct zero_unit_ctx {
     const void *param_lowp[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     float *grad[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
     int grad_accumulate[ZERO_UNIT_MAX_PARAMS + ZERO_UNIT_MAX_EXTERNAL];
-    void *saved;           /* saved_bytes(rows) kept from forward to backward */
-    void *scratch;         /* scratch_bytes(rows), contents undefined on entry */
+    void *saved;           /* saved_bytes(ctx) kept from forward to backward */
+    void *scratch;         /* scratch_bytes(ctx), contents undefined on entry */
     const int32_t *tokens; /* (rows) device copy of batch tokens, or NULL */
     const int32_t *labels; /* (rows) device copy of batch labels, or NULL */
     float dloss;           /* loss unit: d(micro-batch loss)/d(per-row loss), e.g. 1/rows */
@@ -106,7 +106,7 @@ struct zero_unit_ctx {
     /* (Added after grad_lowp_written.) The dtype of the activations the unit saves for
      * its backward and hands from one sub-layer to the next (libzero.activations):
      * ZERO_F32, or the compute dtype where the engine trains in mixed precision with
-     * libzero.activations "compute" and the unit says it can (saved_bytes_as). Each
+     * libzero.activations "compute" and the unit says it can (stored_activations). Each
      * value is rounded once when stored and widened exactly when read; the unit's
      * input x, output y and every gradient stay fp32. */
     enum zero_dtype act_type;
@@ -116,8 +116,15 @@ struct zero_unit;
 
 struct zero_unit_ops {
     const char *kind; /* "linear", "mlp_block", ... */
-    size_t (*saved_bytes)(const struct zero_unit *u, int64_t rows);
-    size_t (*scratch_bytes)(const struct zero_unit *u, int64_t rows);
+    /* The bytes of ctx->saved (kept from forward to backward) and of ctx->scratch
+     * (contents undefined on entry) that forward and backward use. ctx has be, bself,
+     * rows, matmul_type and act_type filled and nothing else; be NULL asks for the
+     * sizes of the plain backend entries' contract (a caller with no backend). The
+     * answer may depend on the backend's kernels (a fused attention that keeps no
+     * T x T matrix: zero/backend_attention.h); a unit answers the same for the same ctx
+     * every time, and the engine hands forward and backward buffers of these sizes. */
+    size_t (*saved_bytes)(const struct zero_unit *u, const struct zero_unit_ctx *ctx);
+    size_t (*scratch_bytes)(const struct zero_unit *u, const struct zero_unit_ctx *ctx);
     /* y (rows, out_width) from x (rows, in_width); x is NULL when in_width == 0.
      * A loss unit writes its per-row losses to y (rows, 1). */
     int (*forward)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x, float *y);
@@ -131,20 +138,10 @@ struct zero_unit_ops {
      * that the loss is computed from (e.g. logits) instead of per-row losses.
      * Used for evaluation and sampling; needs no labels. */
     int (*predict)(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x, float *y);
-    /* (Added after predict.) May be NULL: the unit keeps fp32 activations whatever
-     * libzero.activations says. Otherwise saved_bytes when the saved activations are
-     * stored in act (ZERO_F32 answers as saved_bytes does); the engine then hands the
-     * unit ctx->act_type = act. */
-    size_t (*saved_bytes_as)(const struct zero_unit *u, int64_t rows, enum zero_dtype act);
-    /* (Added after saved_bytes_as.) May be NULL. The saved and scratch bytes where they
-     * depend on the backend's kernels (a fused kernel that keeps less than the plain
-     * entries' contract asks for, e.g. an attention that keeps no T x T matrix). ctx has
-     * be, bself, rows, matmul_type and act_type filled and nothing else. Where set the
-     * engine sizes with these instead of saved_bytes(_as) and scratch_bytes, and hands
-     * forward and backward buffers of these sizes; a unit answers the same for the same
-     * ctx every time. */
-    size_t (*saved_bytes_for)(const struct zero_unit *u, const struct zero_unit_ctx *ctx);
-    size_t (*scratch_bytes_for)(const struct zero_unit *u, const struct zero_unit_ctx *ctx);
+    /* 1: the unit can keep the activations it saves in the compute dtype: with
+     * libzero.activations "compute" in mixed precision the engine then hands it
+     * ctx->act_type = the compute dtype (sizing included). 0: always ZERO_F32. */
+    int stored_activations;
 };
 
 struct zero_unit {

@@ -105,7 +105,7 @@ static int fill_slot(struct zero_engine *e, struct zero_unit_ctx *ctx, int i, in
 static enum zero_dtype act_type(const struct zero_engine *e, const struct zero_unit *unit)
 {
     int lowp = e->mixed && e->cfg.libzero.activations == ZERO_ACTIVATIONS_COMPUTE &&
-               unit->ops->saved_bytes_as != NULL;
+               unit->ops->stored_activations;
     return lowp ? e->cdt : ZERO_F32;
 }
 
@@ -124,25 +124,17 @@ static void sizing_ctx(const struct zero_engine *e, const struct zero_unit *unit
 size_t compute_saved_bytes(const struct zero_engine *e, int u)
 {
     const struct zero_unit *unit = e->model->units[u];
-    if (unit->ops->saved_bytes_for != NULL) {
-        struct zero_unit_ctx ctx;
-        sizing_ctx(e, unit, &ctx);
-        return unit->ops->saved_bytes_for(unit, &ctx);
-    }
-    if (unit->ops->saved_bytes_as != NULL)
-        return unit->ops->saved_bytes_as(unit, e->rows, act_type(e, unit));
-    return unit->ops->saved_bytes ? unit->ops->saved_bytes(unit, e->rows) : 0;
+    struct zero_unit_ctx ctx;
+    sizing_ctx(e, unit, &ctx);
+    return unit->ops->saved_bytes(unit, &ctx);
 }
 
 size_t compute_scratch_bytes(const struct zero_engine *e, int u)
 {
     const struct zero_unit *unit = e->model->units[u];
-    if (unit->ops->scratch_bytes_for != NULL) {
-        struct zero_unit_ctx ctx;
-        sizing_ctx(e, unit, &ctx);
-        return unit->ops->scratch_bytes_for(unit, &ctx);
-    }
-    return unit->ops->scratch_bytes ? unit->ops->scratch_bytes(unit, e->rows) : 0;
+    struct zero_unit_ctx ctx;
+    sizing_ctx(e, unit, &ctx);
+    return unit->ops->scratch_bytes(unit, &ctx);
 }
 
 int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,

@@ -26,13 +26,13 @@ int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C,
 
 /* The floats of att (saved) and of the kernel's scratch: the contract's B*NH*T*T
  * each, or what the backend's attention group says for this ctx (a fused
- * attention that keeps per-query statistics only). ctx NULL: the contract's. */
+ * attention that keeps per-query statistics only). No backend: the contract's. */
 static void attn_state_floats(const struct zero_unit_ctx *ctx, const struct gpt_dims *d,
-                              int64_t rows, size_t *att, size_t *scratch)
+                              size_t *att, size_t *scratch)
 {
-    const int64_t B = rows / d->T;
+    const int64_t B = ctx->rows / d->T;
     *att = *scratch = (size_t)(B * d->NH * d->T * d->T);
-    if (ctx != NULL && ctx->be != NULL && ctx->be->attention != NULL)
+    if (ctx->be != NULL && ctx->be->attention != NULL)
         ctx->be->attention->attention_state_floats(ctx->bself, B, d->T, d->C, d->NH,
                                                    ctx->matmul_type, att, scratch);
 }
@@ -44,17 +44,10 @@ static size_t saved_bytes_with(const struct gpt_dims *d, int64_t rows, enum zero
     return att * sizeof(float) + (size_t)(rows * 4 * d->C) * zero_dtype_size(act);
 }
 
-size_t gpt_attn_saved_bytes(const struct gpt_dims *d, int64_t rows, enum zero_dtype act)
+size_t gpt_attn_saved_bytes(const struct zero_unit_ctx *ctx, const struct gpt_dims *d)
 {
     size_t att, scratch;
-    attn_state_floats(NULL, d, rows, &att, &scratch);
-    return saved_bytes_with(d, rows, act, att);
-}
-
-size_t gpt_attn_saved_bytes_for(const struct zero_unit_ctx *ctx, const struct gpt_dims *d)
-{
-    size_t att, scratch;
-    attn_state_floats(ctx, d, ctx->rows, &att, &scratch);
+    attn_state_floats(ctx, d, &att, &scratch);
     return saved_bytes_with(d, ctx->rows, ctx->act_type, att);
 }
 
@@ -62,24 +55,17 @@ void gpt_attn_saved_map(const struct zero_unit_ctx *ctx, const struct gpt_dims *
                         struct gpt_attn_saved *s)
 {
     size_t att, scratch;
-    attn_state_floats(ctx, d, ctx->rows, &att, &scratch);
+    attn_state_floats(ctx, d, &att, &scratch);
     s->att = base;
     s->qkv = s->att + att;
     s->atty = (char *)s->qkv + (size_t)(ctx->rows * 3 * d->C) * zero_dtype_size(ctx->act_type);
 }
 
 /* backward: datty (rows, C) + dqkv (rows, 3C) + the kernel's scratch */
-size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows)
+size_t gpt_attn_scratch_floats(const struct zero_unit_ctx *ctx, const struct gpt_dims *d)
 {
     size_t att, scratch;
-    attn_state_floats(NULL, d, rows, &att, &scratch);
-    return (size_t)(rows * 4 * d->C) + scratch;
-}
-
-size_t gpt_attn_scratch_floats_for(const struct zero_unit_ctx *ctx, const struct gpt_dims *d)
-{
-    size_t att, scratch;
-    attn_state_floats(ctx, d, ctx->rows, &att, &scratch);
+    attn_state_floats(ctx, d, &att, &scratch);
     return (size_t)(ctx->rows * 4 * d->C) + scratch;
 }
 
@@ -135,7 +121,7 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
     int rc = gpt_sequences(ctx, d, &B);
     float *datty = scratch;            /* (rows, C) */
     float *dqkv = datty + rows * C;    /* (rows, 3C) */
-    float *katt = dqkv + rows * 3 * C; /* the kernel's scratch (gpt_attn_scratch_floats_for) */
+    float *katt = dqkv + rows * 3 * C; /* the kernel's scratch (gpt_attn_scratch_floats) */
     /* dc_proj from atty and dy; datty (rows, C) = dy @ c_proj.weight^T */
     if (rc == ZERO_OK)
         rc = gpt_conv1d_backward(ctx, p + C_PROJ_W, nn_stored(ctx, s->atty), dy, datty, 0.0f, C, C);
@@ -166,30 +152,14 @@ int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p
 
 /* ---- the standalone unit ---- */
 
-static size_t attention_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
+static size_t attention_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return gpt_attn_saved_bytes(u->impl, rows, act);
+    return gpt_attn_saved_bytes(ctx, u->impl);
 }
 
-static size_t attention_saved_bytes(const struct zero_unit *u, int64_t rows)
+static size_t attention_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return attention_saved_bytes_as(u, rows, ZERO_F32);
-}
-
-static size_t attention_scratch_bytes(const struct zero_unit *u, int64_t rows)
-{
-    return gpt_attn_scratch_floats(u->impl, rows) * sizeof(float);
-}
-
-static size_t attention_saved_bytes_for(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
-{
-    return gpt_attn_saved_bytes_for(ctx, u->impl);
-}
-
-static size_t attention_scratch_bytes_for(const struct zero_unit *u,
-                                          const struct zero_unit_ctx *ctx)
-{
-    return gpt_attn_scratch_floats_for(ctx, u->impl) * sizeof(float);
+    return gpt_attn_scratch_floats(ctx, u->impl) * sizeof(float);
 }
 
 static int attention_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
@@ -215,9 +185,7 @@ static const struct zero_unit_ops attention_ops = {
     .forward = attention_forward,
     .backward = attention_backward,
     .destroy = gpt_unit_destroy,
-    .saved_bytes_as = attention_saved_bytes_as,
-    .saved_bytes_for = attention_saved_bytes_for,
-    .scratch_bytes_for = attention_scratch_bytes_for,
+    .stored_activations = 1,
 };
 
 int zero_nn_causal_self_attention(struct zero_unit **u, const char *name, int64_t C, int n_head,

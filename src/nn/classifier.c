@@ -12,15 +12,15 @@ static int64_t classes_of(const struct zero_unit *u)
 }
 
 /* saved: probs (rows, classes) = softmax(logits) */
-static size_t classifier_saved_bytes(const struct zero_unit *u, int64_t rows)
+static size_t classifier_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return (size_t)rows * (size_t)classes_of(u) * sizeof(float);
+    return (size_t)ctx->rows * (size_t)classes_of(u) * sizeof(float);
 }
 
 /* scratch: logits (rows, classes) in forward, dlogits (rows, classes) in backward */
-static size_t classifier_scratch_bytes(const struct zero_unit *u, int64_t rows)
+static size_t classifier_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return (size_t)rows * (size_t)classes_of(u) * sizeof(float);
+    return (size_t)ctx->rows * (size_t)classes_of(u) * sizeof(float);
 }
 
 /* y (rows, 1) = -log softmax(x (rows, in) @ weight^T + bias)[label] */

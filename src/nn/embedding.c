@@ -7,9 +7,9 @@
 #include "gpt_internal.h"
 #include "nn_internal.h"
 
-static size_t no_bytes(const struct zero_unit *u, int64_t rows)
+static size_t no_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    (void)u, (void)rows;
+    (void)u, (void)ctx;
     return 0;
 }
 

@@ -15,15 +15,15 @@ static enum zero_gelu gelu_kind(const struct zero_unit *u)
     return ((const struct gelu_impl *)u->impl)->kind;
 }
 
-static size_t gelu_saved_bytes(const struct zero_unit *u, int64_t rows)
+static size_t gelu_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    (void)u, (void)rows;
+    (void)u, (void)ctx;
     return 0; /* gelu'(x) is computed from the input x, which the engine keeps */
 }
 
-static size_t gelu_scratch_bytes(const struct zero_unit *u, int64_t rows)
+static size_t gelu_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    (void)u, (void)rows;
+    (void)u, (void)ctx;
     return 0;
 }
 

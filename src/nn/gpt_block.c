@@ -22,29 +22,13 @@ struct block_saved {
     void *fch, *fch_gelu;       /* (rows, 4C) each */
 };
 
-/* the block's saved bytes around the attention's attn_bytes */
-static size_t block_saved_bytes_with(const struct gpt_dims *d, int64_t rows, enum zero_dtype act,
-                                     size_t attn_bytes)
+/* x2, ln1/ln2 mean and rstd (fp32), the attention's (gpt_attn_saved_bytes), then ln1,
+ * ln2 (rows, C) and fch, fch_gelu (rows, 4C) stored in ctx->act_type */
+static size_t block_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return (size_t)(rows * (d->C + 4)) * sizeof(float) + attn_bytes +
-           (size_t)(rows * 10 * d->C) * zero_dtype_size(act);
-}
-
-static size_t block_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
-{
-    return block_saved_bytes_with(u->impl, rows, act, gpt_attn_saved_bytes(u->impl, rows, act));
-}
-
-static size_t block_saved_bytes(const struct zero_unit *u, int64_t rows)
-{
-    return block_saved_bytes_as(u, rows, ZERO_F32);
-}
-
-/* the attention's state as ctx's backend keeps it (gpt_attn_saved_bytes_for) */
-static size_t block_saved_bytes_for(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
-{
-    return block_saved_bytes_with(u->impl, ctx->rows, ctx->act_type,
-                                  gpt_attn_saved_bytes_for(ctx, u->impl));
+    const struct gpt_dims *d = u->impl;
+    return (size_t)(ctx->rows * (d->C + 4)) * sizeof(float) + gpt_attn_saved_bytes(ctx, d) +
+           (size_t)(ctx->rows * 10 * d->C) * zero_dtype_size(ctx->act_type);
 }
 
 static void block_saved_map(const struct gpt_dims *d, const struct zero_unit_ctx *ctx, void *base,
@@ -58,7 +42,7 @@ static void block_saved_map(const struct gpt_dims *d, const struct zero_unit_ctx
     s->ln2_mean = s->ln1_rstd + rows;
     s->ln2_rstd = s->ln2_mean + rows;
     gpt_attn_saved_map(ctx, d, s->ln2_rstd + rows, &s->attn);
-    s->ln1 = (char *)(s->ln2_rstd + rows) + gpt_attn_saved_bytes_for(ctx, d);
+    s->ln1 = (char *)(s->ln2_rstd + rows) + gpt_attn_saved_bytes(ctx, d);
     s->ln2 = nn_act_at(ctx, s->ln1, n);
     s->fch = nn_act_at(ctx, s->ln2, n);
     s->fch_gelu = nn_act_at(ctx, s->fch, 4 * n);
@@ -72,15 +56,9 @@ static size_t block_scratch_floats(const struct gpt_dims *d, int64_t rows, size_
     return (size_t)(rows * 2 * d->C) + (mlp > attn ? mlp : attn);
 }
 
-static size_t block_scratch_bytes(const struct zero_unit *u, int64_t rows)
+static size_t block_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return block_scratch_floats(u->impl, rows, gpt_attn_scratch_floats(u->impl, rows)) *
-           sizeof(float);
-}
-
-static size_t block_scratch_bytes_for(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
-{
-    return block_scratch_floats(u->impl, ctx->rows, gpt_attn_scratch_floats_for(ctx, u->impl)) *
+    return block_scratch_floats(u->impl, ctx->rows, gpt_attn_scratch_floats(ctx, u->impl)) *
            sizeof(float);
 }
 
@@ -154,9 +132,7 @@ static const struct zero_unit_ops block_ops = {
     .forward = block_forward,
     .backward = block_backward,
     .destroy = gpt_unit_destroy,
-    .saved_bytes_as = block_saved_bytes_as,
-    .saved_bytes_for = block_saved_bytes_for,
-    .scratch_bytes_for = block_scratch_bytes_for,
+    .stored_activations = 1,
 };
 
 int zero_nn_gpt_block(struct zero_unit **u, const char *name, int64_t C, int n_head, int64_t T,

@@ -27,7 +27,7 @@ enum { LNF = 0, WTE = 2 };
  *   xent_backward's dlogits in scratch: two (rows, V) fp32 buffers. */
 static int one_buffer(const struct zero_unit_ctx *ctx)
 {
-    return ctx->be->classifier != NULL;
+    return ctx->be != NULL && ctx->be->classifier != NULL; /* no backend: the contract's */
 }
 
 /* The dtype of the one buffer, logits and then dlogits: bf16 where the unit stores its
@@ -48,46 +48,21 @@ static enum zero_dtype logits_type(const struct zero_unit_ctx *ctx)
 /* saved: mean (rows), rstd (rows), fp32; the (rows, V) buffer: with the fused classifier
  * the logits, then dlogits, in logits_type; without it probs, fp32; then h (rows, C)
  * stored (ctx->act_type) */
-static size_t head_saved_bytes_with(const struct zero_unit *u, int64_t rows, enum zero_dtype act,
-                                    enum zero_dtype logits)
+static size_t head_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
     const struct gpt_dims *d = u->impl;
-    return (size_t)(rows * 2) * sizeof(float) + (size_t)(rows * d->V) * zero_dtype_size(logits) +
-           (size_t)(rows * d->C) * zero_dtype_size(act);
-}
-
-/* the sizes of the path without the fused classifier (the engine asks head_saved_for) */
-static size_t head_saved_bytes_as(const struct zero_unit *u, int64_t rows, enum zero_dtype act)
-{
-    return head_saved_bytes_with(u, rows, act, ZERO_F32);
-}
-
-static size_t head_saved_bytes(const struct zero_unit *u, int64_t rows)
-{
-    return head_saved_bytes_as(u, rows, ZERO_F32);
-}
-
-static size_t head_saved_for(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
-{
-    return head_saved_bytes_with(u, ctx->rows, ctx->act_type, logits_type(ctx));
+    const int64_t rows = ctx->rows;
+    return (size_t)(rows * 2) * sizeof(float) +
+           (size_t)(rows * d->V) * zero_dtype_size(logits_type(ctx)) +
+           (size_t)(rows * d->C) * zero_dtype_size(ctx->act_type);
 }
 
 /* scratch: without the fused classifier the logits, then dlogits (rows, V); dh (rows,
  * C), and dx (rows, C) when the caller wants none (only as a first unit, in tests); fp32 */
-static size_t head_scratch_bytes_with(const struct zero_unit *u, int64_t rows, int logits)
+static size_t head_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
     const struct gpt_dims *d = u->impl;
-    return (size_t)(rows * ((logits ? d->V : 0) + 2 * d->C)) * sizeof(float);
-}
-
-static size_t head_scratch_bytes(const struct zero_unit *u, int64_t rows)
-{
-    return head_scratch_bytes_with(u, rows, 1);
-}
-
-static size_t head_scratch_for(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
-{
-    return head_scratch_bytes_with(u, ctx->rows, !one_buffer(ctx));
+    return (size_t)(ctx->rows * ((one_buffer(ctx) ? 0 : d->V) + 2 * d->C)) * sizeof(float);
 }
 
 struct head_saved {
@@ -197,9 +172,7 @@ static const struct zero_unit_ops head_ops = {
     .backward = head_backward,
     .destroy = gpt_unit_destroy,
     .predict = head_predict,
-    .saved_bytes_as = head_saved_bytes_as,
-    .saved_bytes_for = head_saved_for,
-    .scratch_bytes_for = head_scratch_for,
+    .stored_activations = 1,
 };
 
 int zero_nn_gpt_head(struct zero_unit **u, const char *name, int64_t C, int64_t vocab, int wte_unit,

@@ -82,22 +82,18 @@ struct gpt_attn_saved {
 
 int gpt_add_attention_params(struct zero_unit *u, const char *prefix, int64_t C, float proj_std,
                              struct zero_error *err);
-/* Bytes saved with stored activations in act, att as the plain entries' contract
- * has it (B, NH, T, T): for callers that know no backend. */
-size_t gpt_attn_saved_bytes(const struct gpt_dims *d, int64_t rows, enum zero_dtype act);
-/* Bytes saved for ctx (rows, act_type, and att as ctx's backend sizes it:
- * attention_state_floats); what forward and backward use. */
-size_t gpt_attn_saved_bytes_for(const struct zero_unit_ctx *ctx, const struct gpt_dims *d);
-/* Lays the saved buffers out from base (gpt_attn_saved_bytes_for(ctx) of them). */
+/* Bytes saved for ctx (rows, act_type, and att as ctx's backend sizes it: its attention
+ * group; ctx->be NULL: the plain entries' contract); what forward and backward use. */
+size_t gpt_attn_saved_bytes(const struct zero_unit_ctx *ctx, const struct gpt_dims *d);
+/* Lays the saved buffers out from base (gpt_attn_saved_bytes(ctx) of them). */
 void gpt_attn_saved_map(const struct zero_unit_ctx *ctx, const struct gpt_dims *d, void *base,
                         struct gpt_attn_saved *s);
-/* Backward scratch floats: the contract's, and ctx's (as the saved bytes above) */
-size_t gpt_attn_scratch_floats(const struct gpt_dims *d, int64_t rows);
-size_t gpt_attn_scratch_floats_for(const struct zero_unit_ctx *ctx, const struct gpt_dims *d);
+/* Backward scratch floats for ctx, as the saved bytes above */
+size_t gpt_attn_scratch_floats(const struct zero_unit_ctx *ctx, const struct gpt_dims *d);
 /* y (rows, C, fp32) from x (rows, C): nn_act or nn_stored */
 int gpt_attn_forward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
                      struct nn_operand x, float *y, const struct gpt_attn_saved *s);
-/* dx (rows, C) = input gradient + dx_beta * dx; scratch: gpt_attn_scratch_floats_for */
+/* dx (rows, C) = input gradient + dx_beta * dx; scratch: gpt_attn_scratch_floats */
 int gpt_attn_backward(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int p,
                       struct nn_operand x, const struct gpt_attn_saved *s, const float *dy,
                       float *dx, float dx_beta, float *scratch);

@@ -86,16 +86,16 @@ int gpt_layernorm_backward(struct zero_unit_ctx *ctx, int p, const float *x, con
 /* ---- the standalone unit: parameters weight (C), bias (C) ---- */
 
 /* saved: mean (rows), rstd (rows) */
-static size_t layernorm_saved_bytes(const struct zero_unit *u, int64_t rows)
+static size_t layernorm_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
     (void)u;
-    return 2 * (size_t)rows * sizeof(float);
+    return 2 * (size_t)ctx->rows * sizeof(float);
 }
 
 /* scratch: dx (rows, C) when the caller wants none (the first unit) */
-static size_t layernorm_scratch_bytes(const struct zero_unit *u, int64_t rows)
+static size_t layernorm_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return (size_t)rows * (size_t)u->in_width * sizeof(float);
+    return (size_t)ctx->rows * (size_t)u->in_width * sizeof(float);
 }
 
 static int layernorm_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,

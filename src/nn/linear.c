@@ -76,15 +76,15 @@ static int has_bias(const struct zero_unit *u)
     return u->nparams == 2;
 }
 
-static size_t linear_saved_bytes(const struct zero_unit *u, int64_t rows)
+static size_t linear_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    (void)u, (void)rows;
+    (void)u, (void)ctx;
     return 0; /* backward needs only its input x, which the engine keeps */
 }
 
-static size_t linear_scratch_bytes(const struct zero_unit *u, int64_t rows)
+static size_t linear_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    (void)u, (void)rows;
+    (void)u, (void)ctx;
     return 0;
 }
 

@@ -14,15 +14,15 @@ static int64_t hidden_of(const struct zero_unit *u)
 }
 
 /* saved: h (rows, hidden) = x W1^T + b1, then a (rows, hidden) = gelu(h) */
-static size_t mlp_block_saved_bytes(const struct zero_unit *u, int64_t rows)
+static size_t mlp_block_saved_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return 2 * (size_t)rows * (size_t)hidden_of(u) * sizeof(float);
+    return 2 * (size_t)ctx->rows * (size_t)hidden_of(u) * sizeof(float);
 }
 
 /* scratch: da (rows, hidden), overwritten in place by dh */
-static size_t mlp_block_scratch_bytes(const struct zero_unit *u, int64_t rows)
+static size_t mlp_block_scratch_bytes(const struct zero_unit *u, const struct zero_unit_ctx *ctx)
 {
-    return (size_t)rows * (size_t)hidden_of(u) * sizeof(float);
+    return (size_t)ctx->rows * (size_t)hidden_of(u) * sizeof(float);
 }
 
 static int mlp_block_forward(const struct zero_unit *u, struct zero_unit_ctx *ctx, const float *x,
