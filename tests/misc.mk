@@ -23,3 +23,7 @@ tests_test_tokenizer_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_tokenizer_LDADD = $(TEST_LDADD)
 TESTS += tests/test_tokenizer
 EXTRA_DIST += tests/fixtures/make_tokenizer_fixtures.py tests/fixtures/tokenizer
+
+# zero tokenize: text to llm.c shards (and the 32-bit variant) and back, bad input.
+TESTS += tests/test_tokenize_cli.sh
+EXTRA_DIST += tests/test_tokenize_cli.sh

@@ -56,6 +56,8 @@ struct zero_token_buf {
     int32_t *ids; /* (n), room for cap */
     int64_t n, cap;
 };
+/* Appends one id: 0 or ZERO_ENOMEM. */
+int zero_token_buf_push(struct zero_token_buf *b, int32_t id);
 void zero_token_buf_free(struct zero_token_buf *b);
 
 enum {

@@ -57,6 +57,11 @@ int tk_ids_push(struct zero_token_buf *b, int32_t id)
     return ZERO_OK;
 }
 
+int zero_token_buf_push(struct zero_token_buf *b, int32_t id)
+{
+    return tk_ids_push(b, id);
+}
+
 void zero_token_buf_free(struct zero_token_buf *b)
 {
     free(b->ids);
