@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "zero/error.h"
+#include "zero/tokens.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,6 +77,11 @@ enum {
  * Ids that name no token are skipped, as HF does. */
 int zero_tokenizer_decode(const struct zero_tokenizer *tok, const int32_t *ids, int64_t n,
                           unsigned flags, char **text, size_t *len, struct zero_error *err);
+
+/* The text of path encoded (no special tokens added) as a token stream; fails naming
+ * the file when it cannot be read or holds no tokens. */
+int zero_tokenizer_encode_file(const struct zero_tokenizer *tok, const char *path,
+                               struct zero_tokens *out, struct zero_error *err);
 
 /* A whole file's bytes, malloc'ed, NUL after them (not counted in *len): what encode
  * reads. Errors name the file. */

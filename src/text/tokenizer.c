@@ -258,6 +258,30 @@ int zero_tokenizer_encode(const struct zero_tokenizer *tok, const char *text, si
     return ZERO_OK;
 }
 
+int zero_tokenizer_encode_file(const struct zero_tokenizer *tok, const char *path,
+                               struct zero_tokens *out, struct zero_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char *text;
+    size_t len;
+    if (zero_text_file_read(path, &text, &len, err))
+        return err->code;
+    struct zero_token_buf ids = {0};
+    int rc = zero_tokenizer_encode(tok, text, len, 0, &ids, NULL, err);
+    free(text);
+    if (rc == ZERO_OK && ids.n == 0)
+        rc = zero_fail(err, ZERO_EFORMAT, "%s: no tokens (an empty file?)", path);
+    else if (rc)
+        zero_error_wrap(err, "%s: ", path);
+    if (rc) {
+        zero_token_buf_free(&ids);
+        return rc;
+    }
+    out->ids = ids.ids;
+    out->n = ids.n;
+    return ZERO_OK;
+}
+
 /* ---- decode ---- */
 
 int zero_tokenizer_decode(const struct zero_tokenizer *tok, const int32_t *ids, int64_t n,
