@@ -25,7 +25,7 @@ struct tk_decoder {
     pcre2_code *pattern; /* D_REPLACE */
     char *content;       /* D_REPLACE */
     size_t content_len;
-    struct tk_decoder **items; /* D_SEQUENCE (n_items) */
+    void **items; /* D_SEQUENCE (n_items): struct tk_decoder * */
     size_t n_items;
 };
 
@@ -100,6 +100,14 @@ static int count(const struct tk_where *w, json_t *j, const char *key, size_t *o
     return ZERO_OK;
 }
 
+static int load_item(const struct tk_where *w, json_t *j, void **out, struct zero_error *err)
+{
+    struct tk_decoder *item;
+    const int rc = tk_decoder_load(w, j, &item, err);
+    *out = item;
+    return rc;
+}
+
 static int load_one(const struct tk_where *w, json_t *j, const char *type, struct tk_decoder *d,
                     struct zero_error *err)
 {
@@ -139,19 +147,8 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type, struc
         if (scheme)
             d->prepend = strcmp(scheme, "never") != 0;
     } else if (strcmp(type, "Sequence") == 0) {
-        struct tk_where k = tk_where_key(w, "decoders");
-        json_t *arr = json_object_get(j, "decoders");
         d->kind = D_SEQUENCE;
-        if (!json_is_array(arr))
-            return tk_fail(&k, err, ZERO_EFORMAT, "expected an array");
-        if (!(d->items = calloc(json_array_size(arr) + 1, sizeof *d->items)))
-            return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
-        for (size_t i = 0; i < json_array_size(arr); i++) {
-            struct tk_where wi = tk_where_index(&k, i);
-            if (tk_decoder_load(&wi, json_array_get(arr, i), &d->items[d->n_items], err))
-                return err->code;
-            d->n_items += d->items[d->n_items] != NULL;
-        }
+        return tk_load_items(w, j, "decoders", load_item, &d->items, &d->n_items, err);
     } else {
         return tk_fail(w, err, ZERO_ENOTSUP,
                        "decoder \"%s\" is not supported (ByteLevel, ByteFallback, Fuse, Strip, "

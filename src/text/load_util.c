@@ -76,6 +76,24 @@ int tk_get_type(const struct tk_where *w, json_t *obj, const char **type, struct
     return ZERO_OK;
 }
 
+int tk_load_items(const struct tk_where *w, json_t *j, const char *key, tk_item_loader load,
+                  void ***items, size_t *n, struct zero_error *err)
+{
+    struct tk_where k = tk_where_key(w, key);
+    json_t *arr = json_object_get(j, key);
+    if (!json_is_array(arr))
+        return tk_fail(&k, err, ZERO_EFORMAT, "expected an array");
+    if (!(*items = calloc(json_array_size(arr) + 1, sizeof **items)))
+        return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        struct tk_where wi = tk_where_index(&k, i);
+        if (load(&wi, json_array_get(arr, i), &(*items)[*n], err))
+            return err->code;
+        *n += (*items)[*n] != NULL;
+    }
+    return ZERO_OK;
+}
+
 int tk_compile_regex(const struct tk_where *w, const char *pattern, size_t len, pcre2_code **re,
                      struct zero_error *err)
 {

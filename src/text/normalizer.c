@@ -14,8 +14,8 @@ struct tk_normalizer {
     pcre2_code *pattern;    /* NORM_REPLACE */
     char *text;             /* NORM_REPLACE: the content; NORM_PREPEND: what is prepended */
     size_t text_len;
-    int left, right;              /* NORM_STRIP */
-    struct tk_normalizer **items; /* NORM_SEQUENCE (n_items) */
+    int left, right; /* NORM_STRIP */
+    void **items;    /* NORM_SEQUENCE (n_items): struct tk_normalizer * */
     size_t n_items;
 };
 
@@ -39,23 +39,12 @@ static int copy_string(const char *s, char **out, size_t *len)
     return ZERO_OK;
 }
 
-static int load_sequence(const struct tk_where *w, json_t *j, struct tk_normalizer *nz,
-                         struct zero_error *err)
+static int load_item(const struct tk_where *w, json_t *j, void **out, struct zero_error *err)
 {
-    struct tk_where k = tk_where_key(w, "normalizers");
-    json_t *arr = json_object_get(j, "normalizers");
-    if (!json_is_array(arr))
-        return tk_fail(&k, err, ZERO_EFORMAT, "expected an array");
-    nz->items = calloc(json_array_size(arr) + 1, sizeof *nz->items);
-    if (!nz->items)
-        return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        struct tk_where wi = tk_where_index(&k, i);
-        if (tk_normalizer_load(&wi, json_array_get(arr, i), &nz->items[nz->n_items], err))
-            return err->code;
-        nz->n_items += nz->items[nz->n_items] != NULL;
-    }
-    return ZERO_OK;
+    struct tk_normalizer *item;
+    const int rc = tk_normalizer_load(w, j, &item, err);
+    *out = item;
+    return rc;
 }
 
 static int load_one(const struct tk_where *w, json_t *j, const char *type, struct tk_normalizer *nz,
@@ -92,7 +81,7 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type, struc
             return err->code;
     } else if (strcmp(type, "Sequence") == 0) {
         nz->kind = NORM_SEQUENCE;
-        return load_sequence(w, j, nz, err);
+        return tk_load_items(w, j, "normalizers", load_item, &nz->items, &nz->n_items, err);
     } else {
         return tk_fail(w, err, ZERO_ENOTSUP,
                        "normalizer \"%s\" is not supported (NFC, NFKC, NFD, NFKD, Replace, "

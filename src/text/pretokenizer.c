@@ -26,7 +26,7 @@ struct tk_pretokenizer {
     size_t replacement_len;
     enum prepend_scheme prepend;
     int split;
-    struct tk_pretokenizer **items; /* PT_SEQUENCE (n_items) */
+    void **items; /* PT_SEQUENCE (n_items): struct tk_pretokenizer * */
     size_t n_items;
 };
 
@@ -83,23 +83,12 @@ static int load_metaspace(const struct tk_where *w, json_t *j, struct tk_pretoke
     return ZERO_OK;
 }
 
-static int load_sequence(const struct tk_where *w, json_t *j, struct tk_pretokenizer *pt,
-                         struct zero_error *err)
+static int load_item(const struct tk_where *w, json_t *j, void **out, struct zero_error *err)
 {
-    struct tk_where k = tk_where_key(w, "pretokenizers");
-    json_t *arr = json_object_get(j, "pretokenizers");
-    if (!json_is_array(arr))
-        return tk_fail(&k, err, ZERO_EFORMAT, "expected an array");
-    pt->items = calloc(json_array_size(arr) + 1, sizeof *pt->items);
-    if (!pt->items)
-        return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        struct tk_where wi = tk_where_index(&k, i);
-        if (tk_pretokenizer_load(&wi, json_array_get(arr, i), &pt->items[pt->n_items], err))
-            return err->code;
-        pt->n_items += pt->items[pt->n_items] != NULL;
-    }
-    return ZERO_OK;
+    struct tk_pretokenizer *item;
+    const int rc = tk_pretokenizer_load(w, j, &item, err);
+    *out = item;
+    return rc;
 }
 
 static int load_one(const struct tk_where *w, json_t *j, const char *type,
@@ -139,7 +128,7 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type,
     }
     if (strcmp(type, "Sequence") == 0) {
         pt->kind = PT_SEQUENCE;
-        return load_sequence(w, j, pt, err);
+        return tk_load_items(w, j, "pretokenizers", load_item, &pt->items, &pt->n_items, err);
     }
     return tk_fail(w, err, ZERO_ENOTSUP,
                    "pre-tokenizer \"%s\" is not supported (ByteLevel, Split, Metaspace, Digits, "

@@ -114,6 +114,12 @@ int tk_get_bool(const struct tk_where *w, json_t *obj, const char *key, int dflt
 int tk_get_string(const struct tk_where *w, json_t *obj, const char *key, const char **out,
                   struct zero_error *err); /* NULL when missing or null */
 int tk_get_type(const struct tk_where *w, json_t *obj, const char **type, struct zero_error *err);
+/* The items of a Sequence component (j[key], an array), each loaded by load into
+ * *items (n of them; an item that is null is left out). */
+typedef int (*tk_item_loader)(const struct tk_where *w, json_t *j, void **out,
+                              struct zero_error *err);
+int tk_load_items(const struct tk_where *w, json_t *j, const char *key, tk_item_loader load,
+                  void ***items, size_t *n, struct zero_error *err);
 /* A "pattern" member: {"String": s} or {"Regex": r}, compiled as a regex either way. */
 int tk_get_pattern(const struct tk_where *w, json_t *obj, const char *key, pcre2_code **re,
                    struct zero_error *err);
