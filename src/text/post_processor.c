@@ -152,9 +152,10 @@ int tk_post_apply(const struct tk_post *pp, struct zero_token_buf *out, int64_t 
         if (tk_ids_push(out, 0))
             return ZERO_ENOMEM;
     const int64_t body = out->n - (int64_t)pp->n_before - from;
-    memmove(out->ids + from + pp->n_before, out->ids + from, (size_t)body * sizeof *out->ids);
-    if (pp->n_before)
+    if (pp->n_before) { /* the sequence moves right to make room (out->ids may be NULL else) */
+        memmove(out->ids + from + pp->n_before, out->ids + from, (size_t)body * sizeof *out->ids);
         memcpy(out->ids + from, pp->before, pp->n_before * sizeof *out->ids);
+    }
     for (size_t i = 0; i < pp->n_after; i++)
         if (tk_ids_push(out, pp->after[i]))
             return ZERO_ENOMEM;
