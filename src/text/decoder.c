@@ -38,6 +38,8 @@ struct strlist {
 
 static int list_end_string(struct strlist *l)
 {
+    if (tk_buf_reserve(&l->text, 0)) /* text.p is never NULL once a string is listed */
+        return ZERO_ENOMEM;
     if (l->n + 2 > l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
         size_t *o = realloc(l->off, cap * sizeof *o);
