@@ -67,3 +67,11 @@ noinst_PROGRAMS += %reldir%/exact_vec_bits
 bench_exact_vec_bits_SOURCES = %reldir%/exact_vec_bits.c
 bench_exact_vec_bits_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
 bench_exact_vec_bits_LDADD = libzero.la
+
+# encode tokens/s of src/text/ next to Hugging Face tokenizers (one thread), one run:
+# bench/tokenize --tokenizer tests/fixtures/tokenizer/gpt2.json --text docs/[a-z]*.md --hf PYTHON
+noinst_PROGRAMS += %reldir%/tokenize
+bench_tokenize_SOURCES = %reldir%/tokenize.c
+bench_tokenize_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_SRCDIR='"$(abs_top_srcdir)/bench"'
+bench_tokenize_LDADD = libzero.la
+EXTRA_DIST += %reldir%/tokenize_hf.py

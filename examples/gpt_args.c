@@ -106,6 +106,11 @@ static int table(struct gpt_args *a, struct opt *o)
                 "validation tokens (default: the last --val-fraction of "
                 "--data)",
                 K_STR, &a->val_data),
+        OPT_ANY("tokenizer", "FILE",
+                "the model's tokenizer.json (Hugging Face): text --data, --val-data and "
+                "--prompt are encoded with it, samples printed as text; --vocab-size grows to "
+                "its vocabulary",
+                K_STR, &a->tokenizer),
         OPT_NUM("val-fraction", "X", "share of --data kept for validation", K_REAL,
                 &a->val_fraction, 0.001, 0.5),
         OPT_NUM("digits", "D", "addition task: digits per operand", K_INT, &a->digits, 1, 9),

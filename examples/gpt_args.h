@@ -28,8 +28,9 @@ struct gpt_args {
     int mode;       /* enum zero_coll_mode, applied to cfg after parsing */
     int atom_order; /* enum zero_atom_order, likewise */
     /* data */
-    const char *data;     /* NULL: the addition task */
-    const char *val_data; /* NULL: the last --val-fraction of --data */
+    const char *data;      /* NULL: the addition task */
+    const char *val_data;  /* NULL: the last --val-fraction of --data */
+    const char *tokenizer; /* a tokenizer.json: text is encoded with it; NULL: bytes */
     double val_fraction;
     int digits;
     uint64_t data_seed;

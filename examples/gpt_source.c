@@ -4,15 +4,31 @@
 
 #include "gpt_source.h"
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A shard as it is; text as bytes, or encoded with the tokenizer. */
+static int read_tokens(struct zero_tokens *t, const char *path, int64_t V,
+                       const struct zero_tokenizer *tok, struct zero_error *err)
+{
+    if (tok && !ends_with(path, ".bin"))
+        return zero_tokenizer_encode_file(tok, path, t, err);
+    return zero_tokens_read(t, path, V, err);
+}
+
 /* Training and validation splits of --data (and --val-data). */
-static int open_files(struct gpt_source *s, const struct gpt_args *a, struct zero_error *err)
+static int open_files(struct gpt_source *s, const struct gpt_args *a,
+                      const struct zero_tokenizer *tok, struct zero_error *err)
 {
     const int64_t T = a->model.block_size, V = a->model.vocab_size;
-    int rc = zero_tokens_read(&s->train_tokens, a->data, V, err);
+    int rc = read_tokens(&s->train_tokens, a->data, V, tok, err);
     if (rc != ZERO_OK)
         return rc;
     if (a->val_data) {
-        if ((rc = zero_tokens_read(&s->val_tokens, a->val_data, V, err)))
+        if ((rc = read_tokens(&s->val_tokens, a->val_data, V, tok, err)))
             return rc;
         rc = zero_token_split_init(&s->train, &s->train_tokens, 0, s->train_tokens.n, T, a->data,
                                    err);
@@ -36,11 +52,12 @@ static int open_files(struct gpt_source *s, const struct gpt_args *a, struct zer
     return rc;
 }
 
-int gpt_source_open(struct gpt_source *s, const struct gpt_args *a, struct zero_error *err)
+int gpt_source_open(struct gpt_source *s, const struct gpt_args *a,
+                    const struct zero_tokenizer *tok, struct zero_error *err)
 {
     memset(s, 0, sizeof *s);
     if (a->data) {
-        int rc = open_files(s, a, err);
+        int rc = open_files(s, a, tok, err);
         if (rc != ZERO_OK)
             gpt_source_close(s);
         return rc;

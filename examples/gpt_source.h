@@ -8,6 +8,7 @@
 
 #include "gpt_args.h"
 #include "zero/addition.h"
+#include "zero/tokenizer.h"
 #include "zero/tokens.h"
 
 struct gpt_source {
@@ -18,8 +19,10 @@ struct gpt_source {
     char what[512]; /* one line saying what the data is */
 };
 
-/* Reads the files (every rank reads its own copy) or sets up the task. */
-int gpt_source_open(struct gpt_source *s, const struct gpt_args *a, struct zero_error *err);
+/* Reads the files (every rank reads its own copy) or sets up the task; text files are
+ * encoded with tok where there is one (NULL: bytes). */
+int gpt_source_open(struct gpt_source *s, const struct gpt_args *a,
+                    const struct zero_tokenizer *tok, struct zero_error *err);
 void gpt_source_close(struct gpt_source *s);
 
 /* tokens (n, T), labels (n, T) of training (val = 0) or validation sequences

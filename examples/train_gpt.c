@@ -41,9 +41,10 @@ struct trainer {
     struct zero_model *model;
     struct zero_engine *engine;
     struct gpt_source src;
-    int32_t *tokens, *labels; /* (m, T) each */
-    double val_loss;          /* the last validation, or -1 */
-    int64_t first_step;       /* --resume: where the data continues */
+    struct zero_tokenizer *tok; /* --tokenizer: text in, text out; NULL: bytes or ids */
+    int32_t *tokens, *labels;   /* (m, T) each */
+    double val_loss;            /* the last validation, or -1 */
+    int64_t first_step;         /* --resume: where the data continues */
 };
 
 /* ---- setup ---- */
@@ -115,7 +116,9 @@ static int setup(void *ctx, struct zero_error *err)
     int rc = program_device_open(&t->dev, &t->cfg, comm, err);
     if (!rc)
         rc = zero_nn_build_gpt(&t->model, &a->model, err);
-    if (!rc && (rc = gpt_source_open(&t->src, a, err)))
+    if (!rc && a->tokenizer && (rc = zero_tokenizer_load(&t->tok, a->tokenizer, err)))
+        zero_error_wrap(err, "--tokenizer: ");
+    if (!rc && (rc = gpt_source_open(&t->src, a, t->tok, err)))
         zero_error_wrap(err, "--data: ");
     if ((rc = example_agree(rc, err, comm)))
         return rc;
@@ -147,6 +150,7 @@ static void teardown(void *ctx)
     free(t->tokens);
     free(t->labels);
     gpt_source_close(&t->src);
+    zero_tokenizer_free(t->tok);
     zero_engine_destroy(t->engine);
     zero_model_destroy(t->model);
     zero_device_close(t->dev);
@@ -205,6 +209,9 @@ static void print_header(void *ctx)
     else
         printf("off\n");
     printf("data: %s\n", t->src.what);
+    if (t->tok)
+        printf("tokenizer: %s (%lld tokens)\n", a->tokenizer,
+               (long long)zero_tokenizer_vocab_size(t->tok));
     if (a->config)
         printf("config: %s (under the flags)\n", a->config);
     printf("init: %s\n", a->init_weights ? a->init_weights : "GPT-2's, seeded (--seed)");
@@ -331,24 +338,52 @@ static void resumed(void *ctx, int64_t first_step)
 
 /* ---- after training ---- */
 
-/* Tokens as text when they are bytes, else as ids; ends the line. */
-static void print_tokens(const int32_t *ids, int64_t n, int64_t V)
+/* Tokens as text: decoded by the tokenizer, as bytes for a byte vocabulary, else as
+ * ids; ends the line. */
+static void print_tokens(const struct trainer *t, const int32_t *ids, int64_t n)
 {
+    char *text = NULL;
+    size_t len = 0;
+    struct zero_error err = {0};
+    if (t->tok && zero_tokenizer_decode(t->tok, ids, n, 0, &text, &len, &err) == ZERO_OK) {
+        fwrite(text, 1, len, stdout);
+        if (len == 0 || text[len - 1] != '\n')
+            printf("\n");
+        free(text);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
-        if (V <= 256)
+        if (t->V <= 256)
             putchar((unsigned char)ids[i]);
         else
             printf("%s%d", i ? " " : "", (int)ids[i]);
     }
-    if (n == 0 || V > 256 || ids[n - 1] != '\n')
+    if (n == 0 || t->V > 256 || ids[n - 1] != '\n')
         printf("\n");
 }
 
-/* The prompt: --prompt as bytes, or a newline (GPT-2's <|endoftext|> for its
- * vocabulary). */
+/* The prompt: --prompt encoded by the tokenizer or as bytes; without one, the
+ * tokenizer's document boundary, GPT-2's <|endoftext|> for its vocabulary, or a
+ * newline. */
 static int64_t make_prompt(const struct trainer *t, int32_t *out, int64_t cap)
 {
     const char *p = t->a.prompt;
+    if (t->tok) {
+        struct zero_token_buf ids = {0};
+        struct zero_error err = {0};
+        int64_t n = 0;
+        if (p && *p && zero_tokenizer_encode(t->tok, p, strlen(p), 0, &ids, NULL, &err) == 0)
+            for (; n < cap && n < ids.n; n++)
+                out[n] = ids.ids[n] < t->V ? ids.ids[n] : 0;
+        zero_token_buf_free(&ids);
+        if (n > 0)
+            return n;
+        const int32_t eot = zero_tokenizer_eot(t->tok);
+        if (eot >= 0 && eot < t->V) {
+            out[0] = eot;
+            return 1;
+        }
+    }
     if (!p || !*p) {
         out[0] = t->V > 50256 ? 50256 : '\n' < t->V ? '\n' : 0;
         return 1;
@@ -379,7 +414,7 @@ static void sample_answers(struct trainer *t)
                          t->a.sample_seed + (uint64_t)i, out, MPI_COMM_WORLD, &err))
             die(t, &err);
         if (t->rank == 0 && !t->a.quiet)
-            print_tokens(out, plen + n, t->V);
+            print_tokens(t, out, plen + n);
     }
 }
 
@@ -403,7 +438,7 @@ static void sample(struct trainer *t)
                      a->top_k, a->sample_seed, ids, MPI_COMM_WORLD, &err))
         die(t, &err);
     if (t->rank == 0 && !a->quiet)
-        print_tokens(ids, plen + a->sample_tokens, t->V);
+        print_tokens(t, ids, plen + a->sample_tokens);
     free(ids);
 }
 
@@ -444,6 +479,25 @@ static int memory_table(struct trainer *t, struct zero_error *err)
     return stage_memory_table(stdout, &t->cfg, t->model, t->dev, &b, MPI_COMM_WORLD, err);
 }
 
+/* The model's tokenizer.json (--tokenizer; a model directory's own tokenizer.json goes
+ * the same way) is read twice: here at start-up, where the vocabulary grows to hold
+ * its ids before the ranks compare flags, and again in setup for the run (start-up
+ * keeps nothing that a failed start would have to free). */
+static int tokenizer_vocab(struct trainer *t, const char *path, char *msg, size_t len)
+{
+    struct zero_tokenizer *tok;
+    struct zero_error err = {0};
+    if (zero_tokenizer_load(&tok, path, &err)) {
+        snprintf(msg, len, "train_gpt: --tokenizer: %s", err.msg);
+        return -1;
+    }
+    const int64_t V = zero_tokenizer_vocab_size(tok);
+    if (t->a.model.vocab_size < V)
+        t->a.model.vocab_size = V;
+    zero_tokenizer_free(tok);
+    return 0;
+}
+
 /* Flags, config and input files, this rank's view: its status and the fields
  * every rank must agree on (program.h). */
 static void startup(void *ctx, int argc, char **argv, struct program_startup *su, int *help)
@@ -453,6 +507,13 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
     enum gpt_args_result parsed = gpt_args_parse(&t->a, argc, argv, msg, sizeof msg);
     if (!program_startup_parsed(su, parsed == GPT_ARGS_HELP, parsed == GPT_ARGS_USAGE, msg, help))
         return;
+    if (t->a.tokenizer) {
+        program_input_file(su, "--tokenizer", t->a.tokenizer);
+        if (tokenizer_vocab(t, t->a.tokenizer, msg, sizeof msg)) {
+            program_fail_text(su, 1, msg);
+            return;
+        }
+    }
     gpt_args_fields(&t->a, su);
     if (resolve_config(t, msg, sizeof msg)) {
         program_fail_text(su, 2, msg);

@@ -13,15 +13,15 @@
 # fuzz-corpus/NAME/ of the build directory; a crash leaves its input in
 # fuzz-artifacts/ and fails the make (fuzz/run-fuzzer.sh).
 FUZZ_SECONDS = 30
-FUZZ_TARGETS = config ckpt ckpt_load safetensors tokens args
+FUZZ_TARGETS = config ckpt ckpt_load safetensors tokens args tokenizer encode
 EXTRA_DIST += fuzz/corpus fuzz/config.dict fuzz/args.dict fuzz/run-fuzzer.sh fuzz/fuzz_util.h \
 	fuzz/fuzz_config.c fuzz/fuzz_ckpt.c fuzz/fuzz_ckpt_load.c fuzz/fuzz_safetensors.c \
-	fuzz/fuzz_tokens.c fuzz/fuzz_args.c
+	fuzz/fuzz_tokens.c fuzz/fuzz_args.c fuzz/fuzz_tokenizer.c fuzz/fuzz_encode.c
 
 if ENABLE_FUZZING
 FUZZ_LDADD = libzero.la $(JANSSON_LIBS) -lm
 noinst_PROGRAMS += fuzz/fuzz_config fuzz/fuzz_ckpt fuzz/fuzz_ckpt_load fuzz/fuzz_safetensors \
-	fuzz/fuzz_tokens fuzz/fuzz_args
+	fuzz/fuzz_tokens fuzz/fuzz_args fuzz/fuzz_tokenizer fuzz/fuzz_encode
 # ds_config.json loader
 fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c fuzz/fuzz_util.h
 fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
@@ -55,6 +55,18 @@ fuzz_fuzz_args_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_args_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_args_LDADD = $(FUZZ_LDADD)
 
+# the tokenizer.json reader (src/text/), then a few encodes of what it loaded
+fuzz_fuzz_tokenizer_SOURCES = fuzz/fuzz_tokenizer.c fuzz/fuzz_util.h
+fuzz_fuzz_tokenizer_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+fuzz_fuzz_tokenizer_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+fuzz_fuzz_tokenizer_LDADD = $(FUZZ_LDADD)
+# encode and decode of any bytes with the tokenizers of tests/fixtures/tokenizer/
+fuzz_fuzz_encode_SOURCES = fuzz/fuzz_encode.c fuzz/fuzz_util.h
+fuzz_fuzz_encode_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_FIXTURES='"$(abs_top_srcdir)/tests/fixtures/tokenizer"'
+fuzz_fuzz_encode_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+fuzz_fuzz_encode_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+fuzz_fuzz_encode_LDADD = $(FUZZ_LDADD)
+
 FUZZ_RUN = FUZZ_SECONDS='$(FUZZ_SECONDS)' LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/lsan.supp' \
 	$(SHELL) $(srcdir)/fuzz/run-fuzzer.sh $(srcdir)/fuzz
 fuzz-smoke: $(FUZZ_TARGETS:%=fuzz/fuzz_%$(EXEEXT))
@@ -71,15 +83,21 @@ fuzz-tokens: fuzz/fuzz_tokens$(EXEEXT)
 	$(FUZZ_RUN) tokens
 fuzz-args: fuzz/fuzz_args$(EXEEXT)
 	$(FUZZ_RUN) args
+fuzz-tokenizer: fuzz/fuzz_tokenizer$(EXEEXT)
+	$(FUZZ_RUN) tokenizer
+fuzz-encode: fuzz/fuzz_encode$(EXEEXT)
+	$(FUZZ_RUN) encode
 else
-fuzz-smoke fuzz-config fuzz-ckpt fuzz-ckpt-load fuzz-safetensors fuzz-tokens fuzz-args:
+fuzz-smoke fuzz-config fuzz-ckpt fuzz-ckpt-load fuzz-safetensors fuzz-tokens fuzz-args \
+fuzz-tokenizer fuzz-encode:
 	@echo "make $@: this build has no fuzzers. Build them in a directory of their own:" >&2
 	@echo "  apt-get install clang   (libFuzzer: libclang-rt-14-dev comes with it)" >&2
 	@echo "  OMPI_CC=clang ../configure --enable-fuzzing --without-cuda --without-nccl" >&2
 	@echo "  (or ./quickstart.sh fuzz, which does both and runs make fuzz-smoke)" >&2
 	@exit 1
 endif
-.PHONY: fuzz-smoke fuzz-config fuzz-ckpt fuzz-ckpt-load fuzz-safetensors fuzz-tokens fuzz-args
+.PHONY: fuzz-smoke fuzz-config fuzz-ckpt fuzz-ckpt-load fuzz-safetensors fuzz-tokens fuzz-args \
+	fuzz-tokenizer fuzz-encode
 clean-local: clean-local-fuzz
 clean-local-fuzz:
 	-rm -rf fuzz-corpus fuzz-artifacts

@@ -6,6 +6,7 @@
 #                ZeRO-Offload (host optimizer) and ZeRO-Infinity (NVMe swapping)
 #   nn/          the model container and the built-in layers (MLP, GPT-2)
 #   data/        token files, the addition task, deterministic synthetic batches
+#   text/        the model's own tokenizer (tokenizer.json): encode and decode text
 #   config/      ds_config.json: key table, loader, "auto", validation, printer
 #   checkpoint/  sharded checkpoints: format, metadata, files, reading, offline export
 #   io/          safetensors, asynchronous file I/O (io_uring or threads)
@@ -15,6 +16,7 @@ include %reldir%/base/local.mk
 include %reldir%/engine/local.mk
 include %reldir%/nn/local.mk
 include %reldir%/data/local.mk
+include %reldir%/text/local.mk
 include %reldir%/config/local.mk
 include %reldir%/checkpoint/local.mk
 include %reldir%/io/local.mk

@@ -46,3 +46,8 @@ tests_test_attention_state_SOURCES = tests/test_attention_state.c \
 tests_test_attention_state_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_attention_state_LDADD = $(TEST_LDADD)
 TESTS += tests/test_attention_state.np1
+
+# train_gpt --tokenizer: text encoded on the fly = zero tokenize's shards, text samples,
+# 1 rank = 2 ranks, 32-bit shards, bad tokenizers refused.
+TESTS += tests/test_train_gpt_text.sh
+EXTRA_DIST += tests/test_train_gpt_text.sh

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "zero/addition.h"
@@ -131,6 +132,77 @@ START_TEST(test_llmc_bad_files_fail_naming_file_and_problem)
 }
 END_TEST
 
+static int64_t file_size(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (int64_t)st.st_size;
+}
+
+static int32_t header_field(const char *path, int k)
+{
+    unsigned char h[12];
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fread(h, 1, 12, f), 12);
+    fclose(f);
+    return (int32_t)((uint32_t)h[4 * k] | (uint32_t)h[4 * k + 1] << 8 |
+                     (uint32_t)h[4 * k + 2] << 16 | (uint32_t)h[4 * k + 3] << 24);
+}
+
+START_TEST(test_vocabulary_over_65536_writes_and_reads_32_bit_shards)
+{
+    /* Llama 3's vocabulary: ids up to 128255 need the 32-bit variant */
+    int32_t ids[300];
+    for (int i = 0; i < 300; i++)
+        ids[i] = (i * 7919) % 128256;
+    ids[7] = 128255;
+    struct zero_error err = {0};
+    const char *p = path_of("wide.bin");
+    ck_assert_int_eq(zero_tokens_write(p, ids, 300, 128256, &err), ZERO_OK);
+    ck_assert_int_eq(header_field(p, 0), ZERO_TOKENS32_MAGIC);
+    ck_assert_int_eq(header_field(p, 1), ZERO_TOKENS32_VERSION);
+    ck_assert_int_eq(header_field(p, 2), 300);
+    ck_assert_int_eq(file_size(p), 1024 + 4 * 300);
+    struct zero_tokens t;
+    ck_assert_int_eq(zero_tokens_read(&t, p, 128256, &err), ZERO_OK);
+    ck_assert_int_eq(t.n, 300);
+    ck_assert_mem_eq(t.ids, ids, sizeof ids);
+    zero_tokens_free(&t);
+    /* a smaller vocabulary is refused by the reader, naming the token */
+    expect_llmc_error(p, 100000, "token 7 is 128255");
+    /* and the writer refuses ids outside the vocabulary it is told */
+    ck_assert_int_ne(zero_tokens_write(p, ids, 300, 128255, &err), ZERO_OK);
+    ck_assert_msg(strstr(err.msg, "token 7 is 128255, outside the vocabulary of 128255"), "%s",
+                  err.msg);
+}
+END_TEST
+
+START_TEST(test_vocabulary_up_to_65536_writes_llmc_uint16_shards)
+{
+    int32_t ids[10] = {0, 1, 2, 65535, 4, 5, 6, 7, 8, 9};
+    struct zero_error err = {0};
+    const char *p = path_of("narrow.bin");
+    ck_assert_int_eq(zero_tokens_write(p, ids, 10, 65536, &err), ZERO_OK);
+    ck_assert_int_eq(header_field(p, 0), ZERO_LLMC_MAGIC);
+    ck_assert_int_eq(file_size(p), 1024 + 2 * 10);
+    struct zero_tokens t;
+    ck_assert_int_eq(zero_tokens_read(&t, p, 65536, &err), ZERO_OK);
+    ck_assert_mem_eq(t.ids, ids, sizeof ids);
+    zero_tokens_free(&t);
+}
+END_TEST
+
+START_TEST(test_32_bit_shard_bad_headers_fail_naming_file_and_problem)
+{
+    /* the uint16 body a 32-bit header does not match: half the bytes it says */
+    expect_llmc_error(write_shard("wide_trunc.bin", ZERO_TOKENS32_MAGIC, 1, 10, 10), 50257,
+                      "truncated");
+    expect_llmc_error(write_shard("wide_version.bin", ZERO_TOKENS32_MAGIC, 2, 5, 10), 50257,
+                      "version 2, only version 1 (uint32 tokens)");
+}
+END_TEST
+
 START_TEST(test_sequences_are_windows_of_t_plus_one_and_wrap)
 {
     struct zero_tokens t = {.n = 23};
@@ -233,6 +305,9 @@ static Suite *data_suite(void)
     tcase_add_test(tc, test_llmc_shard_round_trips);
     tcase_add_test(tc, test_llmc_shard_written_by_hand_reads);
     tcase_add_test(tc, test_llmc_bad_files_fail_naming_file_and_problem);
+    tcase_add_test(tc, test_vocabulary_over_65536_writes_and_reads_32_bit_shards);
+    tcase_add_test(tc, test_vocabulary_up_to_65536_writes_llmc_uint16_shards);
+    tcase_add_test(tc, test_32_bit_shard_bad_headers_fail_naming_file_and_problem);
     tcase_add_test(tc, test_sequences_are_windows_of_t_plus_one_and_wrap);
     tcase_add_test(tc, test_addition_problem_text_is_zero_padded);
     tcase_add_test(tc, test_addition_sequences_are_a_problem_padded_with_newlines);

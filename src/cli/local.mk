@@ -20,3 +20,6 @@ src_cli_zero_SOURCES += %reldir%/cli_run.c %reldir%/cli_run.h %reldir%/estimate.
 
 # checkpoints: zero ckpt inspect DIR | zero ckpt export DIR -o FILE [--dtype D]
 src_cli_zero_SOURCES += %reldir%/ckpt.c
+
+# text to token shards and back: zero tokenize --tokenizer tokenizer.json FILE... --out DIR
+src_cli_zero_SOURCES += %reldir%/tokenize.c

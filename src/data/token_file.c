@@ -82,29 +82,32 @@ static int32_t le32(const unsigned char *p)
                      (uint32_t)p[3] << 24);
 }
 
-/* The header's token count, after checking magic, version and the file's size. */
+/* The header's token count and the bytes of one token (2: llm.c's uint16, 4: the
+ * 32-bit variant), after checking magic, version and the file's size. */
 static int check_llmc_header(const unsigned char *h, int64_t bytes, const char *path,
-                             int64_t *count, struct zero_error *err)
+                             int64_t *count, int *width, struct zero_error *err)
 {
     const int32_t magic = le32(h), version = le32(h + 4);
-    if (magic != ZERO_LLMC_MAGIC)
+    if (magic != ZERO_LLMC_MAGIC && magic != ZERO_TOKENS32_MAGIC)
         return zero_fail(err, ZERO_EFORMAT,
                          "%s: not an llm.c token shard: magic %d, expected "
-                         "%d",
-                         path, (int)magic, ZERO_LLMC_MAGIC);
-    if (version != ZERO_LLMC_VERSION)
+                         "%d (uint16 tokens) or %d (32-bit tokens)",
+                         path, (int)magic, ZERO_LLMC_MAGIC, ZERO_TOKENS32_MAGIC);
+    *width = magic == ZERO_LLMC_MAGIC ? 2 : 4;
+    const int32_t want = *width == 2 ? ZERO_LLMC_VERSION : ZERO_TOKENS32_VERSION;
+    if (version != want)
         return zero_fail(err, ZERO_EFORMAT,
-                         "%s: llm.c shard version %d, only version %d (uint16 "
-                         "tokens) is supported",
-                         path, (int)version, ZERO_LLMC_VERSION);
+                         "%s: %s shard version %d, only version %d (%s tokens) is supported", path,
+                         *width == 2 ? "llm.c" : "32-bit token", (int)version, (int)want,
+                         *width == 2 ? "uint16" : "uint32");
     *count = le32(h + 8);
     const int64_t body = bytes - LLMC_HEADER_BYTES;
-    if (*count < 0 || *count * 2 != body)
+    if (*count < 0 || *count * *width != body)
         return zero_fail(err, ZERO_EFORMAT,
                          "%s: the header says %lld tokens (%lld bytes) but "
                          "%lld bytes follow it (%s)",
-                         path, (long long)*count, (long long)(*count * 2), (long long)body,
-                         *count * 2 > body ? "truncated" : "trailing bytes");
+                         path, (long long)*count, (long long)(*count * *width), (long long)body,
+                         *count * *width > body ? "truncated" : "trailing bytes");
     if (*count == 0)
         return zero_fail(err, ZERO_EFORMAT, "%s: the shard holds no tokens", path);
     return ZERO_OK;
@@ -116,6 +119,7 @@ int zero_tokens_read_llmc(struct zero_tokens *t, const char *path, int64_t vocab
     memset(t, 0, sizeof *t);
     FILE *f;
     int64_t bytes, count = 0;
+    int width = 2;
     int rc = open_sized(path, &f, &bytes, err);
     if (rc != ZERO_OK)
         return rc;
@@ -128,20 +132,23 @@ int zero_tokens_read_llmc(struct zero_tokens *t, const char *path, int64_t vocab
     if (rc == ZERO_OK)
         rc = read_all(f, header, sizeof header, path, err);
     if (rc == ZERO_OK)
-        rc = check_llmc_header(header, bytes, path, &count, err);
-    if (rc == ZERO_OK && (body = zero_size_alloc(count, 2, "tokens", err)) == NULL)
+        rc = check_llmc_header(header, bytes, path, &count, &width, err);
+    if (rc == ZERO_OK && (body = zero_size_alloc(count, (size_t)width, "tokens", err)) == NULL)
         rc = zero_error_wrap(err, "%s: ", path);
     if (rc == ZERO_OK)
-        rc = read_all(f, body, (size_t)count * 2, path, err);
+        rc = read_all(f, body, (size_t)count * (size_t)width, path, err);
     if (rc == ZERO_OK)
         rc = alloc_ids(t, count, path, err);
     for (int64_t i = 0; rc == ZERO_OK && i < count; i++) {
-        t->ids[i] = (int32_t)(body[2 * i] | body[2 * i + 1] << 8);
-        if (t->ids[i] >= vocab)
+        const unsigned char *p = body + i * width;
+        const int64_t id = width == 2 ? (int64_t)(p[0] | p[1] << 8) : (int64_t)(uint32_t)le32(p);
+        if (id >= vocab)
             rc = zero_fail(err, ZERO_EFORMAT,
-                           "%s: token %lld is %d, outside the vocabulary of "
+                           "%s: token %lld is %lld, outside the vocabulary of "
                            "%lld (--vocab-size)",
-                           path, (long long)i, (int)t->ids[i], (long long)vocab);
+                           path, (long long)i, (long long)id, (long long)vocab);
+        else
+            t->ids[i] = (int32_t)id;
     }
     free(body);
     fclose(f);
@@ -170,15 +177,10 @@ int zero_tokens_read(struct zero_tokens *t, const char *path, int64_t vocab, str
     return zero_tokens_read_text(t, path, err);
 }
 
-int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n, struct zero_error *err)
+/* Writes the shard: header, then each id in width (2 or 4) little-endian bytes. */
+static int write_shard(const char *path, const int32_t *ids, int64_t n, int width,
+                       struct zero_error *err)
 {
-    if (n < 0 || n > INT32_MAX)
-        return zero_fail(err, ZERO_EINVAL, "%s: %lld tokens do not fit an llm.c header", path,
-                         (long long)n);
-    for (int64_t i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] > 65535)
-            return zero_fail(err, ZERO_EINVAL, "%s: token %lld is %d, not a uint16", path,
-                             (long long)i, (int)ids[i]);
     struct zero_replace out;
     FILE *f = NULL;
     if (zero_replace_begin(&out, path, err))
@@ -188,20 +190,58 @@ int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n, stru
         return err->code;
     }
     unsigned char header[LLMC_HEADER_BYTES] = {0};
-    const uint32_t fields[3] = {ZERO_LLMC_MAGIC, ZERO_LLMC_VERSION, (uint32_t)n};
+    const uint32_t fields[3] = {width == 2 ? ZERO_LLMC_MAGIC : ZERO_TOKENS32_MAGIC,
+                                width == 2 ? ZERO_LLMC_VERSION : ZERO_TOKENS32_VERSION,
+                                (uint32_t)n};
     for (int k = 0; k < 3; k++)
         for (int b = 0; b < 4; b++)
             header[4 * k + b] = (unsigned char)(fields[k] >> (8 * b));
     int ok = fwrite(header, 1, sizeof header, f) == sizeof header;
     for (int64_t i = 0; ok && i < n; i++) {
-        const unsigned char v[2] = {(unsigned char)ids[i], (unsigned char)(ids[i] >> 8)};
-        ok = fwrite(v, 1, 2, f) == 2;
+        const uint32_t id = (uint32_t)ids[i];
+        const unsigned char v[4] = {(unsigned char)id, (unsigned char)(id >> 8),
+                                    (unsigned char)(id >> 16), (unsigned char)(id >> 24)};
+        ok = fwrite(v, 1, (size_t)width, f) == (size_t)width;
     }
     if (!ok) {
         zero_replace_abort(&out);
         return zero_fail(err, ZERO_EIO, "%s: write failed: %s", path, strerror(errno));
     }
     return zero_replace_commit(&out, err);
+}
+
+/* Refuses what a shard header cannot say and ids outside 0..limit-1. */
+static int check_ids(const char *path, const int32_t *ids, int64_t n, int64_t limit,
+                     const char *what, struct zero_error *err)
+{
+    if (n < 0 || n > INT32_MAX)
+        return zero_fail(err, ZERO_EINVAL, "%s: %lld tokens do not fit an llm.c header", path,
+                         (long long)n);
+    for (int64_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= limit)
+            return zero_fail(err, ZERO_EINVAL, "%s: token %lld is %d, %s", path, (long long)i,
+                             (int)ids[i], what);
+    return ZERO_OK;
+}
+
+int zero_tokens_write_llmc(const char *path, const int32_t *ids, int64_t n, struct zero_error *err)
+{
+    if (check_ids(path, ids, n, 65536, "not a uint16", err))
+        return err->code;
+    return write_shard(path, ids, n, 2, err);
+}
+
+int zero_tokens_write(const char *path, const int32_t *ids, int64_t n, int64_t vocab,
+                      struct zero_error *err)
+{
+    if (vocab < 1 || vocab > INT32_MAX)
+        return zero_fail(err, ZERO_EINVAL, "%s: a vocabulary of %lld tokens", path,
+                         (long long)vocab);
+    char what[64];
+    snprintf(what, sizeof what, "outside the vocabulary of %lld", (long long)vocab);
+    if (check_ids(path, ids, n, vocab, what, err))
+        return err->code;
+    return write_shard(path, ids, n, vocab <= 65536 ? 2 : 4, err);
 }
 
 void zero_tokens_free(struct zero_tokens *t)
