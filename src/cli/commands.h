@@ -13,7 +13,8 @@
     X(schedule, "one training step as the ordered list of what a rank computes and sends")         \
     X(memory, "measured per-rank memory ledger of stages 0-3 next to theory (--svg)")              \
     X(verify, "same model, data and seed in stages 0-3: per-step weight hashes, first diff")       \
-    X(ckpt, "inspect a sharded checkpoint (verify every checksum) or export it to safetensors")
+    X(ckpt, "inspect a sharded checkpoint (verify every checksum) or export it to safetensors")    \
+    X(diff, "two runs' weights tensor by tensor: ulps, first difference, verdict by an envelope")
 
 #define ZERO_COMMAND_DECLARE(name, summary) int zero_cmd_##name(int argc, char **argv);
 ZERO_COMMANDS(ZERO_COMMAND_DECLARE)

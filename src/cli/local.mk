@@ -20,3 +20,8 @@ src_cli_zero_SOURCES += %reldir%/cli_run.c %reldir%/cli_run.h %reldir%/estimate.
 
 # checkpoints: zero ckpt inspect DIR | zero ckpt export DIR -o FILE [--dtype D]
 src_cli_zero_SOURCES += %reldir%/ckpt.c
+
+# another run's weights against ours: zero diff A B [--envelope FILE]
+src_cli_zero_SOURCES += %reldir%/diff.c %reldir%/diff_weights.c %reldir%/diff_weights.h \
+	%reldir%/tensor_diff.c %reldir%/tensor_diff.h %reldir%/weight_names.c \
+	%reldir%/weight_names.h %reldir%/envelope.c %reldir%/envelope.h

@@ -1,0 +1,12 @@
+# tests/reference.mk -- libzero as the reference for another run: zero diff, the
+# trajectory file, the order seed and the rounding envelope (included by tests/local.mk).
+
+# st_plant: safetensors files with planted differences (one ulp, a NaN, a transpose, a
+# rename, a missing tensor, wrapper prefixes, a tied head) for test_diff.sh.
+check_PROGRAMS += tests/st_plant
+tests_st_plant_SOURCES = tests/st_plant.c
+tests_st_plant_LDADD = libzero.la -lm
+
+# zero diff on the planted files: each difference found, named and given its exit status.
+TESTS += tests/test_diff.sh
+EXTRA_DIST += tests/test_diff.sh
