@@ -10,3 +10,7 @@ tests_st_plant_LDADD = libzero.la -lm
 # zero diff on the planted files: each difference found, named and given its exit status.
 TESTS += tests/test_diff.sh
 EXTRA_DIST += tests/test_diff.sh
+
+# the trajectory file's schema and hashes; --order-seed holding stages 0-3 and N = 1-4.
+TESTS += tests/test_trajectory.sh
+EXTRA_DIST += tests/test_trajectory.sh

@@ -2,6 +2,9 @@
  *
  *     st_plant --make OUT               a small GPT-2-shaped file (wte, h.0.*, ln_f)
  *     st_plant IN OUT [edits...]        IN's tensors, edited, written to OUT
+ *     st_plant --hash IN                "NAME HASH" per tensor: FNV-1a 64 over its fp32
+ *                                       values' little-endian bytes (trajectory.h's hash,
+ *                                       computed here independently)
  *
  * edits, applied in order to the named tensor (a name as stored in IN):
  *     --ulp NAME I        element I one ulp up (in its stored dtype)
@@ -150,10 +153,24 @@ static int save(const char *path)
     return rc ? 1 : 0;
 }
 
+static int print_hashes(void)
+{
+    for (int k = 0; k < nt; k++) {
+        uint64_t h = 14695981039346656037ull;
+        const unsigned char *b = (const unsigned char *)t[k].v;
+        for (size_t j = 0; j < (size_t)numel(&t[k]) * 4; j++) /* a little-endian host */
+            h = (h ^ b[j]) * 1099511628211ull;
+        printf("%s %016llx\n", t[k].name, (unsigned long long)h);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int i = 3;
     const char *out;
+    if (argc == 3 && strcmp(argv[1], "--hash") == 0)
+        return load(argv[2]) ? 1 : print_hashes();
     if (argc >= 3 && strcmp(argv[1], "--make") == 0) {
         make();
         out = argv[2];

@@ -6,14 +6,25 @@
 #include <string.h>
 
 #include "commands.h"
+#include "diff_trajectory.h"
 #include "diff_weights.h"
 #include "envelope.h"
+#include "trajectory_read.h"
 
 static const char usage_text[] =
     "usage: zero diff A B [--envelope FILE [--step S] [--factor F]] [--brief]\n"
     "\n"
     "A and B are two .safetensors files (e.g. libzero's --save-weights and another\n"
-    "trainer's state_dict). Tensors are matched by name with the wrappers' prefixes\n"
+    "trainer's state_dict), or two trajectory files (a trainer's --trajectory FILE).\n"
+    "\n"
+    "Trajectories are compared step by step: the loss, the grad norm before clipping, the\n"
+    "lr, the loss scale, the fp16 skip and every tensor's hash; where hashes differ and\n"
+    "both runs wrote that step's weights (--trajectory-weights-every), the weights as\n"
+    "below. With an envelope the loss and grad norm are inside when |A - B| is at most\n"
+    "F times the envelope's at that step, the lr and loss scale when within 1e-12 of\n"
+    "each other (formulas in double); differing hashes without weights are not measured.\n"
+    "\n"
+    "Weights: tensors are matched by name with the wrappers' prefixes\n"
     "stripped (module., _orig_mod., transformer., model.); a tensor in one file only is\n"
     "skipped when it is a buffer (.attn.bias, .attn.masked_bias, rotary_emb.inv_freq) or a\n"
     "tied copy (lm_head.weight equal to its own file's embedding), else reported missing.\n"
@@ -65,6 +76,20 @@ static void print_verdict(const struct diff_summary *s, int judged)
                s->outside + s->missing, total, s->first_outside);
 }
 
+static void print_trajectory_verdict(const struct traj_summary *t)
+{
+    int total = t->steps + t->only_one;
+    if (t->outside || t->only_one)
+        printf("verdict: OUTSIDE: %d of %d steps (first: %s)\n", t->outside + t->only_one, total,
+               t->first_outside);
+    else if (t->inside || t->unmeasured)
+        printf("verdict: inside the envelope: %d of %d steps differ, none beyond it%s\n",
+               t->inside + t->unmeasured, total,
+               t->unmeasured ? " (some tensors not measured: no weights there)" : "");
+    else
+        printf("verdict: equal: %d of %d steps bit-identical\n", t->equal, total);
+}
+
 int zero_cmd_diff(int argc, char **argv)
 {
     const char *files[2] = {NULL, NULL}, *envelope_path = NULL;
@@ -110,15 +135,30 @@ int zero_cmd_diff(int argc, char **argv)
         }
         o.envelope = &env;
     }
-    struct diff_summary s;
-    printf("A: %s\nB: %s\n", files[0], files[1]);
-    int rc = diff_weights(files[0], files[1], &o, stdout, &s, msg, sizeof msg);
-    if (rc) {
+    int traj[2] = {trajectory_sniff(files[0]), trajectory_sniff(files[1])}, rc;
+    if (traj[0] != traj[1]) {
+        fprintf(stderr, "zero diff: %s is a trajectory file, %s is not: give two of a kind\n",
+                files[traj[0] ? 0 : 1], files[traj[0] ? 1 : 0]);
+        rc = 2;
+    } else if (traj[0]) {
+        struct traj_summary t;
+        rc = diff_trajectories(files[0], files[1], &o, stdout, &t, msg, sizeof msg);
+        if (rc == 0) {
+            print_trajectory_verdict(&t);
+            rc = t.outside || t.only_one ? 1 : 0;
+        }
+    } else {
+        struct diff_summary s;
+        printf("A: %s\nB: %s\n", files[0], files[1]);
+        rc = diff_weights(files[0], files[1], &o, stdout, &s, msg, sizeof msg);
+        if (rc == 0) {
+            print_verdict(&s, o.envelope != NULL);
+            rc = s.outside || s.missing ? 1 : 0;
+        }
+    }
+    if (rc == 2 && !(traj[0] != traj[1])) {
         fflush(stdout);
         fprintf(stderr, "zero diff: %s\n", msg);
-    } else {
-        print_verdict(&s, o.envelope != NULL);
-        rc = s.outside || s.missing ? 1 : 0;
     }
     if (envelope_path)
         envelope_free(&env);
