@@ -14,3 +14,7 @@ EXTRA_DIST += tests/test_diff.sh
 # the trajectory file's schema and hashes; --order-seed holding stages 0-3 and N = 1-4.
 TESTS += tests/test_trajectory.sh
 EXTRA_DIST += tests/test_trajectory.sh
+
+# zero envelope of 4 order seeds; native mode and reorderings inside, planted bugs outside.
+TESTS += tests/test_envelope.sh
+EXTRA_DIST += tests/test_envelope.sh

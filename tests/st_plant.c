@@ -16,7 +16,8 @@
  *     --copy NAME NEW     a second copy of NAME called NEW (a tied head)
  *     --prefix P          every name prefixed with P
  *     --dtype D           every float tensor stored as D (fp32, bf16, fp16)
- *     --meta KEY VALUE    a "__metadata__" entry */
+ *     --meta KEY VALUE    a "__metadata__" entry
+ *     --swap-rows I J     rows I and J of every tensor swapped (samples of a data file) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,8 @@ struct tensor {
     char name[256];
     int ndim;
     int64_t shape[2];
-    float *v; /* numel fp32 values */
+    float *v;    /* numel fp32 values (floating tensors) */
+    int64_t *iv; /* numel values (integer tensors) */
     enum zero_dtype dtype;
     int dropped;
 };
@@ -110,7 +112,11 @@ static int load(const char *path)
         struct tensor *x =
             add(d->name, d->ndim, d->ndim > 0 ? d->shape[0] : 1, d->ndim > 1 ? d->shape[1] : 0);
         x->dtype = d->dtype;
-        if (zero_st_read(f, i, x->v, ZERO_F32, (size_t)numel(x), &err)) {
+        int integer = d->dtype == ZERO_I32 || d->dtype == ZERO_I64;
+        if (integer && !(x->iv = calloc((size_t)numel(x), sizeof *x->iv)))
+            return 1;
+        if (zero_st_read(f, i, integer ? (void *)x->iv : (void *)x->v,
+                         integer ? ZERO_I64 : ZERO_F32, (size_t)numel(x), &err)) {
             fprintf(stderr, "st_plant: %s\n", err.msg);
             return 1;
         }
@@ -142,8 +148,9 @@ static int save(const char *path)
     int rc = zero_st_writer_begin(&w, path, d, n, meta, nmeta, &err);
     for (int i = 0; rc == 0 && i < nt; i++)
         if (!t[i].dropped)
-            rc = zero_st_writer_put_named(w, t[i].name, t[i].v, ZERO_F32, (size_t)numel(&t[i]),
-                                          &err);
+            rc =
+                zero_st_writer_put_named(w, t[i].name, t[i].iv ? (void *)t[i].iv : (void *)t[i].v,
+                                         t[i].iv ? ZERO_I64 : ZERO_F32, (size_t)numel(&t[i]), &err);
     if (rc == 0)
         rc = zero_st_writer_finish(w, &err);
     else
@@ -230,6 +237,30 @@ int main(int argc, char **argv)
         if (a2 == NULL) {
             fprintf(stderr, "st_plant: %s needs two arguments\n", op);
             return 2;
+        }
+        if (strcmp(op, "--swap-rows") == 0) {
+            int64_t r1 = atoll(a1), r2 = atoll(a2);
+            for (int k = 0; k < nt; k++) {
+                int64_t width = t[k].ndim > 1 ? t[k].shape[1] : 1;
+                if (t[k].ndim == 0 || r1 >= t[k].shape[0] || r2 >= t[k].shape[0]) {
+                    fprintf(stderr, "st_plant: --swap-rows: %s has no row %lld or %lld\n",
+                            t[k].name, (long long)r1, (long long)r2);
+                    return 2;
+                }
+                for (int64_t c = 0; c < width; c++) {
+                    if (t[k].iv) {
+                        int64_t tmp = t[k].iv[r1 * width + c];
+                        t[k].iv[r1 * width + c] = t[k].iv[r2 * width + c];
+                        t[k].iv[r2 * width + c] = tmp;
+                    } else {
+                        float tmp = t[k].v[r1 * width + c];
+                        t[k].v[r1 * width + c] = t[k].v[r2 * width + c];
+                        t[k].v[r2 * width + c] = tmp;
+                    }
+                }
+            }
+            i += 2;
+            continue;
         }
         if (strcmp(op, "--meta") == 0) {
             meta[nmeta++] = (struct zero_st_kv){.key = a1, .value = a2};

@@ -38,8 +38,11 @@ static const char usage_text[] =
     "                   inside when its max abs is at most F times the envelope's for that\n"
     "                   tensor at step S; a NaN against a number is always outside\n"
     "  --step S         the envelope's step (default: the files' \"step\" metadata)\n"
-    "  --factor F       default 1\n"
-    "  --brief          print only the tensors that are not equal\n"
+    "  --factor F       default 8: the envelope is the largest of K(K-1)/2 pairs of\n"
+    "                   sampled orders, and orders it did not sample (another GEMM, MPI's\n"
+    "                   own reduction) reach a few times it (docs/verify-your-run.md)\n"
+    "  --brief          print only the tensors that are not equal (or, with an envelope,\n"
+    "                   outside it)\n"
     "\n"
     "exit status: 0 equal (or every difference inside the envelope), 1 a difference outside\n"
     "it, a missing tensor or a shape mismatch, 2 bad input (a file, a flag)\n";
@@ -93,7 +96,7 @@ static void print_trajectory_verdict(const struct traj_summary *t)
 int zero_cmd_diff(int argc, char **argv)
 {
     const char *files[2] = {NULL, NULL}, *envelope_path = NULL;
-    struct diff_options o = {.step = -1, .factor = 1.0, .indent = ""};
+    struct diff_options o = {.step = -1, .factor = 8.0, .indent = ""};
     int nfiles = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -192,9 +192,12 @@ static int compare_pair(struct side *a, int ia, struct side *b, int ib,
         const struct envelope_tensor *et = envelope_tensor_at(env, name);
         int nan = d.hist[TENSOR_DIFF_NAN_BUCKET] > 0;
         int inside = et && !nan && d.max_abs <= o->factor * et->max_abs;
-        fprintf(out, "%s%s %s %s %s", o->indent, inside ? "inside " : "OUTSIDE", name, sa, dtypes);
-        print_stats(out, &d, da, db->dtype);
-        if (et)
+        if (!(o->brief && inside)) {
+            fprintf(out, "%s%s %s %s %s", o->indent, inside ? "inside " : "OUTSIDE", name, sa,
+                    dtypes);
+            print_stats(out, &d, da, db->dtype);
+        }
+        if (et && !(o->brief && inside))
             fprintf(out, "%s        envelope max abs %.3g: the difference is %.3g of it%s\n",
                     o->indent, et->max_abs, et->max_abs > 0 ? d.max_abs / et->max_abs : INFINITY,
                     nan ? " (and a NaN meets a number)" : "");

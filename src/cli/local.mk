@@ -27,4 +27,4 @@ src_cli_zero_SOURCES += %reldir%/diff.c %reldir%/diff_weights.c %reldir%/diff_we
 	%reldir%/tensor_diff.c %reldir%/tensor_diff.h %reldir%/weight_names.c \
 	%reldir%/weight_names.h %reldir%/envelope.c %reldir%/envelope.h \
 	%reldir%/diff_trajectory.c %reldir%/diff_trajectory.h \
-	%reldir%/trajectory_read.c %reldir%/trajectory_read.h
+	%reldir%/trajectory_read.c %reldir%/trajectory_read.h %reldir%/envelope_cmd.c
