@@ -7,7 +7,8 @@
 #include "diff_trajectory.h"
 #include "trajectory_read.h"
 
-enum judged { EQUAL, INSIDE, OUTSIDE, UNMEASURED };
+/* in order of severity: worse() keeps the larger */
+enum judged { EQUAL, UNMEASURED, INSIDE, OUTSIDE };
 
 /* A scalar's verdict: equal bits (or both null); inside when |a - b| <= limit (limit < 0:
  * none) */
@@ -15,6 +16,8 @@ static enum judged judge(double a, double b, double limit)
 {
     if (a == b || (isnan(a) && isnan(b)))
         return EQUAL;
+    if (isnan(a) || isnan(b)) /* null: one run did not record it (DeepSpeed's stage-0 norm) */
+        return UNMEASURED;
     if (limit >= 0 && !isnan(a) && !isnan(b) && fabs(a - b) <= limit)
         return INSIDE;
     return OUTSIDE;
@@ -30,6 +33,10 @@ static void print_scalar(FILE *out, const char *name, double a, double b, enum j
 {
     if (j == EQUAL) {
         fprintf(out, " | %s equal", name);
+        return;
+    }
+    if (j == UNMEASURED) {
+        fprintf(out, " | %s not recorded in %s", name, isnan(a) ? "A" : "B");
         return;
     }
     fprintf(out, " | %s %.17g vs %.17g: %s", name, a, b, j == INSIDE ? "inside" : "OUTSIDE");
@@ -144,10 +151,7 @@ static int compare_step(const struct traj_step *a, const struct traj_step *b,
         return rc;
     if (t == OUTSIDE && why[0] == '\0')
         snprintf(why, why_len, "%s", twhy);
-    if (t == UNMEASURED && *verdict != OUTSIDE)
-        *verdict = *verdict == EQUAL ? UNMEASURED : worse(*verdict, INSIDE);
-    else
-        *verdict = worse(*verdict, t);
+    *verdict = worse(*verdict, t);
     return 0;
 }
 

@@ -197,7 +197,9 @@ static int compare_pair(struct side *a, int ia, struct side *b, int ib,
                     dtypes);
             print_stats(out, &d, da, db->dtype);
         }
-        if (et && !(o->brief && inside))
+        if (o->brief && inside)
+            ; /* --brief: an inside tensor is counted, not printed */
+        else if (et)
             fprintf(out, "%s        envelope max abs %.3g: the difference is %.3g of it%s\n",
                     o->indent, et->max_abs, et->max_abs > 0 ? d.max_abs / et->max_abs : INFINITY,
                     nan ? " (and a NaN meets a number)" : "");
