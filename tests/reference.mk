@@ -18,3 +18,8 @@ EXTRA_DIST += tests/test_trajectory.sh
 # zero envelope of 4 order seeds; native mode and reorderings inside, planted bugs outside.
 TESTS += tests/test_envelope.sh
 EXTRA_DIST += tests/test_envelope.sh
+
+# DeepSpeed 0.19.6's own schedulers' lr (tests/golden, made by hand) against train_mlp's.
+TESTS += tests/test_lr_reference.sh
+EXTRA_DIST += tests/test_lr_reference.sh tests/golden/ds_lr_schedules.txt \
+	tests/golden/make_ds_lr_schedules.py
