@@ -5,7 +5,8 @@
 #     weights every K steps with their step in the metadata, bad flags named;
 #   - --order-seed S: stages 0-3 at N = 2, 3 (rank-major atoms, A = 4) and 4 give the
 #     bits of N = 1 for the seed (zero diff on the trajectories exits 0), another seed
-#     and the default order give other bits; train_gpt likewise at N = 2 stage 3.
+#     and the default order give other bits; bf16 and train_gpt likewise at N = 2
+#     stage 3.
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
 
 mlp=$top_builddir/examples/train_mlp
@@ -85,6 +86,20 @@ for other in seed6 seed0; do
     run "diff_$other" 0 "$zero" diff "$t" "$tmp/$other.jsonl"
     expect_rc "diff_$other" 1 && expect_text "diff_$other" out "verdict: OUTSIDE: 3 of 4 steps (first: step 1:"
 done
+
+# bf16 (each micro-step's gradient rounded once, summed in fp32): the seed's bits held
+# at N = 2 stage 3, another seed's not
+b="--precision bf16 --order-seed 5"
+run bf1 0 "$mlp" $args $b --trajectory "$tmp/bf1.jsonl"
+run bf2 2 "$mlp" $args $b --stage 3 --trajectory "$tmp/bf2.jsonl"
+run bf6 0 "$mlp" $args --precision bf16 --order-seed 6 --trajectory "$tmp/bf6.jsonl"
+if expect_ok bf1 && expect_ok bf2 && expect_ok bf6; then
+    grep -qF '"compute_dtype":"bf16"' "$tmp/bf1.jsonl" || fail "bf16: the header says another dtype"
+    run diff_bf2 0 "$zero" diff "$tmp/bf1.jsonl" "$tmp/bf2.jsonl"
+    expect_ok diff_bf2
+    run diff_bf6 0 "$zero" diff "$tmp/bf1.jsonl" "$tmp/bf6.jsonl"
+    expect_rc diff_bf6 1
+fi
 
 # train_gpt: the same file from the shared driver, its seed held at N = 2 stage 3
 g="--steps 2 --sample 0 --eval-problems 0 --quiet --batch 8 --micro-batch 2 --order-seed 3"
