@@ -172,7 +172,23 @@ static int print_hashes(void)
     return 0;
 }
 
+static int done(int rc)
+{
+    for (int k = 0; k < nt; k++) {
+        free(t[k].v);
+        free(t[k].iv);
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    return done(run(argc, argv));
+}
+
+static int run(int argc, char **argv)
 {
     int i = 3;
     const char *out;
