@@ -17,7 +17,8 @@
  *     --prefix P          every name prefixed with P
  *     --dtype D           every float tensor stored as D (fp32, bf16, fp16)
  *     --meta KEY VALUE    a "__metadata__" entry
- *     --swap-rows I J     rows I and J of every tensor swapped (samples of a data file) */
+ *     --swap-rows I J     rows I and J of every tensor swapped (samples of a data file)
+ *     --copy-row I J      row J of every tensor overwritten by row I (sample I counted twice) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,23 +255,26 @@ static int run(int argc, char **argv)
             fprintf(stderr, "st_plant: %s needs two arguments\n", op);
             return 2;
         }
-        if (strcmp(op, "--swap-rows") == 0) {
+        if (strcmp(op, "--swap-rows") == 0 || strcmp(op, "--copy-row") == 0) {
+            int copy = strcmp(op, "--copy-row") == 0;
             int64_t r1 = atoll(a1), r2 = atoll(a2);
             for (int k = 0; k < nt; k++) {
                 int64_t width = t[k].ndim > 1 ? t[k].shape[1] : 1;
                 if (t[k].ndim == 0 || r1 >= t[k].shape[0] || r2 >= t[k].shape[0]) {
-                    fprintf(stderr, "st_plant: --swap-rows: %s has no row %lld or %lld\n",
-                            t[k].name, (long long)r1, (long long)r2);
+                    fprintf(stderr, "st_plant: %s: %s has no row %lld or %lld\n", op, t[k].name,
+                            (long long)r1, (long long)r2);
                     return 2;
                 }
                 for (int64_t c = 0; c < width; c++) {
                     if (t[k].iv) {
                         int64_t tmp = t[k].iv[r1 * width + c];
-                        t[k].iv[r1 * width + c] = t[k].iv[r2 * width + c];
+                        if (!copy)
+                            t[k].iv[r1 * width + c] = t[k].iv[r2 * width + c];
                         t[k].iv[r2 * width + c] = tmp;
                     } else {
                         float tmp = t[k].v[r1 * width + c];
-                        t[k].v[r1 * width + c] = t[k].v[r2 * width + c];
+                        if (!copy)
+                            t[k].v[r1 * width + c] = t[k].v[r2 * width + c];
                         t[k].v[r2 * width + c] = tmp;
                     }
                 }

@@ -5,7 +5,8 @@
 #   inside  (exit 0): native mode at N = 2 and 3 (MPI's reduction, OpenBLAS's GEMM), the
 #           same global batch in micro-batches of 4, two samples of one step swapped;
 #   outside (exit 1): weight decay 0.1 the reference does not have, two samples of
-#           different steps swapped (another data order);
+#           different steps swapped (another data order), one sample counted twice in
+#           place of another of its step (a micro-batch's gradient scaled wrong);
 #   bad input (exit 2): runs with one seed twice, runs of different trainings.
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
 
@@ -64,6 +65,15 @@ if expect_ok across; then
     expect_text diff_across out "verdict: OUTSIDE: 4 of 5 steps (first: step 1: loss "
 fi
 
+# one sample's gradient counted twice (sample 0 copied over sample 7 of the same step):
+# a micro-batch's gradient scaled wrong
+"$plant" "$tmp/data.st" "$tmp/twice.st" --copy-row 0 7 || exit 99
+run twice_data 0 "$mlp" $args --data "$tmp/twice.st" --trajectory "$tmp/twice_data.jsonl" $w
+if expect_ok twice_data; then
+    judge twice_data 1
+    expect_text diff_twice_data out "verdict: OUTSIDE: 4 of 5 steps (first: step 1: loss "
+fi
+
 # a formula the reference does not have: weight decay
 printf '{"optimizer": {"type": "AdamW", "params": {"weight_decay": 0.1}}}\n' >"$tmp/wd.json"
 run decay 0 "$mlp" $args --config "$tmp/wd.json" --trajectory "$tmp/decay.jsonl" $w
@@ -80,4 +90,4 @@ run unlike 0 "$zero" envelope -o "$tmp/bad.jsonl" "$tmp/seed1.jsonl" "$tmp/short
 expect_error unlike 2 "are not one training"
 [ -e "$tmp/bad.jsonl" ] && fail "a refused envelope left $tmp/bad.jsonl"
 
-finish "envelope: native mode and reorderings inside, weight decay and another data order outside"
+finish "envelope: native mode and reorderings inside; weight decay, another data order and a sample counted twice outside"
