@@ -10,7 +10,10 @@ EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
 	%reldir%/stage_memory.c %reldir%/stage_memory.h \
 	%reldir%/checkpointing.c %reldir%/checkpointing.h \
 	%reldir%/program.c %reldir%/program.h \
-	%reldir%/program_run.c %reldir%/program_run.h
+	%reldir%/program_run.c %reldir%/program_run.h \
+	%reldir%/reference_flags.c %reldir%/reference_flags.h \
+	%reldir%/trajectory.c %reldir%/trajectory.h \
+	%reldir%/sample_order.c %reldir%/sample_order.h
 
 noinst_PROGRAMS += %reldir%/train_mlp
 examples_train_mlp_SOURCES = %reldir%/train_mlp.c \

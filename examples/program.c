@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "program.h"
+#include "sample_order.h"
+#include "trajectory.h"
 #include "zero/config_json.h"
 #include "zero/safetensors.h"
 
@@ -471,13 +473,17 @@ static double seconds_now(void)
 
 int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world, int64_t accum,
                         int64_t micro, program_fill_fn fill, void *ctx, struct program_clock *clock,
-                        struct zero_error *err)
+                        struct sample_order *order, struct zero_error *err)
 {
-    enum zero_atom_order order = zero_engine_config(e)->libzero.atom_order;
+    enum zero_atom_order atoms = zero_engine_config(e)->libzero.atom_order;
     for (int64_t i = 0; i < accum; i++) {
-        int64_t first = zero_atom_first_sample_in(order, step, i, rank, world, accum, micro);
+        int64_t first = zero_atom_first_sample_in(atoms, step, i, rank, world, accum, micro);
         struct zero_batch b = {.rows = micro};
-        fill(ctx, first, micro, &b);
+        if (order == NULL || order->seed == 0)
+            fill(ctx, first, micro, 0, &b);
+        else /* row j of the atom holds the sample the step's permutation puts there */
+            for (int64_t j = 0; j < micro; j++)
+                fill(ctx, sample_order_at(order, first + j), 1, j, &b);
         double t0 = clock ? seconds_now() : 0.0;
         int rc = zero_engine_forward(e, &b, NULL, err);
         double t1 = clock ? seconds_now() : 0.0;
@@ -540,7 +546,10 @@ int program_train(struct program *p)
     int64_t timed = 0; /* optimizer steps in clock */
     for (int64_t step = p->first_step; step < p->steps; step++) {
         if (program_micro_steps(p->engine, step, p->rank, p->world, p->accum, p->micro, p->fill,
-                                p->ctx, &clock, &err))
+                                p->ctx, &clock, p->order, &err))
+            program_die(p->prog, p->rank, &err);
+        if (p->trajectory &&
+            trajectory_step(p->trajectory, p->engine, p->model, MPI_COMM_WORLD, &err))
             program_die(p->prog, p->rank, &err);
         timed++;
         if (progress_due(p->cfg, step + 1, p->steps)) {

@@ -101,8 +101,11 @@ int program_begin(const char *prog, int argc, char **argv, program_startup_fn st
 
 /* ---- the run loop ---- */
 
-/* Fills the micro-batch whose first global sample is `first` (rows samples). */
-typedef void (*program_fill_fn)(void *ctx, int64_t first, int64_t rows, struct zero_batch *b);
+/* Fills rows at .. at + rows - 1 of the micro-batch with the global samples first ..
+ * first + rows - 1, and sets *b to the micro-batch's rows 0 .. at + rows - 1. The driver
+ * fills a micro-batch in one call (at 0), or row by row under --order-seed. */
+typedef void (*program_fill_fn)(void *ctx, int64_t first, int64_t rows, int64_t at,
+                                struct zero_batch *b);
 
 /* wall_clock_breakdown: seconds in forward, backward and step since the last
  * timing line. */
@@ -111,12 +114,14 @@ struct program_clock {
     int64_t micro_steps;
 };
 
+struct sample_order;
+
 /* The micro-steps of global batch `step`: each fills its atom's samples
- * (zero_atom_first_sample) and runs forward, backward and step, timed into clock
- * unless it is NULL. */
+ * (zero_atom_first_sample; through order's permutation unless it is NULL) and runs
+ * forward, backward and step, timed into clock unless it is NULL. */
 int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world, int64_t accum,
                         int64_t micro, program_fill_fn fill, void *ctx, struct program_clock *clock,
-                        struct zero_error *err);
+                        struct sample_order *order, struct zero_error *err);
 
 struct program {
     const char *prog; /* "train_mlp" */
@@ -131,6 +136,10 @@ struct program {
     void (*print_step)(void *ctx);               /* rank 0, unless quiet; may be NULL */
     void (*after_step)(void *ctx, int64_t done); /* after the checkpoint; may be NULL */
     void *ctx;
+    const struct zero_model *model; /* the trainer's, for the trajectory's names */
+    /* set by program_run from the reference flags (reference_flags.h) */
+    struct sample_order *order;    /* --order-seed; NULL: the default order */
+    struct trajectory *trajectory; /* --trajectory; NULL: none */
 };
 
 /* A failure inside a collective phase may leave other ranks waiting: reports it

@@ -287,12 +287,13 @@ static double validate(struct trainer *t)
     return sum / (double)atoms;
 }
 
-/* tokens (rows, T), labels (rows, T) of training sequences first .. first + rows - 1 */
-static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
+/* tokens (at + rows, T), labels (at + rows, T): rows at.. hold training sequences first ..
+ * first + rows - 1 */
+static void fill(void *ctx, int64_t first, int64_t rows, int64_t at, struct zero_batch *b)
 {
     struct trainer *t = ctx;
-    gpt_source_fill(&t->src, 0, t->T, first, rows, t->tokens, t->labels);
-    *b = (struct zero_batch){.rows = rows * t->T, .tokens = t->tokens, .labels = t->labels};
+    gpt_source_fill(&t->src, 0, t->T, first, rows, t->tokens + at * t->T, t->labels + at * t->T);
+    *b = (struct zero_batch){.rows = (at + rows) * t->T, .tokens = t->tokens, .labels = t->labels};
 }
 
 /* every --val-every steps and after the last: the validation loss */
@@ -325,6 +326,7 @@ static struct program describe(void *ctx)
         .print_step = print_step,
         .after_step = after_step,
         .ctx = t,
+        .model = t->model,
     };
     program_checkpoints(&p, t->a.save_checkpoint, t->a.resume, t->a.checkpoint_every,
                         t->a.keep_last);

@@ -194,12 +194,13 @@ static void print_step(void *ctx)
 
 /* ---- training ---- */
 
-/* inputs (rows, hidden), labels (rows) of samples first .. first + rows - 1 */
-static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
+/* inputs (at + rows, hidden), labels (at + rows): rows at.. hold samples first .. first + rows - 1
+ */
+static void fill(void *ctx, int64_t first, int64_t rows, int64_t at, struct zero_batch *b)
 {
     struct trainer *t = ctx;
-    mlp_data_fill(&t->data, first, rows, t->inputs, t->labels);
-    *b = (struct zero_batch){.rows = rows, .inputs = t->inputs, .labels = t->labels};
+    mlp_data_fill(&t->data, first, rows, t->inputs + at * t->a.hidden, t->labels + at);
+    *b = (struct zero_batch){.rows = at + rows, .inputs = t->inputs, .labels = t->labels};
 }
 
 static struct program describe(void *ctx)
@@ -219,6 +220,7 @@ static struct program describe(void *ctx)
         .fill = fill,
         .print_step = print_step,
         .ctx = t,
+        .model = t->model,
     };
     program_checkpoints(&p, t->a.save_checkpoint, t->a.resume, t->a.checkpoint_every,
                         t->a.keep_last);

@@ -34,6 +34,7 @@ include tests/observability.mk
 include tests/checkpoint.mk
 include tests/aarch64/local.mk
 include tests/hardening.mk
+include tests/reference.mk
 if HAVE_CUDA
 include tests/cuda.mk
 endif

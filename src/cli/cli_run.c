@@ -240,19 +240,21 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
     return rc;
 }
 
-/* x (rows, hidden), y (rows): the synthetic samples first .. first + rows - 1 */
-static void fill(void *ctx, int64_t first, int64_t rows, struct zero_batch *b)
+/* x (at + rows, hidden), y (at + rows): rows at.. hold the synthetic samples first ..
+ * first + rows - 1 */
+static void fill(void *ctx, int64_t first, int64_t rows, int64_t at, struct zero_batch *b)
 {
     struct cli_run *r = ctx;
-    zero_synthetic_samples(r->m.data_seed, r->m.hidden, r->m.classes, first, rows, r->x, r->y);
-    *b = (struct zero_batch){.rows = rows, .inputs = r->x, .labels = r->y};
+    zero_synthetic_samples(r->m.data_seed, r->m.hidden, r->m.classes, first, rows,
+                           r->x + at * r->m.hidden, r->y + at);
+    *b = (struct zero_batch){.rows = at + rows, .inputs = r->x, .labels = r->y};
 }
 
 int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err)
 {
     return program_micro_steps(r->engine, step, r->rank, r->world,
                                r->m.cfg.gradient_accumulation_steps,
-                               r->m.cfg.train_micro_batch_size_per_gpu, fill, r, NULL, err);
+                               r->m.cfg.train_micro_batch_size_per_gpu, fill, r, NULL, NULL, err);
 }
 
 void cli_run_close(struct cli_run *r)

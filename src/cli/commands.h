@@ -14,7 +14,9 @@
     X(memory, "measured per-rank memory ledger of stages 0-3 next to theory (--svg)")              \
     X(verify, "same model, data and seed in stages 0-3: per-step weight hashes, first diff")       \
     X(ckpt, "inspect a sharded checkpoint (verify every checksum) or export it to safetensors")    \
-    X(tokenize, "text files to token shards with a model's tokenizer.json, or a shard to text")
+    X(tokenize, "text files to token shards with a model's tokenizer.json, or a shard to text")    \
+    X(diff, "two runs' weights or trajectories: ulps, first difference, verdict by an envelope")   \
+    X(envelope, "the rounding envelope of K runs in K summation orders (--order-seed), per step")
 
 #define ZERO_COMMAND_DECLARE(name, summary) int zero_cmd_##name(int argc, char **argv);
 ZERO_COMMANDS(ZERO_COMMAND_DECLARE)

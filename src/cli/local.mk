@@ -9,7 +9,8 @@ src_cli_zero_LDADD = libzero.la $(JANSSON_LIBS)
 src_cli_zero_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
 src_cli_zero_SOURCES += examples/program.c examples/program.h \
 	examples/checkpointing.c examples/checkpointing.h \
-	examples/example_mpi.c examples/example_mpi.h
+	examples/example_mpi.c examples/example_mpi.h \
+	examples/trajectory.c examples/trajectory.h examples/sample_order.c examples/sample_order.h
 
 # ds_config.json: zero config FILE [--world N]
 src_cli_zero_SOURCES += %reldir%/config_cmd.c
@@ -23,3 +24,10 @@ src_cli_zero_SOURCES += %reldir%/ckpt.c
 
 # text to token shards and back: zero tokenize --tokenizer tokenizer.json FILE... --out DIR
 src_cli_zero_SOURCES += %reldir%/tokenize.c
+
+# another run's weights against ours: zero diff A B [--envelope FILE]
+src_cli_zero_SOURCES += %reldir%/diff.c %reldir%/diff_weights.c %reldir%/diff_weights.h \
+	%reldir%/tensor_diff.c %reldir%/tensor_diff.h %reldir%/weight_names.c \
+	%reldir%/weight_names.h %reldir%/envelope.c %reldir%/envelope.h \
+	%reldir%/diff_trajectory.c %reldir%/diff_trajectory.h \
+	%reldir%/trajectory_read.c %reldir%/trajectory_read.h %reldir%/envelope_cmd.c

@@ -80,14 +80,13 @@ static double warmup_cosine_lr(const struct zero_scheduler_config *s, double lr,
         return lr * ratio;
     }
     int64_t real_last_step = it - w + 1;
-    int64_t real_total_steps = s->total_num_steps - w;
-    if (real_total_steps == 0) {
-        /* DeepSpeed divides by zero here; the decay has no length, so it is over. */
-        return lr * at_least_zero(s->cos_min_ratio);
-    }
-    /* Not clamped at total_num_steps: like DeepSpeed's, the cosine rises again
-     * past the end (back to the full lr at it = w - 1 + 2 * real_total_steps). */
-    ratio = (1.0 + exact_cos(pi * (double)real_last_step / (double)real_total_steps)) / 2.0;
+    int64_t real_total_steps = s->total_num_steps - w > 1 ? s->total_num_steps - w : 1;
+    /* DeepSpeed 0.19 clamps the progress at 1 (lr_schedules.py, WarmupCosineLR
+     * get_lr_ratio): past total_num_steps the lr stays at cos_min_ratio instead of
+     * rising again as it did before, and a decay of no length is over at once. */
+    double progress = (double)real_last_step / (double)real_total_steps;
+    progress = progress < 1.0 ? progress : 1.0;
+    ratio = (1.0 + exact_cos(pi * progress)) / 2.0;
     ratio = at_least_zero(s->cos_min_ratio + (1.0 - s->cos_min_ratio) * ratio);
     return lr * ratio;
 }
