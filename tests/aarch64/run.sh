@@ -47,14 +47,15 @@ if [ -n "$pkgs" ]; then
 fi
 
 # ---------------------------------------------------------------- arm64 libraries
-# Runtime closure of libopenmpi3, libopenblas0-pthread, libjansson4 and Check on Debian 12.
+# Runtime closure of libopenmpi3, libopenblas0-pthread, libjansson4, Check, PCRE2 and utf8proc on Debian 12.
 debs="libopenmpi-dev libopenmpi3 libpmix2 libevent-core-2.1-7 libevent-pthreads-2.1-7
  libhwloc15 libhwloc-plugins libfabric1 libucx0 libibverbs1 ibverbs-providers librdmacm1
  libnl-3-200 libnl-route-3-200 libnuma1 libmunge2 libpciaccess0 libudev1 libxml2 libicu72
  libx11-6 libxau6 libxcb1 libxdmcp6 libxext6 libxnvctrl0 ocl-icd-libopencl1 libbsd0 libmd0
  libltdl7 libatomic1 libstdc++6 libgomp1 libgfortran5 libzstd1 liblzma5 libbz2-1.0 zlib1g
  libcrypt1 libpcre2-8-0 libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread
- libopenblas0 libjansson4 libjansson-dev check libsubunit0 libsubunit-dev"
+ libopenblas0 libjansson4 libjansson-dev check libsubunit0 libsubunit-dev
+ libpcre2-dev libpcre2-16-0 libpcre2-32-0 libpcre2-posix3 libutf8proc-dev libutf8proc2"
 if [ ! -f "$sysroot/.complete" ]; then
     as_root || skip "needs the arm64 .debs: run as root with apt-get"
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
