@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "zero/fault.h"
 #include "program.h"
 #include "sample_order.h"
 #include "trajectory.h"
@@ -450,13 +451,15 @@ int program_begin(const char *prog, int argc, char **argv, program_startup_fn st
 {
     struct program_startup su;
     program_startup_init(&su, prog);
-    int help = 0, rank;
+    int help = 0, rank, world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    zero_fault_set_rank(rank, world); /* ZERO_FAULT's RANKS from the first site on */
     startup(ctx, argc, argv, &su, &help);
     int status = program_startup_agree(&su, MPI_COMM_WORLD);
     program_startup_free(&su);
     if (status)
         return status;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (help && rank == 0)
         usage(stdout);
     return help ? 0 : -1;
