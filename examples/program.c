@@ -19,6 +19,10 @@
 #include "zero/config_json.h"
 #include "zero/safetensors.h"
 
+/* program_die's own communicator (a duplicate of MPI_COMM_WORLD made by every
+ * rank in program_begin): its one exchange never matches another collective */
+static MPI_Comm die_comm = MPI_COMM_NULL;
+static struct zero_engine *live_engine;
 /* ---- fields ---- */
 
 void program_startup_init(struct program_startup *s, const char *prog)
@@ -455,6 +459,8 @@ int program_begin(const char *prog, int argc, char **argv, program_startup_fn st
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     zero_fault_set_rank(rank, world); /* ZERO_FAULT's RANKS from the first site on */
+    if (die_comm == MPI_COMM_NULL)
+        MPI_Comm_dup(MPI_COMM_WORLD, &die_comm);
     startup(ctx, argc, argv, &su, &help);
     int status = program_startup_agree(&su, MPI_COMM_WORLD);
     program_startup_free(&su);
@@ -532,12 +538,42 @@ static void print_wall_clock(const struct zero_engine *e, const struct program_c
            steps, steps == 1 ? "" : "s");
 }
 
+void program_live_engine(struct zero_engine *e)
+{
+    live_engine = e;
+}
+
+/* 1 when every rank of die_comm arrives within `seconds` */
+static int all_die_together(double seconds)
+{
+    if (die_comm == MPI_COMM_NULL)
+        return 0;
+    int one = 1, all = 0, done = 0;
+    MPI_Request req;
+    if (MPI_Iallreduce(&one, &all, 1, MPI_INT, MPI_SUM, die_comm, &req) != MPI_SUCCESS)
+        return 0;
+    double until = seconds_now() + seconds;
+    while (!done && seconds_now() < until) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    }
+    return done;
+}
+
 _Noreturn void program_die(const char *prog, int rank, const struct zero_error *err)
 {
     if (strncmp(err->msg, "rank ", 5) == 0)
         fprintf(stderr, "%s: %s\n", prog, err->msg);
     else
         fprintf(stderr, "%s: rank %d: %s\n", prog, rank, err->msg);
+    fflush(stderr);
+    if (all_die_together(5.0)) {
+        zero_engine_destroy(live_engine);
+        MPI_Finalize();
+        exit(1);
+    }
+    zero_engine_remove_swap_files(live_engine);
     MPI_Abort(MPI_COMM_WORLD, 1);
     abort(); /* not reached: MPI_Abort does not return */
 }

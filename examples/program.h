@@ -142,9 +142,13 @@ struct program {
     struct trajectory *trajectory; /* --trajectory; NULL: none */
 };
 
-/* A failure inside a collective phase may leave other ranks waiting: reports it
- * with this rank's number ("prog: rank R: ...") and takes the whole job down. */
+/* Prints err ("prog: rank R: ...") and ends the job. Collective where it can be: when every rank
+ * dies within seconds (an error the engine agreed on), each destroys the engine program_live_engine
+ * named (its swap files go with it) and exits 1; a rank alone with its error (the others wait in a
+ * collective) removes its swap files and aborts the job. */
 _Noreturn void program_die(const char *prog, int rank, const struct zero_error *err);
+/* The engine program_die destroys (NULL: none). */
+void program_live_engine(struct zero_engine *e);
 
 /* The training loop. Returns 0, or 1 on every rank after rank 0 printed that a
  * step's loss (the global mean, the same on every rank) is not finite. */

@@ -477,6 +477,21 @@ void nvme_close(struct zero_engine *e)
     e->nvme.swap = NULL;
 }
 
+static void remove_file(struct swap_file *f)
+{
+    if (f->fd >= 0 && f->owned)
+        unlink(f->path);
+    f->owned = 0;
+}
+
+void zero_engine_remove_swap_files(struct zero_engine *e)
+{
+    if (e && nv(e)) {
+        remove_file(&nv(e)->opt);
+        remove_file(&nv(e)->par);
+    }
+}
+
 const struct zero_ledger *zero_engine_nvme_ledger(const struct zero_engine *e)
 {
     static const struct zero_ledger none;
