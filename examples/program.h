@@ -56,7 +56,7 @@ int program_fail_text(struct program_startup *s, int status, const char *msg);
 void program_fields_config(struct program_startup *s, const struct zero_config *c);
 
 /* An input file named by flag: the field "flag contents" = "N bytes, content H"
- * (H hashes the first and last MiB; the path itself is the flag's own field). A path that exists
+ * (H hashes the whole file; the path itself is the flag's own field). A path that exists
  * but is not a regular file (a directory, a FIFO, a device) fails here, before a reader blocks on
  * it or misreads it; a missing path is left to the reader's own message. */
 int program_input_file(struct program_startup *s, const char *flag, const char *path);

@@ -76,6 +76,21 @@ if [ -n "$(ls "$tmp/a/sw")" ]; then
     fail "nvme_one_rank: rank 0 left $(ls "$tmp/a/sw")"
 fi
 
+# ---- mixed runs: what changes the math differs between ranks ----
+job fp32_logits_one_rank -np 1 $g : -np 1 -x ZERO_FP32_LOGITS=1 $g
+says fp32_logits_one_rank "ZERO_FP32_LOGITS differs between ranks: '1' on rank 1, unset on rank 0"
+# two copies of --data at the same path and size that differ in the middle only
+mkdir -p "$tmp/da" "$tmp/db"
+if run data_write 0 $mlp --write-synthetic-data "$tmp/da/d.safetensors" --samples 40000 \
+    --hidden 16 && expect_ok data_write; then
+    cp "$tmp/da/d.safetensors" "$tmp/db/d.safetensors"
+    size=$(wc -c <"$tmp/da/d.safetensors")
+    printf '\001' | dd of="$tmp/db/d.safetensors" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+    job data_middle -np 1 --wdir "$tmp/da" $m --data d.safetensors : \
+        -np 1 --wdir "$tmp/db" $m --data d.safetensors
+    says data_middle "rank 1: --data contents = $size bytes, content"
+fi
+
 # ---- 2. ZERO_FAULT at every site ----
 tree_sum() { (cd "$1" && find . -type f -print | LC_ALL=C sort | xargs -r md5sum); }
 
