@@ -1,4 +1,5 @@
 /* See program.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -246,6 +247,33 @@ static int can_create_in(const char *dir, int rank, int *why)
     return 1;
 }
 
+/* The save would fail only after training on what DIR already holds: a `latest`
+ * that is not a regular file (a FIFO, a directory, a link to /dev/null) or a
+ * step_* entry that is not a directory. */
+static int check_checkpoint_dir(struct program_startup *s, const char *flag, const char *dir)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/latest", dir);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return program_fail(s, 2, "%s: %s is %s, not a regular file (a save would replace it)",
+                            flag, path, file_kind(st.st_mode));
+    DIR *d = opendir(dir);
+    for (struct dirent *ent; d && (ent = readdir(d));) {
+        if (strncmp(ent->d_name, "step_", 5) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+        if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            closedir(d);
+            return program_fail(s, 2, "%s: %s is %s, not a checkpoint directory", flag, path,
+                                file_kind(st.st_mode));
+        }
+    }
+    if (d)
+        closedir(d);
+    return 0;
+}
+
 int program_output_dir(struct program_startup *s, const char *flag, const char *dir)
 {
     int rank = 0, why = 0;
@@ -257,7 +285,7 @@ int program_output_dir(struct program_startup *s, const char *flag, const char *
                                 file_kind(st.st_mode));
         if (!can_create_in(dir, rank, &why))
             return program_fail(s, 1, "%s: cannot write into %s: %s", flag, dir, strerror(why));
-        return 0;
+        return check_checkpoint_dir(s, flag, dir);
     }
     if (errno != ENOENT && errno != ENOTDIR)
         return program_fail(s, 1, "%s: %s: %s", flag, dir, strerror(errno));
@@ -658,6 +686,61 @@ int program_startup_parsed(struct program_startup *s, int help_given, int usage_
         return 0;
     }
     return 1;
+}
+
+/* path with its directory resolved (the file itself may not exist yet) */
+static void canonical(const char *path, char *out, size_t len)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        dir[--n] = '\0';
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : dir;
+    if (slash == dir)
+        snprintf(real, sizeof real, "/");
+    else if (slash) {
+        *slash = '\0';
+        if (!realpath(dir, real)) /* absent too: its own parent resolved */
+            canonical(dir, real, sizeof real);
+    } else if (!realpath(".", real))
+        snprintf(real, sizeof real, ".");
+    snprintf(out, len, "%s/%s", real, base);
+}
+
+int program_outputs_distinct(struct program_startup *s, const char *ckdir, int n,
+                             const char *const flag[], const char *const path[])
+{
+    char a[2 * PATH_MAX], b[2 * PATH_MAX], ck[2 * PATH_MAX];
+    for (int i = 0; i < n; i++) {
+        if (!path[i])
+            continue;
+        canonical(path[i], a, sizeof a);
+        for (int j = i + 1; j < n; j++) {
+            if (!path[j])
+                continue;
+            canonical(path[j], b, sizeof b);
+            if (strcmp(a, b) == 0)
+                return program_fail(s, 2,
+                                    "%s %s and %s %s name the same file: one output "
+                                    "would replace the other",
+                                    flag[i], path[i], flag[j], path[j]);
+        }
+        if (!ckdir)
+            continue;
+        canonical(ckdir, ck, sizeof ck);
+        size_t k = strlen(ck);
+        const char *base = a + k + 1;
+        if (strcmp(a, ck) == 0 || (strncmp(a, ck, k) == 0 && a[k] == '/' &&
+                                   (strcmp(base, "latest") == 0 || strncmp(base, "step_", 5) == 0 ||
+                                    strncmp(base, ".tmp-", 5) == 0)))
+            return program_fail(s, 2,
+                                "%s %s is --save-checkpoint %s's own entry: the checkpoints "
+                                "would replace it or it them",
+                                flag[i], path[i], ckdir);
+    }
+    return 0;
 }
 
 void program_startup_files(struct program_startup *s, const char *data, const char *init_weights,

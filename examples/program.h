@@ -76,6 +76,11 @@ int program_output_dir(struct program_startup *s, const char *flag, const char *
 int program_startup_parsed(struct program_startup *s, int help_given, int usage_error,
                            const char *msg, int *help);
 
+/* Outputs never collide: two of flag[i]/path[i] naming one file, or one naming
+ * ckdir itself or its latest, step_* or .tmp-* entries, fail s (usage, 2). */
+int program_outputs_distinct(struct program_startup *s, const char *ckdir, int n,
+                             const char *const flag[], const char *const path[]);
+
 /* The files a trainer names, checked now (NULL: not given): --data (program_input_file),
  * --init-weights (program_input_weights), --save-checkpoint (program_output_dir). */
 void program_startup_files(struct program_startup *s, const char *data, const char *init_weights,

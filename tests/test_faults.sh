@@ -91,6 +91,24 @@ if run data_write 0 $mlp --write-synthetic-data "$tmp/da/d.safetensors" --sample
     says data_middle "rank 1: --data contents = $size bytes, content"
 fi
 
+# ---- outputs that would collide or fail only after training: refused at start-up ----
+o="$mlp --hidden 8 --layers 1 --batch 4 --steps 1 --quiet"
+mkdir -p "$tmp/sub"
+run out_same 0 $o --save-weights "$tmp/o" --trace "$tmp/sub/../o"
+expect_error out_same 2 "train_mlp: --save-weights $tmp/o and --trace $tmp/sub/../o name the same file"
+run out_latest 0 $o --save-weights "$tmp/ck0/latest" --save-checkpoint "$tmp/ck0"
+expect_error out_latest 2 "--save-weights $tmp/ck0/latest is --save-checkpoint $tmp/ck0's own entry"
+mkdir -p "$tmp/ck_fifo" "$tmp/ck_null" "$tmp/ck_dir/latest" "$tmp/ck_step"
+mkfifo "$tmp/ck_fifo/latest"
+ln -s /dev/null "$tmp/ck_null/latest"
+: >"$tmp/ck_step/step_000001"
+for k in fifo:"a FIFO" null:"a character device" dir:"a directory"; do
+    run "out_latest_${k%%:*}" 0 $o --save-checkpoint "$tmp/ck_${k%%:*}"
+    expect_error "out_latest_${k%%:*}" 2 "ck_${k%%:*}/latest is ${k#*:}, not a regular file"
+done
+run out_step_file 0 $o --save-checkpoint "$tmp/ck_step"
+expect_error out_step_file 2 "ck_step/step_000001 is a regular file, not a checkpoint directory"
+
 # ---- 2. ZERO_FAULT at every site ----
 tree_sum() { (cd "$1" && find . -type f -print | LC_ALL=C sort | xargs -r md5sum); }
 
