@@ -1,6 +1,7 @@
 /* The Llama kernels' elementwise math, written once for the cpu and the cuda kernels
  * (EXACT_FN: host and device) so both compute the same bits by construction. Built
- * from exact_math.h's portable functions; semantics in zero/backend_llama.h. */
+ * from exact_math.h's portable functions; semantics in zero/backend_llama.h. Products
+ * that feed a sum go through EXACT_MUL: nvcc would fuse them. */
 #ifndef ZERO_BASE_LLAMA_MATH_H
 #define ZERO_BASE_LLAMA_MATH_H
 
@@ -14,7 +15,7 @@
 EXACT_FN float llama_rope_inv_freq(int64_t i, int64_t D, const struct zero_rope_params *p)
 {
     const double two_pi = 0x1.921fb54442d18p+2;
-    double inv = exact_exp(-((double)(2 * i) / (double)D) * exact_log(p->theta));
+    double inv = exact_exp(EXACT_MUL(-((double)(2 * i) / (double)D), exact_log(p->theta)));
     if (p->llama3) {
         const double old = p->original_max_position_embeddings;
         const double low_wavelen = old / p->low_freq_factor;
@@ -25,7 +26,7 @@ EXACT_FN float llama_rope_inv_freq(int64_t i, int64_t D, const struct zero_rope_
         } else if (!(wavelen < high_wavelen)) { /* the medium band */
             const double smooth =
                 (old / wavelen - p->low_freq_factor) / (p->high_freq_factor - p->low_freq_factor);
-            inv = (1.0 - smooth) * inv / p->factor + smooth * inv;
+            inv = EXACT_MUL(1.0 - smooth, inv) / p->factor + EXACT_MUL(smooth, inv);
         }
     }
     return (float)inv;
