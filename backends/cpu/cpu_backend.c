@@ -13,6 +13,7 @@
 #include "cpu_internal.h"
 #include "cpu_ops.h"
 #include "zero/backend_classifier.h"
+#include "zero/backend_llama.h"
 #include "base/backend_contract.h"
 #include "base/host_parallel.h"
 #include "common/backend_mpi.h"
@@ -264,4 +265,5 @@ const struct zero_backend zero_backend_cpu = {
     .host_all_gather = cpu_host_all_gather,
 
     .classifier = &cpu_classifier_ops,
+    .llama = &cpu_llama_ops,
 };

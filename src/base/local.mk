@@ -22,6 +22,9 @@ zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classif
 # dtypes, conversions, the shard layout
 libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c
 noinst_HEADERS += %reldir%/dtype_convert.h
+# the Llama kernels' shared elementwise math (cpu and cuda)
+noinst_HEADERS += %reldir%/llama_math.h
+zeroinclude_HEADERS += include/zero/backend_llama.h
 zeroinclude_HEADERS += include/zero/dtype.h include/zero/layout.h
 
 # the exactness contract's pieces: the fixed-order sum tree, libm-free math (docs/exactness.md)
