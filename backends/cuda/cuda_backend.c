@@ -22,11 +22,13 @@
 #include "cuda_ops.h"
 #include "zero/backend_attention.h"
 #include "zero/backend_classifier.h"
+#include "zero/backend_llama.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
 #include "zero/backend_stored.h"
 #include "base/backend_contract.h"
 #include "common/backend_mpi.h"
+#include "zero/knobs.h"
 
 /* defined in cuda_probe.cu: visible devices, 0 without a device or driver */
 int zero_cuda_probe_count(void);
@@ -51,7 +53,7 @@ static int cuda_probe(char *why, size_t why_len)
  * agreed by all ranks: -1 (and why filled) if it is unknown or not built in. */
 static int choose_comm(struct cuda_state *s, int gpu_shared, char *why, size_t why_len)
 {
-    const char *env = getenv("ZERO_CUDA_COMM");
+    const char *env = zero_knob(ZERO_KNOB_CUDA_COMM);
 #ifdef ZERO_HAVE_NCCL
     const char *fallback = "nccl";
 #else
@@ -333,6 +335,9 @@ static const struct zero_device_step_ops cuda_device_step_ops = {
     .graph_end = cuda_graph_end,
 };
 
+/* cuda_llama_ops.c: the llama group (zero/backend_llama.h) */
+extern const struct zero_llama_ops cuda_llama_ops;
+
 const struct zero_backend zero_backend_cuda = {
     .abi_version = ZERO_BACKEND_ABI,
     .name = "cuda",
@@ -402,4 +407,5 @@ const struct zero_backend zero_backend_cuda = {
     .stored = &cuda_stored_ops,
     .attention = &cuda_attention_ops,
     .device_step = &cuda_device_step_ops,
+    .llama = &cuda_llama_ops,
 };

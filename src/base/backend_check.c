@@ -9,6 +9,7 @@
 #include "zero/backend.h"
 #include "zero/backend_attention.h"
 #include "zero/backend_classifier.h"
+#include "zero/backend_llama.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
 #include "zero/backend_stored.h"
@@ -139,6 +140,15 @@ _Static_assert(sizeof(struct zero_device_step_ops) -
                    LEN(device_step_entries) * sizeof(entry_fn),
                "device_step_entries must name every entry of struct zero_device_step_ops");
 
+#define LLAMA(name) AT(struct zero_llama_ops, name)
+static const struct entry llama_entries[] = {
+    LLAMA(rmsnorm_forward), LLAMA(rmsnorm_backward), LLAMA(rope_table), LLAMA(rope_apply),
+    LLAMA(swiglu_forward),  LLAMA(swiglu_backward),  LLAMA(gqa_pack),   LLAMA(gqa_unpack),
+};
+_Static_assert(sizeof(struct zero_llama_ops) - offsetof(struct zero_llama_ops, rmsnorm_forward) ==
+                   LEN(llama_entries) * sizeof(entry_fn),
+               "llama_entries must name every entry of struct zero_llama_ops");
+
 static entry_fn entry_at(const void *table, const struct entry *en)
 {
     return *(const entry_fn *)(const void *)((const char *)table + en->offset);
@@ -196,5 +206,6 @@ int zero_backend_check(const struct zero_backend *be, char *why, size_t why_len)
     CHECK_GROUP(stored, STORED);
     CHECK_GROUP(attention, ATTENTION);
     CHECK_GROUP(device_step, DEVICE_STEP);
+    CHECK_GROUP(llama, LLAMA);
     return rc;
 }
