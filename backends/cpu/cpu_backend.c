@@ -13,6 +13,7 @@
 #include "cpu_internal.h"
 #include "cpu_ops.h"
 #include "zero/backend_classifier.h"
+#include "zero/backend_groups.h"
 #include "base/backend_contract.h"
 #include "base/host_parallel.h"
 #include "common/backend_mpi.h"
@@ -263,4 +264,5 @@ const struct zero_backend zero_backend_cpu = {
     .host_all_gather = cpu_host_all_gather,
 
     .classifier = &cpu_classifier_ops,
+    .groups = &cpu_groups_ops,
 };

@@ -23,6 +23,7 @@
 #include "zero/backend_classifier.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
+#include "zero/backend_groups.h"
 #include "zero/backend_stored.h"
 #include "base/backend_contract.h"
 #include "common/backend_mpi.h"
@@ -403,4 +404,5 @@ const struct zero_backend zero_backend_cuda = {
     .stored = &cuda_stored_ops,
     .attention = &cuda_attention_ops,
     .device_step = &cuda_device_step_ops,
+    .groups = &cuda_groups_ops,
 };

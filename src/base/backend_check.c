@@ -11,6 +11,7 @@
 #include "zero/backend_classifier.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
+#include "zero/backend_groups.h"
 #include "zero/backend_stored.h"
 #include "zero/error.h"
 
@@ -139,6 +140,15 @@ _Static_assert(sizeof(struct zero_device_step_ops) -
                    LEN(device_step_entries) * sizeof(entry_fn),
                "device_step_entries must name every entry of struct zero_device_step_ops");
 
+#define GROUPS(name) AT(struct zero_groups_ops, name)
+static const struct entry groups_entries[] = {
+    GROUPS(node_group_size), GROUPS(group_open), GROUPS(group_close),
+    GROUPS(group_rank),      GROUPS(group_size), GROUPS(group_all_gather),
+};
+_Static_assert(sizeof(struct zero_groups_ops) - offsetof(struct zero_groups_ops, node_group_size) ==
+                   LEN(groups_entries) * sizeof(entry_fn),
+               "groups_entries must name every entry of struct zero_groups_ops");
+
 static entry_fn entry_at(const void *table, const struct entry *en)
 {
     return *(const entry_fn *)(const void *)((const char *)table + en->offset);
@@ -196,5 +206,6 @@ int zero_backend_check(const struct zero_backend *be, char *why, size_t why_len)
     CHECK_GROUP(stored, STORED);
     CHECK_GROUP(attention, ATTENTION);
     CHECK_GROUP(device_step, DEVICE_STEP);
+    CHECK_GROUP(groups, GROUPS);
     return rc;
 }
