@@ -107,4 +107,20 @@ expect_ok config_ok && expect_line config_ok out "zero_optimization.zero_hpz_par
 run config_bad 0 "$zero" config "$tmp/cfg.json" --world 4
 expect_error config_bad 1 "zero_optimization.zero_hpz_partition_size = 3 does not divide the world size 4"
 
+# zero estimate: the secondary partition, 2Ψ/g in mixed precision (7.5e9 x 2 / 8 bytes)
+run estimate 0 "$zero" estimate --params 7.5e9 --ranks 64 --hpz 8
+expect_ok estimate &&
+    expect_text estimate out "+ secondary partition 2Ψ/8 = 1.9 GB (1.75 GiB) per rank; stage 3 with it: 3.8 GB"
+run estimate_bad 0 "$zero" estimate --params 7.5e9 --ranks 64 --hpz 7
+expect_error estimate_bad 2 "must divide the one world size given (N = 64)"
+
+# zero schedule: the backward's gathers are in-group rows, equal to the comm stats
+run schedule 4 "$zero" schedule --stage 3 --hpz 2 --persistence 0 --reuse-distance 0 --layers 2
+if expect_ok schedule; then
+    grep -q MISMATCH "$tmp/schedule.out" && fail "schedule: a total differs" && show schedule
+    grep -q '^  in-group gather .* ok ' "$tmp/schedule.out" || fail "schedule: no in-group row"
+    grep -q ' bwd .* group_all_gather' "$tmp/schedule.out" ||
+        grep -q 'group_all_gather' "$tmp/schedule.out" || fail "schedule: no group_all_gather event"
+fi
+
 finish "hpZ at N = 4 (g = 2, 4) and N = 6 (g = 2, 3) gives stage 0's and flat stage 3's weights, MLP and GPT, fp32 and bf16; counts equal their formulas; checkpoints cross layouts"
