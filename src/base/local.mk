@@ -6,12 +6,14 @@ libzero_la_SOURCES += \
 	%reldir%/size.c \
 	%reldir%/file_replace.c \
 	%reldir%/registry.c \
-	%reldir%/backend_check.c
+	%reldir%/backend_check.c \
+	%reldir%/knobs.c
 noinst_HEADERS += %reldir%/file_replace.h
 # the interface's contract checks, written once for every backend
 libzero_la_SOURCES += %reldir%/backend_contract.c
 noinst_HEADERS += %reldir%/backend_contract.h
-zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h
+zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h \
+	include/zero/knobs.h
 # the backend table's optional groups, one header each
 zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h \
 	include/zero/backend_stored.h include/zero/backend_attention.h \
