@@ -174,10 +174,17 @@ static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
     }
     int64_t inter = n > 1 ? world_sent / (n - 1) * (n - g) : 0;
     int64_t intra = group_sent + (n > 1 ? world_sent / (n - 1) * (g - 1) : 0);
+    char nodes[64];
+    if (t->hpz_node_group == g)
+        snprintf(nodes, sizeof nodes, "the nodes");
+    else if (t->hpz_node_group > 0)
+        snprintf(nodes, sizeof nodes, "nodes hold %d ranks each", t->hpz_node_group);
+    else
+        snprintf(nodes, sizeof nodes, "the nodes differ in size or interleave");
     fprintf(out,
-            "hpZ groups of %" PRId64 " ranks: sent inside the group %.3f MB, to other groups "
-            "%.3f MB\n",
-            g, (double)intra / MB, (double)inter / MB);
+            "hpZ groups of %" PRId64 " ranks (%s): sent inside the group %.3f MB, to other "
+            "groups %.3f MB\n",
+            g, nodes, (double)intra / MB, (double)inter / MB);
     int64_t measured = group_sent / csize;
     fprintf(out,
             "in-group sent elements per rank: measured %" PRId64 ", theory %" PRId64

@@ -61,7 +61,7 @@ if expect_ok report; then
     grep -q MISMATCH "$tmp/report.out" && fail "report: a count differs from its formula" &&
         show report
     expect_text report out "in-group sent elements per rank: measured"
-    expect_text report out "hpZ groups of 2 ranks: sent inside the group"
+    expect_text report out "hpZ groups of 2 ranks (nodes hold 4 ranks each): sent inside the group"
     grep -q '^  hpz_secondary .* ok$' "$tmp/report.out" ||
         fail "report: no hpz_secondary row equal to its theory" || show report
 fi

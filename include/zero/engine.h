@@ -141,6 +141,7 @@ struct zero_theory {
      * secondary shards' bytes, the compute dtype's size times Ψ'/g over the
      * non-persistent units (tag hpz_secondary) */
     int hpz_group_size;
+    int hpz_node_group; /* the backend's node split as groups of this size (0: irregular) */
     int64_t psi_group, group_sent_elements_per_step, hpz_secondary_bytes;
     /* per rank in device memory (the ledger), from the stage formula on padded sizes */
     int64_t model_state_bytes;

@@ -25,6 +25,8 @@ int hpz_open(struct zero_engine *e, struct zero_error *err)
                          "zero_optimization.zero_hpz_partition_size = %d: backend '%s' has no "
                          "groups (zero/backend_groups.h), which hpZ's in-group gathers need",
                          h->size, e->be->name);
+    /* the topology, for the report: whether the groups are the nodes */
+    h->node_group = e->be->groups->node_group_size(e->bself);
     /* groups of g consecutive ranks: rank / g names this rank's */
     int rc = e->be->groups->group_open(e->bself, e->rank / h->size, &h->group);
     if (rc)

@@ -26,6 +26,7 @@ struct hpz_plan {
     int rank;                 /* this rank's place in its group */
     struct zero_group *group; /* the backend's sub-communicator (NULL when off) */
     int64_t epoch;            /* bumped whenever the parameters may have changed */
+    int node_group;           /* the backend's node split as groups (0: irregular) */
 };
 
 /* One unit's secondary shard */

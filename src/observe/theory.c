@@ -120,6 +120,7 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     /* hpZ: the backward's gathers (Ψg) run inside the group, (g-1)/g of them sent */
     int64_t g = e->hpz.size;
     t->hpz_group_size = (int)g;
+    t->hpz_node_group = e->hpz.node_group;
     t->psi_group = g > 1 ? backward : 0;
     t->group_sent_elements_per_step = t->psi_group / g * (g - 1);
     t->hpz_secondary_bytes = 0;
