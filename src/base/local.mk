@@ -32,6 +32,10 @@ noinst_HEADERS += %reldir%/tree.h %reldir%/exact_math.h
 libzero_la_SOURCES += %reldir%/host_parallel.c %reldir%/host_isa.c %reldir%/host_optim.c %reldir%/optim_consts.c
 noinst_HEADERS += %reldir%/host_parallel.h %reldir%/host_isa.h %reldir%/host_optim.h %reldir%/optim_consts.h
 
+# the memory ledger: every backend's allocations and the registry's device counted by tag
+libzero_la_SOURCES += %reldir%/ledger.c
+zeroinclude_HEADERS += include/zero/ledger.h
+
 # CRC-32C for checkpoint shards and NVMe swap files
 libzero_la_SOURCES += %reldir%/crc32c.c
 noinst_HEADERS += %reldir%/crc32c.h
