@@ -59,7 +59,11 @@ v="$zero verify --steps 1 --stages 0,3 --hidden 16 --layers 1 --batch 24"
 for np in 2 3 4; do
     healthy=$((np - 1))
     for prog in mlp gpt verify; do
-        eval "cmd=\$$(echo "$prog" | cut -c1)"
+        case $prog in
+        mlp) cmd=$m ;;
+        gpt) cmd=$g ;;
+        *) cmd=$v ;;
+        esac
         job "isa_${prog}_np$np" -np $healthy $cmd : -np 1 -x ZERO_CPU_ISA=bogus $cmd
         says "isa_${prog}_np$np" "ZERO_CPU_ISA=bogus: unknown"
         job "threads_${prog}_np$np" -np 1 -x ZERO_CPU_THREADS=0 $cmd : -np $healthy $cmd
@@ -134,7 +138,7 @@ sweep() {
     cp -a "$d/ck.clean" "$d/ck"
     cp "$d/w.clean" "$d/w.safetensors"
     sites=$(cut -d' ' -f1 "$d/sites" | LC_ALL=C sort -u)
-    echo "$sname: $(echo $sites | wc -w) sites: $(echo $sites)"
+    echo "$sname: $(echo "$sites" | wc -l) sites:" $sites
     step2=$(tree_sum "$d/ck.clean/step_000002")
     weights=$(md5sum <"$d/w.clean")
     i=0
@@ -187,6 +191,7 @@ if [ "${ZERO_FAULT_SWEEP:-}" = full ]; then
     full=1
     worlds="2 3 4"
 fi
+# shellcheck disable=SC2317 # called from sweep's SETUP text, through eval
 mpi() { timeout 30 "$mpirun_cmd" $mpirun_flags "$@" >/dev/null 2>&1; }
 s2="$mlp --hidden 16 --layers 2 --batch 24 --stage 2 --quiet"
 sweep stage2 "mpi -np 2 $s2 --steps 2 --save-checkpoint ck --save-weights w.safetensors" \

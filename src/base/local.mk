@@ -17,7 +17,7 @@ zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/bac
 # the backend table's optional groups, one header each
 zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h \
 	include/zero/backend_stored.h include/zero/backend_attention.h \
-	include/zero/backend_device_step.h
+	include/zero/backend_device_step.h include/zero/backend_groups.h
 
 # fault injection (ZERO_FAULT): any fallible point fails on chosen ranks (docs/faults.md)
 libzero_la_SOURCES += %reldir%/fault.c
