@@ -1,4 +1,5 @@
 /* See program.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -12,12 +13,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "zero/fault.h"
 #include "program.h"
 #include "sample_order.h"
 #include "trajectory.h"
 #include "zero/config_json.h"
 #include "zero/safetensors.h"
 
+/* program_die's own communicator (a duplicate of MPI_COMM_WORLD made by every
+ * rank in program_begin): its one exchange never matches another collective */
+static MPI_Comm die_comm = MPI_COMM_NULL;
+static struct zero_engine *live_engine;
 /* ---- fields ---- */
 
 void program_startup_init(struct program_startup *s, const char *prog)
@@ -125,19 +131,35 @@ static const char *file_kind(mode_t mode)
                             : "not a regular file";
 }
 
-/* FNV-1a 64 of up to n bytes of fd from offset at. */
-static uint64_t hash_range(int fd, off_t at, size_t n, uint64_t h)
+/* A 64-bit hash of fd's whole content: FNV-1a's step on 8-byte words in four
+ * independent lanes (so the loop runs at memory speed, not one multiply per
+ * byte), the lanes and the length mixed at the end. Every byte counts: two
+ * copies that differ anywhere differ here (the start-up agreement compares it). */
+static uint64_t hash_file(int fd, uint64_t size)
 {
-    unsigned char buf[65536];
-    while (n > 0) {
-        ssize_t got = pread(fd, buf, n < sizeof buf ? n : sizeof buf, at);
+    static unsigned char buf[1 << 20];
+    const uint64_t prime = 0x100000001b3ULL;
+    uint64_t lane[4] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL, 0x9ce484222325cbf2ULL,
+                        0x2325cbf29ce48422ULL};
+    uint64_t at = 0;
+    while (at < size) {
+        ssize_t got = pread(fd, buf, sizeof buf, (off_t)at);
         if (got <= 0)
             break;
-        for (ssize_t i = 0; i < got; i++)
-            h = (h ^ buf[i]) * 0x100000001b3ULL;
-        at += got;
-        n -= (size_t)got;
+        size_t n = (size_t)got, i = 0;
+        for (; i + 32 <= n; i += 32)
+            for (int l = 0; l < 4; l++) {
+                uint64_t w;
+                memcpy(&w, buf + i + 8 * l, 8);
+                lane[l] = (lane[l] ^ w) * prime;
+            }
+        for (; i < n; i++) /* the tail, byte by byte */
+            lane[0] = (lane[0] ^ buf[i]) * prime;
+        at += (uint64_t)got;
     }
+    uint64_t h = (lane[0] ^ at) * prime;
+    for (int l = 1; l < 4; l++)
+        h = (h ^ lane[l]) * prime;
     return h;
 }
 
@@ -158,11 +180,7 @@ int program_input_file(struct program_startup *s, const char *flag, const char *
         program_field(s, name, "unreadable"); /* the reader says why */
         return 0;
     }
-    const size_t mib = 1u << 20;
-    const size_t size = (size_t)st.st_size;
-    uint64_t h = hash_range(fd, 0, size < mib ? size : mib, 0xcbf29ce484222325ULL);
-    if (size > mib)
-        h = hash_range(fd, (off_t)(size > 2 * mib ? size - mib : mib), mib, h);
+    uint64_t h = hash_file(fd, (uint64_t)st.st_size);
     close(fd);
     program_field(s, name, "%lld bytes, content %016llx", (long long)st.st_size,
                   (unsigned long long)h);
@@ -229,6 +247,33 @@ static int can_create_in(const char *dir, int rank, int *why)
     return 1;
 }
 
+/* The save would fail only after training on what DIR already holds: a `latest`
+ * that is not a regular file (a FIFO, a directory, a link to /dev/null) or a
+ * step_* entry that is not a directory. */
+static int check_checkpoint_dir(struct program_startup *s, const char *flag, const char *dir)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/latest", dir);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return program_fail(s, 2, "%s: %s is %s, not a regular file (a save would replace it)",
+                            flag, path, file_kind(st.st_mode));
+    DIR *d = opendir(dir);
+    for (struct dirent *ent; d && (ent = readdir(d));) {
+        if (strncmp(ent->d_name, "step_", 5) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+        if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            closedir(d);
+            return program_fail(s, 2, "%s: %s is %s, not a checkpoint directory", flag, path,
+                                file_kind(st.st_mode));
+        }
+    }
+    if (d)
+        closedir(d);
+    return 0;
+}
+
 int program_output_dir(struct program_startup *s, const char *flag, const char *dir)
 {
     int rank = 0, why = 0;
@@ -240,7 +285,7 @@ int program_output_dir(struct program_startup *s, const char *flag, const char *
                                 file_kind(st.st_mode));
         if (!can_create_in(dir, rank, &why))
             return program_fail(s, 1, "%s: cannot write into %s: %s", flag, dir, strerror(why));
-        return 0;
+        return check_checkpoint_dir(s, flag, dir);
     }
     if (errno != ENOENT && errno != ENOTDIR)
         return program_fail(s, 1, "%s: %s: %s", flag, dir, strerror(errno));
@@ -450,13 +495,17 @@ int program_begin(const char *prog, int argc, char **argv, program_startup_fn st
 {
     struct program_startup su;
     program_startup_init(&su, prog);
-    int help = 0, rank;
+    int help = 0, rank, world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    zero_fault_set_rank(rank, world); /* ZERO_FAULT's RANKS from the first site on */
+    if (die_comm == MPI_COMM_NULL)
+        MPI_Comm_dup(MPI_COMM_WORLD, &die_comm);
     startup(ctx, argc, argv, &su, &help);
     int status = program_startup_agree(&su, MPI_COMM_WORLD);
     program_startup_free(&su);
     if (status)
         return status;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (help && rank == 0)
         usage(stdout);
     return help ? 0 : -1;
@@ -529,12 +578,42 @@ static void print_wall_clock(const struct zero_engine *e, const struct program_c
            steps, steps == 1 ? "" : "s");
 }
 
+void program_live_engine(struct zero_engine *e)
+{
+    live_engine = e;
+}
+
+/* 1 when every rank of die_comm arrives within `seconds` */
+static int all_die_together(double seconds)
+{
+    if (die_comm == MPI_COMM_NULL)
+        return 0;
+    int one = 1, all = 0, done = 0;
+    MPI_Request req;
+    if (MPI_Iallreduce(&one, &all, 1, MPI_INT, MPI_SUM, die_comm, &req) != MPI_SUCCESS)
+        return 0;
+    double until = seconds_now() + seconds;
+    while (!done && seconds_now() < until) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    }
+    return done;
+}
+
 _Noreturn void program_die(const char *prog, int rank, const struct zero_error *err)
 {
     if (strncmp(err->msg, "rank ", 5) == 0)
         fprintf(stderr, "%s: %s\n", prog, err->msg);
     else
         fprintf(stderr, "%s: rank %d: %s\n", prog, rank, err->msg);
+    fflush(stderr);
+    if (all_die_together(5.0)) {
+        zero_engine_destroy(live_engine);
+        MPI_Finalize();
+        exit(1);
+    }
+    zero_engine_remove_swap_files(live_engine);
     MPI_Abort(MPI_COMM_WORLD, 1);
     abort(); /* not reached: MPI_Abort does not return */
 }
@@ -607,6 +686,61 @@ int program_startup_parsed(struct program_startup *s, int help_given, int usage_
         return 0;
     }
     return 1;
+}
+
+/* path with its directory resolved (the file itself may not exist yet) */
+static void canonical(const char *path, char *out, size_t len)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        dir[--n] = '\0';
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : dir;
+    if (slash == dir)
+        snprintf(real, sizeof real, "/");
+    else if (slash) {
+        *slash = '\0';
+        if (!realpath(dir, real)) /* absent too: its own parent resolved */
+            canonical(dir, real, sizeof real);
+    } else if (!realpath(".", real))
+        snprintf(real, sizeof real, ".");
+    snprintf(out, len, "%s/%s", real, base);
+}
+
+int program_outputs_distinct(struct program_startup *s, const char *ckdir, int n,
+                             const char *const flag[], const char *const path[])
+{
+    char a[2 * PATH_MAX], b[2 * PATH_MAX], ck[2 * PATH_MAX];
+    for (int i = 0; i < n; i++) {
+        if (!path[i])
+            continue;
+        canonical(path[i], a, sizeof a);
+        for (int j = i + 1; j < n; j++) {
+            if (!path[j])
+                continue;
+            canonical(path[j], b, sizeof b);
+            if (strcmp(a, b) == 0)
+                return program_fail(s, 2,
+                                    "%s %s and %s %s name the same file: one output "
+                                    "would replace the other",
+                                    flag[i], path[i], flag[j], path[j]);
+        }
+        if (!ckdir)
+            continue;
+        canonical(ckdir, ck, sizeof ck);
+        size_t k = strlen(ck);
+        const char *base = a + k + 1;
+        if (strcmp(a, ck) == 0 || (strncmp(a, ck, k) == 0 && a[k] == '/' &&
+                                   (strcmp(base, "latest") == 0 || strncmp(base, "step_", 5) == 0 ||
+                                    strncmp(base, ".tmp-", 5) == 0)))
+            return program_fail(s, 2,
+                                "%s %s is --save-checkpoint %s's own entry: the checkpoints "
+                                "would replace it or it them",
+                                flag[i], path[i], ckdir);
+    }
+    return 0;
 }
 
 void program_startup_files(struct program_startup *s, const char *data, const char *init_weights,

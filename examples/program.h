@@ -56,7 +56,7 @@ int program_fail_text(struct program_startup *s, int status, const char *msg);
 void program_fields_config(struct program_startup *s, const struct zero_config *c);
 
 /* An input file named by flag: the field "flag contents" = "N bytes, content H"
- * (H hashes the first and last MiB; the path itself is the flag's own field). A path that exists
+ * (H hashes the whole file; the path itself is the flag's own field). A path that exists
  * but is not a regular file (a directory, a FIFO, a device) fails here, before a reader blocks on
  * it or misreads it; a missing path is left to the reader's own message. */
 int program_input_file(struct program_startup *s, const char *flag, const char *path);
@@ -75,6 +75,11 @@ int program_output_dir(struct program_startup *s, const char *flag, const char *
  * error (status 2 with msg), or neither. Returns 1 when the start-up goes on. */
 int program_startup_parsed(struct program_startup *s, int help_given, int usage_error,
                            const char *msg, int *help);
+
+/* Outputs never collide: two of flag[i]/path[i] naming one file, or one naming
+ * ckdir itself or its latest, step_* or .tmp-* entries, fail s (usage, 2). */
+int program_outputs_distinct(struct program_startup *s, const char *ckdir, int n,
+                             const char *const flag[], const char *const path[]);
 
 /* The files a trainer names, checked now (NULL: not given): --data (program_input_file),
  * --init-weights (program_input_weights), --save-checkpoint (program_output_dir). */
@@ -142,9 +147,13 @@ struct program {
     struct trajectory *trajectory; /* --trajectory; NULL: none */
 };
 
-/* A failure inside a collective phase may leave other ranks waiting: reports it
- * with this rank's number ("prog: rank R: ...") and takes the whole job down. */
+/* Prints err ("prog: rank R: ...") and ends the job. Collective where it can be: when every rank
+ * dies within seconds (an error the engine agreed on), each destroys the engine program_live_engine
+ * named (its swap files go with it) and exits 1; a rank alone with its error (the others wait in a
+ * collective) removes its swap files and aborts the job. */
 _Noreturn void program_die(const char *prog, int rank, const struct zero_error *err);
+/* The engine program_die destroys (NULL: none). */
+void program_live_engine(struct zero_engine *e);
 
 /* The training loop. Returns 0, or 1 on every rank after rank 0 printed that a
  * step's loss (the global mean, the same on every rank) is not finite. */

@@ -99,6 +99,7 @@ out:
         status = status ? status : 1;
     }
     sample_order_free(&order);
+    program_live_engine(NULL);
     app->teardown(ctx);
     return status;
 }
@@ -109,7 +110,9 @@ int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
 {
     if (quiet)
         setenv("ZERO_NVME_QUIET", "1", 1);
-    return example_agree(zero_engine_create(e, cfg, model, dev, err), err, MPI_COMM_WORLD);
+    int rc = example_agree(zero_engine_create(e, cfg, model, dev, err), err, MPI_COMM_WORLD);
+    program_live_engine(*e);
+    return rc;
 }
 
 int program_batch_buffers(int64_t rows, int64_t a_width, size_t a_size, void **a, int64_t b_width,

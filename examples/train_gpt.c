@@ -525,6 +525,9 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
     if (t->a.val_data)
         program_input_file(su, "--val-data", t->a.val_data);
     program_startup_files(su, t->a.data, t->a.init_weights, t->a.save_checkpoint);
+    const char *const flags[] = {"--save-weights"};
+    const char *const paths[] = {t->a.save_weights};
+    program_outputs_distinct(su, t->a.save_checkpoint, 1, flags, paths);
 }
 
 static void usage(FILE *out)

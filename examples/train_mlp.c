@@ -284,6 +284,9 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
     }
     program_fields_config(su, &t->cfg);
     program_startup_files(su, t->a.data, t->a.init_weights, t->a.save_checkpoint);
+    const char *const flags[] = {"--save-weights", "--trace"};
+    const char *const paths[] = {t->a.save_weights, t->a.trace};
+    program_outputs_distinct(su, t->a.save_checkpoint, 2, flags, paths);
 }
 
 static void usage(FILE *out)

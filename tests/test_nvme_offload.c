@@ -337,6 +337,10 @@ START_TEST(test_bad_nvme_paths_are_named)
     ck_assert_msg(drive_open(&a, dir, 0) == 0, "%s", a.err.msg);
     open_error(dir, 0, msg, sizeof msg);
     expect(msg, "in use by another process", "libzero-", "nvme_path");
+    /* the refused engine held no lock: its end removes nothing of the live one */
+    char live[600];
+    snprintf(live, sizeof live, "%s/libzero-optim-rank%05d.swap", dir, mpi_check_rank());
+    ck_assert_msg(access(live, F_OK) == 0, "the refused engine removed the live one's %s", live);
     ck_assert_msg(drive_step(&a) == 0, "%s", a.err.msg);
     drive_close(&a);
     ck_assert_int_eq(entries(dir), 0);

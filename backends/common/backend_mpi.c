@@ -51,6 +51,28 @@ int backend_mpi_all(MPI_Comm comm, int ok)
     return all;
 }
 
+int backend_mpi_agree(const char *name, MPI_Comm comm, int rank, int rc, char *why, size_t why_len)
+{
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    int mine = rc != 0 ? rank : size, first = size;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS && rc == 0) {
+        snprintf(why, why_len, "%s backend: rank %d: MPI_Allreduce failed at open", name, rank);
+        return ZERO_ECOMM;
+    }
+    if (first == size)
+        return ZERO_OK;
+    char cause[512] = "";
+    if (rank == first)
+        snprintf(cause, sizeof cause, "%s", why);
+    MPI_Bcast(cause, (int)sizeof cause, MPI_CHAR, first, comm);
+    if (rc != 0)
+        return rc;
+    snprintf(why, why_len, "%s backend: rank %d: rank %d could not open: %s", name, rank, first,
+             cause);
+    return ZERO_EBACKEND;
+}
+
 void backend_mpi_free(MPI_Comm *node_comm, MPI_Comm *comm)
 {
     if (*node_comm != MPI_COMM_NULL)

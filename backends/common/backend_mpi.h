@@ -26,6 +26,13 @@ int backend_mpi_split_node(const char *name, MPI_Comm comm, int rank, MPI_Comm *
  * reaches the others before they wait for it in a later collective. */
 int backend_mpi_all(MPI_Comm comm, int ok);
 
+/* Collective over comm: rc is this rank's status (why its message). Returns rc on a
+ * rank that failed; on the others ZERO_EBACKEND with why = "<name> backend: rank R:
+ * rank F could not open: <F's why>", F the first failing rank; ZERO_OK when none
+ * failed. So a failure on some ranks (a bad ZERO_* variable, a device) stops every
+ * rank with its cause before the collectives of the set-up that follows. */
+int backend_mpi_agree(const char *name, MPI_Comm comm, int rank, int rc, char *why, size_t why_len);
+
 /* The node split as groups (zero/backend_groups.h, node_group_size): node_size when
  * every rank's node holds node_size ranks, consecutive in comm, on every rank; else 0.
  * Collective over comm. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zero/fault.h"
 #include "cpu_internal.h"
 #include "cpu_ops.h"
 #include "zero/backend_classifier.h"
@@ -137,8 +138,13 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
         cpu_release(s);
         return rc;
     }
+    zero_fault_set_rank(s->rank, s->size);
     cpu_set_blas_threads(opt);
-    if ((rc = cpu_set_gemm(s, opt, why, why_len)) != ZERO_OK) {
+    rc = cpu_set_gemm(s, opt, why, why_len);
+    if (rc == ZERO_OK && zero_fault("backend.open"))
+        rc = zero_fault_fail_text(why, why_len, "cpu backend", "backend.open");
+    /* a variable set on some ranks only must not leave the others in choose_path */
+    if ((rc = backend_mpi_agree("cpu", s->comm, s->rank, rc, why, why_len)) != ZERO_OK) {
         cpu_release(s);
         return rc;
     }

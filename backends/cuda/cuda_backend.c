@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zero/fault.h"
 #include "cuda_ops.h"
 #include "zero/backend_attention.h"
 #include "zero/backend_classifier.h"
@@ -230,15 +231,13 @@ static int cuda_open(const struct zero_backend_options *opt, void *comm, void **
         return rc;
     }
 
+    zero_fault_set_rank(s->rank, s->size);
     rc = open_device(s, opt, why, why_len);
     /* all ranks learn whether every device opened, so that a failure on one rank does
      * not leave the others waiting in the collective setup below */
-    int ok = rc == ZERO_OK;
-    if (!backend_mpi_all(s->comm, ok) && ok) {
-        snprintf(why, why_len, "cuda backend: rank %d: another rank could not open its device",
-                 s->rank);
-        rc = ZERO_EBACKEND;
-    }
+    if (rc == ZERO_OK && zero_fault("backend.open"))
+        rc = zero_fault_fail_text(why, why_len, "cuda backend", "backend.open");
+    rc = backend_mpi_agree("cuda", s->comm, s->rank, rc, why, why_len);
     int kind = -1;
     if (rc == ZERO_OK && (kind = choose_comm(s, device_shared(s), why, why_len)) < 0)
         rc = ZERO_EINVAL;

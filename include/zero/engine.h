@@ -46,6 +46,10 @@ struct zero_step_info {
 int zero_engine_create(struct zero_engine **e, const struct zero_config *cfg,
                        struct zero_model *model, struct zero_device *dev, struct zero_error *err);
 void zero_engine_destroy(struct zero_engine *e);
+/* Removes this rank's NVMe swap files now, waiting for nothing (the files stay
+ * open until destroy): for a program about to abort a job whose other ranks may
+ * be waiting in a collective, where destroy could wait too. NULL: nothing. */
+void zero_engine_remove_swap_files(struct zero_engine *e);
 
 /* One micro-batch on this rank; *loss is its mean loss. */
 int zero_engine_forward(struct zero_engine *e, const struct zero_batch *batch, float *loss,

@@ -1,5 +1,6 @@
 /* Inputs that must be regular files; outputs written to a temporary and renamed onto a
  * regular file (file_replace.h). */
+#include "zero/fault.h"
 #include "file_replace.h"
 
 #include <errno.h>
@@ -57,7 +58,7 @@ int zero_input_check(const char *path, struct zero_error *err)
 
 int zero_input_open(const char *path, struct zero_error *err)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = zero_fault("input.open") ? -1 : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int e = errno; /* kept for callers that treat ENOENT their own way */
         zero_fail(err, ZERO_EIO, "%s: cannot open: %s", path, strerror(e));
@@ -107,7 +108,9 @@ int zero_replace_begin(struct zero_replace *r, const char *path, struct zero_err
     }
     for (int attempt = 0; r->fd < 0 && attempt < 16; attempt++) {
         snprintf(r->tmp, len, "%s.tmp.%016llx", path, (unsigned long long)salt());
-        r->fd = open(r->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        r->fd = zero_fault("output.open")
+                    ? -1
+                    : open(r->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (r->fd < 0 && errno != EEXIST)
             break;
     }
@@ -162,7 +165,7 @@ int zero_replace_commit(struct zero_replace *r, struct zero_error *err)
     /* again: something may have appeared at path while we wrote */
     if (!rc)
         rc = zero_replace_check(r->path, err);
-    if (!rc && rename(r->tmp, r->path) != 0)
+    if (!rc && (zero_fault("output.rename") || rename(r->tmp, r->path) != 0))
         rc = zero_fail(err, ZERO_EIO, "%s: cannot rename %s onto it: %s", r->path, r->tmp,
                        strerror(errno));
     if (rc) {

@@ -19,6 +19,10 @@ zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classif
 	include/zero/backend_stored.h include/zero/backend_attention.h \
 	include/zero/backend_device_step.h include/zero/backend_groups.h
 
+# fault injection (ZERO_FAULT): any fallible point fails on chosen ranks (docs/faults.md)
+libzero_la_SOURCES += %reldir%/fault.c
+zeroinclude_HEADERS += include/zero/fault.h
+
 # dtypes, conversions, the shard layout
 libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c
 noinst_HEADERS += %reldir%/dtype_convert.h

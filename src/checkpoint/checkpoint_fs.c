@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "zero/fault.h"
 #include "checkpoint_internal.h"
 #include "base/file_replace.h"
 
@@ -48,6 +49,10 @@ int64_t ckpt_chunk_elements(void)
 
 int ckpt_fault(const char *point, int rank)
 {
+    char site[32];
+    snprintf(site, sizeof site, "ckpt.%s", point);
+    if (zero_fault(site))
+        return EIO;
     return fault_fn ? fault_fn(point, rank, fault_user) : 0;
 }
 

@@ -105,7 +105,9 @@ static int read_at(const struct ckpt_reader *r, int old, void *dst, size_t n, in
     char path[4200], w[32];
     size_t got = 0;
     while (got < n) {
-        ssize_t k = pread(r->fd[old], (char *)dst + got, n - got, (off_t)(off + (int64_t)got));
+        ssize_t k = ckpt_fault("read", r->rank) ? -1
+                                                : pread(r->fd[old], (char *)dst + got, n - got,
+                                                        (off_t)(off + (int64_t)got));
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {

@@ -12,6 +12,7 @@
 #include "engine_forward.h"
 #include "engine_states.h"
 #include "device_step.h"
+#include "env_agree.h"
 #include "gathered.h"
 #include "grad_reduce.h"
 #include "optimizer.h"
@@ -211,11 +212,15 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
         zero_loss_scaler_init(&e->scaler, &cfg->fp16);
     int rc = zero_config_resolve_batch(&e->cfg, e->world, err);
     e->accum = e->cfg.gradient_accumulation_steps; /* the memory plan counts its counters */
-    if (rc || (rc = check_config(e, err)) || (rc = offload_configure(e, err)) ||
-        (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
-        (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
-        (rc = hpz_open(e, err)) || (rc = engine_states_create(e, err)) ||
-        (rc = reduce_plan_buckets(e, err)) || (rc = device_step_open(e, err))) {
+    if (!rc && !(rc = check_config(e, err)) && !(rc = offload_configure(e, err)) &&
+        (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)))
+        engine_backend_error(e, rc, err, "libzero.coll_mode");
+    /* the checks above are this rank's alone: agree before the first exchange */
+    rc = engine_agree(e, rc, ZERO_EINVAL, "refused its configuration", err);
+    if (rc || (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
+        (rc = engine_env_agree(e, err)) || (rc = hpz_open(e, err)) ||
+        (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err)) ||
+        (rc = device_step_open(e, err))) {
         if (rc && !err->msg[0])
             engine_backend_error(e, rc, err, "engine setup");
         zero_engine_destroy(e);

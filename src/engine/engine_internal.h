@@ -127,7 +127,8 @@ int engine_backend_error(struct zero_engine *e, int rc, struct zero_error *err, 
 double engine_now(void);
 /* Collective: every rank learns whether any rank's rc (this phase's status) failed.
  * Returns rc on a rank that failed itself (its message stands), else code with
- * "rank R: rank F <what>", F the first rank that failed: a rank-local error (a plan
+ * "rank R: rank F <what>: <F's message>", F the first rank that failed (the
+ * messages travel only after a failure): a rank-local error (a plan
  * that does not fit, a full disk, a truncated swap file) stops every rank instead
  * of leaving the others waiting in the next collective. */
 int engine_agree(struct zero_engine *e, int rc, int code, const char *what, struct zero_error *err);

@@ -133,28 +133,27 @@ int engine_states_create(struct zero_engine *e, struct zero_error *err)
 {
     e->nunits = e->model->nunits;
     e->us = calloc((size_t)e->nunits, sizeof *e->us);
-    if (!e->us)
-        return zero_fail(err, ZERO_ENOMEM, "rank %d: unit states", e->rank);
-    int rc;
-    for (int u = 0; u < e->nunits; u++)
-        if ((rc = lay_out_unit(e, u, err)))
-            return rc;
-    if ((rc = engine_check_memory_plan(e, err)))
+    int rc = e->us ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "rank %d: unit states", e->rank);
+    for (int u = 0; u < e->nunits && !rc; u++)
+        rc = lay_out_unit(e, u, err);
+    if ((rc = engine_check_memory_plan(e, rc, err)))
         return rc;
-    for (int u = 0; u < e->nunits; u++)
-        if ((rc = alloc_unit(e, u, err)))
-            return rc;
-    if ((rc = nvme_open(e, err)))
-        return rc;
-    for (int u = 0; u < e->nunits && e->nvme.param; u++) /* kept in host memory: max_in_cpu */
-        if (!nvme_holds_params(e, u) &&
-            (rc = engine_host_alloc(e, (size_t)e->us[u].layout.shard * e->csize, ZERO_TAG_PARAMS,
-                                    &e->us[u].params, "parameter shard", err)))
-            return rc;
-    /* one rank's failure (an NVMe write, memory) must not leave the others in
-     * the gathers that follow */
-    if ((rc = engine_agree(e, engine_init_params(e, err), ZERO_EIO,
-                           "could not initialize its parameters", err)))
+    /* Allocation, the swap files and the initialization are rank-local (memory,
+     * a disk, a path that exists on one node only): the one agreement after
+     * them comes before the first collective, whichever rank stopped where. */
+    for (int u = 0; u < e->nunits && !rc; u++)
+        rc = alloc_unit(e, u, err);
+    if (!rc)
+        rc = nvme_open(e, err);
+    for (int u = 0; u < e->nunits && e->nvme.param && !rc;
+         u++) /* kept in host memory: max_in_cpu */
+        if (!nvme_holds_params(e, u))
+            rc = engine_host_alloc(e, (size_t)e->us[u].layout.shard * e->csize, ZERO_TAG_PARAMS,
+                                   &e->us[u].params, "parameter shard", err);
+    if (!rc)
+        rc = engine_init_params(e, err);
+    if ((rc = engine_agree(e, rc, ZERO_EIO, "could not allocate or initialize its model states",
+                           err)))
         return rc;
     /* the initialization wrote this rank's part: what follows an update follows it too */
     switch (e->stage_def->after) {

@@ -6,11 +6,17 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "zero/fault.h"
 
 int engine_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p, const char *what,
                  struct zero_error *err)
 {
     *p = NULL;
+    if (zero_fault("alloc"))
+        return zero_fail(err, ZERO_ENOMEM,
+                         "rank %d: allocating %zu bytes for %s (%s): injected "
+                         "fault (ZERO_FAULT)",
+                         e->rank, bytes, what, zero_tag_name(tag));
     int rc = e->be->alloc(e->bself, bytes > 0 ? bytes : 1, tag, p);
     if (rc)
         return zero_fail(err, rc, "rank %d: allocating %zu bytes for %s (%s): %s", e->rank, bytes,
@@ -28,6 +34,11 @@ int engine_host_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, vo
                       const char *what, struct zero_error *err)
 {
     *p = NULL;
+    if (zero_fault("host_alloc"))
+        return zero_fail(err, ZERO_ENOMEM,
+                         "rank %d: allocating %zu bytes of host memory for %s "
+                         "(%s): injected fault (ZERO_FAULT)",
+                         e->rank, bytes, what, zero_tag_name(tag));
     int rc = e->be->host_alloc(e->bself, bytes > 0 ? bytes : 1, tag, p);
     if (rc)
         return zero_fail(err, rc, "rank %d: allocating %zu bytes of host memory for %s (%s): %s",
@@ -142,14 +153,37 @@ int engine_first_failed(struct zero_engine *e, int rc, int *first, struct zero_e
     return xrc;
 }
 
+/* Collective, only after a failure: every rank learns the first failing rank's
+ * message, so whichever rank a program prints names the cause. */
+static void share_first_message(struct zero_engine *e, int first, const struct zero_error *mine,
+                                char *out, size_t len)
+{
+    struct zero_error *all = calloc((size_t)e->world, sizeof *all);
+    if (!all) {
+        out[0] = '\0';
+        return;
+    }
+    if (e->be->host_all_gather(e->bself, mine, all, sizeof *mine) == ZERO_OK)
+        snprintf(out, len, "%s", all[first].msg);
+    else
+        out[0] = '\0';
+    free(all);
+}
+
 int engine_agree(struct zero_engine *e, int rc, int code, const char *what, struct zero_error *err)
 {
     int first, xrc = engine_first_failed(e, rc, &first, err);
+    if (xrc && !rc)
+        return xrc;
+    if (first < 0)
+        return rc;
+    struct zero_error sent = {0};
+    if (rc)
+        sent = *err;
+    char cause[ZERO_ERRMSG_LEN];
+    share_first_message(e, first, &sent, cause, sizeof cause);
     if (rc)
         return rc;
-    if (xrc)
-        return xrc;
-    if (first >= 0)
-        return zero_fail(err, code, "rank %d: rank %d %s", e->rank, first, what);
-    return ZERO_OK;
+    return zero_fail(err, code, "rank %d: rank %d %s: %s", e->rank, first, what,
+                     cause[0] ? cause : "(its message did not arrive)");
 }

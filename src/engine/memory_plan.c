@@ -82,9 +82,9 @@ static int check_mine(struct zero_engine *e, struct zero_error *err)
 
 /* Collective: a rank whose plan cannot fit stops every rank (the others would
  * wait in the first collective of the states' initialization). */
-int engine_check_memory_plan(struct zero_engine *e, struct zero_error *err)
+int engine_check_memory_plan(struct zero_engine *e, int rc, struct zero_error *err)
 {
-    return engine_agree(e, check_mine(e, err), ZERO_ENOMEM,
+    return engine_agree(e, rc ? rc : check_mine(e, err), ZERO_ENOMEM,
                         "cannot hold its planned model states in the memory it may use (its "
                         "message has the breakdown)",
                         err);

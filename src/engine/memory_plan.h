@@ -6,6 +6,7 @@
 struct zero_engine;
 struct zero_error;
 
-int engine_check_memory_plan(struct zero_engine *e, struct zero_error *err);
+/* Collective: rc is the layout's status, folded into the same agreement. */
+int engine_check_memory_plan(struct zero_engine *e, int rc, struct zero_error *err);
 
 #endif

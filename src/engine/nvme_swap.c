@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "io/aio.h"
+#include "zero/fault.h"
 #include "engine/engine_internal.h"
 #include "zero/knobs.h"
 
@@ -40,6 +41,7 @@ struct swap_file {
     char path[512];
     const char *key; /* the nvme_path key it lives under */
     int fd, direct;
+    int owned; /* this job locked it: close_file removes it */
     int64_t bytes;
 };
 
@@ -239,20 +241,27 @@ static int open_file(struct zero_engine *e, struct swap_file *f, const char *dir
     swap_file_name(f->path, sizeof f->path, dir, kind, e->rank);
     const char *no_direct = zero_knob(ZERO_KNOB_NVME_NO_DIRECT); /* to test the buffered path */
     f->direct = !(no_direct && no_direct[0] == '1');
-    f->fd = f->direct ? open(f->path, O_RDWR | O_CREAT | O_DIRECT, 0600) : -1;
-    if (f->fd < 0 && (!f->direct || errno == EINVAL)) { /* tmpfs and others refuse O_DIRECT */
+    f->fd = zero_fault("nvme.open") ? -1
+            : f->direct             ? open(f->path, O_RDWR | O_CREAT | O_DIRECT, 0600)
+                                    : -1;
+    if (f->fd < 0 && errno != EIO &&
+        (!f->direct || errno == EINVAL)) { /* tmpfs and others refuse O_DIRECT */
         f->direct = 0;
         f->fd = open(f->path, O_RDWR | O_CREAT, 0600);
     }
     if (f->fd < 0)
         return zero_fail(err, ZERO_EIO, "rank %d: %s %s is not writable: creating %s: %s", e->rank,
                          key, dir, f->path, strerror(errno));
-    if (flock(f->fd, LOCK_EX | LOCK_NB) != 0)
+    if (flock(f->fd, LOCK_EX | LOCK_NB) != 0) {
+        close(f->fd); /* the file is the other job's: ours is neither to keep nor to remove */
+        f->fd = -1;
         return zero_fail(err, ZERO_EIO,
                          "rank %d: NVMe swap file %s is in use by another process (another job "
                          "with the same %s?)",
                          e->rank, f->path, key);
-    int rc = ftruncate(f->fd, 0) == 0 ? 0 : errno;
+    }
+    f->owned = 1; /* locked: from here on the path is ours to remove */
+    int rc = zero_fault("nvme.reserve") ? ENOSPC : ftruncate(f->fd, 0) == 0 ? 0 : errno;
     if (!rc && fast_init)
         rc = ftruncate(f->fd, (off_t)bytes) == 0 ? 0 : errno;
     else if (!rc && (rc = posix_fallocate(f->fd, 0, (off_t)bytes)) == EOPNOTSUPP)
@@ -271,13 +280,17 @@ static int open_file(struct zero_engine *e, struct swap_file *f, const char *dir
     return ZERO_OK;
 }
 
+/* Unlinked while the lock is still held: a job that opens the path after the
+ * unlink creates a file of its own, one that opened it before fails to lock. */
 static void close_file(struct swap_file *f)
 {
     if (f->fd < 0)
         return;
+    if (f->owned)
+        unlink(f->path);
     close(f->fd);
-    unlink(f->path);
     f->fd = -1;
+    f->owned = 0;
 }
 
 /* The record of chunk j (n elements) of a unit: its offset in the unit's record. */
@@ -465,6 +478,21 @@ void nvme_close(struct zero_engine *e)
     e->nvme.swap = NULL;
 }
 
+static void remove_file(struct swap_file *f)
+{
+    if (f->fd >= 0 && f->owned)
+        unlink(f->path);
+    f->owned = 0;
+}
+
+void zero_engine_remove_swap_files(struct zero_engine *e)
+{
+    if (e && nv(e)) {
+        remove_file(&nv(e)->opt);
+        remove_file(&nv(e)->par);
+    }
+}
+
 const struct zero_ledger *zero_engine_nvme_ledger(const struct zero_engine *e)
 {
     static const struct zero_ledger none;
@@ -478,13 +506,23 @@ void zero_engine_nvme_io(const struct zero_engine *e, int64_t *read, int64_t *wr
         aio_counters(nv(e)->aio, read, written);
 }
 
+/* Every swap-file transfer starts here: ZERO_FAULT's nvme.read and nvme.write. */
+static int start_io(struct aio_queue *aio, int fd, int write, void *buf, int64_t len, int64_t off,
+                    struct aio_op **op)
+{
+    *op = NULL;
+    if (zero_fault(write ? "nvme.write" : "nvme.read"))
+        return EIO;
+    return aio_start(aio, fd, write, buf, (size_t)len, off, op);
+}
+
 /* ---- synchronous transfers for the rare paths ---- */
 
 static int sync_io(struct zero_engine *e, struct swap_file *f, int write, void *buf, int64_t len,
                    int64_t off, int u, const char *what, struct zero_error *err)
 {
     struct aio_op *op;
-    int rc = aio_start(nv(e)->aio, f->fd, write, buf, (size_t)len, off, &op);
+    int rc = start_io(nv(e)->aio, f->fd, write, buf, len, off, &op);
     if (!rc)
         rc = aio_finish(nv(e)->aio, op);
     return rc ? io_fail(e, err, rc, f, write ? "writing" : "reading", u, what, off, len) : ZERO_OK;
@@ -628,7 +666,7 @@ static int issue_read(struct zero_engine *e, int k, struct zero_error *err)
                        -1);
     }
     sl->write = sl->pwrite = NULL;
-    rc = aio_start(s->aio, s->opt.fd, 0, sl->buf, (size_t)len, off, &sl->read);
+    rc = start_io(s->aio, s->opt.fd, 0, sl->buf, len, off, &sl->read);
     return rc ? io_fail(e, err, rc, &s->opt, "reading", u, "optimizer chunk", off, len) : ZERO_OK;
 }
 
@@ -674,12 +712,12 @@ int nvme_stream_put(struct zero_engine *e, const struct nvme_chunk *c, struct ze
     struct slot *sl = &s->slots[c->slot % s->nslots];
     int u = c->unit;
     int64_t len = s->nparts * pad(c->n * 4), off = s->opt_off[u] + chunk_record_off(s, c->begin);
-    int rc = aio_start(s->aio, s->opt.fd, 1, sl->buf, (size_t)len, off, &sl->write);
+    int rc = start_io(s->aio, s->opt.fd, 1, sl->buf, len, off, &sl->write);
     if (rc)
         return io_fail(e, err, rc, &s->opt, "writing", u, "optimizer chunk", off, len);
     if (c->params) {
         int64_t plen = pad(c->n * (int64_t)e->csize), poff = s->par_off[u] + c->begin * e->csize;
-        if ((rc = aio_start(s->aio, s->par.fd, 1, c->params, (size_t)plen, poff, &sl->pwrite)))
+        if ((rc = start_io(s->aio, s->par.fd, 1, c->params, plen, poff, &sl->pwrite)))
             return io_fail(e, err, rc, &s->par, "writing", u, "parameter shard", poff, plen);
     }
     if (!e->cfg.zero_optimization.offload_optimizer.pipeline_write) {
@@ -778,7 +816,7 @@ static int pread_start(struct zero_engine *e, int i, int u)
     struct nvme_swap *s = nv(e);
     struct slot *sl = &s->pslots[i];
     int64_t len = pad(e->us[u].layout.shard * (int64_t)e->csize);
-    int rc = aio_start(s->aio, s->par.fd, 0, sl->buf, (size_t)len, s->par_off[u], &sl->read);
+    int rc = start_io(s->aio, s->par.fd, 0, sl->buf, len, s->par_off[u], &sl->read);
     if (rc)
         return rc;
     sl->unit = u;

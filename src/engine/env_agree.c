@@ -1,0 +1,52 @@
+/* See env_agree.h. A variable set on some ranks only would mix two computations
+ * in one run (ZERO_FP32_LOGITS on one rank: a loss that matches neither) or split
+ * the ranks onto different collective paths; docs/faults.md lists the table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env_agree.h"
+#include "engine_internal.h"
+
+/* the variables whose value changes the bits or the collectives each rank issues */
+static const char *const knobs[] = {
+    "ZERO_FP32_LOGITS",    "ZERO_DIRECT_LOWP_GRAD", "ZERO_CPU_PROGRESS",
+    "ZERO_CPU_NO_SHM",     "ZERO_CUDA_COMM",        "ZERO_CUDA_GEMM",
+    "ZERO_CUDA_ATTENTION", "ZERO_CUDA_FUSED",       "ZERO_CUDA_BGRAD",
+};
+#define NKNOBS (sizeof knobs / sizeof knobs[0])
+#define VALUE_LEN 64 /* a longer value is compared by its first 63 bytes */
+
+int engine_env_agree(struct zero_engine *e, struct zero_error *err)
+{
+    char mine[NKNOBS][VALUE_LEN];
+    memset(mine, 0, sizeof mine);
+    for (size_t k = 0; k < NKNOBS; k++) {
+        const char *v = getenv(knobs[k]);
+        if (v) /* "\1" before the value: set to "" differs from unset */
+            snprintf(mine[k], VALUE_LEN, "\1%s", v);
+    }
+    char(*all)[NKNOBS][VALUE_LEN] = malloc((size_t)e->world * sizeof *all);
+    int rc = all ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "rank %d: the environment", e->rank);
+    if ((rc = engine_agree(e, rc, ZERO_ENOMEM, "could not exchange its environment", err))) {
+        free(all);
+        return rc;
+    }
+    if ((rc = e->be->host_all_gather(e->bself, mine, all, sizeof mine))) {
+        free(all);
+        return engine_backend_error(e, rc, err, "exchanging the environment");
+    }
+    for (int r = 1; r < e->world && !rc; r++)
+        for (size_t k = 0; k < NKNOBS && !rc; k++)
+            if (strcmp(all[0][k], all[r][k]) != 0)
+                rc = zero_fail(err, ZERO_EMISMATCH,
+                               "rank %d: %s differs between ranks: %s%s%s on rank %d, %s%s%s on "
+                               "rank 0 (it changes the results or the collectives: set it alike "
+                               "on every rank)",
+                               e->rank, knobs[k], all[r][k][0] ? "'" : "",
+                               all[r][k][0] ? all[r][k] + 1 : "unset", all[r][k][0] ? "'" : "", r,
+                               all[0][k][0] ? "'" : "", all[0][k][0] ? all[0][k] + 1 : "unset",
+                               all[0][k][0] ? "'" : "");
+    free(all);
+    return rc;
+}
