@@ -33,6 +33,9 @@ enum zero_knob_id {
     ZERO_KNOB_AIO,
     ZERO_KNOB_NVME_NO_DIRECT,
     ZERO_KNOB_NVME_QUIET,
+    /* fault injection (zero/fault.h) */
+    ZERO_KNOB_FAULT,
+    ZERO_KNOB_FAULT_LOG,
     ZERO_KNOB_COUNT
 };
 
@@ -42,6 +45,8 @@ struct zero_knob {
     const char *unset;   /* what happens without it */
     const char *read_by; /* the layer that reads it: "cpu backend", "engine", ... */
     const char *what;    /* one line: what it changes and why one sets it */
+    int agreed;          /* 1: changes the bits or the collectives, so every rank must see the
+                            same value (the engine refuses a run where they differ) */
 };
 
 /* The knob's value, or NULL when it is unset (an empty value counts as set). */

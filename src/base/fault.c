@@ -10,6 +10,7 @@
 
 #include "zero/error.h"
 #include "zero/fault.h"
+#include "zero/knobs.h"
 
 #define MAX_SITES 128
 #define SITE_LEN 48
@@ -29,8 +30,8 @@ static int nsites;
 static void parse(void)
 {
     parsed = 1;
-    const char *spec = getenv("ZERO_FAULT");
-    log_path = getenv("ZERO_FAULT_LOG");
+    const char *spec = zero_knob(ZERO_KNOB_FAULT);
+    log_path = zero_knob(ZERO_KNOB_FAULT_LOG);
     if (log_path && !log_path[0])
         log_path = NULL;
     active = log_path != NULL;

@@ -45,7 +45,9 @@ static int print_knobs(void)
             printf("%s=%s\n", k->name, v);
         else
             printf("%s (unset: %s)\n", k->name, k->unset);
-        printf("    takes %s; read by the %s\n    %s\n", k->values, k->read_by, k->what);
+        printf("    takes %s; read by the %s%s\n    %s\n", k->values, k->read_by,
+               k->agreed ? "; alike on every rank (the engine refuses a run where it differs)" : "",
+               k->what);
     }
     return 0;
 }

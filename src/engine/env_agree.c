@@ -7,14 +7,10 @@
 
 #include "env_agree.h"
 #include "engine_internal.h"
+#include "zero/knobs.h"
 
-/* the variables whose value changes the bits or the collectives each rank issues */
-static const char *const knobs[] = {
-    "ZERO_FP32_LOGITS",    "ZERO_DIRECT_LOWP_GRAD", "ZERO_CPU_PROGRESS",
-    "ZERO_CPU_NO_SHM",     "ZERO_CUDA_COMM",        "ZERO_CUDA_GEMM",
-    "ZERO_CUDA_ATTENTION", "ZERO_CUDA_FUSED",       "ZERO_CUDA_BGRAD",
-};
-#define NKNOBS (sizeof knobs / sizeof knobs[0])
+/* compared: the knobs of zero/knobs.h marked `agreed` (the bits or the collectives) */
+#define NKNOBS ZERO_KNOB_COUNT
 #define VALUE_LEN 64 /* a longer value is compared by its first 63 bytes */
 
 int engine_env_agree(struct zero_engine *e, struct zero_error *err)
@@ -22,8 +18,10 @@ int engine_env_agree(struct zero_engine *e, struct zero_error *err)
     char mine[NKNOBS][VALUE_LEN];
     memset(mine, 0, sizeof mine);
     for (size_t k = 0; k < NKNOBS; k++) {
-        const char *v = getenv(knobs[k]);
-        if (v) /* "\1" before the value: set to "" differs from unset */
+        const char *v = zero_knob_info((enum zero_knob_id)k)->agreed
+                            ? zero_knob((enum zero_knob_id)k)
+                            : NULL; /* the others compare as unset */
+        if (v)                      /* "\1" before the value: set to "" differs from unset */
             snprintf(mine[k], VALUE_LEN, "\1%s", v);
     }
     char(*all)[NKNOBS][VALUE_LEN] = malloc((size_t)e->world * sizeof *all);
@@ -43,10 +41,10 @@ int engine_env_agree(struct zero_engine *e, struct zero_error *err)
                                "rank %d: %s differs between ranks: %s%s%s on rank %d, %s%s%s on "
                                "rank 0 (it changes the results or the collectives: set it alike "
                                "on every rank)",
-                               e->rank, knobs[k], all[r][k][0] ? "'" : "",
-                               all[r][k][0] ? all[r][k] + 1 : "unset", all[r][k][0] ? "'" : "", r,
-                               all[0][k][0] ? "'" : "", all[0][k][0] ? all[0][k] + 1 : "unset",
-                               all[0][k][0] ? "'" : "");
+                               e->rank, zero_knob_info((enum zero_knob_id)k)->name,
+                               all[r][k][0] ? "'" : "", all[r][k][0] ? all[r][k] + 1 : "unset",
+                               all[r][k][0] ? "'" : "", r, all[0][k][0] ? "'" : "",
+                               all[0][k][0] ? all[0][k] + 1 : "unset", all[0][k][0] ? "'" : "");
     free(all);
     return rc;
 }
