@@ -19,7 +19,7 @@ zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classif
 
 # dtypes, conversions, the shard layout
 libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c
-noinst_HEADERS += %reldir%/dtype_convert.h
+noinst_HEADERS += %reldir%/dtype_convert.h %reldir%/bf16_dot.h
 zeroinclude_HEADERS += include/zero/dtype.h include/zero/layout.h
 
 # the exactness contract's pieces: the fixed-order sum tree, libm-free math (docs/exactness.md)
