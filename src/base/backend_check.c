@@ -8,6 +8,7 @@
 
 #include "zero/backend.h"
 #include "zero/backend_attention.h"
+#include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
@@ -139,6 +140,15 @@ _Static_assert(sizeof(struct zero_device_step_ops) -
                    LEN(device_step_entries) * sizeof(entry_fn),
                "device_step_entries must name every entry of struct zero_device_step_ops");
 
+#define BF16_DOT(name) AT(struct zero_bf16_dot_ops, name)
+static const struct entry bf16_dot_entries[] = {
+    BF16_DOT(set_bf16_dot),
+};
+_Static_assert(sizeof(struct zero_bf16_dot_ops) -
+                       offsetof(struct zero_bf16_dot_ops, set_bf16_dot) ==
+                   LEN(bf16_dot_entries) * sizeof(entry_fn),
+               "bf16_dot_entries must name every entry of struct zero_bf16_dot_ops");
+
 static entry_fn entry_at(const void *table, const struct entry *en)
 {
     return *(const entry_fn *)(const void *)((const char *)table + en->offset);
@@ -196,5 +206,6 @@ int zero_backend_check(const struct zero_backend *be, char *why, size_t why_len)
     CHECK_GROUP(stored, STORED);
     CHECK_GROUP(attention, ATTENTION);
     CHECK_GROUP(device_step, DEVICE_STEP);
+    CHECK_GROUP(bf16_dot, BF16_DOT);
     return rc;
 }

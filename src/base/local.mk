@@ -13,7 +13,7 @@ libzero_la_SOURCES += %reldir%/backend_contract.c
 noinst_HEADERS += %reldir%/backend_contract.h
 zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h
 # the backend table's optional groups, one header each
-zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h \
+zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h include/zero/backend_bf16_dot.h \
 	include/zero/backend_stored.h include/zero/backend_attention.h \
 	include/zero/backend_device_step.h
 

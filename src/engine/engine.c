@@ -19,6 +19,7 @@
 #include "stage3.h"
 #include "offload.h"
 #include "placement.h"
+#include "zero/backend_bf16_dot.h"
 #include "zero/config_json.h"
 
 /* ---- creation ---- */
@@ -165,6 +166,16 @@ static int check_config(struct zero_engine *e, struct zero_error *err)
     const struct zero_model *m = e->model;
     if (m->nunits < 1 || !m->units[m->nunits - 1]->is_loss)
         return zero_fail(err, ZERO_EINVAL, "the model's last unit must compute the loss");
+    if (c->libzero.matmul == ZERO_MATMUL_BF16_DOT && e->cdt != ZERO_BF16)
+        return zero_fail(err, ZERO_EINVAL,
+                         "libzero.matmul is \"bf16_dot\": that is bf16 training's product "
+                         "(bf16.enabled); this run computes in %s",
+                         zero_dtype_name(e->cdt));
+    if (c->libzero.matmul == ZERO_MATMUL_BF16_DOT && e->be->bf16_dot == NULL)
+        return zero_fail(err, ZERO_ENOTSUP,
+                         "libzero.matmul is \"bf16_dot\": backend '%s' lacks the bf16-product "
+                         "contract (zero/backend_bf16_dot.h); use \"compute\" or \"fp32\"",
+                         e->be->name);
     return ZERO_OK;
 }
 
@@ -175,12 +186,22 @@ static enum zero_dtype matmul_type(const struct zero_config *cfg, const struct z
 {
     switch (cfg->libzero.matmul) {
     case ZERO_MATMUL_COMPUTE:
+    case ZERO_MATMUL_BF16_DOT: /* bf16 only: check_config */
         return cdt;
     case ZERO_MATMUL_AUTO:
         return be->caps & ZERO_CAP_FAST_LOWP_GEMM ? cdt : ZERO_F32;
     default:
         return ZERO_F32;
     }
+}
+
+/* The backend's bf16-bf16 products: the bf16-product contract with "bf16_dot", the
+ * fp32 chain otherwise (set by every engine, so one before it leaves no trace). */
+static int set_bf16_dot(struct zero_engine *e)
+{
+    if (e->be->bf16_dot == NULL)
+        return ZERO_OK;
+    return e->be->bf16_dot->set_bf16_dot(e->bself, e->cfg.libzero.matmul == ZERO_MATMUL_BF16_DOT);
 }
 
 int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
@@ -209,7 +230,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     int rc = zero_config_resolve_batch(&e->cfg, e->world, err);
     e->accum = e->cfg.gradient_accumulation_steps; /* the memory plan counts its counters */
     if (rc || (rc = check_config(e, err)) || (rc = offload_configure(e, err)) ||
-        (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
+        (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) || (rc = set_bf16_dot(e)) ||
         (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
         (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err)) ||
         (rc = device_step_open(e, err))) {
