@@ -342,6 +342,17 @@ END_TEST
 START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_dot)
 {
     check_stages_agree(1, ZERO_MATMUL_BF16_DOT);
+    { /* fp32 training has no bf16 products: refused, naming the key */
+        struct gpt_run f;
+        struct zero_error err = {0};
+        run_defaults(&f, 0);
+        f.cfg.libzero.matmul = ZERO_MATMUL_BF16_DOT;
+        const int rc = gpt_train(&f, MPI_COMM_WORLD, &err);
+        ck_assert_msg(mpi_check_all(rc != ZERO_OK && strstr(err.msg, "libzero.matmul") != NULL &&
+                                    strstr(err.msg, "bf16_dot") != NULL),
+                      "fp32 training with bf16_dot: rc %d, \"%s\"", rc, err.msg);
+        free(f.weights);
+    }
     static const char *const isas[] = {"avx512bf16", "avx512", "avx2", "scalar"};
     for (int stage = 0; stage < 4; stage += 3) {
         struct gpt_run dot, isa;

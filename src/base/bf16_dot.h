@@ -36,8 +36,15 @@
 
 #define BF16_DOT_MIN_NORMAL 0x1p-126f
 
+/* host code, and CUDA device code too (backends/cuda/cuda_exact_gemm.cu) */
+#ifdef __CUDACC__
+#define BF16_DOT_FN __host__ __device__ static inline
+#else
+#define BF16_DOT_FN static inline
+#endif
+
 /* a bf16 as fp32, a subnormal as zero of its sign (DAZ) */
-static inline float bf16_dot_operand(uint16_t b)
+BF16_DOT_FN float bf16_dot_operand(uint16_t b)
 {
     uint32_t x = (uint32_t)b << 16;
     if ((x & 0x7f800000u) == 0)
@@ -48,7 +55,7 @@ static inline float bf16_dot_operand(uint16_t b)
 }
 
 /* an fp32 acc, a subnormal as zero of its sign (DAZ) */
-static inline float bf16_dot_daz(float a)
+BF16_DOT_FN float bf16_dot_daz(float a)
 {
     return fabsf(a) < BF16_DOT_MIN_NORMAL ? copysignf(0.0f, a) : a;
 }
@@ -58,7 +65,7 @@ static inline float bf16_dot_daz(float a)
  * +-2^-126, and there every term is small (|x| < 2^17 with |y| >= 2^-126, |acc| <
  * 2^-101: a nonzero sum near 2^-126 needs terms that fine), so the same sum scaled by
  * 2^24 is rounded in the normal range and decides. */
-static inline float bf16_dot_fma(float x, float y, float acc)
+BF16_DOT_FN float bf16_dot_fma(float x, float y, float acc)
 {
     const float r = fmaf(x, y, acc);
     const float m = fabsf(r);
@@ -70,7 +77,7 @@ static inline float bf16_dot_fma(float x, float y, float acc)
 }
 
 /* One VDPBF16PS lane: acc + x (2 bf16, element 0 in the low half) . y */
-static inline float bf16_dot_pair(float acc, uint32_t x, uint32_t y)
+BF16_DOT_FN float bf16_dot_pair(float acc, uint32_t x, uint32_t y)
 {
     acc = bf16_dot_daz(acc);
     acc = bf16_dot_fma(bf16_dot_operand((uint16_t)(x >> 16)), bf16_dot_operand((uint16_t)(y >> 16)),
@@ -79,7 +86,7 @@ static inline float bf16_dot_pair(float acc, uint32_t x, uint32_t y)
 }
 
 /* The chain over n elements x (n), y (n) from acc (the reference of a GEMM output). */
-static inline float bf16_dot_chain(float acc, const uint16_t *x, const uint16_t *y, int64_t n)
+BF16_DOT_FN float bf16_dot_chain(float acc, const uint16_t *x, const uint16_t *y, int64_t n)
 {
     for (int64_t k = 0; k < n; k += 2) {
         const uint32_t xp = x[k] | (k + 1 < n ? (uint32_t)x[k + 1] << 16 : 0u);
