@@ -21,3 +21,11 @@ TESTS += tests/test_cuda_training.np1 tests/test_cuda_training.np2
 noinst_PROGRAMS += tests/gpu/gemm_bench
 tests_gpu_gemm_bench_SOURCES = tests/gpu/gemm_bench.c
 tests_gpu_gemm_bench_LDADD = libzero.la $(BLAS_LIBS) $(JANSSON_LIBS) -lm
+
+# the llama group's kernels on cuda against the cpu's bits, and a tiny Llama trained on both
+check_PROGRAMS += tests/test_cuda_llama
+tests_test_cuda_llama_SOURCES = tests/test_cuda_llama.c tests/cuda_pair.c tests/cuda_pair.h \
+	tests/mpi_check.h
+tests_test_cuda_llama_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_cuda_llama_LDADD = $(TEST_LDADD)
+TESTS += tests/test_cuda_llama.np1 tests/test_cuda_llama.np2

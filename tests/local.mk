@@ -30,6 +30,7 @@ include tests/config.mk
 include tests/examples.mk
 include tests/config_json.mk
 include tests/gpt.mk
+include tests/llama.mk
 include tests/observability.mk
 include tests/checkpoint.mk
 include tests/aarch64/local.mk

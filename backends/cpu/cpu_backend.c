@@ -14,6 +14,8 @@
 #include "cpu_ops.h"
 #include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
+#include "zero/backend_llama.h"
+#include "zero/backend_groups.h"
 #include "base/backend_contract.h"
 #include "base/host_parallel.h"
 #include "common/backend_mpi.h"
@@ -271,5 +273,7 @@ const struct zero_backend zero_backend_cpu = {
     .host_all_gather = cpu_host_all_gather,
 
     .classifier = &cpu_classifier_ops,
+    .llama = &cpu_llama_ops,
+    .groups = &cpu_groups_ops,
     .bf16_dot = &cpu_bf16_dot_ops,
 };

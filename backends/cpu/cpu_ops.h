@@ -22,6 +22,9 @@ int cpu_stream_wait_event(void *self, enum zero_stream s, void *ev);
 int cpu_event_synchronize(void *self, void *ev);
 int cpu_synchronize(void *self);
 
+/* cpu_llama_kernels.c: the llama group (zero/backend_llama.h) */
+extern const struct zero_llama_ops cpu_llama_ops;
+
 /* cpu_blas.c */
 int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,

@@ -19,12 +19,15 @@ libzero_la_SOURCES += \
 	%reldir%/cpu_coll_exact.c \
 	%reldir%/cpu_coll_gather.c \
 	%reldir%/cpu_coll_native.c \
+	%reldir%/cpu_groups.c \
 	%reldir%/cpu_combine.c \
 	%reldir%/cpu_progress.c \
 	%reldir%/cpu_shm.c
 noinst_HEADERS += %reldir%/cpu_coll.h
 # GPT kernels: token embedding, LayerNorm, causal self-attention
 libzero_la_SOURCES += %reldir%/cpu_gpt_kernels.c
+# Llama kernels (the llama group): RMSNorm, rope, SwiGLU, grouped-query packing
+libzero_la_SOURCES += %reldir%/cpu_llama_kernels.c
 # exact mode's fixed-order GEMM: driver (packing, blocking, threads) and micro-kernels
 libzero_la_SOURCES += \
 	%reldir%/cpu_gemm.c \

@@ -22,8 +22,10 @@
 #include "zero/backend_attention.h"
 #include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
+#include "zero/backend_llama.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
+#include "zero/backend_groups.h"
 #include "zero/backend_stored.h"
 #include "base/backend_contract.h"
 #include "common/backend_mpi.h"
@@ -348,6 +350,9 @@ static const struct zero_device_step_ops cuda_device_step_ops = {
     .graph_end = cuda_graph_end,
 };
 
+/* cuda_llama_ops.c: the llama group (zero/backend_llama.h) */
+extern const struct zero_llama_ops cuda_llama_ops;
+
 const struct zero_backend zero_backend_cuda = {
     .abi_version = ZERO_BACKEND_ABI,
     .name = "cuda",
@@ -417,5 +422,7 @@ const struct zero_backend zero_backend_cuda = {
     .stored = &cuda_stored_ops,
     .attention = &cuda_attention_ops,
     .device_step = &cuda_device_step_ops,
+    .llama = &cuda_llama_ops,
+    .groups = &cuda_groups_ops,
     .bf16_dot = &cuda_bf16_dot_ops,
 };

@@ -202,6 +202,29 @@ struct cuda_id_record {
 cudaError_t cuda_launch_defer_ids(cudaStream_t st, int32_t *ids, int64_t rows, int64_t limit,
                                   int site, struct cuda_id_record *rec);
 
+/* ---- cuda_llama_kernels.cu: the llama group (zero/backend_llama.h), the cpu's bits ---- */
+struct zero_rope_params;
+cudaError_t cuda_launch_rmsnorm_forward(cudaStream_t st, float *y, float *rstd, const float *x,
+                                        const float *weight, int64_t rows, int64_t cols, float eps);
+cudaError_t cuda_launch_rmsnorm_backward(cudaStream_t st, float *dx, float *dweight,
+                                         const float *dy, const float *x, const float *weight,
+                                         const float *rstd, int64_t rows, int64_t cols,
+                                         float dx_beta, float w_beta);
+cudaError_t cuda_launch_rope_table(cudaStream_t st, float *cos_t, float *sin_t, int64_t T,
+                                   int64_t D, const struct zero_rope_params *p);
+cudaError_t cuda_launch_rope_apply(cudaStream_t st, float *x, const float *cos_t,
+                                   const float *sin_t, int64_t rows, int64_t T, int64_t heads,
+                                   int64_t D, int inverse);
+cudaError_t cuda_launch_swiglu_forward(cudaStream_t st, float *h, const float *gate,
+                                       const float *up, size_t n);
+cudaError_t cuda_launch_swiglu_backward(cudaStream_t st, float *dgate, float *dup, const float *dh,
+                                        const float *gate, const float *up, size_t n);
+cudaError_t cuda_launch_gqa_pack(cudaStream_t st, float *qkv, const float *q, const float *k,
+                                 const float *v, int64_t rows, int64_t H, int64_t KV, int64_t D);
+cudaError_t cuda_launch_gqa_unpack(cudaStream_t st, float *dq, float *dk, float *dv,
+                                   const float *dqkv, int64_t rows, int64_t H, int64_t KV,
+                                   int64_t D);
+
 #ifdef __cplusplus
 }
 #endif

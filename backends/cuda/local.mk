@@ -24,7 +24,8 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_staged.c \
 	%reldir%/cuda_profile.c \
 	%reldir%/cuda_step.c \
-	%reldir%/cuda_graph.c
+	%reldir%/cuda_graph.c \
+	%reldir%/cuda_llama_ops.c
 # kernels (nvcc)
 libzero_la_SOURCES += \
 	%reldir%/cuda_probe.cu \
@@ -36,7 +37,8 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_flash_attention.cu \
 	%reldir%/cuda_fast_kernels.cu \
 	%reldir%/cuda_embedding_backward.cu \
-	%reldir%/cuda_step_kernels.cu
+	%reldir%/cuda_step_kernels.cu \
+	%reldir%/cuda_llama_kernels.cu
 libzero_la_CPPFLAGS += $(CUDA_CFLAGS) $(NCCL_CFLAGS)
 endif
 # private headers: listed outside the conditional so that the tarball always has them

@@ -23,6 +23,7 @@
 #include "zero/svg_chart.h"
 #include "zero/checkpoint.h"
 #include "zero/gpt.h"
+#include "zero/llama.h"
 #include "zero/tokens.h"
 #include "zero/addition.h"
 

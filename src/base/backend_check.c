@@ -10,8 +10,10 @@
 #include "zero/backend_attention.h"
 #include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
+#include "zero/backend_llama.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
+#include "zero/backend_groups.h"
 #include "zero/backend_stored.h"
 #include "zero/error.h"
 
@@ -140,6 +142,22 @@ _Static_assert(sizeof(struct zero_device_step_ops) -
                    LEN(device_step_entries) * sizeof(entry_fn),
                "device_step_entries must name every entry of struct zero_device_step_ops");
 
+#define LLAMA(name) AT(struct zero_llama_ops, name)
+static const struct entry llama_entries[] = {
+    LLAMA(rmsnorm_forward), LLAMA(rmsnorm_backward), LLAMA(rope_table), LLAMA(rope_apply),
+    LLAMA(swiglu_forward),  LLAMA(swiglu_backward),  LLAMA(gqa_pack),   LLAMA(gqa_unpack),
+};
+_Static_assert(sizeof(struct zero_llama_ops) - offsetof(struct zero_llama_ops, rmsnorm_forward) ==
+                   LEN(llama_entries) * sizeof(entry_fn),
+               "llama_entries must name every entry of struct zero_llama_ops");
+#define GROUPS(name) AT(struct zero_groups_ops, name)
+static const struct entry groups_entries[] = {
+    GROUPS(node_group_size), GROUPS(group_open), GROUPS(group_close),
+    GROUPS(group_rank),      GROUPS(group_size), GROUPS(group_all_gather),
+};
+_Static_assert(sizeof(struct zero_groups_ops) - offsetof(struct zero_groups_ops, node_group_size) ==
+                   LEN(groups_entries) * sizeof(entry_fn),
+               "groups_entries must name every entry of struct zero_groups_ops");
 #define BF16_DOT(name) AT(struct zero_bf16_dot_ops, name)
 static const struct entry bf16_dot_entries[] = {
     BF16_DOT(set_bf16_dot),
@@ -206,6 +224,8 @@ int zero_backend_check(const struct zero_backend *be, char *why, size_t why_len)
     CHECK_GROUP(stored, STORED);
     CHECK_GROUP(attention, ATTENTION);
     CHECK_GROUP(device_step, DEVICE_STEP);
+    CHECK_GROUP(llama, LLAMA);
+    CHECK_GROUP(groups, GROUPS);
     CHECK_GROUP(bf16_dot, BF16_DOT);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "base/backend_contract.h"
+#include "zero/backend_llama.h"
 #include "zero/error.h"
 
 /* fp32, fp16, bf16 or fp64: what cast, sumsq_blocks and nonfinite accept. */
@@ -175,6 +176,55 @@ int zero_contract_attention(const char *what, int64_t C, int64_t NH, enum zero_d
         snprintf(why, why_len, "%s: matmul_type %s; fp32, fp16 or bf16 expected", what,
                  zero_dtype_name(matmul_type));
         return ZERO_ENOTSUP;
+    }
+    return ZERO_OK;
+}
+
+/* ---- the llama group ---- */
+
+int zero_contract_rmsnorm(const char *what, int64_t rows, int64_t cols, char *why, size_t why_len)
+{
+    if (rows < 0 || cols < 1) {
+        snprintf(why, why_len, "%s: %lld rows of %lld columns; rows >= 0, cols >= 1 expected", what,
+                 (long long)rows, (long long)cols);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+int zero_contract_rope(const char *what, int64_t T, int64_t heads, int64_t D,
+                       const struct zero_rope_params *p, char *why, size_t why_len)
+{
+    if (T < 1 || heads < 1 || D < 2 || D % 2 != 0) {
+        snprintf(why, why_len,
+                 "%s: T %lld, heads %lld, head_dim %lld; T, heads >= 1 and an even "
+                 "head_dim >= 2 expected",
+                 what, (long long)T, (long long)heads, (long long)D);
+        return ZERO_EINVAL;
+    }
+    if (p != NULL &&
+        (!(p->theta > 1.0) || (p->llama3 && (!(p->factor > 0.0) || !(p->low_freq_factor > 0.0) ||
+                                             !(p->high_freq_factor > p->low_freq_factor) ||
+                                             !(p->original_max_position_embeddings >= 1.0))))) {
+        snprintf(why, why_len,
+                 "%s: rope_theta %g, llama3 %d (factor %g, low_freq_factor %g, "
+                 "high_freq_factor %g, original_max_position_embeddings %g) out of range",
+                 what, p->theta, p->llama3, p->factor, p->low_freq_factor, p->high_freq_factor,
+                 p->original_max_position_embeddings);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
+int zero_contract_gqa(const char *what, int64_t rows, int64_t H, int64_t KV, int64_t D, char *why,
+                      size_t why_len)
+{
+    if (rows < 0 || H < 1 || KV < 1 || H % KV != 0 || D < 1) {
+        snprintf(why, why_len,
+                 "%s: %lld query heads, %lld kv heads, head_dim %lld; kv heads "
+                 "dividing the query heads expected",
+                 what, (long long)H, (long long)KV, (long long)D);
+        return ZERO_EINVAL;
     }
     return ZERO_OK;
 }

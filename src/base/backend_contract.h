@@ -56,6 +56,17 @@ int zero_contract_stored_type(const char *what, enum zero_dtype t, char *why, si
 int zero_contract_attention(const char *what, int64_t C, int64_t NH, enum zero_dtype matmul_type,
                             char *why, size_t why_len);
 
+/* The llama group (zero/backend_llama.h; what names the entry): rmsnorm's rows >= 0 and
+ * cols >= 1; the rope's T >= 1, heads >= 1, D even and >= 2 and, for the table, theta > 1
+ * and llama3's factors as zero_llama_config_check wants them (p may be NULL for
+ * rope_apply); gqa's heads >= 1 with KV dividing H and D >= 1. */
+struct zero_rope_params;
+int zero_contract_rmsnorm(const char *what, int64_t rows, int64_t cols, char *why, size_t why_len);
+int zero_contract_rope(const char *what, int64_t T, int64_t heads, int64_t D,
+                       const struct zero_rope_params *p, char *why, size_t why_len);
+int zero_contract_gqa(const char *what, int64_t rows, int64_t H, int64_t KV, int64_t D, char *why,
+                      size_t why_len);
+
 /* The collectives over size ranks, this one rank: dtypes that exist (and can be summed,
  * for the reductions), buffers where there are elements, and no overlap but the in-place
  * forms each entry allows (zero/backend.h); broadcast's root a rank. What a backend's

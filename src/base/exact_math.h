@@ -247,26 +247,15 @@ EXACT_FN double exact_sin_kernel(double x, double y)
     return x - ((EXACT_MUL(z, EXACT_MUL(0.5, y) - EXACT_MUL(v, r)) - y) - EXACT_MUL(v, s1));
 }
 
-/* cos(x), fdlibm's algorithm: x = n pi/2 + (y0 + y1) with pi/2 in three 33-bit
- * pieces and their tails (Cody-Waite, up to 151 bits where the reduction cancels),
- * then the sin or cos kernel by n mod 4. Error < 1 ulp for |x| <= 2^20 pi/2 (about
- * 1.6e6); beyond that the reduction would need Payne-Hanek and the result is NaN
- * (libzero's arguments lie in [0, 2 pi]). */
-EXACT_FN double exact_cos(double x)
+/* |x| = n pi/2 + (y0 + y1), fdlibm's reduction for |x| in (pi/4, 2^20 pi/2]: pi/2 in
+ * three 33-bit pieces and their tails (Cody-Waite, up to 151 bits where the reduction
+ * cancels). t is |x| and ix its high word without the sign. Returns n. */
+EXACT_FN int exact_rem_pio2(double t, uint32_t ix, double *y0_out, double *y1_out)
 {
     const double inv_pio2 = 0x1.45f306dc9c883p-1;
     const double pio2_1 = 0x1.921fb54400000p+0, pio2_1t = 0x1.0b4611a626331p-34;
     const double pio2_2 = 0x1.0b4611a600000p-34, pio2_2t = 0x1.3198a2e037073p-69;
     const double pio2_3 = 0x1.3198a2e000000p-69, pio2_3t = 0x1.b839a252049c1p-104;
-    uint64_t bits = exact_bits(x);
-    uint32_t ix = (uint32_t)(bits >> 32) & 0x7fffffffu;
-    if (ix <= 0x3fe921fbu) /* |x| <~ pi/4 */
-        return exact_cos_kernel(x, 0.0);
-    if (ix >= 0x7ff00000u) /* cos(+-inf) = NaN, NaN stays NaN */
-        return (bits << 12) != 0 ? exact_quiet(x) : exact_from_bits(EXACT_NAN_BITS);
-    if (ix > 0x413921fbu) /* |x| > 2^20 pi/2: outside the domain */
-        return exact_from_bits(EXACT_NAN_BITS);
-    double t = exact_from_bits(bits & 0x7fffffffffffffffULL); /* |x|: cos is even */
     int n = (int)(EXACT_MUL(t, inv_pio2) + 0.5);
     double fn = (double)n;
     double r = t - EXACT_MUL(fn, pio2_1); /* exact: fn has <= 20 bits, pio2_1 33 */
@@ -287,7 +276,27 @@ EXACT_FN double exact_cos(double x)
             y0 = r - w;
         }
     }
-    double y1 = (r - y0) - w;
+    *y0_out = y0;
+    *y1_out = (r - y0) - w;
+    return n;
+}
+
+/* cos(x), fdlibm's algorithm: the reduction above, then the sin or cos kernel by
+ * n mod 4. Error < 1 ulp for |x| <= 2^20 pi/2 (about 1.6e6); beyond that the reduction
+ * would need Payne-Hanek and the result is NaN (libzero's arguments lie in [0, 2 pi],
+ * the rope's in [0, max_position_embeddings]). */
+EXACT_FN double exact_cos(double x)
+{
+    uint64_t bits = exact_bits(x);
+    uint32_t ix = (uint32_t)(bits >> 32) & 0x7fffffffu;
+    if (ix <= 0x3fe921fbu) /* |x| <~ pi/4 */
+        return exact_cos_kernel(x, 0.0);
+    if (ix >= 0x7ff00000u) /* cos(+-inf) = NaN, NaN stays NaN */
+        return (bits << 12) != 0 ? exact_quiet(x) : exact_from_bits(EXACT_NAN_BITS);
+    if (ix > 0x413921fbu) /* |x| > 2^20 pi/2: outside the domain */
+        return exact_from_bits(EXACT_NAN_BITS);
+    double y0, y1; /* |x|: cos is even */
+    int n = exact_rem_pio2(exact_from_bits(bits & 0x7fffffffffffffffULL), ix, &y0, &y1);
     switch (n & 3) {
     case 0:
         return exact_cos_kernel(y0, y1);
@@ -298,6 +307,36 @@ EXACT_FN double exact_cos(double x)
     default:
         return exact_sin_kernel(y0, y1);
     }
+}
+
+/* sin(x), as exact_cos (the same reduction and domain); sin is odd. */
+EXACT_FN double exact_sin(double x)
+{
+    uint64_t bits = exact_bits(x);
+    uint32_t ix = (uint32_t)(bits >> 32) & 0x7fffffffu;
+    if (ix <= 0x3fe921fbu) /* |x| <~ pi/4 */
+        return exact_sin_kernel(x, 0.0);
+    if (ix >= 0x7ff00000u)
+        return (bits << 12) != 0 ? exact_quiet(x) : exact_from_bits(EXACT_NAN_BITS);
+    if (ix > 0x413921fbu)
+        return exact_from_bits(EXACT_NAN_BITS);
+    double y0, y1, r;
+    int n = exact_rem_pio2(exact_from_bits(bits & 0x7fffffffffffffffULL), ix, &y0, &y1);
+    switch (n & 3) {
+    case 0:
+        r = exact_sin_kernel(y0, y1);
+        break;
+    case 1:
+        r = exact_cos_kernel(y0, y1);
+        break;
+    case 2:
+        r = -exact_sin_kernel(y0, y1);
+        break;
+    default:
+        r = -exact_cos_kernel(y0, y1);
+        break;
+    }
+    return (bits >> 63) ? -r : r;
 }
 
 /* Double-double arithmetic for exact_powi: a value is hi + lo with |lo| <= ulp(hi)/2. */

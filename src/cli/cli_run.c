@@ -41,7 +41,9 @@ static const char help_rest[] =
     "  --persistence N      stage3_param_persistence_threshold, elements\n"
     "  --max-live N         stage3_max_live_parameters, elements\n"
     "  --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at "
-    "once)\n";
+    "once)\n"
+    "  --hpz G              zero_hpz_partition_size: stage 3's backward gathers inside groups of\n"
+    "                       G consecutive ranks (ZeRO++ hpZ; 1: off)\n";
 
 const char *cli_model_flags_help(int stage_flag)
 {
@@ -68,7 +70,7 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         "--micro-batch",    "--batch",     "--lr",          "--seed",
         "--data-seed",      "--mode",      "--align",       "--bucket",
         "--overlap",        "--prefetch",  "--persistence", "--max-live",
-        "--reuse-distance", "--precision", "--atom-order",
+        "--reuse-distance", "--precision", "--atom-order",  "--hpz",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -142,7 +144,10 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
             z->stage3_param_persistence_threshold = x;
         else if (strcmp(flag, "--reuse-distance") == 0)
             z->stage3_max_reuse_distance = x;
-        else
+        else if (strcmp(flag, "--hpz") == 0) {
+            bad |= x > 1 << 20;
+            z->zero_hpz_partition_size = (int)x;
+        } else
             z->stage3_max_live_parameters = x;
     }
     if (bad) {

@@ -15,8 +15,13 @@
 #include "zero/backend_classifier.h"
 #include "zero/knobs.h"
 
-/* ctx->param / ctx->grad slots: own weight, bias, then the external wte. */
+/* ctx->param / ctx->grad slots: own weight, bias, then the external wte. Llama's
+ * lm_head (no_norm) has no ln_f: its output weight, own or tied, is slot 0. */
 enum { LNF = 0, WTE = 2 };
+static int wte_slot(const struct gpt_dims *d)
+{
+    return d->no_norm ? 0 : WTE;
+}
 
 /* Two ways through the loss, by what the backend has:
  * - the fused classifier (xent_fused; the cpu and cuda backends): one (rows, V) buffer
@@ -53,9 +58,10 @@ static size_t head_saved_bytes(const struct zero_unit *u, const struct zero_unit
 {
     const struct gpt_dims *d = u->impl;
     const int64_t rows = ctx->rows;
-    return (size_t)(rows * 2) * sizeof(float) +
-           (size_t)(rows * d->V) * zero_dtype_size(logits_type(ctx)) +
-           (size_t)(rows * d->C) * zero_dtype_size(ctx->act_type);
+    const size_t norm = d->no_norm ? 0
+                                   : (size_t)(rows * 2) * sizeof(float) +
+                                         (size_t)(rows * d->C) * zero_dtype_size(ctx->act_type);
+    return norm + (size_t)(rows * d->V) * zero_dtype_size(logits_type(ctx));
 }
 
 /* scratch: without the fused classifier the logits, then dlogits (rows, V); dh (rows,
@@ -79,7 +85,7 @@ static void head_saved_map(const struct gpt_dims *d, const struct zero_unit_ctx 
     const enum zero_dtype lt = logits_type(ctx);
     s->mean = ctx->saved;
     s->rstd = s->mean + rows;
-    s->vbuf = s->rstd + rows;
+    s->vbuf = d->no_norm ? ctx->saved : (void *)(s->rstd + rows);
     s->h = (char *)s->vbuf + (size_t)(rows * d->V) * zero_dtype_size(lt);
 }
 
@@ -88,12 +94,15 @@ static void head_saved_map(const struct gpt_dims *d, const struct zero_unit_ctx 
 static int head_logits(const struct gpt_dims *d, struct zero_unit_ctx *ctx, const float *x,
                        const struct head_saved *s, void *logits, enum zero_dtype lt)
 {
-    int rc = gpt_layernorm_forward(ctx, LNF, x, s->h, s->mean, s->rstd, d->C);
+    int rc = ZERO_OK;
+    if (!d->no_norm)
+        rc = gpt_layernorm_forward(ctx, LNF, x, s->h, s->mean, s->rstd, d->C);
+    const struct nn_operand h = d->no_norm ? nn_act(x) : nn_stored(ctx, s->h);
     if (rc == ZERO_OK && lt == ZERO_F32)
-        rc = nn_affine_forward(ctx, nn_stored(ctx, s->h), WTE, NULL, logits, d->C, d->V);
+        rc = nn_affine_forward(ctx, h, wte_slot(d), NULL, logits, d->C, d->V);
     else if (rc == ZERO_OK)
-        rc = nn_gemm_stored(ctx, "gemm logits = h wte^T", 0, 1, ctx->rows, d->V, d->C,
-                            nn_stored(ctx, s->h), d->C, nn_param(ctx, WTE), d->C, logits, lt, d->V);
+        rc = nn_gemm_stored(ctx, "gemm logits = h wte^T", 0, 1, ctx->rows, d->V, d->C, h, d->C,
+                            nn_param(ctx, wte_slot(d)), d->C, logits, lt, d->V);
     return rc;
 }
 
@@ -148,6 +157,9 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
         dlogits = nn_act(d32);
     }
     float *unused_dx = dh + ctx->rows * d->C; /* (rows, C) */
+    if (d->no_norm)                           /* dx (rows, C) = dlogits w straight */
+        return nn_affine_backward_stored(ctx, nn_act(x), 0, dlogits, dx != NULL ? dx : unused_dx,
+                                         0.0f, NULL, 0, d->C, d->V);
     rc = nn_affine_backward_stored(ctx, nn_stored(ctx, s.h), WTE, dlogits, dh, 0.0f, NULL, 0, d->C,
                                    d->V);
     if (rc == ZERO_OK)
@@ -198,5 +210,47 @@ int zero_nn_gpt_head(struct zero_unit **u, const char *name, int64_t C, int64_t 
     (*u)->predict_width = vocab;
     (*u)->nexternal = 1;
     (*u)->external[0] = (struct zero_external_ref){.unit = wte_unit, .param = wte_param};
+    return ZERO_OK;
+}
+
+/* the same code without ln_f: Llama's lm_head */
+static const struct zero_unit_ops lm_head_ops = {
+    .kind = "lm_head",
+    .saved_bytes = head_saved_bytes,
+    .scratch_bytes = head_scratch_bytes,
+    .forward = head_forward,
+    .backward = head_backward,
+    .destroy = gpt_unit_destroy,
+    .predict = head_predict,
+    .stored_activations = 1,
+};
+
+int gpt_lm_head_unit(struct zero_unit **u, const char *name, int64_t C, int64_t vocab,
+                     int tied_unit, int tied_param, struct zero_error *err)
+{
+    *u = NULL;
+    if (C <= 0 || vocab <= 0)
+        return zero_fail(err, ZERO_EINVAL,
+                         "unit %s: lm_head needs C > 0 and vocab > 0 (got %lld, %lld)", name,
+                         (long long)C, (long long)vocab);
+    const struct gpt_dims d = {.C = C, .V = vocab, .no_norm = 1};
+    int rc = gpt_unit_new(u, name, &lm_head_ops, &d, C, 1, err);
+    if (rc == ZERO_OK && tied_unit < 0) {
+        const int64_t shape[2] = {vocab, C};
+        int p = zero_unit_add_param(*u, "weight", 2, shape, ZERO_INIT_NORMAL, GPT_INIT_STD, err);
+        if (p < 0)
+            rc = err != NULL ? err->code : ZERO_EINVAL;
+    }
+    if (rc != ZERO_OK) {
+        zero_unit_destroy(*u);
+        *u = NULL;
+        return rc;
+    }
+    (*u)->is_loss = 1;
+    (*u)->predict_width = vocab;
+    if (tied_unit >= 0) {
+        (*u)->nexternal = 1;
+        (*u)->external[0] = (struct zero_external_ref){.unit = tied_unit, .param = tied_param};
+    }
     return ZERO_OK;
 }

@@ -13,10 +13,11 @@
 
 /* The impl of every GPT unit. */
 struct gpt_dims {
-    int64_t C;  /* n_embd */
-    int64_t NH; /* heads */
-    int64_t T;  /* tokens per sequence */
-    int64_t V;  /* vocabulary */
+    int64_t C;   /* n_embd */
+    int64_t NH;  /* heads */
+    int64_t T;   /* tokens per sequence */
+    int64_t V;   /* vocabulary */
+    int no_norm; /* head: 0 = ln_f before the logits (GPT-2), 1 = none (Llama's lm_head) */
 };
 
 /* A unit with a copy of dims as its impl (freed by the unit's destroy). */
@@ -26,6 +27,12 @@ int gpt_unit_new(struct zero_unit **u, const char *name, const struct zero_unit_
 void gpt_unit_destroy(struct zero_unit *u);
 /* B = rows / T, failing (in ctx) when rows is not a multiple of T. */
 int gpt_sequences(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int64_t *B);
+
+/* gpt_head.c as Llama's lm_head: the logits straight from x (rows, C) with no norm
+ * (model.norm is a unit before it), from its own weight (V, C) N(0, 0.02), or, with
+ * tied_unit >= 0, from parameter tied_param of unit tied_unit (tie_word_embeddings). */
+int gpt_lm_head_unit(struct zero_unit **u, const char *name, int64_t C, int64_t vocab,
+                     int tied_unit, int tied_param, struct zero_error *err);
 
 /* ---- conv1d.c: y (rows, out) = x (rows, in) @ w (in, out) + b (out) ----
  * x is a GEMM operand: nn_act (fp32) or nn_stored (a stored activation). */

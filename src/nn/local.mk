@@ -22,4 +22,13 @@ libzero_la_SOURCES += \
 	%reldir%/gpt_head.c \
 	%reldir%/gpt_model.c
 noinst_HEADERS += %reldir%/gpt_internal.h
-zeroinclude_HEADERS += include/zero/gpt.h include/zero/llama_config.h
+zeroinclude_HEADERS += include/zero/gpt.h
+# Llama: RMSNorm, rotary embedding, grouped-query attention, SwiGLU (zero/llama.h)
+libzero_la_SOURCES += \
+	%reldir%/llama_config.c \
+	%reldir%/llama_tensors.c \
+	%reldir%/rmsnorm.c \
+	%reldir%/llama_block.c \
+	%reldir%/llama_model.c
+noinst_HEADERS += %reldir%/llama_internal.h
+zeroinclude_HEADERS += include/zero/llama_config.h include/zero/llama.h

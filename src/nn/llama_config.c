@@ -1,0 +1,76 @@
+/* LlamaConfig's defaults and the checks a config must pass before the units are
+ * built (zero/llama.h). */
+#include "zero/llama.h"
+
+void zero_llama_config_default(struct zero_llama_config *c)
+{
+    *c = (struct zero_llama_config){
+        .vocab_size = 32000,
+        .hidden_size = 4096,
+        .intermediate_size = 11008,
+        .num_hidden_layers = 32,
+        .num_attention_heads = 32,
+        .num_key_value_heads = 32,
+        .head_dim = 128,
+        .max_position_embeddings = 2048,
+        .rms_norm_eps = 1e-6,
+        .rope_theta = 10000.0,
+        .rope_scaling = {.type = ZERO_ROPE_SCALING_NONE},
+    };
+}
+
+int zero_llama_config_check(const struct zero_llama_config *c, struct zero_error *err)
+{
+    const char *key = NULL;
+    if (c->vocab_size < 1)
+        key = "vocab_size";
+    else if (c->hidden_size < 1)
+        key = "hidden_size";
+    else if (c->intermediate_size < 1)
+        key = "intermediate_size";
+    else if (c->num_hidden_layers < 1)
+        key = "num_hidden_layers";
+    else if (c->num_attention_heads < 1)
+        key = "num_attention_heads";
+    else if (c->num_key_value_heads < 1 || c->num_attention_heads % c->num_key_value_heads != 0)
+        key = "num_key_value_heads"; /* each kv head serves a whole group of query heads */
+    else if (c->head_dim < 2 || c->head_dim % 2 != 0)
+        key = "head_dim"; /* rotate_half pairs dimension i with i + head_dim / 2 */
+    else if (c->max_position_embeddings < 1)
+        key = "max_position_embeddings";
+    else if (!(c->rms_norm_eps > 0.0))
+        key = "rms_norm_eps";
+    else if (!(c->rope_theta > 1.0))
+        key = "rope_theta";
+    if (key != NULL)
+        return zero_fail(err, ZERO_EINVAL,
+                         "llama config: %s out of range (vocab_size %lld, hidden_size %lld, "
+                         "intermediate_size %lld, num_hidden_layers %d, num_attention_heads %d, "
+                         "num_key_value_heads %d, head_dim %lld, max_position_embeddings %lld, "
+                         "rms_norm_eps %g, rope_theta %g)",
+                         key, (long long)c->vocab_size, (long long)c->hidden_size,
+                         (long long)c->intermediate_size, c->num_hidden_layers,
+                         c->num_attention_heads, c->num_key_value_heads, (long long)c->head_dim,
+                         (long long)c->max_position_embeddings, c->rms_norm_eps, c->rope_theta);
+    if (c->rope_scaling.type == ZERO_ROPE_SCALING_NONE)
+        return ZERO_OK;
+    if (c->rope_scaling.type != ZERO_ROPE_SCALING_LLAMA3)
+        return zero_fail(err, ZERO_ENOTSUP, "llama config: rope_scaling.rope_type %d is not llama3",
+                         (int)c->rope_scaling.type);
+    if (!(c->rope_scaling.factor > 0.0))
+        key = "rope_scaling.factor";
+    else if (!(c->rope_scaling.low_freq_factor > 0.0))
+        key = "rope_scaling.low_freq_factor";
+    else if (!(c->rope_scaling.high_freq_factor > c->rope_scaling.low_freq_factor))
+        key = "rope_scaling.high_freq_factor"; /* the smooth band divides by their difference */
+    else if (c->rope_scaling.original_max_position_embeddings < 1)
+        key = "rope_scaling.original_max_position_embeddings";
+    if (key != NULL)
+        return zero_fail(err, ZERO_EINVAL,
+                         "llama config: %s out of range (factor %g, low_freq_factor %g, "
+                         "high_freq_factor %g, original_max_position_embeddings %lld)",
+                         key, c->rope_scaling.factor, c->rope_scaling.low_freq_factor,
+                         c->rope_scaling.high_freq_factor,
+                         (long long)c->rope_scaling.original_max_position_embeddings);
+    return ZERO_OK;
+}
