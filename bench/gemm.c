@@ -18,7 +18,10 @@
  *
  * Prints GFLOP/s of each, the ratio exact / OpenBLAS, and the exact GEMM (widest
  * variant) on bf16 operands (widened while packing) with an fp32 C and with a
- * bf16 C (rounded as it is stored), each next to its fp32 speed. */
+ * bf16 C (rounded as it is stored), each next to its fp32 speed; then the
+ * bf16-product contract (bf16_dot: src/base/bf16_dot.h, fp32 C) with avx512bf16's
+ * VDPBF16PS on bf16 pairs ("dot") and avx512's exact emulation ("dot-emu"), each
+ * next to the fp32 speed of the widest fp32 variant. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,9 +172,10 @@ int main(int argc, char **argv)
            openblas_get_corename(), rounds,
            cold ? "cold: the big operand from memory (copies over 384 MiB)"
                 : "warm: operands reused (cached)");
-    printf("%-28s %5s %5s %5s | %7s %7s %8s | %6s %7s | %7s %6s | %7s %6s\n", "shape", "m", "n",
-           "k", "avx512", "avx2", "openblas", "512/bl", "avx2/bl", "bf16", "/fp32", "bf16>bf",
-           "/fp32");
+    printf("%-28s %5s %5s %5s | %7s %7s %8s | %6s %7s | %7s %6s | %7s %6s | %7s %6s | %7s "
+           "%6s\n",
+           "shape", "m", "n", "k", "avx512", "avx2", "openblas", "512/bl", "avx2/bl", "bf16",
+           "/fp32", "bf16>bf", "/fp32", "dot", "/fp32", "dot-emu", "/fp32");
     double sum_ratio[2] = {0, 0};
     int count = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
@@ -205,6 +209,8 @@ int main(int argc, char **argv)
         struct cpu_gemm_args g16c = g16; /* bf16 operands, bf16 C */
         g16c.c = c16;
         g16c.c_type = ZERO_BF16;
+        struct cpu_gemm_args gdot = g16; /* bf16 operands, the bf16-product contract */
+        gdot.bf16_dot = 1;
         struct rotation rot32 =
             big_c ? make_rotation(c, c_elems * 4, 1, cold) : make_rotation(b, b_elems * 4, 0, cold);
         struct rotation rot16 = big_c ? make_rotation(c, c_elems * 4, 1, cold)
@@ -213,17 +219,21 @@ int main(int argc, char **argv)
                                        : make_rotation(b16, b_elems * 2, 0, cold);
         /* the most any of them needs (a bf16 C over several K-blocks: the fp32 plane) */
         size_t bytes = 64;
-        for (int v = CPU_ISA_AVX2; v <= CPU_ISA_AVX512; v++) {
+        for (int v = 0; v < CPU_ISA_COUNT; v++) {
+            if (!cpu_isa_supported((enum cpu_isa)v))
+                continue;
             size_t b32 = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &g),
-                   b16 = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &g16c);
+                   b16 = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &g16c),
+                   bd = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &gdot);
             bytes = b32 > bytes ? b32 : bytes;
             bytes = b16 > bytes ? b16 : bytes;
+            bytes = bd > bytes ? bd : bytes;
         }
         void *ws = NULL;
         if (posix_memalign(&ws, 64, bytes) != 0)
             return 1;
         enum cpu_isa widest = cpu_isa_supported(CPU_ISA_AVX512) ? CPU_ISA_AVX512 : CPU_ISA_AVX2;
-        double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+        double best[7] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
         for (int r = 0; r < rounds; r++) {
             for (int v = 0; v < 2; v++) {
                 enum cpu_isa isa = v == 0 ? CPU_ISA_AVX512 : CPU_ISA_AVX2;
@@ -238,14 +248,23 @@ int main(int argc, char **argv)
             best[3] = t < best[3] ? t : best[3];
             t = time_exact(widest, &g16c, &rot16c, ws, reps);
             best[4] = t < best[4] ? t : best[4];
+            if (cpu_isa_supported(CPU_ISA_AVX512BF16)) {
+                t = time_exact(CPU_ISA_AVX512BF16, &gdot, &rot16, ws, reps);
+                best[5] = t < best[5] ? t : best[5];
+            }
+            if (cpu_isa_supported(CPU_ISA_AVX512)) {
+                t = time_exact(CPU_ISA_AVX512, &gdot, &rot16, ws, reps);
+                best[6] = t < best[6] ? t : best[6];
+            }
         }
-        double gf[5];
-        for (int v = 0; v < 5; v++)
+        double gf[7];
+        for (int v = 0; v < 7; v++)
             gf[v] = best[v] < 1e29 ? flop / best[v] * 1e-9 : 0.0;
         const double fp32 = gf[widest == CPU_ISA_AVX512 ? 0 : 1];
-        printf("%-28s %5d %5d %5d | %7.1f %7.1f %8.1f | %6.2f %7.2f | %7.1f %6.2f | %7.1f %6.2f\n",
+        printf("%-28s %5d %5d %5d | %7.1f %7.1f %8.1f | %6.2f %7.2f | %7.1f %6.2f | %7.1f %6.2f | "
+               "%7.1f %6.2f | %7.1f %6.2f\n",
                s->what, s->m, s->n, s->k, gf[0], gf[1], gf[2], gf[0] / gf[2], gf[1] / gf[2], gf[3],
-               gf[3] / fp32, gf[4], gf[4] / fp32);
+               gf[3] / fp32, gf[4], gf[4] / fp32, gf[5], gf[5] / fp32, gf[6], gf[6] / fp32);
         sum_ratio[0] += gf[0] / gf[2];
         sum_ratio[1] += gf[1] / gf[2];
         count++;

@@ -82,3 +82,9 @@ EXTRA_DIST += %reldir%/tokenize_hf.py
 noinst_PROGRAMS += %reldir%/llama_vs_gpt
 bench_llama_vs_gpt_SOURCES = %reldir%/llama_vs_gpt.c %reldir%/rig.c %reldir%/rig.h
 bench_llama_vs_gpt_LDADD = libzero.la $(BLAS_LIBS) -lm
+
+# GPT-2's step in fp32, bf16 (fp32 chain) and bf16 under the bf16-product contract, side by
+# side, exact mode: mpirun -np 2 bench/bf16_step [--block-size 64] [--batch 4] [--stage 0,3]
+noinst_PROGRAMS += %reldir%/bf16_step
+bench_bf16_step_SOURCES = %reldir%/bf16_step.c %reldir%/rig.c %reldir%/rig.h
+bench_bf16_step_LDADD = libzero.la $(BLAS_LIBS) -lm

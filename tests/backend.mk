@@ -28,6 +28,18 @@ tests_test_device_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_device_LDADD = $(TEST_LDADD)
 TESTS += tests/test_device.np1
 
+# the bf16-product contract (src/base/bf16_dot.h): the reference on the edge table
+# everywhere, and against VDPBF16PS itself where the processor has avx512_bf16 (else 77)
+check_PROGRAMS += tests/test_bf16_dot tests/test_bf16_dot_hw
+tests_test_bf16_dot_SOURCES = tests/test_bf16_dot.c
+tests_test_bf16_dot_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_bf16_dot_LDADD = -lm
+tests_test_bf16_dot_hw_SOURCES = tests/test_bf16_dot_hw.c
+tests_test_bf16_dot_hw_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_bf16_dot_hw_LDADD = -lm
+TESTS += tests/test_bf16_dot tests/test_bf16_dot_hw
+noinst_HEADERS += tests/bf16_dot_edges.h
+
 # exact mode's own GEMM: every variant and thread count equals the naive fmaf chain
 check_PROGRAMS += tests/test_gemm
 tests_test_gemm_SOURCES = tests/test_gemm.c

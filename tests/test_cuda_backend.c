@@ -21,6 +21,7 @@
 #include "stored_entries_ref.h"
 #include "zero/backend.h"
 #include "zero/backend_attention.h"
+#include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
@@ -750,6 +751,59 @@ START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
     free(a32);
     free(b32);
     free(c32);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
+/* The bf16-product contract (zero/backend_bf16_dot.h) on the GPU: with the switch on in
+ * both backends, a bf16 x bf16 gemm gives the cpu's bits exactly (the cpu's VDPBF16PS or
+ * its emulation), in exact and native mode (_i), every transpose, an odd K, C fp32 and
+ * bf16, beta 0 and 1, on values whose products and sums lie around 2^-126 (DAZ and FTZ
+ * act) and on ordinary ones. */
+START_TEST(test_cuda_bf16_dot_gemm_gives_the_cpu_bits)
+{
+    ck_assert_ptr_nonnull(gpu->be->bf16_dot);
+    const enum zero_coll_mode mode = _i ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, mode), ZERO_OK);
+    ck_assert_int_eq(cpu->be->bf16_dot->set_bf16_dot(cpu->self, 1), ZERO_OK);
+    ck_assert_int_eq(gpu->be->bf16_dot->set_bf16_dot(gpu->self, 1), ZERO_OK);
+    const int m = 37, n = 29, k = 53, pad = 3;
+    for (int tiny = 0; tiny <= 1; tiny++) {
+        const float scale = tiny ? 0x1p-63f : 1.0f; /* products near 2^-126 */
+        float *a32 = vals((size_t)(k + pad) * (m + pad), 24, scale);
+        float *b32 = vals((size_t)(k + pad) * (n + pad), 25, scale);
+        float *c32 = vals((size_t)m * (n + pad), 26, tiny ? 0x1p-125f : 1.0f);
+        for (int ta = 0; ta <= 1; ta++)
+            for (int tb = 0; tb <= 1; tb++)
+                for (int narrow_c = 0; narrow_c <= 1; narrow_c++) {
+                    const enum zero_dtype ct = narrow_c ? ZERO_BF16 : ZERO_F32;
+                    const float beta = narrow_c ? 0.0f : 1.0f;
+                    int lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+                    size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
+                    size_t nc = (size_t)m * ldc;
+                    struct pair A = both_typed(a32, na, ZERO_BF16);
+                    struct pair B = both_typed(b32, nb, ZERO_BF16), C = both_typed(c32, nc, ct);
+                    ON_BOTH(cpu->be->gemm(cpu->self, ta, tb, m, n, k, 1.0f, A.c, ZERO_BF16, lda,
+                                          B.c, ZERO_BF16, ldb, beta, C.c, ct, ldc),
+                            gpu->be->gemm(gpu->self, ta, tb, m, n, k, 1.0f, A.g, ZERO_BF16, lda,
+                                          B.g, ZERO_BF16, ldb, beta, C.g, ct, ldc));
+                    float *want = download_f32(cpu, C.c, nc, ct);
+                    float *got = download_f32(gpu, C.g, nc, ct);
+                    ck_assert_msg(memcmp(got, want, nc * sizeof(float)) == 0,
+                                  "bf16_dot gemm ta=%d tb=%d -> %s tiny=%d: not the cpu's bits", ta,
+                                  tb, zero_dtype_name(ct), tiny);
+                    free(want);
+                    free(got);
+                    pair_free(A);
+                    pair_free(B);
+                    pair_free(C);
+                }
+        free(a32);
+        free(b32);
+        free(c32);
+    }
+    ck_assert_int_eq(cpu->be->bf16_dot->set_bf16_dot(cpu->self, 0), ZERO_OK);
+    ck_assert_int_eq(gpu->be->bf16_dot->set_bf16_dot(gpu->self, 0), ZERO_OK);
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
 }
 END_TEST
@@ -2575,6 +2629,7 @@ static Suite *cuda_suite(void)
 
     TCase *blas = tcase_create("gemm");
     tcase_add_loop_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes, 0, 2);
+    tcase_add_loop_test(blas, test_cuda_bf16_dot_gemm_gives_the_cpu_bits, 0, 2);
     tcase_add_test(blas, test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit);
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
     tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);

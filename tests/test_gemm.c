@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cpu_gemm.h"
+#include "base/bf16_dot.h"
 #include "base/dtype_convert.h"
 
 /* ---- operands ---- */
@@ -25,11 +26,19 @@ static uint32_t rng(void)
     return rng_state >> 8;
 }
 
+/* 1: values near the bottom of fp32 (products and sums around 2^-126, bf16 and fp32
+ * subnormals), where the bf16-product contract's DAZ and FTZ act */
+static int tiny_values;
+
 /* full-mantissa values over a few binades, signs mixed, some exact zeros */
 static float random_value(void)
 {
     if (rng() % 29 == 0)
         return 0.0f;
+    if (tiny_values) {
+        float u = (float)(rng() & 0xffffff) / (float)0x1000000;
+        return (rng() & 1 ? -1.0f : 1.0f) * ldexpf(0.5f + u, -56 - (int)(rng() % 80));
+    }
     float u = (float)(rng() & 0xffffff) / (float)0x1000000;
     return (rng() & 1 ? -1.0f : 1.0f) * ldexpf(0.5f + u, (int)(rng() % 9) - 4);
 }
@@ -88,21 +97,38 @@ static float op_at(const struct cpu_gemm_operand *o, int is_b, int64_t x, int64_
 
 /* ---- the contract, spelled naively ---- */
 
+/* op(X)'s row x (A) or column x (B) as bf16, k (K) */
+static void bf16_run(uint16_t *out, const struct cpu_gemm_operand *o, int is_b, int64_t x,
+                     int64_t K)
+{
+    for (int64_t k = 0; k < K; k++)
+        out[k] = dtype_f32_to_bf16(op_at(o, is_b, x, k));
+}
+
 static void naive_gemm(const struct cpu_gemm_args *g)
 {
+    uint16_t *xr = malloc(sizeof(uint16_t) * (size_t)(g->k + 1)),
+             *yr = malloc(sizeof(uint16_t) * (size_t)(g->k + 1));
     const int plain = g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f);
     for (int64_t i = 0; i < g->m; i++)
         for (int64_t j = 0; j < g->n; j++) {
             const int64_t ci = i * g->ldc + j;
             float acc = g->alpha == 1.0f && g->beta == 1.0f ? get(g->c, g->c_type, ci) : 0.0f;
-            for (int64_t k = 0; k < g->k; k++)
-                acc = fmaf(op_at(&g->a, 0, i, k), op_at(&g->b, 1, j, k), acc);
+            if (g->bf16_dot) { /* src/base/bf16_dot.h's reference chain */
+                bf16_run(xr, &g->a, 0, i, g->k);
+                bf16_run(yr, &g->b, 1, j, g->k);
+                acc = bf16_dot_chain(acc, xr, yr, g->k);
+            } else
+                for (int64_t k = 0; k < g->k; k++)
+                    acc = fmaf(op_at(&g->a, 0, i, k), op_at(&g->b, 1, j, k), acc);
             if (!plain) {
                 float t = g->alpha * acc;
                 acc = g->beta == 0.0f ? t : fmaf(g->beta, get(g->c, g->c_type, ci), t);
             }
             put(g->c, g->c_type, ci, acc);
         }
+    free(xr);
+    free(yr);
 }
 
 /* ---- one case: naive vs every variant and thread count ---- */
@@ -114,6 +140,9 @@ struct gemm_case {
     enum zero_dtype at, bt, ct, round;
     float alpha, beta;
 };
+
+/* 1: every case under the bf16-product contract */
+static int bf16_dot_cases;
 
 static void run_variant(enum cpu_isa isa, int threads, struct cpu_gemm_args *g)
 {
@@ -137,7 +166,8 @@ static void check_case(const struct gemm_case *c)
                               .a = {NULL, c->at, lda > 0 ? lda : 1, c->ta, c->round},
                               .b = {NULL, c->bt, ldb > 0 ? ldb : 1, c->tb, c->round},
                               .c_type = c->ct,
-                              .ldc = ldc > 0 ? ldc : 1};
+                              .ldc = ldc > 0 ? ldc : 1,
+                              .bf16_dot = bf16_dot_cases};
     void *a = random_matrix(c->at, a_rows, g.a.ld), *b = random_matrix(c->bt, b_rows, g.b.ld);
     void *c0 = random_matrix(c->ct, c->m, g.ldc);
     const size_t c_bytes = (size_t)(c->m * g.ldc) * esize(c->ct);
@@ -164,11 +194,12 @@ static void check_case(const struct gemm_case *c)
             run_variant((enum cpu_isa)isa, threads, &g);
             ck_assert_msg(memcmp(got, want, c_bytes) == 0,
                           "%s, %d threads: m=%lld n=%lld k=%lld ta=%d tb=%d pad=%d %s*%s->%s "
-                          "round %s alpha=%g beta=%g differs from the naive chain",
+                          "round %s alpha=%g beta=%g bf16_dot=%d differs from the naive chain",
                           cpu_isa_name((enum cpu_isa)isa), threads, (long long)c->m,
                           (long long)c->n, (long long)c->k, c->ta, c->tb, c->pad,
                           zero_dtype_name(c->at), zero_dtype_name(c->bt), zero_dtype_name(c->ct),
-                          zero_dtype_name(c->round), (double)c->alpha, (double)c->beta);
+                          zero_dtype_name(c->round), (double)c->alpha, (double)c->beta,
+                          bf16_dot_cases);
         }
     }
     free(a);
@@ -252,6 +283,51 @@ END_TEST
  * and the blockings those shapes pick (A packed over all of K or per K-block, B
  * micro-panel by micro-panel, B blocks narrowed for row-read B, C walked row strip
  * by strip), fp32 and 16-bit C */
+/* The bf16-product contract: every variant (avx512bf16's instruction on bf16 pairs, the
+ * others emulating it) gives the reference chain's bits, on the odd shapes, both
+ * transposes, bf16 operands or fp32 ones rounded while packing, every C type and
+ * scaling, ordinary values and values whose products and sums lie around 2^-126 */
+START_TEST(test_every_variant_equals_the_bf16_dot_reference)
+{
+    static const enum zero_dtype cts[] = {ZERO_F32, ZERO_BF16, ZERO_F16};
+    bf16_dot_cases = 1;
+    for (int tiny = 0; tiny < 2; tiny++) {
+        tiny_values = tiny;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int t = 0; t < 4; t++)
+                for (int sc = 0; sc < N_SCALES; sc++) {
+                    const int rounded_a = (int)((s + (size_t)sc) % 3 == 0);
+                    struct gemm_case c = {shapes[s][0],
+                                          shapes[s][1],
+                                          shapes[s][2],
+                                          t & 1,
+                                          t >> 1,
+                                          (int)(s % 2),
+                                          rounded_a ? ZERO_F32 : ZERO_BF16,
+                                          ZERO_BF16,
+                                          cts[(s + (size_t)t) % 3],
+                                          rounded_a ? ZERO_BF16 : ZERO_F32,
+                                          alphas[sc],
+                                          betas[sc]};
+                    check_case(&c);
+                }
+    }
+    tiny_values = 0;
+    /* few rows over many K-blocks (B by rows or k contiguous), short K over many rows */
+    static const int64_t more[][5] = {
+        {16, 100, 1031, 0, 1}, {16, 100, 1030, 0, 0}, {13, 600, 261, 0, 0},
+        {192, 8, 1400, 0, 1},  {300, 200, 17, 1, 0},  {250, 70, 9, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+        struct gemm_case c = {more[i][0],      more[i][1], more[i][2], (int)more[i][3],
+                              (int)more[i][4], 1,          ZERO_BF16,  ZERO_BF16,
+                              cts[i % 3],      ZERO_F32,   1.0f,       i % 2 ? 1.0f : 0.0f};
+        check_case(&c);
+    }
+    bf16_dot_cases = 0;
+}
+END_TEST
+
 START_TEST(test_skinny_and_short_k_shapes_equal_the_naive_chain)
 {
     static const enum zero_dtype cts[] = {ZERO_F32, ZERO_BF16, ZERO_F16};
@@ -398,6 +474,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(tc, test_skinny_and_short_k_shapes_equal_the_naive_chain);
     tcase_add_test(tc, test_few_rows_against_w_in_place_equal_the_naive_chain);
     tcase_add_test(tc, test_every_variant_narrows_like_the_scalar_conversion);
+    tcase_add_test(tc, test_every_variant_equals_the_bf16_dot_reference);
     tcase_add_test(tc, test_zero_cpu_isa_forces_a_variant_or_says_why);
     suite_add_tcase(s, tc);
     return s;

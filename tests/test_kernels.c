@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "zero/backend.h"
+#include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
 #include "zero/error.h"
 
@@ -93,6 +94,36 @@ START_TEST(test_gemm_matches_naive_loop_for_all_transposes_with_padded_ld)
             free(c0);
             free(want);
         }
+}
+END_TEST
+
+/* The bf16_dot group's switch: on, a bf16 x bf16 gemm follows the bf16-product contract
+ * (in exact and native mode); off, the fp32 chain again. x = (1, 1.5 * 2^-24, 1, -1),
+ * y = 1: the chain gives ((1 + 1.5 * 2^-24 -> 1 + 2^-23) + 1 -> 2, tie to even) - 1 = 1;
+ * the pairs, odd element first, (1.5 * 2^-24 + 1 -> 1 + 2^-23), then (-1 -> 2^-23) + 1
+ * = 1 + 2^-23. */
+START_TEST(test_bf16_dot_switch_selects_the_contract_for_bf16_gemms)
+{
+    ck_assert_ptr_nonnull(be->bf16_dot);
+    ck_assert_int_eq(be->bf16_dot->version, ZERO_BF16_DOT_OPS_VERSION);
+    const uint16_t x[4] = {0x3f80, 0x33c0, 0x3f80, 0xbf80}, y[4] = {0x3f80, 0x3f80, 0x3f80, 0x3f80};
+    static const enum zero_coll_mode modes[2] = {ZERO_COLL_EXACT, ZERO_COLL_NATIVE};
+    for (int md = 0; md < 2; md++) {
+        ck_assert_int_eq(be->set_coll_mode(self, modes[md]), ZERO_OK);
+        for (int on = 1; on >= 0; on--) {
+            float c = -7.0f;
+            ck_assert_int_eq(be->bf16_dot->set_bf16_dot(self, on), ZERO_OK);
+            ck_assert_int_eq(be->gemm(self, 0, 1, 1, 1, 4, 1.0f, x, ZERO_BF16, 4, y, ZERO_BF16, 4,
+                                      0.0f, &c, ZERO_F32, 1),
+                             ZERO_OK);
+            const float want = on ? 1.0f + 0x1p-23f : 1.0f;
+            ck_assert_msg(
+                c == want || (!on && md == 1),
+                /* native's chain: OpenBLAS's order */ "mode %d, bf16_dot %d: %a, want %a", md, on,
+                (double)c, (double)want);
+        }
+    }
+    ck_assert_int_eq(be->set_coll_mode(self, ZERO_COLL_EXACT), ZERO_OK);
 }
 END_TEST
 
@@ -915,6 +946,7 @@ static Suite *kernels_suite(void)
     TCase *blas = tcase_create("gemm");
     tcase_add_test(blas, test_gemm_matches_naive_loop_for_all_transposes_with_padded_ld);
     tcase_add_test(blas, test_gemm_beta_zero_ignores_nan_in_c);
+    tcase_add_test(blas, test_bf16_dot_switch_selects_the_contract_for_bf16_gemms);
     tcase_add_test(blas, test_gemm_with_empty_inner_dimension_scales_c_by_beta);
     tcase_add_test(blas, test_gemm_half_operands_equal_fp32_gemm_of_converted_values);
     tcase_add_test(blas, test_gemm_16bit_c_with_beta_zero_is_the_fp32_result_rounded_once);

@@ -13,6 +13,7 @@
 #include "zero/fault.h"
 #include "cpu_internal.h"
 #include "cpu_ops.h"
+#include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_llama.h"
 #include "zero/backend_groups.h"
@@ -199,11 +200,17 @@ static int cpu_set_coll_mode(void *self, enum zero_coll_mode mode)
     return ZERO_OK;
 }
 
-/* The one optional group the cpu has: the fused classifier, the reference of
- * xent_forward's and xent_backward's loops in one pass. */
+/* The fused classifier, the reference of xent_forward's and xent_backward's loops
+ * in one pass. */
 static const struct zero_classifier_ops cpu_classifier_ops = {
     .version = ZERO_CLASSIFIER_OPS_VERSION,
     .xent_fused = cpu_xent_fused,
+};
+
+/* The bf16-product contract: VDPBF16PS on avx512_bf16, its emulation elsewhere. */
+static const struct zero_bf16_dot_ops cpu_bf16_dot_ops = {
+    .version = ZERO_BF16_DOT_OPS_VERSION,
+    .set_bf16_dot = cpu_set_bf16_dot,
 };
 
 const struct zero_backend zero_backend_cpu = {
@@ -274,4 +281,5 @@ const struct zero_backend zero_backend_cpu = {
     .classifier = &cpu_classifier_ops,
     .llama = &cpu_llama_ops,
     .groups = &cpu_groups_ops,
+    .bf16_dot = &cpu_bf16_dot_ops,
 };

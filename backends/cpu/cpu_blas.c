@@ -97,6 +97,22 @@ static int exact_gemm(struct cpu_state *s, const struct cpu_gemm_args *g)
     return cpu_free(s, ws);
 }
 
+/* 1: g's operands are both bf16 (as stored or rounded while packing) and the
+ * contract is on, so g follows it */
+static int takes_bf16_dot(const struct cpu_state *s, const struct cpu_gemm_args *g)
+{
+    const int a16 = g->a.type == ZERO_BF16 || (g->a.type == ZERO_F32 && g->a.round == ZERO_BF16);
+    const int b16 = g->b.type == ZERO_BF16 || (g->b.type == ZERO_F32 && g->b.round == ZERO_BF16);
+    return s->bf16_dot && a16 && b16;
+}
+
+int cpu_set_bf16_dot(void *self, int on)
+{
+    struct cpu_state *s = self;
+    s->bf16_dot = on != 0;
+    return ZERO_OK;
+}
+
 int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,
@@ -110,7 +126,9 @@ int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t
         return cpu_fail(s, rc, "%s", why);
     if (m == 0 || n == 0)
         return ZERO_OK;
-    if (s->mode != ZERO_COLL_EXACT)
+    /* the bf16-product contract is the product's definition in either mode */
+    const int dot = s->bf16_dot && a_type == ZERO_BF16 && b_type == ZERO_BF16;
+    if (s->mode != ZERO_COLL_EXACT && !dot)
         return native_gemm(s, trans_a, trans_b, m, n, k, alpha, a, a_type, lda, b, b_type, ldb,
                            beta, c, c_type, ldc);
     struct cpu_gemm_args g = {.m = m,
@@ -122,7 +140,8 @@ int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t
                               .b = {b, b_type, ldb, trans_b, ZERO_F32},
                               .c = c,
                               .c_type = c_type,
-                              .ldc = ldc};
+                              .ldc = ldc,
+                              .bf16_dot = dot};
     return exact_gemm(s, &g);
 }
 
@@ -155,5 +174,6 @@ int cpu_gemm_f32(struct cpu_state *s, int trans_a, int trans_b, int64_t m, int64
                               .c = c,
                               .c_type = ZERO_F32,
                               .ldc = ldc};
+    g.bf16_dot = takes_bf16_dot(s, &g);
     return exact_gemm(s, &g);
 }

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bf16_dot.h"
 #include "base/dtype_convert.h"
 #include "base/host_parallel.h"
 #include "zero/knobs.h"
@@ -51,9 +52,10 @@
 
 /* ---- which variant ---- */
 
-static const char *const isa_names[CPU_ISA_COUNT] = {"scalar", "avx2", "avx512", "neon"};
+static const char *const isa_names[CPU_ISA_COUNT] = {"scalar", "avx2", "avx512", "neon",
+                                                     "avx512bf16"};
 /* the architecture whose builds have the variant (scalar: every one) */
-static const char *const isa_arch[CPU_ISA_COUNT] = {NULL, "x86-64", "x86-64", "aarch64"};
+static const char *const isa_arch[CPU_ISA_COUNT] = {NULL, "x86-64", "x86-64", "aarch64", "x86-64"};
 #if defined(__x86_64__)
 static const char build_arch[] = "x86-64";
 #elif defined(__aarch64__)
@@ -77,6 +79,8 @@ int cpu_isa_supported(enum cpu_isa isa)
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (isa == CPU_ISA_AVX512)
         return __builtin_cpu_supports("avx512f") != 0;
+    if (isa == CPU_ISA_AVX512BF16)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
 #endif
     return 1;
 }
@@ -111,7 +115,8 @@ int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len)
         *isa = (enum cpu_isa)i;
         return 0;
     }
-    snprintf(why, why_len, "ZERO_CPU_ISA=%s: unknown; expected scalar, avx2, avx512 or neon", want);
+    snprintf(why, why_len,
+             "ZERO_CPU_ISA=%s: unknown; expected scalar, avx2, avx512, avx512bf16 or neon", want);
     return 1;
 }
 
@@ -135,22 +140,78 @@ struct view {
     int64_t ld;
     int k_contig;
     enum zero_dtype type, round;
+    int dot; /* the bf16-product contract: packed as bf16 pairs or DAZ-widened */
 };
 
-static struct view view_of(const struct cpu_gemm_operand *o, int is_b)
+static struct view view_of(const struct cpu_gemm_operand *o, int is_b, int dot)
 {
     return (struct view){.p = o->p,
                          .esize = zero_dtype_size(o->type),
                          .ld = o->ld,
                          .k_contig = is_b ? o->trans : !o->trans,
                          .type = o->type,
-                         .round = o->round};
+                         .round = o->round,
+                         .dot = dot};
 }
 
 static const void *view_at(const struct view *v, int64_t x, int64_t k)
 {
     int64_t off = v->k_contig ? x * v->ld + k : k * v->ld + x;
     return v->p + off * (int64_t)v->esize;
+}
+
+/* Rows per panel column of a packed K-block of kc: kc for the fp32 chain; under the
+ * bf16-product contract the pairs (kc rounded up to even: an odd K's +0 element),
+ * as 32-bit pairs or as the two widened rows of each. */
+static int64_t packed_k(int dot, const struct cpu_gemm_kernel *kr, int64_t kc)
+{
+    return !dot ? kc : kr->dot_pairs ? (kc + 1) / 2 : (kc + 1) / 2 * 2;
+}
+
+/* element (x, k) of X as bf16: as stored, or an fp32 one rounded */
+static uint16_t bf16_at(const struct view *v, int64_t x, int64_t k)
+{
+    const void *p = view_at(v, x, k);
+    return v->type == ZERO_BF16 ? *(const uint16_t *)p : dtype_f32_to_bf16(*(const float *)p);
+}
+
+/* One micro-panel under the bf16-product contract, X rows [x0, x0 + valid) over k [k0,
+ * k0 + kc) (the rows past valid, and an odd kc's element kc, zero): pairs (np, w) with
+ * X[r][2p] in the low half, or widened (2 np, w) with subnormals made zero (DAZ). */
+static void pack_panel_dot(float *restrict dst, int w, int valid, int64_t x0, int64_t k0,
+                           int64_t kc, const struct view *v, const struct cpu_gemm_kernel *kr)
+{
+    const int64_t np = (kc + 1) / 2, even = kc / 2 * 2;
+    if (kr->dot_pairs) {
+        uint32_t *restrict d = (uint32_t *)dst;
+        memset(d, 0, sizeof(uint32_t) * (size_t)(np * w));
+        if (v->type == ZERO_BF16 && v->k_contig) /* a row's pairs are its 32-bit words */
+            for (int r = 0; r < valid; r++) {
+                const uint16_t *row = view_at(v, x0 + r, k0);
+                for (int64_t p = 0; p < even / 2; p++)
+                    d[p * w + r] = row[2 * p] | (uint32_t)row[2 * p + 1] << 16;
+            }
+        else if (v->type == ZERO_BF16) /* rows k and k + 1 interleaved */
+            for (int64_t p = 0; p < even / 2; p++) {
+                const uint16_t *lo = view_at(v, x0, k0 + 2 * p),
+                               *hi = view_at(v, x0, k0 + 2 * p + 1);
+                for (int r = 0; r < valid; r++)
+                    d[p * w + r] = lo[r] | (uint32_t)hi[r] << 16;
+            }
+        else
+            for (int64_t p = 0; p < even / 2; p++)
+                for (int r = 0; r < valid; r++)
+                    d[p * w + r] = bf16_at(v, x0 + r, k0 + 2 * p) |
+                                   (uint32_t)bf16_at(v, x0 + r, k0 + 2 * p + 1) << 16;
+        if (even < kc) /* the last element alone, +0 above it */
+            for (int r = 0; r < valid; r++)
+                d[(np - 1) * w + r] = bf16_at(v, x0 + r, k0 + even);
+        return;
+    }
+    memset(dst, 0, sizeof(float) * (size_t)(2 * np * w));
+    for (int r = 0; r < valid; r++)
+        for (int64_t k = 0; k < kc; k++)
+            dst[k * w + r] = bf16_dot_operand(bf16_at(v, x0 + r, k0 + k));
 }
 
 /* dst (n) = n consecutive elements at src as exact fp32, rounded to v->round
@@ -184,6 +245,10 @@ static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_
                        const struct view *v, const struct cpu_gemm_kernel *kr)
 {
     cpu_gemm_transpose8_fn transpose8 = kr->transpose8;
+    if (v->dot) {
+        pack_panel_dot(dst, w, valid, x0, k0, kc, v, kr);
+        return;
+    }
     if (v->k_contig) {
         float run[8 * KC];
         int r = 0;
@@ -223,7 +288,8 @@ static void pack_panel(float *restrict dst, int w, int valid, int64_t x0, int64_
 static void pack_block(float *dst, int w, int64_t x0, int64_t len, int64_t k0, int64_t kc,
                        const struct view *v, const struct cpu_gemm_kernel *kr, int prefetch)
 {
-    if (!v->k_contig) { /* X[.][k] is one run: read it once, in order, into every panel */
+    if (!v->k_contig &&
+        !v->dot) { /* X[.][k] is one run: read it once, in order, into every panel */
         for (int64_t k = 0; k < kc; k++) {
             if (prefetch && k + PREFETCH_ROWS < kc) /* rows lie ld apart: the next ones early */
                 for (int64_t b = 0; b < len * (int64_t)v->esize; b += 64)
@@ -238,9 +304,10 @@ static void pack_block(float *dst, int w, int64_t x0, int64_t len, int64_t k0, i
         }
         return;
     }
+    const int64_t kp = packed_k(v->dot, kr, kc);
     for (int64_t p = 0; p * w < len; p++) {
         int64_t left = len - p * w;
-        pack_panel(dst + p * w * kc, w, left < w ? (int)left : w, x0 + p * w, k0, kc, v, kr);
+        pack_panel(dst + p * w * kp, w, left < w ? (int)left : w, x0 + p * w, k0, kc, v, kr);
     }
 }
 
@@ -284,7 +351,18 @@ struct job {
     char *ws;         /* per-thread packing buffers */
     size_t ws_stride; /* bytes per thread */
     int64_t mc, nc, kc;
+    int dot; /* the bf16-product contract (g->bf16_dot) */
 };
+
+/* One tile's K-block: the fp32 chain, or the bf16-product pairs. */
+static void call_tile(const struct job *j, int64_t kc, const float *ap, const float *bp,
+                      const float *cin, int64_t ldin, float *cout, int64_t ldout)
+{
+    if (j->dot)
+        j->kr->dot((kc + 1) / 2, ap, bp, cin, ldin, cout, ldout);
+    else
+        j->kr->tile(kc, ap, bp, cin, ldin, cout, ldout);
+}
 
 /* The only place alpha and beta act (cpu_gemm.h). */
 static float finish(const struct job *j, float acc, int64_t ci)
@@ -333,19 +411,19 @@ static void run_tile(const struct job *j, int64_t i, int64_t jj, int mr, int nr,
     }
     if (!last) { /* partial sums stay fp32 */
         if (full) {
-            j->kr->tile(kc, ap, bp, cin, ldin, j->part + pi, j->ldp);
+            call_tile(j, kc, ap, bp, cin, ldin, j->part + pi, j->ldp);
             return;
         }
-        j->kr->tile(kc, ap, bp, cin, ldin, tile, NR);
+        call_tile(j, kc, ap, bp, cin, ldin, tile, NR);
         for (int r = 0; r < mr; r++)
             memcpy(j->part + pi + r * j->ldp, tile + r * NR, sizeof(float) * (size_t)nr);
         return;
     }
     if (full && !j->epilogue && g->c_type == ZERO_F32) {
-        j->kr->tile(kc, ap, bp, cin, ldin, (float *)g->c + ci, g->ldc);
+        call_tile(j, kc, ap, bp, cin, ldin, (float *)g->c + ci, g->ldc);
         return;
     }
-    j->kr->tile(kc, ap, bp, cin, ldin, tile, NR);
+    call_tile(j, kc, ap, bp, cin, ldin, tile, NR);
     if (j->epilogue) /* each element reads only its own old C: in place, then stored */
         for (int r = 0; r < mr; r++)
             for (int c = 0; c < nr; c++)
@@ -362,8 +440,9 @@ static void run_column_panel(const struct job *j, int64_t m0, int64_t m1, int64_
 {
     const int MR = j->kr->mr, NR = j->kr->nr;
     pack_panel(bpanel, NR, nr, jj, k0, kc, &j->b, j->kr);
+    const int64_t kp = packed_k(j->dot, j->kr, kc);
     for (int64_t ir = 0; m0 + ir < m1; ir += MR)
-        run_tile(j, m0 + ir, jj, (int)min64(m1 - m0 - ir, MR), nr, kc, ablock + ir * kc, bpanel,
+        run_tile(j, m0 + ir, jj, (int)min64(m1 - m0 - ir, MR), nr, kc, ablock + ir * kp, bpanel,
                  first, last);
 }
 
@@ -376,12 +455,13 @@ static void run_skinny(const struct job *j, int64_t m0, int64_t m1, int64_t n0, 
     const int64_t mpad = round_up(m1 - m0, MR);
     if (j->a_whole) { /* apack (nk K-blocks, each mpad * kc) */
         for (int64_t pb = 0; pb < nk; pb++)
-            pack_block(apack + pb * j->kc * mpad, MR, m0, m1 - m0, pb * j->kc,
-                       min64(K - pb * j->kc, j->kc), &j->a, j->kr, 1);
+            pack_block(apack + pb * packed_k(j->dot, j->kr, j->kc) * mpad, MR, m0, m1 - m0,
+                       pb * j->kc, min64(K - pb * j->kc, j->kc), &j->a, j->kr, 1);
         for (int64_t jj = n0; jj < n1; jj += NR)
             for (int64_t pb = 0; pb < nk; pb++)
                 run_column_panel(j, m0, m1, jj, (int)min64(n1 - jj, NR), pb * j->kc,
-                                 min64(K - pb * j->kc, j->kc), apack + pb * j->kc * mpad, bpanel,
+                                 min64(K - pb * j->kc, j->kc),
+                                 apack + pb * packed_k(j->dot, j->kr, j->kc) * mpad, bpanel,
                                  pb == 0, pb == nk - 1);
         return;
     }
@@ -411,6 +491,7 @@ static void run_range(const struct job *j, int64_t m0, int64_t m1, int64_t n0, i
             /* B block (kc, nc) in L2: C strip by strip along its rows; else column
              * panel by panel, each B micro-panel against the whole A block */
             const int rows_outer = kc * round_up(nc, NR) * (int64_t)sizeof(float) <= B_L2_BYTES;
+            const int64_t kp = packed_k(j->dot, j->kr, kc);
             pack_block(bpack, NR, jc, nc, k0, kc, &j->b, j->kr, !j->b_rows);
             for (int64_t ic = m0; ic < m1; ic += j->mc) {
                 const int64_t mc = min64(m1 - ic, j->mc);
@@ -421,7 +502,7 @@ static void run_range(const struct job *j, int64_t m0, int64_t m1, int64_t n0, i
                     for (int64_t q = 0; q < inner; q += step_i) {
                         const int64_t ir = rows_outer ? o : q, jr = rows_outer ? q : o;
                         run_tile(j, ic + ir, jc + jr, (int)min64(mc - ir, MR),
-                                 (int)min64(nc - jr, NR), kc, apack + ir * kc, bpack + jr * kc,
+                                 (int)min64(nc - jr, NR), kc, apack + ir * kp, bpack + jr * kp,
                                  pb == 0, pb == nk - 1);
                     }
             }
@@ -520,6 +601,8 @@ static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gem
     const struct cpu_gemm_kernel *kr = cpu_gemm_kernel(isa);
     struct plan p;
     p.kc = g->k < KC ? (g->k > 0 ? g->k : 1) : KC;
+    if (g->bf16_dot) /* K-blocks of whole pairs */
+        p.kc = round_up(p.kc, 2);
     const int64_t mc = MC / kr->mr * kr->mr, nc = NC / kr->nr * kr->nr;
     p.mc = round_up(g->m, kr->mr) < mc ? round_up(g->m, kr->mr) : mc;
     p.nc = round_up(g->n, kr->nr) < nc ? round_up(g->n, kr->nr) : nc;
@@ -551,15 +634,17 @@ static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gem
     if (p.b_rows) {
         p.nc = round_up(g->n, kr->nr);
         p.kc = KC * nc_packed / p.nc > 0 ? KC * nc_packed / p.nc : 1;
+        if (g->bf16_dot)
+            p.kc = p.kc / 2 * 2 > 0 ? p.kc / 2 * 2 : 2;
         p.a_floats = p.mc * p.kc;
     }
     /* at most 16 rows, B fp32 as it is with k contiguous: at (K, 16) where the packed
      * way's workspace holds it (so the workspace, the ledger's peaks and the docs'
      * memory tables stay as they were: 9 to 16 rows always, fewer rows for short K);
      * columns past the last whole group take the packed way in the same workspace */
-    p.few_rows = kr->few_rows != NULL && g->m <= 16 && g->k > 0 && g->n >= kr->cols && g->b.trans &&
-                 g->b.type == ZERO_F32 && g->b.round == ZERO_F32 &&
-                 (size_t)(16 * g->k) * sizeof(float) <= p.per_thread;
+    p.few_rows = kr->few_rows != NULL && !g->bf16_dot && g->m <= 16 && g->k > 0 &&
+                 g->n >= kr->cols && g->b.trans && g->b.type == ZERO_F32 &&
+                 g->b.round == ZERO_F32 && (size_t)(16 * g->k) * sizeof(float) <= p.per_thread;
     const int epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f));
     p.need_plane = g->k > KC && (g->c_type != ZERO_F32 || (epilogue && g->beta != 0.0f));
     return p;
@@ -591,8 +676,8 @@ void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g
                     .kr = cpu_gemm_kernel(isa),
                     .chain_from_c = g->alpha == 1.0f && g->beta == 1.0f,
                     .epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f)),
-                    .a = view_of(&g->a, 0),
-                    .b = view_of(&g->b, 1),
+                    .a = view_of(&g->a, 0, g->bf16_dot),
+                    .b = view_of(&g->b, 1, g->bf16_dot),
                     .threads = p.threads,
                     .split_n = p.split_n,
                     .skinny = p.skinny,
@@ -604,7 +689,8 @@ void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g
                     .ws_stride = p.per_thread,
                     .mc = p.mc,
                     .nc = p.nc,
-                    .kc = p.kc};
+                    .kc = p.kc,
+                    .dot = g->bf16_dot};
     if (p.need_plane) {
         j.part = (float *)((char *)workspace + p.per_thread * (size_t)p.threads);
         j.ldp = g->n;

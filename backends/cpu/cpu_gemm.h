@@ -30,10 +30,20 @@
 
 #include "zero/dtype.h"
 
-/* avx2 and avx512 exist in x86-64 builds, neon in aarch64 builds */
-enum cpu_isa { CPU_ISA_SCALAR = 0, CPU_ISA_AVX2, CPU_ISA_AVX512, CPU_ISA_NEON, CPU_ISA_COUNT };
+/* avx2, avx512 and avx512bf16 exist in x86-64 builds, neon in aarch64 builds;
+ * avx512bf16 is avx512 with VDPBF16PS for the bf16-product GEMMs (the widest: chosen
+ * first where the processor has it) */
+enum cpu_isa {
+    CPU_ISA_SCALAR = 0,
+    CPU_ISA_AVX2,
+    CPU_ISA_AVX512,
+    CPU_ISA_NEON,
+    CPU_ISA_AVX512BF16,
+    CPU_ISA_COUNT
+};
 
-const char *cpu_isa_name(enum cpu_isa isa); /* "scalar", "avx2", "avx512", "neon" */
+/* "scalar", "avx2", "avx512", "neon", "avx512bf16" */
+const char *cpu_isa_name(enum cpu_isa isa);
 /* 1 if this build has the variant and this processor runs it. */
 int cpu_isa_supported(enum cpu_isa isa);
 /* The widest supported variant, or the one the environment variable
@@ -61,6 +71,9 @@ struct cpu_gemm_args {
     void *c;                      /* (m, n), ld ldc, of c_type (fp32/fp16/bf16) */
     enum zero_dtype c_type;
     int64_t ldc;
+    /* 1: the bf16-product contract (src/base/bf16_dot.h) instead of the fmaf chain; both
+     * operands are then bf16, or fp32 with round ZERO_BF16 */
+    int bf16_dot;
 };
 
 /* Bytes of workspace cpu_gemm_exact needs for g on that many threads: the most any
@@ -96,6 +109,14 @@ typedef void (*cpu_gemm_transpose8_bf16_fn)(float *dst, int64_t ldd, const uint1
 typedef void (*cpu_gemm_cols_fn)(int64_t kc, const float *at, const float *bp, int64_t ldb,
                                  const float *tin, float *tout);
 
+/* One (mr, nr) tile under the bf16-product contract: acc = cin (or 0), then for each
+ * pair p < np the two steps of bf16_dot_pair (k = 2p + 1 first). With pairs set, ap
+ * (np, mr) and bp (np, nr) hold the pairs as stored, two bf16 in a 32-bit word
+ * (element 2p in the low half); else they are fp32 panels (2 np, mr) and (2 np, nr)
+ * of the bf16 values widened, subnormals already zero. */
+typedef void (*cpu_gemm_dot_fn)(int64_t np, const void *ap, const void *bp, const float *cin,
+                                int64_t ldin, float *cout, int64_t ldout);
+
 struct cpu_gemm_kernel {
     int mr, nr; /* tile shape */
     cpu_gemm_tile_fn tile;
@@ -108,6 +129,8 @@ struct cpu_gemm_kernel {
     void (*narrow)(uint16_t *dst, const float *src, int64_t n, enum zero_dtype to);
     int cols;                  /* columns of C per call of few_rows */
     cpu_gemm_cols_fn few_rows; /* NULL: the variant has none (the packed way instead) */
+    cpu_gemm_dot_fn dot;       /* the bf16-product tile; never NULL where tile is not */
+    int dot_pairs;             /* dot reads bf16 pairs (else widened fp32 panels) */
 };
 
 /* The kernel of a variant; tile is NULL when this build lacks it. */

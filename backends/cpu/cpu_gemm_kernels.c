@@ -23,6 +23,7 @@
  * B[k][0..NR). */
 #include <math.h>
 
+#include "base/bf16_dot.h"
 #include "base/dtype_convert.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -85,7 +86,48 @@ static void tile_scalar(int64_t kc, const float *ap, const float *bp, const floa
             cout[r * ldout + c] = acc[r][c];
 }
 
+/* ---- the bf16-product tile in plain C (scalar, and neon's shape) ---- */
+
+/* The contract's reference steps (bf16_dot.h) on widened panels: per pair, the odd
+ * row of each panel (k = 2p + 1) first. The acc is made DAZ where the first step
+ * reads it (K = 0 leaves C's start as it is, as the instruction would). */
+static inline __attribute__((always_inline)) void dot_c_body(int mr, int nr, int64_t np,
+                                                             const float *ap, const float *bp,
+                                                             const float *cin, int64_t ldin,
+                                                             float *cout, int64_t ldout)
+{
+    float acc[8 * 12];
+    for (int r = 0; r < mr; r++)
+        for (int c = 0; c < nr; c++) {
+            const float start = cin != NULL ? cin[r * ldin + c] : 0.0f;
+            acc[r * nr + c] = np > 0 ? bf16_dot_daz(start) : start;
+        }
+    for (int64_t p = 0; p < np; p++) {
+        const float *a0 = ap + 2 * p * mr, *a1 = a0 + mr, *b0 = bp + 2 * p * nr, *b1 = b0 + nr;
+        for (int r = 0; r < mr; r++)
+            for (int c = 0; c < nr; c++)
+                acc[r * nr + c] =
+                    bf16_dot_fma(a0[r], b0[c], bf16_dot_fma(a1[r], b1[c], acc[r * nr + c]));
+    }
+    for (int r = 0; r < mr; r++)
+        for (int c = 0; c < nr; c++)
+            cout[r * ldout + c] = acc[r * nr + c];
+}
+
+static void dot_scalar(int64_t np, const void *ap, const void *bp, const float *cin, int64_t ldin,
+                       float *cout, int64_t ldout)
+{
+    dot_c_body(S_MR, S_NR, np, ap, bp, cin, ldin, cout, ldout);
+}
+
 #ifdef HAVE_X86_KERNELS
+
+/* x86's MXCSR with FTZ and DAZ set and rounding to nearest even gives fused
+ * multiply-adds exactly VDPBF16PS's steps (tininess after rounding, signs kept:
+ * tests/test_gemm.c compares every variant with the reference), so the emulating
+ * kernels are the fp32 ones in pair order under that MXCSR. The body is a separate
+ * call so that no arithmetic is moved across the MXCSR writes. */
+#define MXCSR_BF16_DOT(csr) (((csr) & ~0x6000u) | 0x8040u)
 
 /* fp16 as the compiler vectorizes dtype_f32_to_f16; bf16 below by hand: the
  * compiled mask selections cost more than the k = 16 dW product they store */
@@ -194,6 +236,58 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int64_t kc, const floa
     _mm256_storeu_ps(cout + r * ldout + 16, c##r##2);
     ROWS4(STORE)
 #undef STORE
+}
+
+/* tile_avx2's registers under the bf16-product contract, widened panels (2 np rows) */
+__attribute__((target("avx2,fma"), noinline)) static void
+dot_avx2_body(int64_t np, const float *ap, const float *bp, const float *cin, int64_t ldin,
+              float *cout, int64_t ldout)
+{
+#define DECL(r) __m256 c##r##0, c##r##1, c##r##2;
+    ROWS4(DECL)
+#undef DECL
+    if (cin != NULL) {
+#define LOAD(r)                                                                                    \
+    c##r##0 = _mm256_loadu_ps(cin + r * ldin);                                                     \
+    c##r##1 = _mm256_loadu_ps(cin + r * ldin + 8);                                                 \
+    c##r##2 = _mm256_loadu_ps(cin + r * ldin + 16);
+        ROWS4(LOAD)
+#undef LOAD
+    } else {
+#define ZERO(r) c##r##0 = c##r##1 = c##r##2 = _mm256_setzero_ps();
+        ROWS4(ZERO)
+#undef ZERO
+    }
+    for (int64_t p = 0; p < np; p++)
+        for (int odd = 1; odd >= 0; odd--) { /* k = 2p + 1, then 2p */
+            const float *a = ap + (2 * p + odd) * A2_MR, *b = bp + (2 * p + odd) * A2_NR;
+            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8),
+                         b2 = _mm256_loadu_ps(b + 16);
+#define STEP(r)                                                                                    \
+    {                                                                                              \
+        const __m256 ar = _mm256_broadcast_ss(a + r);                                              \
+        c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);                                                \
+        c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1);                                                \
+        c##r##2 = _mm256_fmadd_ps(ar, b2, c##r##2);                                                \
+    }
+            ROWS4(STEP)
+#undef STEP
+        }
+#define STORE(r)                                                                                   \
+    _mm256_storeu_ps(cout + r * ldout, c##r##0);                                                   \
+    _mm256_storeu_ps(cout + r * ldout + 8, c##r##1);                                               \
+    _mm256_storeu_ps(cout + r * ldout + 16, c##r##2);
+    ROWS4(STORE)
+#undef STORE
+}
+
+static void dot_avx2(int64_t np, const void *ap, const void *bp, const float *cin, int64_t ldin,
+                     float *cout, int64_t ldout)
+{
+    const unsigned csr = _mm_getcsr();
+    _mm_setcsr(MXCSR_BF16_DOT(csr));
+    dot_avx2_body(np, ap, bp, cin, ldin, cout, ldout);
+    _mm_setcsr(csr);
 }
 
 /* 8 x 8 floats, rows r0..r7, stored transposed: d[c * ldd + r] = r_r[c] */
@@ -331,6 +425,78 @@ __attribute__((target("avx512f"))) static void tile_avx512(int64_t kc, const flo
 #undef STORE
 }
 
+/* tile_avx512's registers under the bf16-product contract. HARDWARE: VDPBF16PS on
+ * pair panels, ap (np, 8) and bp (np, 48) of 32-bit pairs, one instruction per 16
+ * columns and pair (it ignores MXCSR: DOT_LOOP_PAIRS); else fused multiply-adds on widened panels
+ * under MXCSR_BF16_DOT, the odd row first. */
+#define DOT_AVX512(name, attr, LOOP)                                                               \
+    attr static void name(int64_t np, const void *apv, const void *bpv, const float *cin,          \
+                          int64_t ldin, float *cout, int64_t ldout)                                \
+    {                                                                                              \
+        ROWS8(DOT_DECL)                                                                            \
+        if (cin != NULL) {                                                                         \
+            ROWS8(DOT_LOAD)                                                                        \
+        } else {                                                                                   \
+            ROWS8(DOT_ZERO)                                                                        \
+        }                                                                                          \
+        LOOP ROWS8(DOT_STORE)                                                                      \
+    }
+#define DOT_LOOP_PAIRS                                                                             \
+    const uint32_t *ap = apv, *bp = bpv;                                                           \
+    for (int64_t p = 0; p < np; p++) {                                                             \
+        const __m512i b0 = _mm512_loadu_si512(bp), b1 = _mm512_loadu_si512(bp + 16),               \
+                      b2 = _mm512_loadu_si512(bp + 32);                                            \
+        _mm_prefetch((const char *)(bp + 8 * A5_NR), _MM_HINT_T0);                                 \
+        ROWS8(DOT_PAIR_STEP)                                                                       \
+        ap += A5_MR;                                                                               \
+        bp += A5_NR;                                                                               \
+    }
+#define DOT_LOOP_FMA                                                                               \
+    const float *ap = apv, *bp = bpv;                                                              \
+    for (int64_t k = 0; k < 2 * np; k += 2)                                                        \
+        for (int64_t kk = k + 1; kk >= k; kk--) {                                                  \
+            const float *a = ap + kk * A5_MR, *b = bp + kk * A5_NR;                                \
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16),                    \
+                         b2 = _mm512_loadu_ps(b + 32);                                             \
+            ROWS8(DOT_FMA_STEP)                                                                    \
+        }
+#define DOT_DECL(r) __m512 c##r##0, c##r##1, c##r##2;
+#define DOT_LOAD(r)                                                                                \
+    c##r##0 = _mm512_loadu_ps(cin + r * ldin);                                                     \
+    c##r##1 = _mm512_loadu_ps(cin + r * ldin + 16);                                                \
+    c##r##2 = _mm512_loadu_ps(cin + r * ldin + 32);
+#define DOT_ZERO(r) c##r##0 = c##r##1 = c##r##2 = _mm512_setzero_ps();
+#define DOT_PAIR_STEP(r)                                                                           \
+    {                                                                                              \
+        const __m512bh ar = (__m512bh)_mm512_set1_epi32((int)ap[r]);                               \
+        c##r##0 = _mm512_dpbf16_ps(c##r##0, ar, (__m512bh)b0);                                     \
+        c##r##1 = _mm512_dpbf16_ps(c##r##1, ar, (__m512bh)b1);                                     \
+        c##r##2 = _mm512_dpbf16_ps(c##r##2, ar, (__m512bh)b2);                                     \
+    }
+#define DOT_FMA_STEP(r)                                                                            \
+    {                                                                                              \
+        const __m512 ar = _mm512_set1_ps(a[r]);                                                    \
+        c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0);                                                \
+        c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1);                                                \
+        c##r##2 = _mm512_fmadd_ps(ar, b2, c##r##2);                                                \
+    }
+#define DOT_STORE(r)                                                                               \
+    _mm512_storeu_ps(cout + r * ldout, c##r##0);                                                   \
+    _mm512_storeu_ps(cout + r * ldout + 16, c##r##1);                                              \
+    _mm512_storeu_ps(cout + r * ldout + 32, c##r##2);
+
+DOT_AVX512(dot_avx512_body, __attribute__((target("avx512f"), noinline)), DOT_LOOP_FMA)
+DOT_AVX512(dot_avx512bf16, __attribute__((target("avx512f,avx512bf16"))), DOT_LOOP_PAIRS)
+
+static void dot_avx512(int64_t np, const void *ap, const void *bp, const float *cin, int64_t ldin,
+                       float *cout, int64_t ldout)
+{
+    const unsigned csr = _mm_getcsr();
+    _mm_setcsr(MXCSR_BF16_DOT(csr));
+    dot_avx512_body(np, ap, bp, cin, ldin, cout, ldout);
+    _mm_setcsr(csr);
+}
+
 /* ---- AVX-512, few rows: 16 rows x 24 columns against W as stored ---- */
 
 #define A5_COLS 24
@@ -439,24 +605,38 @@ static void tile_neon(int64_t kc, const float *ap, const float *bp, const float 
 #undef STORE
 }
 
+/* the bf16-product tile in neon's shape: the plain C steps (no flush-to-zero mode of
+ * aarch64 matches x86's tininess, so the reference's explicit flush) */
+static void dot_neon(int64_t np, const void *ap, const void *bp, const float *cin, int64_t ldin,
+                     float *cout, int64_t ldout)
+{
+    dot_c_body(N_MR, N_NR, np, ap, bp, cin, ldin, cout, ldout);
+}
+
 #endif
 
 static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
-    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL, narrow_scalar, 0, NULL},
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL, narrow_scalar, 0, NULL,
+                        dot_scalar, 0},
 #ifdef HAVE_X86_KERNELS
     [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2, transpose8_bf16_avx2,
-                      widen_bf16_avx2, narrow_avx2, 0, NULL},
+                      widen_bf16_avx2, narrow_avx2, 0, NULL, dot_avx2, 0},
     /* AVX-512F processors all have AVX2 */
     [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
-                        widen_bf16_avx2, narrow_avx512, A5_COLS, cols_avx512},
+                        widen_bf16_avx2, narrow_avx512, A5_COLS, cols_avx512, dot_avx512, 0},
+    /* avx512 with the instruction itself on bf16 pairs */
+    [CPU_ISA_AVX512BF16] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
+                            widen_bf16_avx2, narrow_avx512, A5_COLS, cols_avx512, dot_avx512bf16,
+                            1},
 #else
-    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL},
-    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL},
+    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
+    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
+    [CPU_ISA_AVX512BF16] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
 #endif
 #ifdef HAVE_NEON_KERNEL
-    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL, narrow_scalar, 0, NULL},
+    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL, narrow_scalar, 0, NULL, dot_neon, 0},
 #else
-    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL},
+    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
 #endif
 };
 

@@ -38,6 +38,8 @@ int cpu_gemm_f32(struct cpu_state *s, int trans_a, int trans_b, int64_t m, int64
                  float alpha, const float *a, int64_t lda, enum zero_dtype a_round, const float *b,
                  int64_t ldb, enum zero_dtype b_round, float beta, float *c, int64_t ldc);
 int cpu_gemm_rounds_while_packing(const struct cpu_state *s);
+/* the bf16_dot group's switch (zero/backend_bf16_dot.h) */
+int cpu_set_bf16_dot(void *self, int on);
 
 /* cpu_kernels.c: elementwise, optimizers, reductions */
 int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,

@@ -21,6 +21,7 @@
 #include "zero/fault.h"
 #include "cuda_ops.h"
 #include "zero/backend_attention.h"
+#include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_llama.h"
 #include "zero/backend_device_step.h"
@@ -307,6 +308,18 @@ static const struct zero_fused_ops cuda_fused_ops = {
     .gemm_bgrad = cuda_gemm_bgrad,
 };
 
+/* the bf16-product contract: the exact kernel's pair steps (cuda_exact_gemm.cu) */
+static int cuda_set_bf16_dot(void *self, int on)
+{
+    ((struct cuda_state *)self)->bf16_dot = on != 0;
+    return ZERO_OK;
+}
+
+static const struct zero_bf16_dot_ops cuda_bf16_dot_ops = {
+    .version = ZERO_BF16_DOT_OPS_VERSION,
+    .set_bf16_dot = cuda_set_bf16_dot,
+};
+
 static const struct zero_classifier_ops cuda_classifier_ops = {
     .version = ZERO_CLASSIFIER_OPS_VERSION,
     .xent_fused = cuda_xent_fused,
@@ -410,4 +423,5 @@ const struct zero_backend zero_backend_cuda = {
     .device_step = &cuda_device_step_ops,
     .llama = &cuda_llama_ops,
     .groups = &cuda_groups_ops,
+    .bf16_dot = &cuda_bf16_dot_ops,
 };

@@ -20,7 +20,15 @@
 // order for each of its outputs. Blocking over K cannot change a bit: the chain state
 // of an output stays in its thread's register between slices. No split over K, no
 // atomics. Compute-only here (no GPU in CI): conservative rather than fast.
+//
+// bf16_dot (both operands bf16, the backend's bf16_dot switch on): the bf16-product
+// contract instead (src/base/bf16_dot.h, the cpu's VDPBF16PS bits): operands read with
+// subnormals as zero, k taken in pairs, per pair k + 1's product first, each step
+// bf16_dot_fma (round to nearest, FTZ after rounding); an odd K's padding element is
+// +0 and takes part (the slice's zeros), kTileK being even keeps pairs within a slice.
 #include <stdint.h>
+
+#include "base/bf16_dot.h"
 
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
@@ -34,6 +42,7 @@ constexpr int kPer = kTileM / kSide;  // outputs per thread per side
 constexpr int kBlock = kSide * kSide; // threads per block
 static_assert(kTileM == kTileN, "square tiles");
 static_assert(kTileM * kTileK % kBlock == 0, "tile loads split evenly");
+static_assert(kTileK % 2 == 0, "bf16_dot's pairs stay within a slice");
 
 struct exact_gemm_args {
     int ta, tb;
@@ -49,6 +58,7 @@ struct exact_gemm_args {
     zero_dtype c_type;
     int64_t ldc, sc;
     int64_t batch;
+    int bf16_dot; // the bf16-product contract (both operands bf16)
 };
 
 // Bytes of an fp32/fp16/bf16 element (zero_dtype_size is host code).
@@ -82,7 +92,7 @@ __device__ void load_a(float (*As)[kTileM + 1], const exact_gemm_args &g, const 
         float v = 0.0f;
         if (gi < g.m && gk < g.k)
             v = g.ta ? element(a, g.a_type, g.lda, gk, gi) : element(a, g.a_type, g.lda, gi, gk);
-        As[kk][i] = v;
+        As[kk][i] = g.bf16_dot ? bf16_dot_daz(v) : v;
     }
 }
 
@@ -103,7 +113,7 @@ __device__ void load_b(float (*Bs)[kTileN + 1], const exact_gemm_args &g, const 
         float v = 0.0f;
         if (gj < g.n && gk < g.k)
             v = g.tb ? element(b, g.b_type, g.ldb, gj, gk) : element(b, g.b_type, g.ldb, gk, gj);
-        Bs[kk][j] = v;
+        Bs[kk][j] = g.bf16_dot ? bf16_dot_daz(v) : v;
     }
 }
 
@@ -136,6 +146,18 @@ __global__ void __launch_bounds__(kBlock) exact_gemm_kernel(exact_gemm_args g)
                 load_b(Bs, g, b, k0, j0);
                 __syncthreads();
                 const int kend = g.k - k0 < kTileK ? (int)(g.k - k0) : kTileK;
+                if (g.bf16_dot) {
+                    for (int kk = 0; kk < kend; kk += 2) // kk + 1 < kTileK: +0 past K
+                        for (int r = 0; r < kPer; r++)
+                            for (int q = 0; q < kPer; q++) {
+                                const int ri = ty + kSide * r, qj = tx + kSide * q;
+                                float v = bf16_dot_daz(acc[r][q]);
+                                v = bf16_dot_fma(As[kk + 1][ri], Bs[kk + 1][qj], v);
+                                acc[r][q] = bf16_dot_fma(As[kk][ri], Bs[kk][qj], v);
+                            }
+                    __syncthreads();
+                    continue;
+                }
                 for (int kk = 0; kk < kend; kk++) {
                     float av[kPer], bv[kPer];
                     for (int r = 0; r < kPer; r++)
@@ -174,16 +196,21 @@ extern "C" cudaError_t cuda_launch_exact_gemm(cudaStream_t st, int trans_a, int 
                                               const void *b, enum zero_dtype b_type, int64_t ldb,
                                               int64_t stride_b, float beta, void *c,
                                               enum zero_dtype c_type, int64_t ldc, int64_t stride_c,
-                                              int64_t batch)
+                                              int64_t batch, int bf16_dot)
 {
     if (m <= 0 || n <= 0 || batch <= 0)
         return cudaSuccess;
     const int64_t tiles_m = (m + kTileM - 1) / kTileM, tiles_n = (n + kTileN - 1) / kTileN;
     if (tiles_n > INT32_MAX)
         return cudaErrorInvalidConfiguration;
-    exact_gemm_args g = {trans_a,  trans_b, m,      n,        k,        alpha,  beta,
-                         a,        a_type,  lda,    stride_a, b,        b_type, ldb,
-                         stride_b, c,       c_type, ldc,      stride_c, batch};
+    exact_gemm_args g = {
+        trans_a,  trans_b,  m,
+        n,        k,        alpha,
+        beta,     a,        a_type,
+        lda,      stride_a, b,
+        b_type,   ldb,      stride_b,
+        c,        c_type,   ldc,
+        stride_c, batch,    bf16_dot && a_type == ZERO_BF16 && b_type == ZERO_BF16};
     dim3 grid((unsigned)tiles_n, (unsigned)(tiles_m < 65535 ? tiles_m : 65535),
               (unsigned)(batch < 65535 ? batch : 65535));
     exact_gemm_kernel<<<grid, dim3(kSide, kSide), 0, st>>>(g);

@@ -99,6 +99,7 @@ struct zero_attention_ops;   /* zero/backend_attention.h */
 struct zero_device_step_ops; /* zero/backend_device_step.h */
 struct zero_llama_ops;       /* zero/backend_llama.h */
 struct zero_groups_ops;      /* zero/backend_groups.h */
+struct zero_bf16_dot_ops;    /* zero/backend_bf16_dot.h */
 
 /* zero_backend.caps */
 #define ZERO_CAP_HOST_MEMORY                                                                       \
@@ -311,6 +312,7 @@ struct zero_backend {
     const struct zero_device_step_ops *device_step; /* zero/backend_device_step.h */
     const struct zero_llama_ops *llama;             /* zero/backend_llama.h */
     const struct zero_groups_ops *groups;           /* zero/backend_groups.h */
+    const struct zero_bf16_dot_ops *bf16_dot;       /* zero/backend_bf16_dot.h */
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

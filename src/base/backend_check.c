@@ -8,6 +8,7 @@
 
 #include "zero/backend.h"
 #include "zero/backend_attention.h"
+#include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_llama.h"
 #include "zero/backend_device_step.h"
@@ -157,6 +158,14 @@ static const struct entry groups_entries[] = {
 _Static_assert(sizeof(struct zero_groups_ops) - offsetof(struct zero_groups_ops, node_group_size) ==
                    LEN(groups_entries) * sizeof(entry_fn),
                "groups_entries must name every entry of struct zero_groups_ops");
+#define BF16_DOT(name) AT(struct zero_bf16_dot_ops, name)
+static const struct entry bf16_dot_entries[] = {
+    BF16_DOT(set_bf16_dot),
+};
+_Static_assert(sizeof(struct zero_bf16_dot_ops) -
+                       offsetof(struct zero_bf16_dot_ops, set_bf16_dot) ==
+                   LEN(bf16_dot_entries) * sizeof(entry_fn),
+               "bf16_dot_entries must name every entry of struct zero_bf16_dot_ops");
 
 static entry_fn entry_at(const void *table, const struct entry *en)
 {
@@ -217,5 +226,6 @@ int zero_backend_check(const struct zero_backend *be, char *why, size_t why_len)
     CHECK_GROUP(device_step, DEVICE_STEP);
     CHECK_GROUP(llama, LLAMA);
     CHECK_GROUP(groups, GROUPS);
+    CHECK_GROUP(bf16_dot, BF16_DOT);
     return rc;
 }

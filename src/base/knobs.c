@@ -4,7 +4,8 @@
 #include <stdlib.h>
 
 static const struct zero_knob knobs[ZERO_KNOB_COUNT] = {
-    [ZERO_KNOB_CPU_ISA] = {"ZERO_CPU_ISA", "scalar|avx2|avx512 (x86-64), scalar|neon (aarch64)",
+    [ZERO_KNOB_CPU_ISA] = {"ZERO_CPU_ISA",
+                           "scalar|avx2|avx512|avx512bf16 (x86-64), scalar|neon (aarch64)",
                            "the best the CPU has", "cpu backend",
                            "forces one GEMM micro-kernel variant; every variant gives the same "
                            "bits (docs/exactness.md)"},

@@ -15,7 +15,7 @@ noinst_HEADERS += %reldir%/backend_contract.h
 zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h \
 	include/zero/knobs.h
 # the backend table's optional groups, one header each
-zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h \
+zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h include/zero/backend_bf16_dot.h \
 	include/zero/backend_stored.h include/zero/backend_attention.h \
 	include/zero/backend_device_step.h include/zero/backend_groups.h
 
@@ -25,7 +25,7 @@ zeroinclude_HEADERS += include/zero/fault.h
 
 # dtypes, conversions, the shard layout
 libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c
-noinst_HEADERS += %reldir%/dtype_convert.h
+noinst_HEADERS += %reldir%/dtype_convert.h %reldir%/bf16_dot.h
 # the Llama kernels' shared elementwise math (cpu and cuda)
 noinst_HEADERS += %reldir%/llama_math.h
 zeroinclude_HEADERS += include/zero/backend_llama.h
