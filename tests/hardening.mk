@@ -30,3 +30,7 @@ TESTS += tests/test_checkpoint_padding.np1 tests/test_checkpoint_padding.np3
 # the layers of docs/design.md, read from the #include lines (pure shell, no build)
 TESTS += tests/test_layers.sh
 EXTRA_DIST += tests/test_layers.sh
+
+# every ZERO_* knob read through the one table, listed by zero config --env and the docs
+TESTS += tests/test_knobs.sh
+EXTRA_DIST += tests/test_knobs.sh

@@ -139,7 +139,7 @@ START_TEST(test_rank_major_comm_equals_the_local_accumulation_formula)
             train_all(&every);
             const struct zero_theory *t = &r.theory;
             int64_t P = t->psi_padded, Pp = t->psi_persistent, Pr = t->psi_reused, a = accum;
-            /* written out independently of src/observe/theory.c */
+            /* written out independently of src/engine/engine_theory.c */
             int64_t local = (stage == 3 ? a * (2 * P - 2 * Pp - Pr) + Pp + P : 2 * P) / n * (n - 1);
             int64_t per_micro =
                 (stage == 3 ? a * (3 * P - 2 * Pp - Pr) + Pp : (a + 1) * P) / n * (n - 1);

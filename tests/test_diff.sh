@@ -29,10 +29,24 @@ if expect_rc ulp 1; then
     expect_line ulp out "verdict: OUTSIDE: 1 of 8 tensors (h.0.attn.c_attn.weight: the bits differ)"
 fi
 
+# --ulps K: a tensor within K ulps everywhere is inside (another grouping of a formula),
+# a NaN never is
+run ulps1 0 "$zero" diff "$a" "$tmp/ulp.safetensors" --ulps 1
+if expect_ok ulps1; then
+    expect_text ulps1 out "inside  h.0.attn.c_attn.weight [8, 24] fp32: 1 of 192 differ"
+    expect_text ulps1 out "within --ulps 1: 1 ulps at most"
+    expect_line ulps1 out "verdict: inside the --ulps allowance: 1 of 8 tensors differ, none beyond it"
+fi
+"$plant" "$tmp/ulp.safetensors" "$tmp/ulp2.safetensors" --ulp h.0.attn.c_attn.weight 50 || exit 99
+run ulps2 0 "$zero" diff "$a" "$tmp/ulp2.safetensors" --ulps 1
+expect_rc ulps2 1 && expect_text ulps2 out "ulps (fp32) 2:1 | first [2, 2]:"
+
 diff_planted nan --nan h.0.ln_1.weight 3
 expect_rc nan 1 && expect_text nan out "OUTSIDE h.0.ln_1.weight [8] fp32: 1 of 8 differ"
 expect_text nan out "nan:1 | first [3]:"
 expect_text nan out "vs nan (0x7fc00000)"
+run nanulps 0 "$zero" diff "$a" "$tmp/nan.safetensors" --ulps 1000000
+expect_rc nanulps 1
 
 diff_planted transposed --transpose h.0.mlp.c_fc.weight
 expect_rc transposed 1 &&

@@ -17,6 +17,7 @@
 #include "base/backend_contract.h"
 #include "base/host_parallel.h"
 #include "common/backend_mpi.h"
+#include "zero/knobs.h"
 
 void openblas_set_num_threads(int num_threads);
 
@@ -39,7 +40,7 @@ static int cpu_split_node(struct cpu_state *s, char *why, size_t why_len)
  * on and which path the exact collectives take (tests/test_multihost.sh reads it). */
 static void cpu_show_nodes(const struct cpu_state *s)
 {
-    const char *show = getenv("ZERO_CPU_SHOW_NODES");
+    const char *show = zero_knob(ZERO_KNOB_CPU_SHOW_NODES);
     if (!show || strcmp(show, "1") != 0)
         return;
     char host[MPI_MAX_PROCESSOR_NAME];
@@ -76,7 +77,7 @@ static int cpu_set_gemm(struct cpu_state *s, const struct zero_backend_options *
         snprintf(why, why_len, "cpu backend: rank %d: %s", s->rank, isa_why);
         return ZERO_EINVAL;
     }
-    const char *env = getenv("ZERO_CPU_THREADS");
+    const char *env = zero_knob(ZERO_KNOB_CPU_THREADS);
     if (opt->blas_threads > 0) {
         s->gemm_threads = opt->blas_threads;
     } else if (env != NULL && env[0] != '\0') {

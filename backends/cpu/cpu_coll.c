@@ -27,6 +27,7 @@
 
 #include "base/backend_contract.h"
 #include "cpu_coll.h"
+#include "zero/knobs.h"
 
 int cpu_mpi_fail(struct cpu_state *s, const char *what, int mpi_err)
 {
@@ -482,7 +483,7 @@ static void coll_free(struct cpu_shm *m)
  * onto different paths. */
 static int choose_path(struct cpu_state *s)
 {
-    const char *no_shm = getenv("ZERO_CPU_NO_SHM");
+    const char *no_shm = zero_knob(ZERO_KNOB_CPU_NO_SHM);
     int want = s->single_node && s->size > 1 && !(no_shm && *no_shm && strcmp(no_shm, "0"));
     int all = 0;
     int err = MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, s->comm);

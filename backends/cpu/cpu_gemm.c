@@ -32,6 +32,7 @@
 
 #include "base/dtype_convert.h"
 #include "base/host_parallel.h"
+#include "zero/knobs.h"
 
 #define KC 256  /* K-block: a (KC, NR) micro-panel of B stays in L1 */
 #define MC 192  /* rows of A per block (rounded down to MR): (MC, KC) fp32 in L2 */
@@ -82,7 +83,7 @@ int cpu_isa_supported(enum cpu_isa isa)
 
 int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len)
 {
-    const char *want = getenv("ZERO_CPU_ISA");
+    const char *want = zero_knob(ZERO_KNOB_CPU_ISA);
     if (want == NULL || want[0] == '\0') {
         *isa = CPU_ISA_SCALAR;
         for (int i = CPU_ISA_COUNT - 1; i > 0; i--)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cpu_ops.h"
+#include "zero/knobs.h"
 
 #define CPU_ALIGN 64
 #define CPU_MAGIC 0x5a45524fu      /* "ZERO": a live block */
@@ -53,7 +54,7 @@ static struct cpu_cache *cache_of(struct cpu_state *s)
         s->cache = calloc(1, sizeof *s->cache);
         if (s->cache == NULL)
             return NULL;
-        const char *mb = getenv("ZERO_CPU_CACHE_MB");
+        const char *mb = zero_knob(ZERO_KNOB_CPU_CACHE_MB);
         s->cache->limit = (size_t)(mb ? strtoull(mb, NULL, 10) : CPU_CACHE_DEFAULT_MB) << 20;
     }
     return s->cache;

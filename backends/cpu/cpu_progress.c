@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "cpu_coll.h"
+#include "zero/knobs.h"
 
 struct cpu_progress {
     struct cpu_state bg; /* the thread's copy of the instance */
@@ -140,7 +141,7 @@ static int progress_wanted(struct cpu_state *s, int *all)
 {
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
-    const char *env = getenv("ZERO_CPU_PROGRESS");
+    const char *env = zero_knob(ZERO_KNOB_CPU_PROGRESS);
     int want = level == MPI_THREAD_MULTIPLE && s->size > 1 && !(env && strcmp(env, "0") == 0);
     int err = MPI_Allreduce(&want, all, 1, MPI_INT, MPI_MIN, s->comm);
     return err == MPI_SUCCESS ? 0 : cpu_mpi_fail(s, "communication thread: MPI_Allreduce", err);

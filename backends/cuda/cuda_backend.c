@@ -27,6 +27,7 @@
 #include "zero/backend_stored.h"
 #include "base/backend_contract.h"
 #include "common/backend_mpi.h"
+#include "zero/knobs.h"
 
 /* defined in cuda_probe.cu: visible devices, 0 without a device or driver */
 int zero_cuda_probe_count(void);
@@ -51,7 +52,7 @@ static int cuda_probe(char *why, size_t why_len)
  * agreed by all ranks: -1 (and why filled) if it is unknown or not built in. */
 static int choose_comm(struct cuda_state *s, int gpu_shared, char *why, size_t why_len)
 {
-    const char *env = getenv("ZERO_CUDA_COMM");
+    const char *env = zero_knob(ZERO_KNOB_CUDA_COMM);
 #ifdef ZERO_HAVE_NCCL
     const char *fallback = "nccl";
 #else

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "cuda_ops.h"
+#include "zero/knobs.h"
 
 #define LT_WORKSPACE_BYTES ((size_t)32 << 20)
 #define LT_MAX_PLANS 512 /* past this the cache starts over: training has a few dozen cases */
@@ -329,7 +330,7 @@ int cuda_lt_gemm_epilogue(struct cuda_state *s, int trans_a, int trans_b, int64_
 
 int cuda_lt_open(struct cuda_state *s, char *why, size_t why_len)
 {
-    const char *env = getenv("ZERO_CUDA_GEMM");
+    const char *env = zero_knob(ZERO_KNOB_CUDA_GEMM);
     if (env != NULL && strcmp(env, "cublas") == 0)
         return ZERO_OK;
     if (env != NULL && *env != '\0' && strcmp(env, "lt") != 0) {

@@ -12,10 +12,11 @@
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
+#include "zero/knobs.h"
 
 int cuda_fused_disabled(void)
 {
-    const char *env = getenv("ZERO_CUDA_FUSED");
+    const char *env = zero_knob(ZERO_KNOB_CUDA_FUSED);
     return env != NULL && strcmp(env, "off") == 0;
 }
 

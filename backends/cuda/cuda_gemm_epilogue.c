@@ -16,6 +16,7 @@
 #include "base/backend_contract.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
+#include "zero/knobs.h"
 
 static cudaDataType_t lt_type(enum zero_dtype t)
 {
@@ -264,7 +265,7 @@ int cuda_gemm_dgelu_stored(void *self, int trans_a, int trans_b, int64_t m, int6
  * only where ZERO_CUDA_BGRAD=lowp asks for it (llm.c and autocast sum the rounded dy). */
 static int bgrad_sums_dy(enum zero_dtype t)
 {
-    const char *env = getenv("ZERO_CUDA_BGRAD");
+    const char *env = zero_knob(ZERO_KNOB_CUDA_BGRAD);
     return t == ZERO_F32 || (env != NULL && strcmp(env, "lowp") == 0);
 }
 

@@ -18,6 +18,7 @@
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
+#include "zero/knobs.h"
 
 /* ---- bias, GELU ---- */
 
@@ -277,7 +278,7 @@ static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, 
  * in att what its forward saved there. */
 static int use_flash(struct cuda_state *s, int64_t B, int64_t T, int64_t C, int64_t NH)
 {
-    const char *env = getenv("ZERO_CUDA_ATTENTION");
+    const char *env = zero_knob(ZERO_KNOB_CUDA_ATTENTION);
     return s->mode == ZERO_COLL_NATIVE && !(env != NULL && strcmp(env, "reference") == 0) &&
            cuda_flash_attention_supports(B, T, C, NH);
 }

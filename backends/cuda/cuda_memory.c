@@ -33,6 +33,7 @@
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
+#include "zero/knobs.h"
 
 struct cuda_block {
     uintptr_t ptr; /* 0: empty slot of the live table */
@@ -73,7 +74,7 @@ static struct cuda_cache *cache_of(struct cuda_state *s)
     struct cuda_cache *c = calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
-    const char *mb = getenv("ZERO_CUDA_CACHE_MB");
+    const char *mb = zero_knob(ZERO_KNOB_CUDA_CACHE_MB);
     c->limit = mb && *mb ? (size_t)strtoull(mb, NULL, 10) << 20 : SIZE_MAX;
     s->cache = c;
     return c;

@@ -1,20 +1,35 @@
 #!/usr/bin/env python3
-"""The toy MLP of examples/train_mlp trained by DeepSpeed, writing libzero's trajectory
-format (examples/trajectory.h), so that `zero diff` compares the two runs step by step.
+"""A libzero trainer's model trained by DeepSpeed, writing libzero's trajectory format
+(examples/trajectory.h), so that `zero diff` compares the two runs step by step.
 
-Run by hand, never in CI (it needs torch and deepspeed; docs/verify-your-run.md):
+Run by hand, never in CI (it needs torch, deepspeed and, for GPT-2, transformers;
+docs/verify-your-run.md):
 
     torchrun --nproc-per-node N docs/tools/ds_reference.py --init init.safetensors \
         --data data.safetensors --stage S --batch 24 --micro-batch 2 --steps 4 \
         --lr 1e-2 --trajectory ds.jsonl --weights-every 1
+    torchrun --nproc-per-node N docs/tools/ds_reference.py --model gpt2 --n-head 4 \
+        --init gpt.safetensors --data book.txt --block-size 16 --stage S --batch 8 \
+        --micro-batch 2 --steps 4 --lr 1e-3 --trajectory ds.jsonl
 
-The model is libzero's: L blocks x = x + Linear(4H, H)(GELU(Linear(H, 4H)(x))), then a
-Linear(H, classes) classifier and the mean cross-entropy of the micro-batch; parameter
-names as libzero's (layers.0.0.weight, ..., classifier.bias). Rank r's micro-batch at
-micro-step i of step s holds samples s*B + (i*N + r)*m .. + m - 1 of --data, libzero's
-micro-step-major atoms. The optimizer is torch.optim.AdamW ("torch_adam": true) with
-libzero's trainer defaults (betas 0.9, 0.999, eps 1e-8, weight decay 0.01) and
-gradient_clipping 0 unless --clip is given (DeepSpeed's own default is 1.0).
+--model mlp (the default) is train_mlp's model: L blocks x = x + Linear(4H, H)(GELU(
+Linear(H, 4H)(x))), then a Linear(H, classes) classifier, the mean cross-entropy of the
+micro-batch; parameter names as libzero's (layers.0.0.weight, ..., classifier.bias);
+--data is train_mlp's safetensors (inputs, labels).
+
+--model gpt2 is train_gpt's: Hugging Face's GPT2LMHeadModel (tied head, tanh GELU,
+no dropout) with --init's weights under train_gpt's names (wte.weight, h.0.attn.c_attn.weight
+[in, out], ...); --data is the text file train_gpt reads as byte tokens (vocab 256),
+sequence s being the window of T + 1 bytes at s*T (include/zero/tokens.h; the training split
+is the first 90%, train_gpt's --val-fraction 0.1); the loss is the mean cross-entropy over
+the micro-batch's tokens. The trajectory names the tensors as HF's model does
+(transformer.wte.weight, ...): `zero diff` matches the prefix.
+
+Rank r's micro-batch at micro-step i of step s holds samples s*B + (i*N + r)*m .. + m - 1,
+libzero's micro-step-major atoms. The optimizer is torch.optim.AdamW ("torch_adam": true)
+with the trainer's defaults (betas 0.9 and 0.999 for the MLP, 0.9 and 0.95 for GPT-2; eps
+1e-8; weight decay 0.01 on every tensor), a constant lr, and gradient_clipping 0 unless
+--clip is given (DeepSpeed's own default is 1.0).
 """
 import argparse
 import json
@@ -57,42 +72,98 @@ class MLP(torch.nn.Module):
         return self.classifier(x)
 
 
-def libzero_name(name):  # "layers.0.net.0.weight" -> "layers.0.0.weight"
-    return name.replace(".net.", ".")
+class MlpTask:
+    """train_mlp's model and data: safetensors inputs (samples, H) and labels (samples)."""
+    betas = (0.9, 0.999)
+
+    def __init__(self, a):
+        init, data = load_file(a.init), load_file(a.data)
+        self.inputs, self.labels = data["inputs"], data["labels"].long()
+        layers = len([k for k in init if k.endswith(".0.weight") and k.startswith("layers.")])
+        self.model = MLP(self.inputs.shape[1], layers, init["classifier.weight"].shape[0])
+        with torch.no_grad():
+            for name, param in self.model.named_parameters():
+                param.copy_(init[self.name(name)])
+
+    @staticmethod
+    def name(torch_name):  # "layers.0.net.0.weight" -> "layers.0.0.weight"
+        return torch_name.replace(".net.", ".")
+
+    def batch(self, first, m, dtype):
+        x = self.inputs[first:first + m]
+        return (x.to(torch.bfloat16) if dtype == "bf16" else x), self.labels[first:first + m]
+
+    @staticmethod
+    def loss(engine, x, y):
+        return torch.nn.functional.cross_entropy(engine(x).float(), y)
+
+
+class Gpt2Task:
+    """train_gpt's model on a text file's bytes: windows of T + 1 tokens at s*T."""
+    betas = (0.9, 0.95)
+
+    def __init__(self, a):
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        init = load_file(a.init)
+        raw = open(a.data, "rb").read()
+        train = raw[:len(raw) - int(len(raw) * 0.1)]  # train_gpt's --val-fraction 0.1
+        self.tokens = torch.tensor(list(train), dtype=torch.long)
+        self.T, self.windows = a.block_size, (len(train) - 1) // a.block_size
+        layers = len([k for k in init if k.startswith("h.") and k.endswith(".ln_1.weight")])
+        config = GPT2Config(vocab_size=init["wte.weight"].shape[0],
+                            n_positions=init["wpe.weight"].shape[0],
+                            n_embd=init["wte.weight"].shape[1], n_layer=layers, n_head=a.n_head,
+                            activation_function="gelu_new", layer_norm_epsilon=1e-5,
+                            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                            tie_word_embeddings=True)
+        self.model = GPT2LMHeadModel(config)
+        with torch.no_grad():
+            for name, param in self.model.named_parameters():  # the tied lm_head is not listed
+                param.copy_(init[name[len("transformer."):]])
+
+    @staticmethod
+    def name(torch_name):
+        return torch_name  # HF's own names; zero diff drops the "transformer." prefix
+
+    def batch(self, first, m, dtype):
+        rows = [self.tokens[w * self.T:w * self.T + self.T + 1]
+                for w in ((first + i) % self.windows for i in range(m))]
+        seq = torch.stack(rows)
+        return seq[:, :-1], seq[:, 1:]
+
+    @staticmethod
+    def loss(engine, x, y):
+        logits = engine(input_ids=x).logits.float()
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
 def main():
     p = argparse.ArgumentParser()
-    for flag, kind in [("--init", str), ("--data", str), ("--trajectory", str), ("--stage", int),
-                       ("--batch", int), ("--micro-batch", int), ("--steps", int), ("--lr", float),
-                       ("--clip", float), ("--weights-every", int), ("--dtype", str)]:
+    for flag, kind in [("--model", str), ("--init", str), ("--data", str), ("--trajectory", str),
+                       ("--stage", int), ("--batch", int), ("--micro-batch", int), ("--steps", int),
+                       ("--lr", float), ("--clip", float), ("--weights-every", int),
+                       ("--dtype", str), ("--n-head", int), ("--block-size", int)]:
         p.add_argument(flag, type=kind)
-    p.set_defaults(stage=0, clip=0.0, weights_every=0, dtype="fp32")
+    p.set_defaults(model="mlp", stage=0, clip=0.0, weights_every=0, dtype="fp32", n_head=4,
+                   block_size=16)
     a = p.parse_args()
     deepspeed.init_distributed(dist_backend="gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    init = load_file(a.init)
-    data = load_file(a.data)
-    inputs, labels = data["inputs"], data["labels"].long()
-    hidden = inputs.shape[1]
-    layers = len([k for k in init if k.endswith(".0.weight") and k.startswith("layers.")])
-    classes = init["classifier.weight"].shape[0]
-    model = MLP(hidden, layers, classes)
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            param.copy_(init[libzero_name(name)])
+    task = {"mlp": MlpTask, "gpt2": Gpt2Task}[a.model](a)
     m, accum = a.micro_batch, a.batch // (a.micro_batch * world)
     config = {
         "train_batch_size": a.batch, "train_micro_batch_size_per_gpu": m,
         "gradient_accumulation_steps": accum, "gradient_clipping": a.clip,
-        "optimizer": {"type": "AdamW", "params": {"lr": a.lr, "betas": [0.9, 0.999], "eps": 1e-8,
+        "optimizer": {"type": "AdamW", "params": {"lr": a.lr, "betas": list(task.betas), "eps": 1e-8,
                                                   "weight_decay": 0.01, "torch_adam": True}},
         "zero_optimization": {"stage": a.stage}, "steps_per_print": 1 << 30,
     }
     if a.dtype == "bf16":
         config["bf16"] = {"enabled": True}
-    engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
-    names = [(libzero_name(n), prm) for n, prm in engine.module.named_parameters()]
+    engine, _, _, _ = deepspeed.initialize(model=task.model, model_parameters=task.model.parameters(),
+                                           config=config)
+    names = [(task.name(n), prm) for n, prm in engine.module.named_parameters()]
     out = open(a.trajectory, "w") if rank == 0 else None
 
     def record(step, numbers):
@@ -123,11 +194,8 @@ def main():
     for step in range(a.steps):
         loss_sum = torch.zeros(1, dtype=torch.float64)
         for i in range(accum):
-            first = step * a.batch + (i * world + rank) * m
-            x, y = inputs[first:first + m], labels[first:first + m]
-            if a.dtype == "bf16":
-                x = x.to(torch.bfloat16)
-            loss = torch.nn.functional.cross_entropy(engine(x).float(), y)
+            x, y = task.batch(step * a.batch + (i * world + rank) * m, m, a.dtype)
+            loss = task.loss(engine, x, y)
             loss_sum += loss.detach().double()
             engine.backward(loss)
             lr = engine.get_lr()[0]  # the lr this step's update uses

@@ -34,6 +34,11 @@ struct zero_loss_scaler {
 /* From the fp16 section (static when loss_scale > 0). */
 void zero_loss_scaler_init(struct zero_loss_scaler *s, const struct zero_fp16_config *c);
 
+/* A resumed run's running state (scale, hysteresis, iterations) from a saved scaler;
+ * the settings (window, factor, minimum) stay s's own config. Nothing when either is
+ * static. */
+void zero_loss_scaler_resume(struct zero_loss_scaler *s, const struct zero_loss_scaler *saved);
+
 /* Records one step's verdict. Fails (EINVAL, message says so) on an overflow
  * at the minimum scale, as DeepSpeed raises then. */
 int zero_loss_scaler_update(struct zero_loss_scaler *s, int overflow, struct zero_error *err);

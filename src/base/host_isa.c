@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zero/knobs.h"
+
 static const char *const names[ZERO_ISA_COUNT] = {"base", "avx2", "avx512"};
 
 const char *zero_host_isa_name(enum zero_host_isa isa)
@@ -27,7 +29,7 @@ int zero_host_isa_supported(enum zero_host_isa isa)
 
 enum zero_host_isa zero_host_isa_best(void)
 {
-    const char *want = getenv("ZERO_HOST_ISA");
+    const char *want = zero_knob(ZERO_KNOB_HOST_ISA);
     for (int i = ZERO_ISA_COUNT - 1; i >= 0; i--)
         if (want != NULL && strcmp(want, names[i]) == 0 && zero_host_isa_supported(i))
             return (enum zero_host_isa)i;

@@ -6,12 +6,14 @@ libzero_la_SOURCES += \
 	%reldir%/size.c \
 	%reldir%/file_replace.c \
 	%reldir%/registry.c \
-	%reldir%/backend_check.c
+	%reldir%/backend_check.c \
+	%reldir%/knobs.c
 noinst_HEADERS += %reldir%/file_replace.h
 # the interface's contract checks, written once for every backend
 libzero_la_SOURCES += %reldir%/backend_contract.c
 noinst_HEADERS += %reldir%/backend_contract.h
-zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h
+zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/backend.h \
+	include/zero/knobs.h
 # the backend table's optional groups, one header each
 zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h \
 	include/zero/backend_stored.h include/zero/backend_attention.h \
@@ -32,6 +34,10 @@ noinst_HEADERS += %reldir%/tree.h %reldir%/exact_math.h
 # the host's threads and the Adam kernel shared by the cpu backend and the offloaded optimizer
 libzero_la_SOURCES += %reldir%/host_parallel.c %reldir%/host_isa.c %reldir%/host_optim.c %reldir%/optim_consts.c
 noinst_HEADERS += %reldir%/host_parallel.h %reldir%/host_isa.h %reldir%/host_optim.h %reldir%/optim_consts.h
+
+# the memory ledger: every backend's allocations and the registry's device counted by tag
+libzero_la_SOURCES += %reldir%/ledger.c
+zeroinclude_HEADERS += include/zero/ledger.h
 
 # CRC-32C for checkpoint shards and NVMe swap files
 libzero_la_SOURCES += %reldir%/crc32c.c

@@ -44,8 +44,13 @@ static void format_names(char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < BACKEND_COUNT && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", backends[i]->name);
+    for (size_t i = 0; i < BACKEND_COUNT && used + 1 < len; i++) {
+        const char *parts[2] = {i ? ", " : "", backends[i]->name};
+        for (int k = 0; k < 2; k++) /* copied, not printed: a long list is cut, not warned */
+            for (const char *c = parts[k]; *c && used + 1 < len; c++)
+                buf[used++] = *c;
+        buf[used] = '\0';
+    }
 }
 
 int zero_device_open(struct zero_device **dev, const char *name, void *comm,

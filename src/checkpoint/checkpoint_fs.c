@@ -1,7 +1,7 @@
 /* The file-system steps that make a save atomic, and the fault hook tests use
  * to fail or kill a save at each of them.
  *
- * Order of a save (checkpoint_engine.c): every rank writes and fsyncs its file
+ * Order of a save (src/engine/engine_checkpoint.c): every rank writes and fsyncs its file
  * in DIR/.tmp-step_N-<random>/; rank 0 writes meta.json there, fsyncs the
  * directory, renames it to DIR/step_N and fsyncs DIR (publish), then writes
  * DIR/latest.tmp.<random>, fsyncs it, renames it onto DIR/latest (only if that is a

@@ -4,7 +4,6 @@ libzero_la_SOURCES += \
 	%reldir%/checkpoint_meta.c \
 	%reldir%/checkpoint_fs.c \
 	%reldir%/checkpoint_read.c \
-	%reldir%/checkpoint_offline.c \
-	%reldir%/checkpoint_engine.c
+	%reldir%/checkpoint_offline.c
 noinst_HEADERS += %reldir%/checkpoint_internal.h
 zeroinclude_HEADERS += include/zero/checkpoint.h

@@ -1,5 +1,6 @@
 /* zero config FILE [--world N]: loads a ds_config.json as the engine would and
- * prints every key with its resolved value and where the value came from. */
+ * prints every key with its resolved value and where the value came from.
+ * zero config --env: the environment knobs (zero/knobs.h) and their values here. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,9 +8,11 @@
 
 #include "commands.h"
 #include "zero/config_json.h"
+#include "zero/knobs.h"
 
 static const char usage_text[] =
     "usage: zero config FILE [--world N]\n"
+    "       zero config --env\n"
     "\n"
     "Loads the DeepSpeed configuration FILE (ds_config.json) as libzero does and prints\n"
     "every key, defaults filled, in DeepSpeed's documentation order:\n"
@@ -26,9 +29,26 @@ static const char usage_text[] =
     "  --world N   the number of ranks, for DeepSpeed's batch rule\n"
     "              (train_batch_size = micro-batch x accumulation x N); without it the\n"
     "              batch sizes not given print as null (derived when the engine starts)\n"
+    "  --env       instead: every ZERO_* environment knob the library reads, its value\n"
+    "              in this environment, what it takes and what it changes\n"
     "  --help      print this text\n"
     "\n"
     "exit status: 0 valid, 1 invalid configuration, 2 usage error\n";
+
+/* The knob table, one knob per paragraph: its name and value here, then what it is. */
+static int print_knobs(void)
+{
+    for (int i = 0; i < ZERO_KNOB_COUNT; i++) {
+        const struct zero_knob *k = zero_knob_info((enum zero_knob_id)i);
+        const char *v = zero_knob((enum zero_knob_id)i);
+        if (v)
+            printf("%s=%s\n", k->name, v);
+        else
+            printf("%s (unset: %s)\n", k->name, k->unset);
+        printf("    takes %s; read by the %s\n    %s\n", k->values, k->read_by, k->what);
+    }
+    return 0;
+}
 
 int zero_cmd_config(int argc, char **argv)
 {
@@ -40,6 +60,9 @@ int zero_cmd_config(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         }
+        if (strcmp(a, "--env") == 0)
+            return argc == 2 ? print_knobs()
+                             : (fprintf(stderr, "zero config: --env takes no other argument\n"), 2);
         if (strcmp(a, "--world") == 0) {
             char *end;
             errno = 0;

@@ -12,7 +12,7 @@
 #include "trajectory_read.h"
 
 static const char usage_text[] =
-    "usage: zero diff A B [--envelope FILE [--step S] [--factor F]] [--brief]\n"
+    "usage: zero diff A B [--envelope FILE [--step S] [--factor F]] [--ulps K] [--brief]\n"
     "\n"
     "A and B are two .safetensors files (e.g. libzero's --save-weights and another\n"
     "trainer's state_dict), or two trajectory files (a trainer's --trajectory FILE).\n"
@@ -41,6 +41,10 @@ static const char usage_text[] =
     "  --factor F       default 8: the envelope is the largest of K(K-1)/2 pairs of\n"
     "                   sampled orders, and orders it did not sample (another GEMM, MPI's\n"
     "                   own reduction) reach a few times it (docs/verify-your-run.md)\n"
+    "  --ulps K         also inside: a tensor whose every element is within K ulps of A's\n"
+    "                   (an optimizer formula grouped otherwise, where the envelope's\n"
+    "                   orders leave a tensor bit-identical: torch's AdamW against\n"
+    "                   libzero's moves LayerNorm weights by 1-2 ulps in 4 steps)\n"
     "  --brief          print only the tensors that are not equal (or, with an envelope,\n"
     "                   outside it)\n"
     "\n"
@@ -72,8 +76,8 @@ static void print_verdict(const struct diff_summary *s, int judged)
         printf("verdict: equal: %d of %d tensors bit-identical%s\n", s->equal, s->compared,
                s->skipped ? " (buffers and tied copies skipped)" : "");
     else if (s->outside == 0 && s->missing == 0)
-        printf("verdict: inside the envelope: %d of %d tensors differ, none beyond it\n", s->inside,
-               total);
+        printf("verdict: inside the %s: %d of %d tensors differ, none beyond it\n",
+               judged ? "envelope" : "--ulps allowance", s->inside, total);
     else
         printf("verdict: OUTSIDE%s: %d of %d tensors (%s)\n", judged ? " the envelope" : "",
                s->outside + s->missing, total, s->first_outside);
@@ -107,16 +111,18 @@ int zero_cmd_diff(int argc, char **argv)
         } else if (strcmp(a, "--brief") == 0) {
             o.brief = 1;
         } else if (strcmp(a, "--envelope") == 0 || strcmp(a, "--step") == 0 ||
-                   strcmp(a, "--factor") == 0) {
+                   strcmp(a, "--factor") == 0 || strcmp(a, "--ulps") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "--envelope") == 0)
                 envelope_path = v;
-            else if (parse_number(a, v, &x, strcmp(a, "--step") == 0))
+            else if (parse_number(a, v, &x, strcmp(a, "--factor") != 0))
                 return 2;
             else if (strcmp(a, "--step") == 0)
                 o.step = (int64_t)x;
+            else if (strcmp(a, "--ulps") == 0)
+                o.ulps = (int64_t)x;
             else
                 o.factor = x;
         } else if (a[0] == '-' && a[1] != '\0') {

@@ -191,7 +191,8 @@ static int compare_pair(struct side *a, int ia, struct side *b, int ib,
     } else {
         const struct envelope_tensor *et = envelope_tensor_at(env, name);
         int nan = d.hist[TENSOR_DIFF_NAN_BUCKET] > 0;
-        int inside = et && !nan && d.max_abs <= o->factor * et->max_abs;
+        int within_ulps = o->ulps > 0 && !nan && d.max_ulps <= (uint64_t)o->ulps;
+        int inside = !nan && ((et && d.max_abs <= o->factor * et->max_abs) || within_ulps);
         if (!(o->brief && inside)) {
             fprintf(out, "%s%s %s %s %s", o->indent, inside ? "inside " : "OUTSIDE", name, sa,
                     dtypes);
@@ -204,8 +205,11 @@ static int compare_pair(struct side *a, int ia, struct side *b, int ib,
                     o->indent, et->max_abs, et->max_abs > 0 ? d.max_abs / et->max_abs : INFINITY,
                     nan ? " (and a NaN meets a number)" : "");
         else if (env)
-            fprintf(out, "%s        (the envelope has no tensor %s: judged by equality)\n",
-                    o->indent, name);
+            fprintf(out, "%s        (the envelope has no tensor %s: judged by equality%s)\n",
+                    o->indent, name, o->ulps > 0 ? " or --ulps" : "");
+        if (within_ulps && !(o->brief && inside))
+            fprintf(out, "%s        within --ulps %lld: %llu ulps at most\n", o->indent,
+                    (long long)o->ulps, (unsigned long long)d.max_ulps);
         if (inside) {
             s->inside++;
         } else {

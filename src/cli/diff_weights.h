@@ -13,6 +13,7 @@ struct diff_options {
     const struct envelope *envelope; /* NULL: bits must be equal */
     int64_t step;                    /* the envelope's step to judge by; -1: the files' own */
     double factor;                   /* inside: max abs <= factor x the envelope's */
+    int64_t ulps;                    /* inside also: every element within this many ulps (0: off) */
     int brief;                       /* print only the tensors that are not equal */
     const char *indent;              /* before each line ("" or "  ") */
 };

@@ -123,8 +123,12 @@ void tensor_diff_compute(struct tensor_diff *d, const void *a, enum zero_dtype t
             bucket = isnan(x) && isnan(y) ? 0 : TENSOR_DIFF_NAN_BUCKET;
         else if (x == y)
             bucket = 0;
-        else
-            bucket = bucket_of(ulp_distance(a, ta, i, b, tb, ib));
+        else {
+            uint64_t ulps = ulp_distance(a, ta, i, b, tb, ib);
+            bucket = bucket_of(ulps);
+            if (ulps > d->max_ulps)
+                d->max_ulps = ulps;
+        }
         d->hist[bucket]++;
         double diff = both_numbers ? fabs(x - y) : 0.0;
         if (both_numbers && (d->max_at < 0 || diff > d->max_abs)) {

@@ -23,6 +23,7 @@ struct tensor_diff {
     int64_t max_at;     /* flat index of max_abs, -1 when nothing differs */
     double sum_sq_diff; /* sum of (a - b)^2 over the pairs of numbers, in double */
     double sum_sq_a;    /* sum of a^2, the reference's */
+    uint64_t max_ulps;  /* the largest distance in ulps over the pairs of numbers */
     int64_t hist[TENSOR_DIFF_BUCKETS];
     int64_t first; /* flat index (in a) of the first element whose bits differ, or -1 */
     double first_a, first_b;

@@ -285,6 +285,21 @@ int zero_engine_step(struct zero_engine *e, int *stepped, struct zero_error *err
     return ZERO_OK;
 }
 
+void engine_resume_counters(struct zero_engine *e, int64_t global_steps, int64_t applied_steps,
+                            const struct zero_loss_scaler *saved_scaler)
+{
+    e->global_steps = global_steps;
+    e->applied_steps = applied_steps;
+    e->micro_steps = global_steps * e->accum;
+    e->loss_sum = 0.0;
+    e->step_started = 0;
+    if (e->cdt == ZERO_F16 && saved_scaler)
+        zero_loss_scaler_resume(&e->scaler, saved_scaler);
+    memset(&e->last, 0, sizeof e->last);
+    e->last.step = e->global_steps;
+    e->last.loss_scale = zero_engine_loss_scale(e);
+}
+
 /* ---- queries ---- */
 
 void zero_engine_set_observer(struct zero_engine *e, zero_event_fn fn, void *user)

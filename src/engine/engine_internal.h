@@ -106,6 +106,11 @@ struct zero_engine {
     struct device_step dstep;    /* device_step.c: loss sum, deferred checks, graphs */
 };
 
+/* engine.c: a loaded checkpoint's counters (engine_checkpoint.c); the fp16 scaler's
+ * running state from saved_scaler where there is one */
+void engine_resume_counters(struct zero_engine *e, int64_t global_steps, int64_t applied_steps,
+                            const struct zero_loss_scaler *saved_scaler);
+
 /* engine_util.c */
 int engine_alloc(struct zero_engine *e, size_t bytes, enum zero_tag tag, void **p, const char *what,
                  struct zero_error *err);

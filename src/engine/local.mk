@@ -23,6 +23,9 @@ libzero_la_SOURCES += \
 	%reldir%/device_step.c
 # ZeRO-Offload (the update on the host) and ZeRO-Infinity (states swapped to NVMe)
 libzero_la_SOURCES += %reldir%/offload.c %reldir%/nvme_swap.c
+# the engine's side of checkpoints (the format is src/checkpoint's) and the paper's numbers
+# for this engine, next to the ledger (both read the engine's state)
+libzero_la_SOURCES += %reldir%/engine_checkpoint.c %reldir%/engine_theory.c
 noinst_HEADERS += %reldir%/offload.h %reldir%/nvme_swap.h
 noinst_HEADERS += %reldir%/atom_order.h %reldir%/engine_internal.h %reldir%/stage.h \
 	%reldir%/placement.h %reldir%/optimizer_args.h %reldir%/stage3.h \

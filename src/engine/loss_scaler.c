@@ -17,6 +17,16 @@ void zero_loss_scaler_init(struct zero_loss_scaler *s, const struct zero_fp16_co
     s->last_overflow_iter = -1;
 }
 
+void zero_loss_scaler_resume(struct zero_loss_scaler *s, const struct zero_loss_scaler *saved)
+{
+    if (!s->dynamic || !saved->dynamic)
+        return;
+    s->scale = saved->scale;
+    s->cur_hysteresis = saved->cur_hysteresis;
+    s->cur_iter = saved->cur_iter;
+    s->last_overflow_iter = saved->last_overflow_iter;
+}
+
 int zero_loss_scaler_update(struct zero_loss_scaler *s, int overflow, struct zero_error *err)
 {
     if (!s->dynamic)

@@ -1,6 +1,6 @@
 /* Memory predicted: before the engine allocates its model states it adds up
  * what it is about to hold in host memory, tag by tag (the ledger's theory,
- * src/observe/theory.c, plus the stage-3 gathers it cannot avoid), and compares the sum
+ * src/engine/engine_theory.c, plus the stage-3 gathers it cannot avoid), and compares the sum
  * with what the process may still use (memory_limit.c). A plan that cannot fit
  * fails with the breakdown instead of the process being OOM-killed half-way.
  *

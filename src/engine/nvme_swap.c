@@ -26,6 +26,7 @@
 
 #include "io/aio.h"
 #include "engine/engine_internal.h"
+#include "zero/knobs.h"
 
 #define PAGE 4096
 #define CHUNK_QUANTUM 2048 /* elements: 4 KiB of fp16/bf16, 8 KiB of fp32 */
@@ -236,7 +237,7 @@ static int open_file(struct zero_engine *e, struct swap_file *f, const char *dir
     if (!S_ISDIR(st.st_mode))
         return zero_fail(err, ZERO_EINVAL, "rank %d: %s %s is not a directory", e->rank, key, dir);
     swap_file_name(f->path, sizeof f->path, dir, kind, e->rank);
-    const char *no_direct = getenv("ZERO_NVME_NO_DIRECT"); /* to test the buffered path */
+    const char *no_direct = zero_knob(ZERO_KNOB_NVME_NO_DIRECT); /* to test the buffered path */
     f->direct = !(no_direct && no_direct[0] == '1');
     f->fd = f->direct ? open(f->path, O_RDWR | O_CREAT | O_DIRECT, 0600) : -1;
     if (f->fd < 0 && (!f->direct || errno == EINVAL)) { /* tmpfs and others refuse O_DIRECT */
@@ -356,7 +357,7 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
             s->chunk_begin[s->nchunks++] = b;
         }
     const struct zero_aio_config *a = &e->cfg.aio;
-    const char *force = getenv("ZERO_AIO"); /* "threads": test the fallback */
+    const char *force = zero_knob(ZERO_KNOB_AIO); /* "threads": test the fallback */
     struct aio_options ao = {.block_size = a->block_size,
                              .queue_depth = a->queue_depth,
                              .thread_count = a->thread_count,
@@ -414,7 +415,7 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     s->bounce_bytes = s->nparts * part > pbounce ? s->nparts * part : pbounce;
     if ((rc = slot_alloc(e, &s->bounce, s->bounce_bytes, 0, err)))
         return rc;
-    if (e->rank == 0 && !getenv("ZERO_NVME_QUIET")) {
+    if (e->rank == 0 && !zero_knob(ZERO_KNOB_NVME_QUIET)) {
         const struct swap_file *f = s->opt.fd >= 0 ? &s->opt : &s->par;
         fprintf(stderr,
                 "libzero: NVMe offload: %s%s%s per rank (%lld + %lld bytes), %s, %s, chunks of "

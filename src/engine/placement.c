@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "zero/knobs.h"
 
 float *engine_master(struct zero_engine *e, int unit)
 {
@@ -120,7 +121,7 @@ int grad_convert_target(struct zero_engine *e, int u, void **dst, struct zero_er
 
 int grad_direct_available(const struct zero_engine *e)
 {
-    const char *env = getenv("ZERO_DIRECT_LOWP_GRAD"); /* "0": the old route, to compare */
+    const char *env = zero_knob(ZERO_KNOB_DIRECT_LOWP_GRAD); /* "0": the old route, to compare */
     return e->mixed && (e->be->caps & ZERO_CAP_ROUNDING_GEMM_STORE) &&
            !(env && strcmp(env, "0") == 0);
 }

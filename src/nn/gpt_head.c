@@ -13,6 +13,7 @@
 #include "gpt_internal.h"
 #include "nn_internal.h"
 #include "zero/backend_classifier.h"
+#include "zero/knobs.h"
 
 /* ctx->param / ctx->grad slots: own weight, bias, then the external wte. Llama's
  * lm_head (no_norm) has no ln_f: its output weight, own or tied, is slot 0. */
@@ -45,7 +46,7 @@ static int one_buffer(const struct zero_unit_ctx *ctx)
  * ZERO_FP32_LOGITS=1 keeps fp32 (the comparison of tests/test_gpt_stages.c). */
 static enum zero_dtype logits_type(const struct zero_unit_ctx *ctx)
 {
-    const char *env = getenv("ZERO_FP32_LOGITS");
+    const char *env = zero_knob(ZERO_KNOB_FP32_LOGITS);
     int fp32 = env != NULL && strcmp(env, "1") == 0;
     return one_buffer(ctx) && ctx->act_type == ZERO_BF16 && !fp32 ? ZERO_BF16 : ZERO_F32;
 }

@@ -21,12 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint_internal.h"
-#include "engine/nvme_swap.h"
+#include "checkpoint/checkpoint_internal.h"
+#include "nvme_swap.h"
 #include "base/crc32c.h"
-#include "engine/engine_internal.h"
-#include "engine/stage3.h"
-#include "engine/placement.h"
+#include "engine_internal.h"
+#include "stage3.h"
+#include "placement.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -524,23 +524,11 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
     return e->stage_def->shards_params ? stage3_gather_persistent(e, err) : ZERO_OK;
 }
 
+/* The step counters and the fp16 scaler's running state, through the modules that own
+ * them (engine.c, loss_scaler.c) */
 static void restore_counters(struct zero_engine *e, const struct ckpt_meta *m)
 {
-    e->global_steps = m->global_steps;
-    e->applied_steps = m->applied_steps;
-    e->micro_steps = m->global_steps * e->accum;
-    e->loss_sum = 0.0;
-    e->step_started = 0;
-    /* the scaler's running state; its settings stay this engine's config */
-    if (e->cdt == ZERO_F16 && m->has_scaler && e->scaler.dynamic && m->scaler.dynamic) {
-        e->scaler.scale = m->scaler.scale;
-        e->scaler.cur_hysteresis = m->scaler.cur_hysteresis;
-        e->scaler.cur_iter = m->scaler.cur_iter;
-        e->scaler.last_overflow_iter = m->scaler.last_overflow_iter;
-    }
-    memset(&e->last, 0, sizeof e->last);
-    e->last.step = e->global_steps;
-    e->last.loss_scale = zero_engine_loss_scale(e);
+    engine_resume_counters(e, m->global_steps, m->applied_steps, m->has_scaler ? &m->scaler : NULL);
 }
 
 int zero_checkpoint_load(struct zero_engine *e, const char *path, char **user_meta_out,

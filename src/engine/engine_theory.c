@@ -25,11 +25,11 @@
  * says when that is exact). */
 #include <stdlib.h>
 
-#include "engine/engine_internal.h"
-#include "engine/grad_counter.h"
-#include "engine/grad_reduce.h"
-#include "engine/stage3.h"
-#include "engine/nvme_swap.h"
+#include "engine_internal.h"
+#include "grad_counter.h"
+#include "grad_reduce.h"
+#include "stage3.h"
+#include "nvme_swap.h"
 
 /* Elements stage 3 gathers per step, by replaying the recorded fetch order
  * under the rules of stage3.c: a fetch of a unit that is not gathered gathers
