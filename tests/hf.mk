@@ -15,3 +15,7 @@ tests_test_hf_parity_SOURCES = tests/test_hf_parity.c tests/mpi_check.h
 tests_test_hf_parity_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_hf_parity_LDADD = $(TEST_LDADD)
 TESTS += tests/test_hf_parity.np1
+
+# zero estimate --hf-config: Ψ as transformers' num_parameters(), tied and untied
+TESTS += tests/test_hf_estimate.sh
+EXTRA_DIST += tests/test_hf_estimate.sh
