@@ -12,9 +12,14 @@ int example_checkpoint_after(struct zero_engine *e, const struct example_checkpo
 {
     if (!c->save_dir || (done != c->total_steps && (!c->every || done % c->every != 0)))
         return ZERO_OK;
-    char meta[128];
-    snprintf(meta, sizeof meta, "{\"next_step\": %lld, \"samples_seen\": %lld}", (long long)done,
-             (long long)(done * c->batch));
+    char meta[192];
+    if (c->arch != NULL)
+        snprintf(meta, sizeof meta,
+                 "{\"next_step\": %lld, \"samples_seen\": %lld, \"arch\": \"%s\"}", (long long)done,
+                 (long long)(done * c->batch), c->arch);
+    else
+        snprintf(meta, sizeof meta, "{\"next_step\": %lld, \"samples_seen\": %lld}",
+                 (long long)done, (long long)(done * c->batch));
     int keep = c->keep_last > 1000000 ? 1000000 : (int)c->keep_last;
     int rc = zero_checkpoint_save(e, c->save_dir, keep, meta, err);
     if (!rc && c->rank == 0 && !c->quiet)
@@ -67,11 +72,39 @@ static int parse_next_step(const char *user, const char *file, int64_t global_st
     return rc;
 }
 
+/* The checkpoint's user.arch ("gpt2" when it has none) must be this run's: checked
+ * before anything is loaded, so the message names the architectures, not a tensor. */
+static int check_arch(const struct example_checkpointing *c, struct zero_error *err)
+{
+    if (c->arch == NULL)
+        return ZERO_OK;
+    struct zero_checkpoint *ck = NULL;
+    int rc = zero_checkpoint_open(&ck, c->resume_dir, err);
+    if (rc != ZERO_OK)
+        return rc;
+    struct zero_checkpoint_info info;
+    zero_checkpoint_get_info(ck, &info);
+    json_error_t jerr;
+    json_t *root = info.user_json ? json_loads(info.user_json, 0, &jerr) : NULL;
+    json_t *v = json_is_object(root) ? json_object_get(root, "arch") : NULL;
+    const char *arch = json_is_string(v) ? json_string_value(v) : "gpt2";
+    if (strcmp(arch, c->arch) != 0)
+        rc = zero_fail(err, ZERO_EINVAL,
+                       "%s/meta.json: user.arch is \"%s\"; this run is --arch %s (a checkpoint "
+                       "resumes only the architecture that saved it)",
+                       info.step_dir, arch, c->arch);
+    json_decref(root);
+    zero_checkpoint_close(ck);
+    return rc;
+}
+
 int example_resume(struct zero_engine *e, const struct example_checkpointing *c, int64_t *next_step,
                    struct zero_error *err)
 {
     char *meta = NULL, file[4200];
-    int rc = zero_checkpoint_load(e, c->resume_dir, &meta, err);
+    int rc = check_arch(c, err);
+    if (!rc)
+        rc = zero_checkpoint_load(e, c->resume_dir, &meta, err);
     if (!rc) {
         meta_path(file, sizeof file, c->resume_dir, zero_engine_global_steps(e));
         rc = parse_next_step(meta, file, zero_engine_global_steps(e), c->batch, next_step, err);

@@ -1,7 +1,8 @@
 /* Sharded checkpoints for the example trainers: --save-checkpoint DIR (at the
  * end and every --checkpoint-every K steps, keeping the last --keep-last M)
  * and --resume DIR (the latest checkpoint in DIR, on any world size and
- * stage). The user metadata records where the data continues ("next_step"). */
+ * stage). The user metadata records where the data continues ("next_step") and
+ * the model's architecture ("arch"). */
 #ifndef EXAMPLES_CHECKPOINTING_H
 #define EXAMPLES_CHECKPOINTING_H
 
@@ -17,6 +18,9 @@ struct example_checkpointing {
     int64_t total_steps;
     int64_t batch; /* global batch, for the samples-seen record */
     int quiet, rank;
+    /* The model's architecture ("gpt2", "llama"), recorded as user.arch and required to
+     * match on resume (a checkpoint without one is "gpt2"); NULL: not recorded. */
+    const char *arch;
 };
 
 /* After step `done` (1-based): saves when it is the last step or a multiple of

@@ -9,6 +9,7 @@
 
 #include "zero/config.h"
 #include "zero/gpt.h"
+#include "zero/llama_config.h"
 
 enum gpt_schedule {
     GPT_SCHEDULE_COSINE = 0,
@@ -17,8 +18,17 @@ enum gpt_schedule {
     GPT_SCHEDULE_CONFIG /* the --config file's scheduler section, as it is */
 };
 
+enum gpt_arch { GPT_ARCH_GPT2 = 0, GPT_ARCH_LLAMA };
+
 struct gpt_args {
-    struct zero_gpt_config model;
+    int arch;                     /* enum gpt_arch: --arch */
+    struct zero_gpt_config model; /* the shape flags, both architectures */
+    /* --arch llama's own: kv heads, the SwiGLU width (0: 8C/3 rounded up to 16), an
+     * lm_head of its own (default: tied to the embedding, as GPT-2's), the rope's base */
+    int n_kv_head;
+    int64_t intermediate;
+    int untied_head;
+    double rope_theta;
     int64_t batch;       /* global batch, sequences */
     int64_t micro_batch; /* sequences per rank per micro-step; 0 = batch / world */
     int64_t steps;
@@ -61,6 +71,12 @@ enum gpt_args_result gpt_args_parse(struct gpt_args *a, int argc, char **argv, c
 struct program_startup;
 /* Every flag's value as a start-up field (program.h), named by its flag. */
 void gpt_args_fields(struct gpt_args *a, struct program_startup *s);
+
+/* The Llama config of the flags (--arch llama): the shape flags and LlamaConfig's
+ * defaults otherwise (rope_theta 10000, rms_norm_eps 1e-5, no biases). */
+void gpt_args_llama(const struct gpt_args *a, struct zero_llama_config *c);
+/* "gpt2" or "llama" */
+const char *gpt_arch_name(int arch);
 
 /* Prints the --help text, generated from the table with the defaults. */
 void gpt_args_usage(FILE *out);

@@ -114,8 +114,15 @@ static int setup(void *ctx, struct zero_error *err)
     const struct gpt_args *a = &t->a;
     MPI_Comm comm = MPI_COMM_WORLD;
     int rc = program_device_open(&t->dev, &t->cfg, comm, err);
-    if (!rc)
+    if (!rc && a->arch == GPT_ARCH_LLAMA) {
+        struct zero_llama_config lc;
+        gpt_args_llama(a, &lc);
+        const struct zero_llama_build b = {.block_size = a->model.block_size,
+                                           .checkpoint = a->model.checkpoint};
+        rc = zero_nn_build_llama(&t->model, &lc, &b, err);
+    } else if (!rc) {
         rc = zero_nn_build_gpt(&t->model, &a->model, err);
+    }
     if (!rc && a->tokenizer && (rc = zero_tokenizer_load(&t->tok, a->tokenizer, err)))
         zero_error_wrap(err, "--tokenizer: ");
     if (!rc && (rc = gpt_source_open(&t->src, a, t->tok, err)))
@@ -129,8 +136,14 @@ static int setup(void *ctx, struct zero_error *err)
     static const char *const hf_buffers[] = {".attn.bias", ".attn.masked_bias", "lm_head.weight",
                                              NULL};
     static const struct weights_map hf = {.prefix = "transformer.", .ignore = hf_buffers};
+    /* a Llama's names are already Hugging Face's; its rope table is a buffer, and a tied
+     * head's lm_head.weight a copy of the embedding */
+    static const char *const llama_buffers[] = {"rotary_emb.inv_freq", NULL};
+    static const char *const llama_tied[] = {"rotary_emb.inv_freq", "lm_head.weight", NULL};
+    const struct weights_map llama = {.ignore = a->untied_head ? llama_buffers : llama_tied};
     if (a->init_weights &&
-        (rc = weights_load_mapped(t->engine, t->model, a->init_weights, &hf, comm, err)))
+        (rc = weights_load_mapped(t->engine, t->model, a->init_weights,
+                                  a->arch == GPT_ARCH_LLAMA ? &llama : &hf, comm, err)))
         return zero_error_wrap(err, "--init-weights: ");
     char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
     snprintf(what, sizeof what,
@@ -184,9 +197,21 @@ static void print_header(void *ctx)
     const struct zero_config *c = &t->cfg;
     struct zero_theory th;
     zero_engine_theory(t->engine, &th);
-    printf("train_gpt: GPT-2 with %d layers, %d heads, n_embd %lld, block %lld, vocab %lld%s\n",
-           a->model.n_layer, a->model.n_head, (long long)a->model.n_embd, (long long)t->T,
-           (long long)t->V, a->model.checkpoint ? ", activation checkpointing" : "");
+    if (a->arch == GPT_ARCH_LLAMA) {
+        struct zero_llama_config lc;
+        gpt_args_llama(a, &lc);
+        printf("train_gpt: Llama with %d layers, %d heads (%d kv), hidden %lld, intermediate "
+               "%lld, block %lld, vocab %lld, %s head%s\n",
+               lc.num_hidden_layers, lc.num_attention_heads, lc.num_key_value_heads,
+               (long long)lc.hidden_size, (long long)lc.intermediate_size, (long long)t->T,
+               (long long)t->V, lc.tie_word_embeddings ? "tied" : "untied",
+               a->model.checkpoint ? ", activation checkpointing" : "");
+    } else {
+        printf("train_gpt: GPT-2 with %d layers, %d heads, n_embd %lld, block %lld, vocab "
+               "%lld%s\n",
+               a->model.n_layer, a->model.n_head, (long long)a->model.n_embd, (long long)t->T,
+               (long long)t->V, a->model.checkpoint ? ", activation checkpointing" : "");
+    }
     printf("model: Ψ = %lld parameters (%lld padded) in %d units | world size %d | stage %d | "
            "%s | mode %s\n",
            (long long)th.psi, (long long)th.psi_padded, t->model->nunits, t->world,
@@ -330,6 +355,7 @@ static struct program describe(void *ctx)
     };
     program_checkpoints(&p, t->a.save_checkpoint, t->a.resume, t->a.checkpoint_every,
                         t->a.keep_last);
+    p.ck.arch = gpt_arch_name(t->a.arch); /* recorded, and checked on --resume */
     return p;
 }
 

@@ -17,3 +17,8 @@ tests_test_llama_stages_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_llama_stages_LDADD = $(TEST_LDADD)
 TESTS += tests/test_llama_stages.np1 tests/test_llama_stages.np2 tests/test_llama_stages.np3 \
 	tests/test_llama_stages.np4
+
+# examples/train_gpt --arch llama end to end: the default learns addition, 2 ranks at
+# stage 3 = 1 rank, Hugging Face names in --save-weights, checkpoints keep the arch.
+TESTS += tests/test_train_gpt_llama.sh
+EXTRA_DIST += tests/test_train_gpt_llama.sh examples/configs/llama-tiny.json

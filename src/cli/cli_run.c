@@ -12,6 +12,7 @@ void cli_model_defaults(struct cli_model *m)
     m->hidden = 64;
     m->layers = 4;
     m->classes = 10;
+    m->block = 8, m->vocab = 64, m->heads = 4, m->kv_heads = 2;
     m->micro_batch = 4;
     m->data_seed = 1;
     /* clipping as train_mlp: off (DeepSpeed's default is 1.0) */
@@ -21,10 +22,18 @@ void cli_model_defaults(struct cli_model *m)
 static const char help_stage[] =
     "  --stage S            ZeRO stage 0 (plain data parallel), 1, 2 or 3 (default 0)\n";
 static const char help_rest[] =
-    "  --hidden H           width of the residual MLP blocks (default 64; inner 4H)\n"
-    "  --layers L           residual blocks (default 4), then a classifier\n"
+    "  --model NAME         mlp (default: the residual MLP), gpt2 or llama (a transformer on\n"
+    "                       a synthetic token stream; llama: GQA, SwiGLU, tied head)\n"
+    "  --hidden H           width of the residual MLP blocks (default 64; inner 4H), or the\n"
+    "                       transformer's C\n"
+    "  --layers L           residual blocks (default 4), then a classifier; or transformer\n"
+    "                       blocks\n"
     "  --classes C          classifier outputs (default 10)\n"
-    "  --micro-batch m      rows per rank per micro-step (default 4)\n"
+    "  --block-size T       transformers: tokens per sequence (default 8)\n"
+    "  --vocab-size V       transformers: vocabulary (default 64)\n"
+    "  --heads H            transformers: attention heads (default 4)\n"
+    "  --kv-heads K         llama: key/value heads, dividing --heads (default 2)\n"
+    "  --micro-batch m      rows (mlp) or sequences per rank per micro-step (default 4)\n"
     "  --batch B            global batch; accumulation = B / (m x N) (default m x N)\n"
     "  --lr X               AdamW learning rate (default 1e-3)\n"
     "  --seed N             parameter initialization seed (default 1234)\n"
@@ -64,11 +73,12 @@ static int parse_i64(const char *s, int64_t min, int64_t *out)
 int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg, size_t len)
 {
     static const char *const names[] = {
-        "--stage",          "--hidden",    "--layers",      "--classes",
-        "--micro-batch",    "--batch",     "--lr",          "--seed",
-        "--data-seed",      "--mode",      "--align",       "--bucket",
-        "--overlap",        "--prefetch",  "--persistence", "--max-live",
-        "--reuse-distance", "--precision", "--atom-order",
+        "--stage",          "--hidden",     "--layers",      "--classes",
+        "--micro-batch",    "--batch",      "--lr",          "--seed",
+        "--data-seed",      "--mode",       "--align",       "--bucket",
+        "--overlap",        "--prefetch",   "--persistence", "--max-live",
+        "--reuse-distance", "--precision",  "--atom-order",  "--model",
+        "--block-size",     "--vocab-size", "--heads",       "--kv-heads",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -85,7 +95,26 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
     int64_t x = 0;
     int bad = 0;
     const char *want = "an integer >= 1";
-    if (strcmp(flag, "--lr") == 0) {
+    if (strcmp(flag, "--model") == 0) {
+        static const char *const kinds[] = {"mlp", "gpt2", "llama"};
+        m->kind = -1;
+        for (int j = 0; j < 3; j++)
+            if (strcmp(v, kinds[j]) == 0)
+                m->kind = j;
+        bad = m->kind < 0;
+        want = "mlp, gpt2 or llama";
+    } else if (strcmp(flag, "--block-size") == 0 || strcmp(flag, "--vocab-size") == 0 ||
+               strcmp(flag, "--heads") == 0 || strcmp(flag, "--kv-heads") == 0) {
+        bad = parse_i64(v, 1, &x) || x > 1000000;
+        if (strcmp(flag, "--block-size") == 0)
+            m->block = x;
+        else if (strcmp(flag, "--vocab-size") == 0)
+            m->vocab = x;
+        else if (strcmp(flag, "--heads") == 0)
+            m->heads = (int)x;
+        else
+            m->kv_heads = (int)x;
+    } else if (strcmp(flag, "--lr") == 0) {
         char *end;
         double lr = strtod(v, &end);
         bad = end == v || *end || !(lr > 0.0);
@@ -154,6 +183,11 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
 
 void cli_model_fields(const struct cli_model *m, struct program_startup *su)
 {
+    program_field(su, "--model", "%s", cli_model_name(m));
+    program_field(su, "--block-size", "%lld", (long long)m->block);
+    program_field(su, "--vocab-size", "%lld", (long long)m->vocab);
+    program_field(su, "--heads", "%d", m->heads);
+    program_field(su, "--kv-heads", "%d", m->kv_heads);
     program_field(su, "--hidden", "%lld", (long long)m->hidden);
     program_field(su, "--layers", "%d", m->layers);
     program_field(su, "--classes", "%lld", (long long)m->classes);
@@ -212,6 +246,57 @@ static int resolve_batch(struct cli_run *r, struct zero_error *err)
     return ZERO_OK;
 }
 
+const char *cli_model_name(const struct cli_model *m)
+{
+    return m->kind == CLI_MODEL_GPT2 ? "gpt2" : m->kind == CLI_MODEL_LLAMA ? "llama" : "mlp";
+}
+
+const char *cli_model_describe(const struct cli_model *m, char *buf, size_t len)
+{
+    if (m->kind == CLI_MODEL_MLP)
+        snprintf(buf, len, "%d residual MLP blocks of width %lld", m->layers, (long long)m->hidden);
+    else if (m->kind == CLI_MODEL_GPT2)
+        snprintf(buf, len, "a GPT-2 of %d blocks (n_embd %lld, %d heads, T %lld, V %lld)",
+                 m->layers, (long long)m->hidden, m->heads, (long long)m->block,
+                 (long long)m->vocab);
+    else
+        snprintf(buf, len,
+                 "a Llama of %d layers (hidden %lld, %d heads, %d kv heads, T %lld, V %lld)",
+                 m->layers, (long long)m->hidden, m->heads, m->kv_heads, (long long)m->block,
+                 (long long)m->vocab);
+    return buf;
+}
+
+int cli_model_build(const struct cli_model *m, struct zero_model **model, struct zero_error *err)
+{
+    if (m->kind == CLI_MODEL_GPT2) {
+        const struct zero_gpt_config g = {.n_layer = m->layers,
+                                          .n_head = m->heads,
+                                          .n_embd = m->hidden,
+                                          .block_size = m->block,
+                                          .vocab_size = m->vocab};
+        return zero_nn_build_gpt(model, &g, err);
+    }
+    if (m->kind == CLI_MODEL_LLAMA) {
+        struct zero_llama_config c;
+        zero_llama_config_default(&c);
+        c.vocab_size = m->vocab, c.hidden_size = m->hidden;
+        c.intermediate_size = (8 * m->hidden / 3 + 15) / 16 * 16;
+        c.num_hidden_layers = m->layers, c.num_attention_heads = m->heads;
+        c.num_key_value_heads = m->kv_heads;
+        c.head_dim = m->heads > 0 ? m->hidden / m->heads : 0;
+        c.max_position_embeddings = m->block, c.rms_norm_eps = 1e-5;
+        c.tie_word_embeddings = 1;
+        if (m->heads < 1 || m->hidden % m->heads != 0)
+            return zero_fail(err, ZERO_EINVAL,
+                             "--model llama: --heads %d does not divide --hidden %lld", m->heads,
+                             (long long)m->hidden);
+        return zero_nn_build_llama(model, &c, &(struct zero_llama_build){.block_size = m->block},
+                                   err);
+    }
+    return zero_nn_build_mlp(model, m->hidden, m->layers, m->classes, err);
+}
+
 int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Comm comm,
                  struct zero_error *err)
 {
@@ -224,12 +309,18 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
     if (!rc)
         rc = program_device_open(&r->dev, &r->m.cfg, comm, err);
     if (!rc)
-        rc = zero_nn_build_mlp(&r->model, m->hidden, m->layers, m->classes, err);
-    if (!rc) {
+        rc = cli_model_build(m, &r->model, err);
+    if (!rc && m->kind == CLI_MODEL_MLP) {
         size_t rows = (size_t)m->micro_batch;
         r->x = malloc(rows * (size_t)m->hidden * sizeof *r->x);
         r->y = malloc(rows * sizeof *r->y);
         if (!r->x || !r->y)
+            rc = zero_fail(err, ZERO_ENOMEM, "micro-batch buffers");
+    } else if (!rc) {
+        size_t rows = (size_t)(m->micro_batch * m->block);
+        r->tokens = malloc(rows * sizeof *r->tokens);
+        r->y = malloc(rows * sizeof *r->y);
+        if (!r->tokens || !r->y)
             rc = zero_fail(err, ZERO_ENOMEM, "micro-batch buffers");
     }
     if ((rc = example_agree_naming_ranks(rc, err, comm)) == 0)
@@ -242,9 +333,28 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
 
 /* x (at + rows, hidden), y (at + rows): rows at.. hold the synthetic samples first ..
  * first + rows - 1 */
+/* Token t of synthetic sequence s: a pseudo-random stream with structure (each token
+ * mostly follows from the one before), so a transformer's loss moves. */
+static int32_t token_at(uint64_t seed, int64_t s, int64_t t, int64_t vocab)
+{
+    uint64_t z =
+        ((uint64_t)(s * 1000003 + t) + seed * 0x632be59bd9b4e019ULL) * 0x9e3779b97f4a7c15ULL;
+    z ^= z >> 29;
+    return (int32_t)(((uint64_t)s + 3 * (uint64_t)t + z % 3) % (uint64_t)vocab);
+}
+
 static void fill(void *ctx, int64_t first, int64_t rows, int64_t at, struct zero_batch *b)
 {
     struct cli_run *r = ctx;
+    if (r->m.kind != CLI_MODEL_MLP) { /* rows here are sequences of T tokens */
+        const int64_t T = r->m.block;
+        for (int64_t i = 0; i < rows * T; i++) {
+            r->tokens[at * T + i] = token_at(r->m.data_seed, first + i / T, i % T, r->m.vocab);
+            r->y[at * T + i] = token_at(r->m.data_seed, first + i / T, i % T + 1, r->m.vocab);
+        }
+        *b = (struct zero_batch){.rows = (at + rows) * T, .tokens = r->tokens, .labels = r->y};
+        return;
+    }
     zero_synthetic_samples(r->m.data_seed, r->m.hidden, r->m.classes, first, rows,
                            r->x + at * r->m.hidden, r->y + at);
     *b = (struct zero_batch){.rows = at + rows, .inputs = r->x, .labels = r->y};
@@ -264,5 +374,6 @@ void cli_run_close(struct cli_run *r)
     zero_device_close(r->dev);
     free(r->x);
     free(r->y);
+    free(r->tokens);
     memset(r, 0, sizeof *r);
 }

@@ -1,5 +1,6 @@
 /* What zero schedule, zero memory and zero verify share: the toy residual MLP of
- * examples/train_mlp (zero_nn_build_mlp) on synthetic data, its engine flags, and
+ * examples/train_mlp (zero_nn_build_mlp) on synthetic data, or (--model) a GPT-2 or a
+ * Llama on a synthetic token stream, their engine flags, and
  * one training step with the data of docs/design.md's atoms, so every stage and world
  * size sees the same samples. */
 #ifndef ZERO_CLI_RUN_H
@@ -14,11 +15,17 @@
 #include "program.h"
 #include "zero/zero.h"
 
+enum cli_model_kind { CLI_MODEL_MLP = 0, CLI_MODEL_GPT2, CLI_MODEL_LLAMA };
+
 struct cli_model {
+    int kind; /* enum cli_model_kind: --model */
     int64_t hidden, classes;
     int layers;
-    int64_t micro_batch; /* rows per rank per micro-step */
-    int64_t batch;       /* global batch; 0 = micro_batch x world (no accumulation) */
+    /* the transformers' shape: --hidden is C, --layers the blocks */
+    int64_t block, vocab; /* T, V */
+    int heads, kv_heads;  /* query heads; kv heads (llama) */
+    int64_t micro_batch;  /* rows (mlp) or sequences (transformers) per rank per micro-step */
+    int64_t batch;        /* global batch; 0 = micro_batch x world (no accumulation) */
     uint64_t data_seed;
     struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
 };
@@ -39,9 +46,18 @@ struct cli_run {
     struct zero_engine *engine;
     struct cli_model m; /* batch sizes resolved for this world */
     int rank, world;
-    float *x;   /* (micro_batch, hidden) */
-    int32_t *y; /* (micro_batch) */
+    float *x;        /* (micro_batch, hidden); NULL for the transformers */
+    int32_t *y;      /* (micro_batch) labels, or (micro_batch, T) next tokens */
+    int32_t *tokens; /* (micro_batch, T): the transformers' inputs */
 };
+
+/* Builds m's model (--model) into *model. */
+int cli_model_build(const struct cli_model *m, struct zero_model **model, struct zero_error *err);
+/* "2 residual MLP blocks of width 32" / "a Llama of 2 layers (hidden 32, 4 heads, 2 kv
+ * heads, T 8, V 64)": what the tables' first line names; returns buf. */
+const char *cli_model_describe(const struct cli_model *m, char *buf, size_t len);
+/* "mlp", "gpt2" or "llama" */
+const char *cli_model_name(const struct cli_model *m);
 
 /* Opens the cpu device on comm, builds the model and the engine at `stage`.
  * Collective; on failure every rank returns the first failing rank's status

@@ -75,10 +75,10 @@ static int measure(struct stage_memory *out, const struct cli_model *m, int stag
 /* Prints the table; returns the number of model-state cells that differ from theory. */
 static int print_table(const struct stage_memory *sm, const struct cli_model *m, int world)
 {
-    char a[32], b[32];
+    char a[32], b[32], what[160];
     const struct zero_theory *t0 = &sm[0].theory;
-    printf("zero memory: %d rank%s, %d residual MLP blocks of width %lld, fp32 with Adam\n", world,
-           world > 1 ? "s" : "", m->layers, (long long)m->hidden);
+    printf("zero memory: %d rank%s, %s, fp32 with Adam\n", world, world > 1 ? "s" : "",
+           cli_model_describe(m, what, sizeof what));
     printf("Ψ = %s parameters, %s elements padded; bytes per rank after one step "
            "(rank 0's ledger)\n\n",
            cli_num(a, t0->psi), cli_num(b, t0->psi_padded));

@@ -355,9 +355,14 @@ static void print_header(const struct schedule_args *a, const struct cli_run *ru
     char p[32], q[32];
     printf("zero schedule: stage %d, %d rank%s, step %d as rank %d sees it\n",
            c->zero_optimization.stage, run->world, run->world > 1 ? "s" : "", a->steps, a->rank);
-    printf("model: %d residual MLP blocks of width %lld (inner %lld) + classifier (%lld classes)\n",
-           a->m.layers, (long long)a->m.hidden, 4 * (long long)a->m.hidden,
-           (long long)a->m.classes);
+    char what[160];
+    if (a->m.kind == CLI_MODEL_MLP)
+        printf("model: %d residual MLP blocks of width %lld (inner %lld) + classifier (%lld "
+               "classes)\n",
+               a->m.layers, (long long)a->m.hidden, 4 * (long long)a->m.hidden,
+               (long long)a->m.classes);
+    else
+        printf("model: %s\n", cli_model_describe(&a->m, what, sizeof what));
     printf("Ψ = %s parameters, %s elements padded in %d units", cli_num(p, t.psi),
            cli_num(q, t.psi_padded), run->model->nunits);
     if (zero_stage_get(c->zero_optimization.stage)->shards_params)

@@ -359,9 +359,9 @@ static void explain_world_difference(const struct verify_args *a, const struct c
 static int report(const struct verify_args *a, const struct config *cf, int ncf,
                   const struct zero_model *m, int64_t nweights, int64_t batch)
 {
-    char buf[32];
-    printf("zero verify: %d steps of %d residual MLP blocks of width %lld, %s weights\n", a->steps,
-           a->m.layers, (long long)a->m.hidden, cli_num(buf, nweights));
+    char buf[32], what[160];
+    printf("zero verify: %d steps of %s, %s weights\n", a->steps,
+           cli_model_describe(&a->m, what, sizeof what), cli_num(buf, nweights));
     printf("same seed and data everywhere: global batch %lld, micro-batch %lld; hash = FNV-1a 64 "
            "of all weight bits after the step\n",
            (long long)batch, (long long)a->m.micro_batch);
@@ -466,7 +466,7 @@ int zero_cmd_verify(int argc, char **argv)
         status = rc == ZERO_EINVAL ? 2 : 1;
     } else if (rank == 0) {
         struct zero_model *m = NULL;
-        if (zero_nn_build_mlp(&m, a.m.hidden, a.m.layers, a.m.classes, &err) == 0) {
+        if (cli_model_build(&a.m, &m, &err) == 0) {
             status = report(&a, cf, ncf, m, ref.n, a.m.batch) ? 1 : 0;
             zero_model_destroy(m);
         } else {
