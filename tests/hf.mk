@@ -19,3 +19,7 @@ TESTS += tests/test_hf_parity.np1
 # zero estimate --hf-config: Ψ as transformers' num_parameters(), tied and untied
 TESTS += tests/test_hf_estimate.sh
 EXTRA_DIST += tests/test_hf_estimate.sh
+
+# train_gpt --hf-model / --save-hf: same bits at 1, 2 and 3 ranks, shards named
+TESTS += tests/test_train_gpt_hf.sh
+EXTRA_DIST += tests/test_train_gpt_hf.sh
