@@ -93,6 +93,8 @@ static const struct {
     {"\"num_key_value_heads\": 3", "num_key_value_heads"},
     {"\"max_position_embeddings\": \"64\"", "max_position_embeddings"},
     {"\"mlp_bias\": 1", "mlp_bias"},
+    /* fuzz/fuzz_hf found it: the tensor count overflowed int64 */
+    {"\"max_position_embeddings\": 64, \"head_dim\": 88888888888888848", "past 2^50"},
 };
 
 START_TEST(test_hf_config_refuses_math_it_does_not_compute_naming_the_key)

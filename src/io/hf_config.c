@@ -22,8 +22,8 @@ static int bad_code(struct reader *r, int code, const char *key, const json_t *v
                     const char *expected)
 {
     char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-    int rc = zero_fail(r->err, code, "%s: %s: expected %s, got %.64s", r->where, key,
-                       expected, text ? text : "?");
+    int rc = zero_fail(r->err, code, "%s: %s: expected %s, got %.64s", r->where, key, expected,
+                       text ? text : "?");
     free(text);
     return rc;
 }
@@ -201,6 +201,26 @@ static void list_ignored(char *out, size_t len, const char *key)
         snprintf(out + at, len - at, "%s%s", at ? ", " : "", key);
 }
 
+/* Every size fits the int64 arithmetic that counts and lays out the tensors: the
+ * count in double (no overflow) must stay below 2^50 (Llama 3.1 405B is 2^39). */
+static int check_size(const struct zero_llama_config *c, const char *where, struct zero_error *err)
+{
+    double C = (double)c->hidden_size, q = (double)c->num_attention_heads * (double)c->head_dim,
+           kv = (double)c->num_key_value_heads * (double)c->head_dim,
+           I = (double)c->intermediate_size, V = (double)c->vocab_size;
+    double layer = 2 * C * q + 2 * C * kv + 3 * C * I + 2 * q + 2 * kv + 3 * I + 3 * C;
+    double psi = V * C * 2 + (double)c->num_hidden_layers * layer + C;
+    if (psi >= 0x1p50 || (double)c->max_position_embeddings >= 0x1p40 || q >= 0x1p40)
+        return zero_fail(err, ZERO_EINVAL,
+                         "%s: the sizes (vocab_size %lld, hidden_size %lld, intermediate_size "
+                         "%lld, num_hidden_layers %d, heads x head_dim %.0f, "
+                         "max_position_embeddings %lld) make a model past 2^50 parameters",
+                         where, (long long)c->vocab_size, (long long)c->hidden_size,
+                         (long long)c->intermediate_size, c->num_hidden_layers, q,
+                         (long long)c->max_position_embeddings);
+    return ZERO_OK;
+}
+
 int zero_hf_config_parse(struct zero_llama_config *c, const char *text, size_t len,
                          const char *where, char *ignored, size_t ignored_len,
                          struct zero_error *err)
@@ -243,6 +263,8 @@ int zero_hf_config_parse(struct zero_llama_config *c, const char *text, size_t l
     if (!rc && !c->head_dim)
         c->head_dim = c->hidden_size / c->num_attention_heads;
     json_decref(root);
+    if (!rc)
+        rc = check_size(c, where, err);
     if (!rc && (rc = zero_llama_config_check(c, err)))
         zero_error_wrap(err, "%s: ", where);
     return rc;
