@@ -75,3 +75,10 @@ bench_tokenize_SOURCES = %reldir%/tokenize.c
 bench_tokenize_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_SRCDIR='"$(abs_top_srcdir)/bench"'
 bench_tokenize_LDADD = libzero.la
 EXTRA_DIST += %reldir%/tokenize_hf.py
+
+# GPT-2 124M vs a SmolLM2-135M-shaped Llama at T = 256, fp32/bf16, stages 0 and 3:
+# tokens/s, fraction of the measured fp32 GEMM peak, and their ratios (issue 26):
+# mpirun -np N bench/llama_vs_gpt
+noinst_PROGRAMS += %reldir%/llama_vs_gpt
+bench_llama_vs_gpt_SOURCES = %reldir%/llama_vs_gpt.c %reldir%/rig.c %reldir%/rig.h
+bench_llama_vs_gpt_LDADD = libzero.la $(BLAS_LIBS) -lm

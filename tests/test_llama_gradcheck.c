@@ -1,9 +1,9 @@
 /* The Llama units against plain float64 math: the decoder layer (RMSNorm, rotary
  * embedding with and without llama3 scaling, grouped-query attention at group sizes
  * 1, 2 and all heads, the SwiGLU MLP, with and without biases), model.norm and the
- * lm_head (own weight, or tied to the embedding). Each unit's fp32 forward must match
- * a reference written here without the backend, and each hand-written gradient (every
- * parameter, the tied embedding, dx) must match central finite differences of it
+ * the head (lm_head with its own weight, or model.norm + the tied embedding). Each unit's fp32
+ * forward must match a reference written here without the backend, and each hand-written gradient
+ * (every parameter, the tied embedding, dx) must match central finite differences of it
  * (gradcheck_rig.h). Also: the tensor enumeration names and shapes every parameter as
  * Hugging Face does and points at the unit and slot that hold it; num_parameters
  * counts a tied head once; bad configs are refused naming the key. */
@@ -159,13 +159,13 @@ static void ref_norm(const struct ref_args *a, double *y)
     ref_rmsnorm(a->x, a->p[0], y, a->rows, a->c->hidden_size, a->c->rms_norm_eps);
 }
 
-/* per-row cross-entropy of x W^T, W the head's slot 0 (own or the tied embedding) */
-static void ref_head(const struct ref_args *a, double *y)
+/* per-row cross-entropy of h W^T, W (V, C) */
+static void ref_xent(const struct ref_args *a, const double *h, const double *w, double *y)
 {
     const int64_t C = a->c->hidden_size, V = a->c->vocab_size;
     double *logits = calloc((size_t)V, sizeof(double));
     for (int64_t r = 0; r < a->rows; r++) {
-        ref_linear(a->x + r * C, a->p[0], NULL, logits, 1, C, V);
+        ref_linear(h + r * C, w, NULL, logits, 1, C, V);
         double mx = -INFINITY, sum = 0.0;
         for (int64_t v = 0; v < V; v++)
             mx = logits[v] > mx ? logits[v] : mx;
@@ -174,6 +174,22 @@ static void ref_head(const struct ref_args *a, double *y)
         y[r] = log(sum) + mx - logits[a->labels[r]];
     }
     free(logits);
+}
+
+/* the untied lm_head: its own weight, slot 0 */
+static void ref_head(const struct ref_args *a, double *y)
+{
+    ref_xent(a, a->x, a->p[0], y);
+}
+
+/* the tied head: model.norm (slot 0), then the embedding's weight (slot 1) */
+static void ref_tied_head(const struct ref_args *a, double *y)
+{
+    const int64_t n = a->rows * a->c->hidden_size;
+    double *h = calloc((size_t)n, sizeof(double));
+    ref_rmsnorm(a->x, a->p[0], h, a->rows, a->c->hidden_size, a->c->rms_norm_eps);
+    ref_xent(a, h, a->p[1], y);
+    free(h);
 }
 
 static void must(int rc, const struct zero_error *err)
@@ -271,13 +287,17 @@ START_TEST(test_untied_and_tied_lm_head_match_reference)
 {
     struct zero_llama_config c = tiny(2);
     check_unit(&c, 2 + c.num_hidden_layers, ref_head, 46);
+    /* tied: model.norm and the head are one unit holding the norm's weight, as GPT-2's
+     * ln_f, so no unit is without parameters */
     c.tie_word_embeddings = 1;
-    struct zero_unit *u = take_unit(&c, 3, 2 + c.num_hidden_layers);
-    ck_assert_int_eq(u->nparams, 0);
+    struct zero_unit *u = take_unit(&c, 3, 1 + c.num_hidden_layers);
+    ck_assert_str_eq(u->name, "model.norm");
+    ck_assert_int_eq(u->nparams, 1);
     ck_assert_int_eq(u->nexternal, 1);
     ck_assert_int_eq(u->external[0].unit, 0);
+    ck_assert(u->is_loss);
     zero_unit_destroy(u);
-    check_unit(&c, 2 + c.num_hidden_layers, ref_head, 47);
+    check_unit(&c, 1 + c.num_hidden_layers, ref_tied_head, 47);
 }
 END_TEST
 

@@ -20,10 +20,12 @@
  *                                      input_layernorm.weight (C)
  *                                      post_attention_layernorm.weight (C)
  *   model.norm          rmsnorm        weight (C)
- *   lm_head             lm_head        weight (V, C); when tied (tie_word_embeddings)
- *                                      no parameter of its own: it uses
+ *   lm_head             lm_head        weight (V, C)
+ * and when tied (tie_word_embeddings) the last two are one unit, as GPT-2's ln_f:
+ *   model.norm          lm_head        weight (C); the logits from
  *                                      model.embed_tokens.weight (an external parameter:
  *                                      under stage 3 the engine gathers it for the head)
+ * (so no unit is without parameters: the model states are exactly 16 bytes a parameter)
  *
  * The [biases] exist when attention_bias (q, k, v, o) or mlp_bias (gate, up, down)
  * is set, in the order shown (each weight followed by its bias). Linear weights are
@@ -71,7 +73,7 @@ struct zero_llama_build {
 };
 
 /* The whole LlamaForCausalLM: model.embed_tokens, model.layers.0 .. L-1, model.norm,
- * lm_head (see above). */
+ * lm_head (untied; see above). */
 int zero_nn_build_llama(struct zero_model **m, const struct zero_llama_config *c,
                         const struct zero_llama_build *b, struct zero_error *err);
 

@@ -11,16 +11,18 @@
 #include <string.h>
 
 #include "gpt_internal.h"
+#include "llama_internal.h"
 #include "nn_internal.h"
 #include "zero/backend_classifier.h"
 #include "zero/knobs.h"
 
 /* ctx->param / ctx->grad slots: own weight, bias, then the external wte. Llama's
- * lm_head (no_norm) has no ln_f: its output weight, own or tied, is slot 0. */
+ * lm_head (no norm) has its output weight at slot 0; the tied Llama head its RMSNorm
+ * weight at 0 and the embedding at 1. */
 enum { LNF = 0, WTE = 2 };
 static int wte_slot(const struct gpt_dims *d)
 {
-    return d->no_norm ? 0 : WTE;
+    return d->head_norm == GPT_HEAD_NONE ? 0 : d->head_norm == GPT_HEAD_RMSNORM ? 1 : WTE;
 }
 
 /* Two ways through the loss, by what the backend has:
@@ -58,9 +60,10 @@ static size_t head_saved_bytes(const struct zero_unit *u, const struct zero_unit
 {
     const struct gpt_dims *d = u->impl;
     const int64_t rows = ctx->rows;
-    const size_t norm = d->no_norm ? 0
-                                   : (size_t)(rows * 2) * sizeof(float) +
-                                         (size_t)(rows * d->C) * zero_dtype_size(ctx->act_type);
+    const size_t norm = d->head_norm == GPT_HEAD_NONE
+                            ? 0
+                            : (size_t)(rows * 2) * sizeof(float) +
+                                  (size_t)(rows * d->C) * zero_dtype_size(ctx->act_type);
     return norm + (size_t)(rows * d->V) * zero_dtype_size(logits_type(ctx));
 }
 
@@ -85,7 +88,7 @@ static void head_saved_map(const struct gpt_dims *d, const struct zero_unit_ctx 
     const enum zero_dtype lt = logits_type(ctx);
     s->mean = ctx->saved;
     s->rstd = s->mean + rows;
-    s->vbuf = d->no_norm ? ctx->saved : (void *)(s->rstd + rows);
+    s->vbuf = d->head_norm == GPT_HEAD_NONE ? ctx->saved : (void *)(s->rstd + rows);
     s->h = (char *)s->vbuf + (size_t)(rows * d->V) * zero_dtype_size(lt);
 }
 
@@ -95,9 +98,18 @@ static int head_logits(const struct gpt_dims *d, struct zero_unit_ctx *ctx, cons
                        const struct head_saved *s, void *logits, enum zero_dtype lt)
 {
     int rc = ZERO_OK;
-    if (!d->no_norm)
+    if (d->head_norm == GPT_HEAD_LAYERNORM) {
         rc = gpt_layernorm_forward(ctx, LNF, x, s->h, s->mean, s->rstd, d->C);
-    const struct nn_operand h = d->no_norm ? nn_act(x) : nn_stored(ctx, s->h);
+    } else if (d->head_norm == GPT_HEAD_RMSNORM) { /* h stored: rounded once where 16-bit */
+        const size_t n = (size_t)(ctx->rows * d->C);
+        float *h32;
+        void *tmp;
+        rc = nn_act_begin(ctx, s->h, n, &h32, &tmp);
+        if (rc == ZERO_OK)
+            rc = llama_rmsnorm_forward(ctx, LNF, x, h32, s->rstd, d->C, d->eps);
+        rc = nn_act_end(ctx, rc, s->h, n, tmp);
+    }
+    const struct nn_operand h = d->head_norm == GPT_HEAD_NONE ? nn_act(x) : nn_stored(ctx, s->h);
     if (rc == ZERO_OK && lt == ZERO_F32)
         rc = nn_affine_forward(ctx, h, wte_slot(d), NULL, logits, d->C, d->V);
     else if (rc == ZERO_OK)
@@ -157,11 +169,14 @@ static int head_backward(const struct zero_unit *u, struct zero_unit_ctx *ctx, c
         dlogits = nn_act(d32);
     }
     float *unused_dx = dh + ctx->rows * d->C; /* (rows, C) */
-    if (d->no_norm)                           /* dx (rows, C) = dlogits w straight */
+    if (d->head_norm == GPT_HEAD_NONE)        /* dx (rows, C) = dlogits w straight */
         return nn_affine_backward_stored(ctx, nn_act(x), 0, dlogits, dx != NULL ? dx : unused_dx,
                                          0.0f, NULL, 0, d->C, d->V);
-    rc = nn_affine_backward_stored(ctx, nn_stored(ctx, s.h), WTE, dlogits, dh, 0.0f, NULL, 0, d->C,
-                                   d->V);
+    rc = nn_affine_backward_stored(ctx, nn_stored(ctx, s.h), wte_slot(d), dlogits, dh, 0.0f, NULL,
+                                   0, d->C, d->V);
+    if (rc == ZERO_OK && d->head_norm == GPT_HEAD_RMSNORM)
+        return llama_rmsnorm_backward(ctx, LNF, x, dh, s.rstd, dx != NULL ? dx : unused_dx, 0.0f,
+                                      d->C);
     if (rc == ZERO_OK)
         rc = gpt_layernorm_backward(ctx, LNF, x, dh, s.mean, s.rstd, dx != NULL ? dx : unused_dx,
                                     0.0f, d->C);
@@ -226,21 +241,27 @@ static const struct zero_unit_ops lm_head_ops = {
 };
 
 int gpt_lm_head_unit(struct zero_unit **u, const char *name, int64_t C, int64_t vocab,
-                     int tied_unit, int tied_param, struct zero_error *err)
+                     float rms_eps, int tied_unit, int tied_param, struct zero_error *err)
 {
     *u = NULL;
     if (C <= 0 || vocab <= 0)
         return zero_fail(err, ZERO_EINVAL,
                          "unit %s: lm_head needs C > 0 and vocab > 0 (got %lld, %lld)", name,
                          (long long)C, (long long)vocab);
-    const struct gpt_dims d = {.C = C, .V = vocab, .no_norm = 1};
+    const struct gpt_dims d = {.C = C,
+                               .V = vocab,
+                               .head_norm = rms_eps > 0.0f ? GPT_HEAD_RMSNORM : GPT_HEAD_NONE,
+                               .eps = rms_eps};
     int rc = gpt_unit_new(u, name, &lm_head_ops, &d, C, 1, err);
-    if (rc == ZERO_OK && tied_unit < 0) {
+    int p = 0;
+    if (rc == ZERO_OK && rms_eps > 0.0f) {
+        p = zero_unit_add_param(*u, "weight", 1, &C, ZERO_INIT_ONES, 0.0f, err);
+    } else if (rc == ZERO_OK) {
         const int64_t shape[2] = {vocab, C};
-        int p = zero_unit_add_param(*u, "weight", 2, shape, ZERO_INIT_NORMAL, GPT_INIT_STD, err);
-        if (p < 0)
-            rc = err != NULL ? err->code : ZERO_EINVAL;
+        p = zero_unit_add_param(*u, "weight", 2, shape, ZERO_INIT_NORMAL, GPT_INIT_STD, err);
     }
+    if (rc == ZERO_OK && p < 0)
+        rc = err != NULL ? err->code : ZERO_EINVAL;
     if (rc != ZERO_OK) {
         zero_unit_destroy(*u);
         *u = NULL;
@@ -248,7 +269,7 @@ int gpt_lm_head_unit(struct zero_unit **u, const char *name, int64_t C, int64_t 
     }
     (*u)->is_loss = 1;
     (*u)->predict_width = vocab;
-    if (tied_unit >= 0) {
+    if (rms_eps > 0.0f) {
         (*u)->nexternal = 1;
         (*u)->external[0] = (struct zero_external_ref){.unit = tied_unit, .param = tied_param};
     }

@@ -13,11 +13,14 @@
 
 /* The impl of every GPT unit. */
 struct gpt_dims {
-    int64_t C;   /* n_embd */
-    int64_t NH;  /* heads */
-    int64_t T;   /* tokens per sequence */
-    int64_t V;   /* vocabulary */
-    int no_norm; /* head: 0 = ln_f before the logits (GPT-2), 1 = none (Llama's lm_head) */
+    int64_t C;  /* n_embd */
+    int64_t NH; /* heads */
+    int64_t T;  /* tokens per sequence */
+    int64_t V;  /* vocabulary */
+    /* head: the norm before the logits: ln_f (GPT-2), none (Llama's lm_head after the
+     * model.norm unit) or RMSNorm with eps (a tied Llama's model.norm + head) */
+    enum { GPT_HEAD_LAYERNORM = 0, GPT_HEAD_NONE, GPT_HEAD_RMSNORM } head_norm;
+    float eps;
 };
 
 /* A unit with a copy of dims as its impl (freed by the unit's destroy). */
@@ -28,11 +31,13 @@ void gpt_unit_destroy(struct zero_unit *u);
 /* B = rows / T, failing (in ctx) when rows is not a multiple of T. */
 int gpt_sequences(struct zero_unit_ctx *ctx, const struct gpt_dims *d, int64_t *B);
 
-/* gpt_head.c as Llama's lm_head: the logits straight from x (rows, C) with no norm
- * (model.norm is a unit before it), from its own weight (V, C) N(0, 0.02), or, with
- * tied_unit >= 0, from parameter tied_param of unit tied_unit (tie_word_embeddings). */
+/* gpt_head.c as Llama's head. rms_eps <= 0: the lm_head, the logits straight from x
+ * (rows, C) (model.norm is a unit before it) with its own weight (V, C) N(0, 0.02).
+ * rms_eps > 0, for a tied head (tie_word_embeddings): model.norm and the head in one
+ * unit, RMSNorm's weight (C) its only own parameter and the logits from parameter
+ * tied_param of unit tied_unit, as GPT-2's ln_f + wte. */
 int gpt_lm_head_unit(struct zero_unit **u, const char *name, int64_t C, int64_t vocab,
-                     int tied_unit, int tied_param, struct zero_error *err);
+                     float rms_eps, int tied_unit, int tied_param, struct zero_error *err);
 
 /* ---- conv1d.c: y (rows, out) = x (rows, in) @ w (in, out) + b (out) ----
  * x is a GEMM operand: nn_act (fp32) or nn_stored (a stored activation). */

@@ -37,13 +37,16 @@ int zero_nn_build_llama(struct zero_model **m, const struct zero_llama_config *c
             u->checkpoint = b->checkpoint;
         rc = add(model, rc, u, err);
     }
-    if (rc == ZERO_OK) {
-        rc = llama_rmsnorm_unit(&u, "model.norm", c->hidden_size, (float)c->rms_norm_eps, err);
+    const float eps = (float)c->rms_norm_eps;
+    if (rc == ZERO_OK && c->tie_word_embeddings) { /* model.norm + the head, as GPT-2's ln_f */
+        rc = gpt_lm_head_unit(&u, "model.norm", c->hidden_size, c->vocab_size, eps,
+                              LLAMA_UNIT_EMBED, 0, err);
         rc = add(model, rc, u, err);
-    }
-    if (rc == ZERO_OK) { /* tied: the embedding's weight, unit 0 parameter 0 */
-        const int tied = c->tie_word_embeddings ? LLAMA_UNIT_EMBED : -1;
-        rc = gpt_lm_head_unit(&u, "lm_head", c->hidden_size, c->vocab_size, tied, 0, err);
+    } else if (rc == ZERO_OK) { /* model.norm, then lm_head with its own weight */
+        rc = llama_rmsnorm_unit(&u, "model.norm", c->hidden_size, eps, err);
+        rc = add(model, rc, u, err);
+        if (rc == ZERO_OK)
+            rc = gpt_lm_head_unit(&u, "lm_head", c->hidden_size, c->vocab_size, 0.0f, -1, 0, err);
         rc = add(model, rc, u, err);
     }
     if (rc != ZERO_OK) {
