@@ -5,7 +5,7 @@
 EXTRA_DIST += %reldir%/README.md %reldir%/design.md %reldir%/quickstart.md %reldir%/memory.md \
 	%reldir%/stages.md %reldir%/exactness.md %reldir%/trace.md \
 	%reldir%/configuration.md %reldir%/training.md %reldir%/gpu.md %reldir%/performance.md \
-	%reldir%/verify-your-run.md %reldir%/tools/ds_reference.py \
+	%reldir%/verify-your-run.md %reldir%/multi-node.md %reldir%/tools/ds_reference.py \
 	%reldir%/images/estimate.svg %reldir%/images/memory.svg %reldir%/images/trace.png \
 	%reldir%/tools/trace_to_svg.py
 # Hugging Face model directories in and out (train_gpt --hf-model / --save-hf)

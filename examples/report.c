@@ -54,6 +54,8 @@ static int64_t tag_theory(const struct zero_theory *t, int tag, int host)
         return t->master_bytes;
     case ZERO_TAG_OPTIM:
         return t->optim_bytes;
+    case ZERO_TAG_HPZ:
+        return t->hpz_group_size > 1 ? t->hpz_secondary_bytes : -1;
     default:
         return -1;
     }
@@ -121,6 +123,8 @@ int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm)
     fprintf(out, "\nmemory per rank (ledger of rank 0, MiB)\n");
     fprintf(out, "  %-14s %10s %10s %10s\n", "tag", "current", "peak", "theory");
     for (int tag = 0; tag < ZERO_TAG_COUNT; tag++) {
+        if (tag == ZERO_TAG_HPZ && t.hpz_group_size <= 1)
+            continue; /* hpZ off: no secondary shards */
         int64_t theory = tag_theory(&t, tag, 0);
         memory_row(out, zero_tag_name(tag), l->current[tag], l->peak[tag], theory, 1, theory >= 0);
         mismatches += theory >= 0 && theory != l->current[tag];
@@ -148,6 +152,45 @@ int64_t report_sent_bytes(const struct zero_comm_stats *s)
     for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
         sent += s->kind[k].sent_bytes;
     return sent;
+}
+
+/* hpZ: the bytes by path. A world collective sends (N-1)/N of its buffer, to each
+ * peer alike: (g-1)/(N-1) of it inside this rank's group, (N-g)/(N-1) to the other
+ * groups; an in-group collective sends all of its bytes inside the group. */
+static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
+                               const struct zero_theory *t, int world, int64_t csize)
+{
+    int64_t g = t->hpz_group_size, n = world, world_sent = 0, group_sent = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
+        const struct zero_coll_counter *c = &s->group[k];
+        if (c->calls > 0)
+            fprintf(out, "  in-group %-6s %8" PRId64 " %12.3f %10.3f %10.4f\n",
+                    k == ZERO_COLL_ALL_GATHER ? "gather" : zero_coll_kind_name(k), c->calls,
+                    (double)c->payload_bytes / MB, (double)c->sent_bytes / MB, c->seconds);
+        if (k != ZERO_COLL_CONTROL) {
+            world_sent += s->kind[k].sent_bytes;
+            group_sent += c->sent_bytes;
+        }
+    }
+    int64_t inter = n > 1 ? world_sent / (n - 1) * (n - g) : 0;
+    int64_t intra = group_sent + (n > 1 ? world_sent / (n - 1) * (g - 1) : 0);
+    char nodes[64];
+    if (t->hpz_node_group == g)
+        snprintf(nodes, sizeof nodes, "the nodes");
+    else if (t->hpz_node_group > 0)
+        snprintf(nodes, sizeof nodes, "nodes hold %d ranks each", t->hpz_node_group);
+    else
+        snprintf(nodes, sizeof nodes, "the nodes differ in size or interleave");
+    fprintf(out,
+            "hpZ groups of %" PRId64 " ranks (%s): sent inside the group %.3f MB, to other "
+            "groups %.3f MB\n",
+            g, nodes, (double)intra / MB, (double)inter / MB);
+    int64_t measured = group_sent / csize;
+    fprintf(out,
+            "in-group sent elements per rank: measured %" PRId64 ", theory %" PRId64
+            " = Ψg(g-1)/g (Ψg = %" PRId64 ": the backward's gathers, none across groups)  %s\n",
+            measured, t->group_sent_elements_per_step, t->psi_group,
+            measured == t->group_sent_elements_per_step ? "ok" : "MISMATCH");
 }
 
 void report_comm(FILE *out, const struct zero_engine *e, int world)
@@ -183,10 +226,13 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 4 +
             (s->kind[ZERO_COLL_ALL_GATHER].sent_bytes + s->kind[ZERO_COLL_BROADCAST].sent_bytes) /
                 csize;
-    int stage3 = c->zero_optimization.stage == 3;
-    const char *formula = stage3 ? "(3Ψ - Ψp - Ψr)(N-1)/N, Ψp = persistent units, Ψr = gathers "
-                                   "saved by reuse less extra ones for shared parameters"
-                                 : "2Ψ(N-1)/N";
+    int stage3 = c->zero_optimization.stage == 3, hpz = t.hpz_group_size > 1;
+    const char *formula = !stage3 ? "2Ψ(N-1)/N"
+                          : hpz   ? "(3Ψ - Ψp - Ψr - Ψg)(N-1)/N, Ψp = persistent units, Ψr = "
+                                    "gathers saved by reuse, Ψg = the backward's gathers, in "
+                                    "the hpZ group"
+                                : "(3Ψ - Ψp - Ψr)(N-1)/N, Ψp = persistent units, Ψr = gathers "
+                                  "saved by reuse less extra ones for shared parameters";
     int64_t accum = c->gradient_accumulation_steps;
     if (accum <= 1) {
         fprintf(out,
@@ -195,13 +241,19 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 measured, t.sent_elements_per_step, formula, t.psi_padded);
         if (stage3)
             fprintf(out, ", Ψp = %" PRId64 ", Ψr = %" PRId64, t.psi_persistent, t.psi_reused);
+        if (hpz)
+            fprintf(out, ", Ψg = %" PRId64, t.psi_group);
         fprintf(out, ", N = %d)  %s\n", world,
                 measured == t.sent_elements_per_step ? "ok" : "MISMATCH");
     } else {
         /* a reduction every micro-step (exact mode, micro-step-major atoms): (A + 1)Ψ(N-1)/N;
          * local accumulation (native mode, or exact mode with rank-major atoms): 2Ψ(N-1)/N */
-        const char *every = stage3 ? "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "(A + 1)Ψ(N-1)/N";
-        const char *local = stage3 ? "(A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N" : "2Ψ(N-1)/N";
+        const char *every = !stage3 ? "(A + 1)Ψ(N-1)/N"
+                            : hpz   ? "(A(3Ψ - 2Ψp - Ψr - Ψg) + Ψp)(N-1)/N"
+                                    : "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N";
+        const char *local = !stage3 ? "2Ψ(N-1)/N"
+                            : hpz   ? "(A(2Ψ - 2Ψp - Ψr - Ψg) + Ψp + Ψ)(N-1)/N"
+                                    : "(A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N";
         int64_t ran = t.accumulates_locally ? t.sent_elements_local_accumulation
                                             : t.sent_elements_every_micro_step;
         fprintf(out,
@@ -222,4 +274,6 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                            : "--atom-order rank_major, or --mode native",
                     t.sent_elements_local_accumulation, local);
     }
+    if (hpz)
+        report_comm_groups(out, s, &t, world, csize);
 }

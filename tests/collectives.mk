@@ -20,6 +20,11 @@ TESTS += tests/test_collectives.np1 tests/test_collectives.np2 tests/test_collec
 TESTS += tests/test_overlap.sh
 EXTRA_DIST += tests/test_overlap.sh
 
+# ZeRO++ hpZ: stage 3 with in-group backward gathers gives flat stage 3's and stage 0's
+# bits at N = 4 and 6, MLP and GPT, fp32 and bf16; comm counts; checkpoints across layouts
+TESTS += tests/test_hpz.sh
+EXTRA_DIST += tests/test_hpz.sh
+
 # 2 x 2 ranks across two network namespaces (TCP between them) match one node, stages
 # 0-3; skips (77) unless root with iproute2.
 TESTS += tests/test_multihost.sh

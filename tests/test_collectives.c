@@ -16,6 +16,7 @@
 #include "mpi_check.h"
 #include "base/tree.h"
 #include "zero/backend.h"
+#include "zero/backend_groups.h"
 #include "zero/error.h"
 
 enum { PATH_SHM, PATH_MPI, PATH_COUNT };
@@ -410,6 +411,62 @@ START_TEST(test_all_gather_concatenates_in_place_and_not)
 }
 END_TEST
 
+/* Groups (backend_groups.h): interleaved colors (rank % 2) and blocks (rank / 2) each
+ * gather exactly their members' pieces in world order, in place and not, counted in
+ * comm_stats.group and not in kind; on one machine the node split is one group of all. */
+START_TEST(test_group_all_gather_concatenates_the_members_in_world_order)
+{
+    struct zero_device *d = devs[PATH_SHM];
+    const struct zero_groups_ops *g = d->be->groups;
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(g->node_group_size(d->self), nranks);
+    for (int split = 0; split < 2; split++) {
+        int color = split ? me % 2 : me / 2;
+        struct zero_group *grp = NULL;
+        ck_assert_int_eq(g->group_open(d->self, color, &grp), ZERO_OK);
+        int members[8], n = 0;
+        for (int r = 0; r < nranks; r++)
+            if ((split ? r % 2 : r / 2) == color)
+                members[n++] = r;
+        ck_assert_int_eq(g->group_size(d->self, grp), n);
+        int mine = 0;
+        while (members[mine] != me)
+            mine++;
+        ck_assert_int_eq(g->group_rank(d->self, grp), mine);
+        for (int in_place = 0; in_place < 2; in_place++) {
+            size_t count = 257;
+            float *recv = xmalloc((size_t)n * count * sizeof(float));
+            float *send = in_place ? recv + (size_t)mine * count : xmalloc(count * sizeof(float));
+            for (size_t i = 0; i < count; i++)
+                send[i] = input_value(me, i);
+            struct zero_comm_stats before = d->comm_stats;
+            struct zero_request *req = NULL;
+            ck_assert_int_eq(g->group_all_gather(d->self, grp, send, recv, ZERO_F32, count, &req),
+                             ZERO_OK);
+            ck_assert_int_eq(d->be->wait(d->self, req), ZERO_OK);
+            long bad = 0;
+            for (int k = 0; k < n; k++)
+                for (size_t i = 0; i < count; i++)
+                    bad += recv[(size_t)k * count + i] != input_value(members[k], i);
+            ASSERT_NONE_WRONG(bad, "split %d%s, elements", split, in_place ? " (in place)" : "");
+            const struct zero_coll_counter *c = &d->comm_stats.group[ZERO_COLL_ALL_GATHER];
+            ck_assert_int_eq(c->calls - before.group[ZERO_COLL_ALL_GATHER].calls, 1);
+            ck_assert_int_eq(c->sent_bytes - before.group[ZERO_COLL_ALL_GATHER].sent_bytes,
+                             (int64_t)((size_t)(n - 1) * count * sizeof(float)));
+            ck_assert_int_eq(d->comm_stats.kind[ZERO_COLL_ALL_GATHER].calls,
+                             before.kind[ZERO_COLL_ALL_GATHER].calls);
+            if (!in_place)
+                free(send);
+            free(recv);
+        }
+        g->group_close(d->self, grp);
+    }
+    struct zero_group *grp = NULL;
+    ck_assert_int_eq(g->group_open(d->self, -1, &grp), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "color -1"));
+}
+END_TEST
+
 START_TEST(test_broadcast_copies_from_every_root)
 {
     for (int p = 0; p < PATH_COUNT; p++) {
@@ -768,6 +825,7 @@ static Suite *make_suite(void)
     tcase_add_test(copies, test_large_all_gather_concatenates_on_both_paths);
     tcase_add_test(exact, test_large_exact_all_reduce_equals_the_tree_and_the_mpi_path);
     tcase_add_test(copies, test_broadcast_copies_from_every_root);
+    tcase_add_test(copies, test_group_all_gather_concatenates_the_members_in_world_order);
     suite_add_tcase(s, copies);
 
     TCase *modes = tcase_create("native and non-blocking");

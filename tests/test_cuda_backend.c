@@ -24,6 +24,7 @@
 #include "zero/backend_classifier.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
+#include "zero/backend_groups.h"
 #include "zero/backend_stored.h"
 #include "zero/error.h"
 #include "zero/gpt.h"
@@ -2509,6 +2510,44 @@ START_TEST(test_cuda_host_all_gather_and_barrier_work_like_cpu)
 }
 END_TEST
 
+/* Groups: with NCCL a group of this rank alone (color rank) gathers its piece like the
+ * cpu backend's, counted in comm_stats.group; ranks that share a GPU (host-staged)
+ * refuse to open one, naming why. */
+START_TEST(test_cuda_group_all_gather_matches_cpu_or_is_refused_host_staged)
+{
+    const struct zero_groups_ops *g = gpu->be->groups;
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_ge(g->node_group_size(gpu->self), 0);
+    struct zero_group *grp = NULL;
+    int rc = g->group_open(gpu->self, rank_, &grp);
+    if (rc != ZERO_OK) {
+        ck_assert_int_eq(rc, ZERO_ENOTSUP);
+        ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "host-staged"));
+        return;
+    }
+    ck_assert_int_eq(g->group_size(gpu->self, grp), 1);
+    ck_assert_int_eq(g->group_rank(gpu->self, grp), 0);
+    size_t n = 1000;
+    float *x = vals(n, 31, 1.0f), *back = malloc(n * sizeof(float));
+    ck_assert_ptr_nonnull(back);
+    void *send = upload(gpu, x, n * sizeof(float)), *recv = NULL;
+    ck_assert_int_eq(gpu->be->alloc(gpu->self, n * sizeof(float), ZERO_TAG_WORKSPACE, &recv),
+                     ZERO_OK);
+    struct zero_request *req = NULL;
+    int64_t calls = gpu->comm_stats.group[ZERO_COLL_ALL_GATHER].calls;
+    ck_assert_int_eq(g->group_all_gather(gpu->self, grp, send, recv, ZERO_F32, n, &req), ZERO_OK);
+    ck_assert_int_eq(gpu->be->wait(gpu->self, req), ZERO_OK);
+    ck_assert_int_eq(gpu->be->to_host(gpu->self, back, recv, n * sizeof(float)), ZERO_OK);
+    ck_assert_int_eq(memcmp(back, x, n * sizeof(float)), 0);
+    ck_assert_int_eq(gpu->comm_stats.group[ZERO_COLL_ALL_GATHER].calls, calls + 1);
+    gpu->be->free(gpu->self, send);
+    gpu->be->free(gpu->self, recv);
+    g->group_close(gpu->self, grp);
+    free(x);
+    free(back);
+}
+END_TEST
+
 static Suite *cuda_suite(void)
 {
     Suite *s = suite_create("cuda backend vs cpu backend");
@@ -2589,6 +2628,7 @@ static Suite *cuda_suite(void)
     tcase_add_test(coll, test_cuda_all_gather_and_broadcast_match_cpu_bits);
     tcase_add_test(coll, test_cuda_native_collectives_agree_with_cpu_to_rounding);
     tcase_add_test(coll, test_cuda_host_all_gather_and_barrier_work_like_cpu);
+    tcase_add_test(coll, test_cuda_group_all_gather_matches_cpu_or_is_refused_host_staged);
     suite_add_tcase(s, coll);
     return s;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "zero/backend.h"
+#include "zero/backend_groups.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_fused.h"
 #include "zero/error.h"
@@ -81,6 +82,13 @@ START_TEST(test_backend_check_refuses_a_missing_core_entry_or_a_partial_group)
     t.classifier = &old;
     ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_ENOTSUP);
     ck_assert_str_eq(why, "backend 'cpu': group classifier has version 2, need 1");
+    struct zero_groups_ops groups = *cpu->groups;
+    groups.group_all_gather = NULL;
+    t = *cpu;
+    t.groups = &groups;
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_EINVAL);
+    ck_assert_str_eq(why, "backend 'cpu': group groups has no group_all_gather (a present group "
+                          "has every entry)");
     struct zero_fused_ops part = {.version = ZERO_FUSED_OPS_VERSION};
     t = *cpu;
     t.fused = &part; /* a group with none of its entries filled */

@@ -90,6 +90,24 @@ for stage in 0 1 2 3; do
         fail "stage $stage: 2 x 2 ranks over TCP differ from 4 ranks on one node"
 done
 
+# hpZ with the node as the group (zero_hpz_partition_size 2): the backward's gathers stay
+# inside a namespace, the weights are the one-node flat stage 3's, and the report finds
+# the groups to be the nodes
+printf '{"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 2}}\n' >"$tmp/hpz.json"
+hpz_args="--hidden 32 --layers 2 --batch 16 --steps 2 --persistence 0 --reuse-distance 0"
+# shellcheck disable=SC2086
+two_nodes two_hpz "$train" --config "$tmp/hpz.json" $hpz_args \
+    --save-weights "$tmp/two_hpz.safetensors"
+if expect_ok two_hpz; then
+    # shellcheck disable=SC2086
+    run one_flat 4 "$train" --stage 3 $hpz_args --quiet --save-weights "$tmp/one_flat.safetensors"
+    expect_ok one_flat && { cmp -s "$tmp/one_flat.safetensors" "$tmp/two_hpz.safetensors" ||
+        fail "hpZ on 2 x 2 ranks differs from flat stage 3 on one node"; }
+    grep -q "hpZ groups of 2 ranks (the nodes): sent inside the group" "$tmp/two_hpz.out" ||
+        { fail "two_hpz: the report does not find the hpZ groups to be the nodes"; show two_hpz; }
+    grep -q MISMATCH "$tmp/two_hpz.out" && { fail "two_hpz: a count differs"; show two_hpz; }
+fi
+
 # node-local rank detection and the path, from the stage-0 runs
 if [ -s "$tmp/two_s0.err" ]; then
     lines=$(grep -c "node rank [01] of 2 on zt-node-[ab]: MPI_Alltoallv path, communication thread" \
@@ -105,4 +123,4 @@ if [ -s "$tmp/two_s0.err" ]; then
     lines=$(grep -c "node rank [0-3] of 4 on .*: shared-memory path" "$tmp/one_s0.err")
     [ "$lines" -eq 4 ] || fail "one node: expected 4 ranks on one node on the shared-memory path"
 fi
-finish "2 x 2 ranks across two network namespaces (TCP, MPI_Alltoallv) match one node, stages 0-3"
+finish "2 x 2 ranks across two network namespaces (TCP, MPI_Alltoallv) match one node, stages 0-3 and hpZ with the node as the group"

@@ -58,3 +58,32 @@ void backend_mpi_free(MPI_Comm *node_comm, MPI_Comm *comm)
     if (*comm != MPI_COMM_NULL)
         MPI_Comm_free(comm);
 }
+
+int backend_mpi_node_group_size(MPI_Comm comm, int rank, int size, int node_rank, int node_size)
+{
+    /* consecutive: node k holds ranks k g .. k g + g - 1, so our place in it is rank % g */
+    int mine[3] = {node_size, -node_size,
+                   node_size > 0 && size % node_size == 0 && rank % node_size == node_rank},
+        all[3];
+    if (MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        return 0;
+    return all[0] == -all[1] && all[2] ? all[0] : 0;
+}
+
+int backend_mpi_split_group(const char *name, MPI_Comm comm, int rank, int color, MPI_Comm *group,
+                            char *why, size_t why_len)
+{
+    if (color < 0) {
+        snprintf(why, why_len, "%s backend: rank %d: group color %d is negative", name, rank,
+                 color);
+        return ZERO_EINVAL;
+    }
+    if (MPI_Comm_split(comm, color, rank, group) != MPI_SUCCESS) {
+        *group = MPI_COMM_NULL;
+        snprintf(why, why_len, "%s backend: rank %d: MPI_Comm_split(color %d) failed", name, rank,
+                 color);
+        return ZERO_ECOMM;
+    }
+    MPI_Comm_set_errhandler(*group, MPI_ERRORS_RETURN);
+    return ZERO_OK;
+}

@@ -26,6 +26,16 @@ int backend_mpi_split_node(const char *name, MPI_Comm comm, int rank, MPI_Comm *
  * reaches the others before they wait for it in a later collective. */
 int backend_mpi_all(MPI_Comm comm, int ok);
 
+/* The node split as groups (zero/backend_groups.h, node_group_size): node_size when
+ * every rank's node holds node_size ranks, consecutive in comm, on every rank; else 0.
+ * Collective over comm. */
+int backend_mpi_node_group_size(MPI_Comm comm, int rank, int size, int node_rank, int node_size);
+
+/* *group = the ranks of comm that pass the same color (>= 0), ordered as in comm, with
+ * MPI_ERRORS_RETURN; collective over comm. */
+int backend_mpi_split_group(const char *name, MPI_Comm comm, int rank, int color, MPI_Comm *group,
+                            char *why, size_t why_len);
+
 /* Frees the communicators that are not MPI_COMM_NULL and sets them to it. */
 void backend_mpi_free(MPI_Comm *node_comm, MPI_Comm *comm);
 

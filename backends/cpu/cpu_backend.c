@@ -14,6 +14,7 @@
 #include "cpu_ops.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_llama.h"
+#include "zero/backend_groups.h"
 #include "base/backend_contract.h"
 #include "base/host_parallel.h"
 #include "common/backend_mpi.h"
@@ -266,4 +267,5 @@ const struct zero_backend zero_backend_cpu = {
 
     .classifier = &cpu_classifier_ops,
     .llama = &cpu_llama_ops,
+    .groups = &cpu_groups_ops,
 };

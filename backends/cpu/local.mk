@@ -19,6 +19,7 @@ libzero_la_SOURCES += \
 	%reldir%/cpu_coll_exact.c \
 	%reldir%/cpu_coll_gather.c \
 	%reldir%/cpu_coll_native.c \
+	%reldir%/cpu_groups.c \
 	%reldir%/cpu_combine.c \
 	%reldir%/cpu_progress.c \
 	%reldir%/cpu_shm.c

@@ -24,6 +24,7 @@
 #include "zero/backend_llama.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
+#include "zero/backend_groups.h"
 #include "zero/backend_stored.h"
 #include "base/backend_contract.h"
 #include "common/backend_mpi.h"
@@ -409,4 +410,5 @@ const struct zero_backend zero_backend_cuda = {
     .attention = &cuda_attention_ops,
     .device_step = &cuda_device_step_ops,
     .llama = &cuda_llama_ops,
+    .groups = &cuda_groups_ops,
 };

@@ -24,6 +24,8 @@
 #include <string.h>
 
 #include "base/backend_contract.h"
+#include "common/backend_mpi.h"
+#include "zero/backend_groups.h"
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 
@@ -34,14 +36,22 @@ struct cuda_request {
     int counted;             /* stats already recorded (host-staged: done at issue) */
     cudaEvent_t start, done; /* NULL on the host-staged path; start NULL in a capture */
     int64_t capture;         /* the capture it was issued in (s->capture_gen), 0: none */
+    int group;               /* over a group (backend_groups.h): counted in stats->group */
 };
+
+/* The counter a request adds to. */
+static struct zero_coll_counter *request_counter(struct cuda_state *s,
+                                                 const struct cuda_request *rq)
+{
+    return rq->group ? &s->stats->group[rq->kind] : &s->stats->kind[rq->kind];
+}
 
 /* ---- timing of completed collectives ---- */
 
 struct cuda_timing {
     struct pending {
         cudaEvent_t start, done;
-        enum zero_coll_kind kind;
+        struct zero_coll_counter *counter; /* where its seconds go */
     } * item;
     size_t n, cap;
 };
@@ -71,7 +81,7 @@ static int timing_harvest(struct cuda_state *s, int block)
         if (e == cudaSuccess)
             e = cudaEventElapsedTime(&ms, p->start, p->done);
         if (e == cudaSuccess)
-            s->stats->kind[p->kind].seconds += (double)ms * 1e-3;
+            p->counter->seconds += (double)ms * 1e-3;
         else if (err == cudaSuccess)
             err = e;
         timing_release(p);
@@ -92,18 +102,18 @@ static void timing_add(struct cuda_state *s, struct cuda_request *rq)
         size_t cap = t->cap ? t->cap * 2 : 64;
         struct pending *a = realloc(t->item, cap * sizeof(*a));
         if (a == NULL) { /* no room to wait: time it now */
-            struct pending p = {rq->start, rq->done, rq->kind};
+            struct pending p = {rq->start, rq->done, request_counter(s, rq)};
             float ms = 0.0f;
             if (cudaEventSynchronize(p.done) == cudaSuccess &&
                 cudaEventElapsedTime(&ms, p.start, p.done) == cudaSuccess)
-                s->stats->kind[p.kind].seconds += (double)ms * 1e-3;
+                p.counter->seconds += (double)ms * 1e-3;
             timing_release(&p);
             return;
         }
         t->item = a;
         t->cap = cap;
     }
-    t->item[t->n++] = (struct pending){rq->start, rq->done, rq->kind};
+    t->item[t->n++] = (struct pending){rq->start, rq->done, request_counter(s, rq)};
 }
 
 /* ---- requests ---- */
@@ -112,7 +122,7 @@ static void request_count(struct cuda_state *s, struct cuda_request *rq)
 {
     if (rq->counted)
         return;
-    struct zero_coll_counter *c = &s->stats->kind[rq->kind];
+    struct zero_coll_counter *c = request_counter(s, rq);
     c->calls++;
     c->payload_bytes += rq->payload_bytes;
     c->sent_bytes += rq->sent_bytes;
@@ -553,6 +563,118 @@ int cuda_host_all_gather(void *self, const void *send_host, void *recv_host, siz
     c->seconds += MPI_Wtime() - t0;
     return ZERO_OK;
 }
+
+/* ---- groups (zero/backend_groups.h): NCCL communicators split from ours ---- */
+
+struct zero_group {
+    MPI_Comm comm; /* the same ranks in MPI: rank and size, and the split's agreement */
+    int rank, size;
+#ifdef ZERO_HAVE_NCCL
+    ncclComm_t nccl; /* ncclCommSplit of s->nccl */
+#endif
+};
+
+static int cuda_node_group_size(void *self)
+{
+    struct cuda_state *s = self;
+    return backend_mpi_node_group_size(s->comm, s->rank, s->size, s->local_rank, s->local_size);
+}
+
+static void cuda_group_close(void *self, struct zero_group *group)
+{
+    (void)self;
+    if (group == NULL)
+        return;
+#ifdef ZERO_HAVE_NCCL
+    if (group->nccl != NULL)
+        ncclCommDestroy(group->nccl);
+#endif
+    if (group->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&group->comm);
+    free(group);
+}
+
+static int cuda_group_open(void *self, int color, struct zero_group **group)
+{
+    struct cuda_state *s = self;
+    *group = NULL;
+    if (s->comm_kind != CUDA_COMM_NCCL)
+        return cuda_fail(s, ZERO_ENOTSUP,
+                         "group_open: groups need NCCL (the host-staged collectives have none)");
+    struct zero_group *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return cuda_fail(s, ZERO_ENOMEM, "group_open: out of memory");
+    char why[ZERO_ERRMSG_LEN];
+    int rc = backend_mpi_split_group("cuda", s->comm, s->rank, color, &g->comm, why, sizeof why);
+    if (rc != ZERO_OK) {
+        free(g);
+        return cuda_fail(s, rc, "%s", why);
+    }
+    MPI_Comm_rank(g->comm, &g->rank);
+    MPI_Comm_size(g->comm, &g->size);
+#ifdef ZERO_HAVE_NCCL
+    /* collective over s->nccl: every rank calls it, in the same order as MPI's split */
+    if ((rc = nccl_check(s, ncclCommSplit(s->nccl, color, s->rank, &g->nccl, NULL),
+                         "group_open: ncclCommSplit"))) {
+        cuda_group_close(self, g);
+        return rc;
+    }
+#endif
+    *group = g;
+    return ZERO_OK;
+}
+
+static int cuda_group_rank(void *self, const struct zero_group *group)
+{
+    (void)self;
+    return group->rank;
+}
+
+static int cuda_group_size(void *self, const struct zero_group *group)
+{
+    (void)self;
+    return group->size;
+}
+
+/* The group's all-gather: NCCL's on the comm stream, like the world's (a copy: the
+ * same bits in exact and native mode). */
+static int cuda_group_all_gather(void *self, struct zero_group *group, const void *send, void *recv,
+                                 enum zero_dtype t, size_t count, struct zero_request **req)
+{
+    struct cuda_state *s = self;
+    if (req != NULL)
+        *req = NULL;
+    char why[ZERO_ERRMSG_LEN];
+    int rc =
+        zero_contract_all_gather(group->rank, group->size, send, recv, t, count, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "group_all_gather: %s", why);
+#ifdef ZERO_HAVE_NCCL
+    size_t n = (size_t)group->size, esize = zero_dtype_size(t);
+    struct cuda_request rq;
+    rc = nccl_begin(s, &rq, ZERO_COLL_ALL_GATHER, (int64_t)(n * count * esize),
+                    (int64_t)((n - 1) * count * esize));
+    rq.group = 1;
+    if (rc == ZERO_OK && count > 0)
+        rc = nccl_check(
+            s, ncclAllGather(send, recv, count * esize, ncclUint8, group->nccl, s->comm_stream),
+            "group_all_gather: ncclAllGather");
+    return nccl_end(s, &rq, rc, req);
+#else
+    (void)send, (void)recv, (void)count;
+    return cuda_fail(s, ZERO_ENOTSUP, "group_all_gather: built without NCCL");
+#endif
+}
+
+const struct zero_groups_ops cuda_groups_ops = {
+    .version = ZERO_GROUPS_OPS_VERSION,
+    .node_group_size = cuda_node_group_size,
+    .group_open = cuda_group_open,
+    .group_close = cuda_group_close,
+    .group_rank = cuda_group_rank,
+    .group_size = cuda_group_size,
+    .group_all_gather = cuda_group_all_gather,
+};
 
 /* ---- lifetime ---- */
 

@@ -98,6 +98,7 @@ struct zero_stored_ops;      /* zero/backend_stored.h */
 struct zero_attention_ops;   /* zero/backend_attention.h */
 struct zero_device_step_ops; /* zero/backend_device_step.h */
 struct zero_llama_ops;       /* zero/backend_llama.h */
+struct zero_groups_ops;      /* zero/backend_groups.h */
 
 /* zero_backend.caps */
 #define ZERO_CAP_HOST_MEMORY                                                                       \
@@ -309,6 +310,7 @@ struct zero_backend {
     const struct zero_attention_ops *attention;     /* zero/backend_attention.h */
     const struct zero_device_step_ops *device_step; /* zero/backend_device_step.h */
     const struct zero_llama_ops *llama;             /* zero/backend_llama.h */
+    const struct zero_groups_ops *groups;           /* zero/backend_groups.h */
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

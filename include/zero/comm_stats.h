@@ -28,7 +28,10 @@ struct zero_coll_counter {
 };
 
 struct zero_comm_stats {
-    struct zero_coll_counter kind[ZERO_COLL_KIND_COUNT];
+    struct zero_coll_counter kind[ZERO_COLL_KIND_COUNT]; /* over all ranks */
+    /* over a group (zero/backend_groups.h: hpZ's backward gathers): every byte of these
+     * stays between the members of the group */
+    struct zero_coll_counter group[ZERO_COLL_KIND_COUNT];
 };
 
 const char *zero_coll_kind_name(enum zero_coll_kind k); /* "reduce_scatter", ... */

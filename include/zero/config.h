@@ -88,6 +88,9 @@ struct zero_optimization_config {
     int64_t stage3_max_reuse_distance;             /* 1e9 */
     int stage3_gather_16bit_weights_on_model_save; /* 0 */
     int64_t sub_group_size;                        /* 1e9 elements */
+    /* ZeRO++ hpZ (stage 3): a secondary partition of the parameters within groups of
+     * this many consecutive ranks, which backward gathers from; 1 = off */
+    int zero_hpz_partition_size; /* 1 */
     struct zero_offload_config offload_optimizer;
     struct zero_offload_config offload_param;
 };
@@ -191,6 +194,10 @@ void zero_config_defaults(struct zero_config *c);
  * Fills whichever of the three are 0 (at least one of train_batch_size and
  * micro must be given) and checks consistency; errors show the arithmetic. */
 int zero_config_resolve_batch(struct zero_config *c, int world, struct zero_error *err);
+
+/* The groups' sizes against the world size: zero_optimization.zero_hpz_partition_size
+ * must divide it (an error names the key and both numbers). */
+int zero_config_check_groups(const struct zero_config *c, int world, struct zero_error *err);
 
 /* The learning rate at `step` (0-based count of optimizer steps taken so far)
  * for the configured schedule; the optimizer's lr when there is none.

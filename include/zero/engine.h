@@ -135,6 +135,14 @@ struct zero_theory {
      * units stay gathered for a reuse within stage3_max_reuse_distance (known
      * after the first step; negative when external parameters add gathers) */
     int64_t psi_reused;
+    /* hpZ (zero_hpz_partition_size g > 1): the elements of the backward's gathers, which
+     * run inside the group from the secondary shards (Ψg; left out of the world volumes
+     * above), the elements this rank sends for them per step, Ψg (g-1)/g, and the
+     * secondary shards' bytes, the compute dtype's size times Ψ'/g over the
+     * non-persistent units (tag hpz_secondary) */
+    int hpz_group_size;
+    int hpz_node_group; /* the backend's node split as groups of this size (0: irregular) */
+    int64_t psi_group, group_sent_elements_per_step, hpz_secondary_bytes;
     /* per rank in device memory (the ledger), from the stage formula on padded sizes */
     int64_t model_state_bytes;
     int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;

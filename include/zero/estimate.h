@@ -61,6 +61,10 @@ struct zero_estimate_stage {
 void zero_estimate_stages(double psi, int ranks, enum zero_estimate_precision p, int offload,
                           struct zero_estimate_stage out[4]);
 
+/* ZeRO++ hpZ at stage 3 with groups of g ranks: the secondary partition each rank adds,
+ * its 1/g of the parameters in the compute dtype (2Ψ/g mixed, 4Ψ/g fp32), in bytes. */
+double zero_estimate_hpz_secondary(double psi, enum zero_estimate_precision p, int group);
+
 /* "4Ψ + 12Ψ/N", "16Ψ/N", ... from the coefficients; returns buf. */
 char *zero_estimate_formula(char *buf, size_t len, int whole_coef, int shard_coef);
 

@@ -21,6 +21,7 @@ enum zero_tag {
     ZERO_TAG_WORKSPACE,   /* scratch: converted copies, norms, staging */
     ZERO_TAG_COMM,        /* backend-owned collective buffers (shared-memory windows) */
     ZERO_TAG_ACCUM,       /* fp32 partial sums across micro-steps (accumulation > 1 only) */
+    ZERO_TAG_HPZ,         /* hpZ: the secondary parameter shards (compute dtype, 1/g each) */
     ZERO_TAG_COUNT
 };
 

@@ -12,6 +12,7 @@
 #include "zero/backend_llama.h"
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
+#include "zero/backend_groups.h"
 #include "zero/backend_stored.h"
 #include "zero/error.h"
 
@@ -148,6 +149,14 @@ static const struct entry llama_entries[] = {
 _Static_assert(sizeof(struct zero_llama_ops) - offsetof(struct zero_llama_ops, rmsnorm_forward) ==
                    LEN(llama_entries) * sizeof(entry_fn),
                "llama_entries must name every entry of struct zero_llama_ops");
+#define GROUPS(name) AT(struct zero_groups_ops, name)
+static const struct entry groups_entries[] = {
+    GROUPS(node_group_size), GROUPS(group_open), GROUPS(group_close),
+    GROUPS(group_rank),      GROUPS(group_size), GROUPS(group_all_gather),
+};
+_Static_assert(sizeof(struct zero_groups_ops) - offsetof(struct zero_groups_ops, node_group_size) ==
+                   LEN(groups_entries) * sizeof(entry_fn),
+               "groups_entries must name every entry of struct zero_groups_ops");
 
 static entry_fn entry_at(const void *table, const struct entry *en)
 {
@@ -207,5 +216,6 @@ int zero_backend_check(const struct zero_backend *be, char *why, size_t why_len)
     CHECK_GROUP(attention, ATTENTION);
     CHECK_GROUP(device_step, DEVICE_STEP);
     CHECK_GROUP(llama, LLAMA);
+    CHECK_GROUP(groups, GROUPS);
     return rc;
 }

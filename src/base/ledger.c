@@ -16,6 +16,7 @@ const char *zero_tag_name(enum zero_tag tag)
         [ZERO_TAG_WORKSPACE] = "workspace",
         [ZERO_TAG_COMM] = "comm",
         [ZERO_TAG_ACCUM] = "accum",
+        [ZERO_TAG_HPZ] = "hpz_secondary",
     };
     if ((int)tag < 0 || tag >= ZERO_TAG_COUNT)
         return "unknown";

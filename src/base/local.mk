@@ -17,7 +17,7 @@ zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/bac
 # the backend table's optional groups, one header each
 zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h \
 	include/zero/backend_stored.h include/zero/backend_attention.h \
-	include/zero/backend_device_step.h
+	include/zero/backend_device_step.h include/zero/backend_groups.h
 
 # dtypes, conversions, the shard layout
 libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c

@@ -52,7 +52,9 @@ static const char help_rest[] =
     "  --persistence N      stage3_param_persistence_threshold, elements\n"
     "  --max-live N         stage3_max_live_parameters, elements\n"
     "  --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at "
-    "once)\n";
+    "once)\n"
+    "  --hpz G              zero_hpz_partition_size: stage 3's backward gathers inside groups of\n"
+    "                       G consecutive ranks (ZeRO++ hpZ; 1: off)\n";
 
 const char *cli_model_flags_help(int stage_flag)
 {
@@ -81,7 +83,7 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         "--overlap",        "--prefetch",   "--persistence", "--max-live",
         "--reuse-distance", "--precision",  "--atom-order",  "--model",
         "--block-size",     "--vocab-size", "--heads",       "--kv-heads",
-        "--hf-config",
+        "--hf-config",      "--hpz",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -184,7 +186,10 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
             z->stage3_param_persistence_threshold = x;
         else if (strcmp(flag, "--reuse-distance") == 0)
             z->stage3_max_reuse_distance = x;
-        else
+        else if (strcmp(flag, "--hpz") == 0) {
+            bad |= x > 1 << 20;
+            z->zero_hpz_partition_size = (int)x;
+        } else
             z->stage3_max_live_parameters = x;
     }
     if (bad) {

@@ -32,6 +32,7 @@ struct estimate_args {
     double nvme_bw;       /* --nvme-bandwidth: bytes/s one rank's swap files stream at (0: none) */
     double largest_layer; /* 0 = unknown */
     int deepspeed;
+    int hpz; /* --hpz: zero_hpz_partition_size (0: not given) */
     double buffer_factor;
     const char *svg;
 };
@@ -80,6 +81,9 @@ static const char usage_text[] =
     "    --largest-layer L    parameters of the largest layer (ZeRO-3 gathers it whole);\n"
     "                         counted from a GPT shape\n"
     "    --buffer-factor F    DeepSpeed's additional_buffer_factor (default 1.5)\n"
+    "    --hpz G              ZeRO++ hpZ with groups of G ranks (zero_hpz_partition_size, a\n"
+    "                         divisor of N): stage 3 adds the secondary partition, the\n"
+    "                         compute dtype's bytes x Ψ/G per rank\n"
     "    --svg FILE           write the stages as a stacked bar chart (last N of a list)\n"
     "    --help               this text\n"
     "\n"
@@ -190,6 +194,11 @@ static int parse(struct estimate_args *a, int argc, char **argv)
         } else if (strcmp(f, "--largest-layer") == 0) {
             if (parse_count(v, &a->largest_layer))
                 return bad(f, v, "a parameter count >= 1");
+        } else if (strcmp(f, "--hpz") == 0) {
+            int64_t n;
+            if (parse_int(v, 1, 100000000, &n))
+                return bad(f, v, "an integer >= 1");
+            a->hpz = (int)n;
         } else if (strcmp(f, "--buffer-factor") == 0) {
             char *end;
             a->buffer_factor = strtod(v, &end);
@@ -240,6 +249,13 @@ static int parse(struct estimate_args *a, int argc, char **argv)
     if (a->nworlds == 0) {
         a->worlds[0] = 1;
         a->nworlds = 1;
+    }
+    if (a->hpz > 1 && (a->nworlds > 1 || a->worlds[0] % a->hpz != 0)) {
+        fprintf(stderr,
+                "zero estimate: --hpz %d (zero_hpz_partition_size) must divide the one "
+                "world size given (N = %d)\n",
+                a->hpz, a->worlds[0]);
+        return 2;
     }
     if (a->deepspeed && a->nworlds > 1) {
         fprintf(stderr, "zero estimate: --deepspeed needs one world size\n");
@@ -336,6 +352,16 @@ static void print_one_world(const struct estimate_args *a, int n)
                    zero_format_gb_figure(w, sizeof w, st[s].nvme_written));
         }
         printf("\n");
+    }
+    if (a->hpz > 1) {
+        double sec = zero_estimate_hpz_secondary(a->psi, a->precision, a->hpz), gb3 = 0;
+        char f[48], gb[32], tot[32];
+        snprintf(f, sizeof f, "%dΨ/%d", a->precision == ZERO_ESTIMATE_FP32 ? 4 : 2, a->hpz);
+        gb3 = st[3].device + sec;
+        printf("\nhpZ, groups of %d ranks (stage 3): + secondary partition %s = %s GB "
+               "(%.2f GiB) per rank; stage 3 with it: %s GB (%.2f GiB)\n",
+               a->hpz, f, zero_format_gb_figure(gb, sizeof gb, sec), sec / 1073741824.0,
+               zero_format_gb_figure(tot, sizeof tot, gb3), gb3 / 1073741824.0);
     }
     if (nvme) {
         char gb[32];

@@ -18,6 +18,7 @@ struct recorder {
     int n;
     int64_t step; /* record events of this 1-based step */
     int overflow;
+    int group; /* hpZ's group size (1: off): what a group_all_gather spans */
 };
 
 static void record(void *user, const struct zero_event *ev)
@@ -124,8 +125,16 @@ static int is_collective(const struct zero_event *ev)
     return ev->collective != NULL && strcmp(ev->collective, "control") != 0;
 }
 
-static int64_t sent_by_rank(const struct zero_event *ev, int world)
+static int is_group(const struct zero_event *ev)
 {
+    return ev->collective != NULL && strcmp(ev->collective, "group_all_gather") == 0;
+}
+
+/* world: the ranks a world collective spans; group: those a group collective spans */
+static int64_t sent_by_rank(const struct zero_event *ev, int world, int group)
+{
+    if (is_group(ev))
+        world = group;
     if (!is_collective(ev) || world < 2)
         return 0;
     int64_t part = ev->elements / world * (world - 1);
@@ -137,10 +146,10 @@ enum phase { FORWARD, BACKWARD, UPDATE };
 static const char *const phase_name[] = {"fwd", "bwd", "step"};
 
 static void detail(char *buf, size_t len, const struct zero_event *ev, const int64_t *padded,
-                   int rank, int world)
+                   int rank, int world, int group)
 {
     char a[32], b[32], c[32];
-    int64_t sent = sent_by_rank(ev, world);
+    int64_t sent = sent_by_rank(ev, world, group);
     switch (ev->kind) {
     case ZERO_EV_FORWARD:
     case ZERO_EV_BACKWARD:
@@ -246,7 +255,7 @@ static void print_events(const struct recorder *r, const struct zero_model *mode
     for (int i = 0; i < r->n; i++) {
         const struct zero_event *ev = &r->ev[i];
         ph = phase_of(ev, ph, micro0, accum);
-        detail(what, sizeof what, ev, padded, rank, world);
+        detail(what, sizeof what, ev, padded, rank, world, r->group);
         if (accum > 1 && ph != UPDATE)
             snprintf(phase, sizeof phase, "%s.%lld", ph == FORWARD ? "fwd" : "bwd",
                      (long long)(ev->micro_step - micro0 + 1));
@@ -279,14 +288,21 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
 {
     int64_t calls[ZERO_COLL_KIND_COUNT] = {0}, buffer[ZERO_COLL_KIND_COUNT] = {0},
             sent[ZERO_COLL_KIND_COUNT] = {0};
+    int64_t group_calls = 0, group_buffer = 0, group_sent = 0; /* hpZ's in-group gathers */
     for (int i = 0; i < r->n; i++) {
         const struct zero_event *ev = &r->ev[i];
+        if (is_group(ev) && ev->kind != ZERO_EV_GATHER_WAIT) {
+            group_calls++;
+            group_buffer += ev->elements;
+            group_sent += sent_by_rank(ev, world, r->group);
+            continue;
+        }
         if (!is_collective(ev))
             continue;
         enum zero_coll_kind k = coll_kind(ev->collective);
         calls[k]++;
         buffer[k] += ev->elements;
-        sent[k] += sent_by_rank(ev, world);
+        sent[k] += sent_by_rank(ev, world, r->group);
     }
     const struct zero_comm_stats *m = &zero_engine_last_step(e)->comm;
     /* the wire carries the compute dtype: 4 bytes an element in fp32, 2 in fp16/bf16 */
@@ -314,6 +330,16 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
     char a[32], b[32];
     printf("  %-15s %6s %14s %14s %14s  %s\n", "all", "", "", cli_num(a, total),
            cli_num(b, measured_total), total == measured_total ? "ok" : "MISMATCH");
+    if (r->group > 1) { /* hpZ: the backward's gathers, inside the group of g ranks */
+        const struct zero_coll_counter *g = &m->group[ZERO_COLL_ALL_GATHER];
+        int64_t gm = g->sent_bytes / esize;
+        char c[32];
+        printf("  %-15s %6lld %14s %14s %14s  %s   (in the group of %d ranks: (g-1)/g)\n",
+               "in-group gather", (long long)group_calls, cli_num(a, group_buffer),
+               cli_num(b, group_sent), cli_num(c, gm),
+               group_sent == gm && group_calls == g->calls ? "ok" : "MISMATCH", r->group);
+        ok &= group_sent == gm && group_calls == g->calls;
+    }
     printf("  (control exchanges such as the norm: %lld calls, %lld bytes, not counted)\n",
            (long long)m->kind[ZERO_COLL_CONTROL].calls,
            (long long)m->kind[ZERO_COLL_CONTROL].sent_bytes);
@@ -335,7 +361,14 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
                (long long)c->gradient_accumulation_steps, stage3 ? " and the gathers" : "");
         return ok;
     }
-    if (stage3 && (t.psi_persistent > 0 || t.psi_reused > 0))
+    if (stage3 && t.hpz_group_size > 1) {
+        char psig[32];
+        cli_num(psig, t.psi_group);
+        printf("\ntheory: (3Ψ - Ψp - Ψr - Ψg)(N-1)/N = (3 x %s - %s - %s - %s) x %d/%d = %s "
+               "elements  %s\n(Ψg: the backward's gathers, inside the hpZ group)\n",
+               psi, psip, psir, psig, world - 1, world, th,
+               total == t.sent_elements_per_step ? "ok" : "MISMATCH");
+    } else if (stage3 && (t.psi_persistent > 0 || t.psi_reused > 0))
         printf("\ntheory: (3Ψ - Ψp - Ψr)(N-1)/N = (3 x %s - %s - %s) x %d/%d = %s elements  %s\n",
                psi, psip, psir, world - 1, world, th,
                total == t.sent_elements_per_step ? "ok" : "MISMATCH");
@@ -400,6 +433,7 @@ int zero_cmd_schedule(int argc, char **argv)
         (rc = cli_run_open(&run, &a.m, a.m.cfg.zero_optimization.stage, MPI_COMM_WORLD, &err)) ==
             0) {
         rec->step = a.steps;
+        rec->group = zero_engine_config(run.engine)->zero_optimization.zero_hpz_partition_size;
         zero_engine_set_observer(run.engine, record, rec);
         for (int s = 0; s < a.steps && !rc; s++)
             rc = cli_run_step(&run, s, &err);

@@ -56,6 +56,7 @@ void zero_config_defaults(struct zero_config *c)
     z->stage3_max_reuse_distance = 1000000000;
     z->stage3_gather_16bit_weights_on_model_save = 0;
     z->sub_group_size = 1000000000;
+    z->zero_hpz_partition_size = 1;
     z->offload_optimizer.device = ZERO_OFFLOAD_NONE;
     z->offload_optimizer.buffer_count = 4;
     z->offload_optimizer.buffer_size = 100000000;
@@ -193,5 +194,16 @@ int zero_config_resolve_batch(struct zero_config *c, int world, struct zero_erro
     c->train_batch_size = train;
     c->train_micro_batch_size_per_gpu = micro;
     c->gradient_accumulation_steps = acc;
+    return ZERO_OK;
+}
+
+int zero_config_check_groups(const struct zero_config *c, int world, struct zero_error *err)
+{
+    int g = c->zero_optimization.zero_hpz_partition_size;
+    if (world > 0 && g > 1 && world % g != 0)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.zero_hpz_partition_size = %d does not divide the "
+                         "world size %d: the hpZ groups are %d consecutive ranks each",
+                         g, world, g);
     return ZERO_OK;
 }

@@ -498,6 +498,8 @@ static int load_document(struct zero_config *c, struct zero_config_origins *orig
     }
     if (!rc)
         rc = resolve_batch(l, world);
+    if (!rc && (rc = zero_config_check_groups(&work, world, err)))
+        zero_error_wrap(err, "%s: ", where);
     if (!rc)
         *c = work;
     free(l);

@@ -148,6 +148,8 @@ const struct config_key config_keys[] = {
     BOOL(ZO "stage3_gather_fp16_weights_on_model_save",
          zero_optimization.stage3_gather_16bit_weights_on_model_save, .flags = KEY_ALIAS),
     KEY(KEY_I64, ZO "sub_group_size", zero_optimization.sub_group_size, 0, I64MAX),
+    KEY(KEY_INT, ZO "zero_hpz_partition_size", zero_optimization.zero_hpz_partition_size, 1,
+        INTMAX),
 
     SECTION(ZO "offload_optimizer"),
     ENUM(OO "device", zero_optimization.offload_optimizer.device, device_names),

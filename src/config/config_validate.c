@@ -133,6 +133,12 @@ static int check_values(const struct zero_config *c, struct zero_error *err)
                          "offload_optimizer.device = cpu or nvme as well: the host optimizer "
                          "writes the host parameter shard in place",
                          device[z->offload_param.device]);
+    if (z->zero_hpz_partition_size > 1 && z->stage != 3)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.zero_hpz_partition_size = %d needs stage 3 (stage is "
+                         "%d): hpZ keeps a second partition of the parameters that stage 3 "
+                         "shards",
+                         z->zero_hpz_partition_size, z->stage);
     int rc = check_nvme_only_keys(c, err);
     if (rc)
         return rc;

@@ -153,6 +153,8 @@ static int check_config(struct zero_engine *e, struct zero_error *err)
 {
     const struct zero_config *c = &e->cfg;
     int rc = zero_config_validate(c, err);
+    if (!rc)
+        rc = zero_config_check_groups(c, e->world, err);
     if (rc)
         return rc;
     char key[128];
@@ -198,6 +200,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     e->rank = dev->rank;
     e->world = dev->size;
     e->stage_def = zero_stage_get(cfg->zero_optimization.stage); /* NULL: check_config fails */
+    e->stage3.backward_from = -1;                                /* no backward recorded yet */
     e->t_created = engine_now();
     e->cdt = cfg->fp16.enabled ? ZERO_F16 : cfg->bf16.enabled ? ZERO_BF16 : ZERO_F32;
     e->csize = zero_dtype_size(e->cdt);
@@ -211,8 +214,8 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     if (rc || (rc = check_config(e, err)) || (rc = offload_configure(e, err)) ||
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)) ||
         (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
-        (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err)) ||
-        (rc = device_step_open(e, err))) {
+        (rc = hpz_open(e, err)) || (rc = engine_states_create(e, err)) ||
+        (rc = reduce_plan_buckets(e, err)) || (rc = device_step_open(e, err))) {
         if (rc && !err->msg[0])
             engine_backend_error(e, rc, err, "engine setup");
         zero_engine_destroy(e);
@@ -230,6 +233,7 @@ void zero_engine_destroy(struct zero_engine *e)
     device_step_close(e);
     engine_states_destroy(e);
     stage3_destroy(e);
+    hpz_close(e);
     reduce_destroy(e);
     gathered_destroy(e);
     free(e);

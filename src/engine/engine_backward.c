@@ -141,8 +141,10 @@ int zero_engine_backward(struct zero_engine *e, struct zero_error *err)
     if ((rc = device_step_begin(e, DEVICE_PASS_BACKWARD, err)))
         return rc;
     float *dy = NULL;
+    stage3_set_backward(e, 1);
     for (int u = e->nunits - 1; u >= 0 && !rc; u--)
         rc = backward_unit(e, u, &dy, err);
+    stage3_set_backward(e, 0);
     engine_free(e, dy);
     engine_free_batch(e);
     if (!rc)

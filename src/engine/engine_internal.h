@@ -14,6 +14,7 @@
 #include "gathered.h"
 #include "grad_counter.h"
 #include "grad_reduce.h"
+#include "hpz.h"
 #include "nvme_swap.h"
 #include "offload.h"
 #include "stage.h"
@@ -32,6 +33,7 @@ struct unit_states {
      * training it is not a buffer of its own: engine_master() points into params. */
     float *master;
     struct unit_gather stage3; /* stage3.c: the whole copy and its lifecycle */
+    struct unit_hpz hpz;       /* hpz.c: the secondary shard (zero_hpz_partition_size > 1) */
     int scope_pins;            /* gathered.c: held by a gathered-parameters scope */
     /* (cdt) stages 0-1: whole (padded,); stages 2-3: shard (shard,) */
     void *grads;
@@ -95,6 +97,7 @@ struct zero_engine {
     int step_started;
 
     struct stage3_lifecycle stage3; /* stage3.c */
+    struct hpz_plan hpz;            /* hpz.c */
     struct reduce_plan reduce;      /* grad_reduce.c */
 
     /* observer (events.h) */

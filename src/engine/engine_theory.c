@@ -38,10 +38,13 @@
  * stage3_max_reuse_distance elements. Persistent units are left out (they
  * are gathered once per step after the update). Exact when the live limit
  * forces no release. Before the first step (no order yet): 2 gathers per unit. */
-static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersistent)
+static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersistent,
+                                int64_t *backward)
 {
+    *backward = nonpersistent; /* the backward's gathers: those at or past backward_from */
     if (!e->stage_def->shards_params || !e->stage3.trace_recorded)
         return 2 * nonpersistent;
+    *backward = 0;
     char *gathered = calloc((size_t)e->nunits, 1);
     if (!gathered)
         return 2 * nonpersistent;
@@ -54,6 +57,8 @@ static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersiste
             int u = e->stage3.trace[pos];
             if (!e->us[u].stage3.persistent && !gathered[u]) {
                 total += e->us[u].layout.padded;
+                if (e->stage3.backward_from >= 0 && pos >= e->stage3.backward_from)
+                    *backward += e->us[u].layout.padded;
                 gathered[u] = 1;
             }
         }
@@ -110,19 +115,33 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
         t->host_params_bytes + t->host_grads_bytes + t->host_master_bytes + t->host_optim_bytes;
     /* Ψr: the gathers reuse saves against two per unit (negative when external
      * parameters cost extra gathers) */
-    t->psi_reused = 2 * (padded - persistent) - replayed_gathers(e, padded - persistent);
+    int64_t backward = 0;
+    t->psi_reused = 2 * (padded - persistent) - replayed_gathers(e, padded - persistent, &backward);
+    /* hpZ: the backward's gathers (Ψg) run inside the group, (g-1)/g of them sent */
+    int64_t g = e->hpz.size;
+    t->hpz_group_size = (int)g;
+    t->hpz_node_group = e->hpz.node_group;
+    t->psi_group = g > 1 ? backward : 0;
+    t->group_sent_elements_per_step = t->psi_group / g * (g - 1);
+    t->hpz_secondary_bytes = 0;
+    for (int u = 0; u < e->nunits && g > 1; u++)
+        if (!e->us[u].stage3.persistent)
+            t->hpz_secondary_bytes += c * (e->us[u].layout.padded / g);
     /* a stage that shards the parameters gathers them for forward and for backward */
-    int64_t volumes = st->shards_params ? 3 * padded - persistent - t->psi_reused : 2 * padded;
+    int64_t volumes =
+        st->shards_params ? 3 * padded - persistent - t->psi_reused - t->psi_group : 2 * padded;
     t->sent_elements_per_step = volumes / n * (n - 1);
     int64_t a = e->accum;
-    int64_t accumulated = st->shards_params
-                              ? a * (3 * padded - 2 * persistent - t->psi_reused) + persistent
-                              : (a + 1) * padded;
+    int64_t accumulated =
+        st->shards_params
+            ? a * (3 * padded - 2 * persistent - t->psi_reused - t->psi_group) + persistent
+            : (a + 1) * padded;
     t->sent_elements_accumulated = a == 1 ? t->sent_elements_per_step : accumulated / n * (n - 1);
     t->sent_elements_every_micro_step = t->sent_elements_accumulated;
-    int64_t local = st->shards_params
-                        ? a * (2 * padded - 2 * persistent - t->psi_reused) + persistent + padded
-                        : 2 * padded;
+    int64_t local =
+        st->shards_params
+            ? a * (2 * padded - 2 * persistent - t->psi_reused - t->psi_group) + persistent + padded
+            : 2 * padded;
     t->sent_elements_local_accumulation = local / n * (n - 1);
     t->accumulates_locally = reduce_accumulates_locally(e);
     if (t->accumulates_locally)

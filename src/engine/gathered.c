@@ -118,6 +118,7 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
         if (!rc && s->stage3.gathered) /* keep a live whole copy (persistent, scope) current */
             rc = upload_cast(e, engine_at(e, s->stage3.gathered, off), host, (size_t)n);
     }
+    hpz_params_changed(e); /* the secondary shards hold the old values */
     if (rc)
         nvme_unit_store(e, unit, 0, err);
     else if ((rc = nvme_unit_store(e, unit, 1, err)))

@@ -47,7 +47,8 @@ static int check_mine(struct zero_engine *e, struct zero_error *err)
         plan[ZERO_TAG_MASTER] += t.master_bytes;
         plan[ZERO_TAG_OPTIM] += t.optim_bytes;
         plan[ZERO_TAG_GATHER] += least_gathered(e);
-        plan[ZERO_TAG_ACCUM] += t.accum_bytes; /* the accumulation counters (A > 1) */
+        plan[ZERO_TAG_ACCUM] += t.accum_bytes;       /* the accumulation counters (A > 1) */
+        plan[ZERO_TAG_HPZ] += t.hpz_secondary_bytes; /* hpZ's secondary shards */
     }
     plan[ZERO_TAG_PARAMS] += t.host_params_bytes;
     plan[ZERO_TAG_GRADS] += t.host_grads_bytes;

@@ -23,6 +23,7 @@
 #include "engine_internal.h"
 #include "stage3.h"
 #include "nvme_swap.h"
+#include "hpz.h"
 
 static const char *uname(struct zero_engine *e, int u)
 {
@@ -85,7 +86,9 @@ int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
     return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u)) : ZERO_OK;
 }
 
-static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_error *err)
+/* backward: the gather is for a backward pass, which hpZ serves from the group */
+static int start_gather(struct zero_engine *e, int u, int prefetch, int backward,
+                        struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     double t0 = engine_now();
@@ -95,7 +98,10 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
                            &s->stage3.gathered, "stage-3 gathered unit", err)))
         return zero_error_wrap(err, "unit %s: ", uname(e, u));
     live_add(e, s->layout.padded);
-    if ((rc = stage3_all_gather(e, u, &s->stage3.req, err))) {
+    s->stage3.from_group = backward && hpz_can_gather(e, u);
+    rc = s->stage3.from_group ? hpz_gather(e, u, &s->stage3.req, err)
+                              : stage3_all_gather(e, u, &s->stage3.req, err);
+    if (rc) {
         /* nothing issued (the ranks agreed to stop before it): NOT_AVAILABLE again */
         e->stage3.live_elements -= s->layout.padded;
         engine_free(e, s->stage3.gathered);
@@ -104,8 +110,8 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, struct zero_
     }
     s->stage3.state = ZERO_UNIT_INFLIGHT;
     s->stage3.t_issue = t0;
-    engine_event(e, prefetch ? ZERO_EV_PREFETCH : ZERO_EV_GATHER, u, -1, "all_gather",
-                 s->layout.padded, t0);
+    engine_event(e, prefetch ? ZERO_EV_PREFETCH : ZERO_EV_GATHER, u, -1,
+                 s->stage3.from_group ? "group_all_gather" : "all_gather", s->layout.padded, t0);
     return ZERO_OK;
 }
 
@@ -113,7 +119,8 @@ static int finish_gather(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     double t0 = engine_now();
-    int rc = s->stage3.req ? engine_wait(e, s->stage3.req, ZERO_EV_GATHER_WAIT, u, -1, "all_gather",
+    const char *what = s->stage3.from_group ? "group_all_gather" : "all_gather";
+    int rc = s->stage3.req ? engine_wait(e, s->stage3.req, ZERO_EV_GATHER_WAIT, u, -1, what,
                                          s->layout.padded, s->stage3.t_issue)
                            : ZERO_OK;
     int waited = s->stage3.req != NULL;
@@ -121,6 +128,8 @@ static int finish_gather(struct zero_engine *e, int u, struct zero_error *err)
     if (rc)
         return engine_backend_error(e, rc, err, "waiting for the all-gather of %s", uname(e, u));
     s->stage3.state = ZERO_UNIT_AVAILABLE;
+    if (!s->stage3.from_group && (rc = hpz_refresh(e, u, err)))
+        return rc;
     if (!waited) /* completed at issue: the wait is still a step of the schedule */
         engine_event(e, ZERO_EV_GATHER_WAIT, u, -1, NULL, s->layout.padded, t0);
     return ZERO_OK;
@@ -233,7 +242,8 @@ static int prefetch(struct zero_engine *e, struct zero_error *err)
         if (issued + s->layout.padded > z->stage3_prefetch_bucket_size ||
             e->stage3.live_elements + s->layout.padded > z->stage3_max_live_parameters)
             break;
-        int rc = start_gather(e, u, 1, err);
+        int backward = e->stage3.backward_from >= 0 && pos >= e->stage3.backward_from;
+        int rc = start_gather(e, u, 1, backward, err);
         if (rc)
             return rc;
         issued += s->layout.padded;
@@ -251,7 +261,7 @@ int stage3_fetch(struct zero_engine *e, int unit, struct zero_error *err)
         return rc;
     if (s->stage3.state == ZERO_UNIT_NOT_AVAILABLE) {
         if ((rc = make_room(e, s->layout.padded, unit, err)) ||
-            (rc = start_gather(e, unit, 0, err)))
+            (rc = start_gather(e, unit, 0, e->stage3.in_backward, err)))
             return rc;
     }
     if (s->stage3.state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
@@ -280,7 +290,7 @@ int stage3_gather_for_scope(struct zero_engine *e, int unit, struct zero_error *
                              e->rank, uname(e, unit), (long long)s->layout.padded,
                              (long long)(e->stage3.live_elements + s->layout.padded),
                              (long long)limit);
-        if ((rc = start_gather(e, unit, 0, err)))
+        if ((rc = start_gather(e, unit, 0, 0, err)))
             return rc;
     }
     if (s->stage3.state == ZERO_UNIT_INFLIGHT && (rc = finish_gather(e, unit, err)))
@@ -297,13 +307,14 @@ int stage3_begin_pass(struct zero_engine *e, struct zero_error *err)
 
 int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
 {
+    hpz_params_changed(e); /* called after whatever changed them: init, update, load */
     for (int u = 0; u < e->nunits; u++) {
         struct unit_states *s = &e->us[u];
         if (!s->stage3.persistent || s->layout.padded == 0)
             continue;
         int rc;
         if (s->stage3.state == ZERO_UNIT_NOT_AVAILABLE) {
-            if ((rc = start_gather(e, u, 0, err)) || (rc = finish_gather(e, u, err)))
+            if ((rc = start_gather(e, u, 0, 0, err)) || (rc = finish_gather(e, u, err)))
                 return rc;
         } else {
             /* refresh the whole copy after the optimizer updated the shard */
@@ -369,6 +380,13 @@ void stage3_order_recorded(struct zero_engine *e)
     e->stage3.trace_recorded = 1;
 }
 
+void stage3_set_backward(struct zero_engine *e, int backward)
+{
+    e->stage3.in_backward = backward;
+    if (backward && !e->stage3.trace_recorded && e->stage3.backward_from < 0)
+        e->stage3.backward_from = e->stage3.trace_len;
+}
+
 void stage3_destroy(struct zero_engine *e)
 {
     free(e->stage3.trace);
@@ -394,4 +412,5 @@ void stage3_unit_destroy(struct zero_engine *e, int u)
     s->stage3.req = NULL;
     engine_free(e, s->stage3.gathered);
     s->stage3.gathered = NULL;
+    hpz_unit_destroy(e, u);
 }

@@ -19,7 +19,9 @@ struct stage3_lifecycle {
     int *trace_group; /* fetches made together (a unit and its externals) share a group */
     int fetch_group;
     int trace_len, trace_cap, trace_recorded, trace_pos;
-    int untraced; /* eval/predict passes: not part of the recorded order */
+    int untraced;      /* eval/predict passes: not part of the recorded order */
+    int in_backward;   /* a backward pass is running (hpZ gathers it from the group) */
+    int backward_from; /* trace position of the first backward fetch; -1 until recorded */
     int64_t live_elements, peak_live_elements;
 };
 
@@ -31,6 +33,7 @@ struct unit_gather {
     double t_issue;           /* engine_now() when req was issued */
     int persistent;           /* gathered once, never released */
     int in_use;               /* fetched for the unit being computed */
+    int from_group;           /* the gather reads hpZ's secondary shards (hpz.h) */
 };
 
 /* Unit u's persistence and first state, once its layout is known. */
@@ -59,6 +62,8 @@ void stage3_open_fetch_group(struct zero_engine *e);
 void stage3_set_untraced(struct zero_engine *e, int untraced);
 /* A training forward+backward is over: its fetch order is the recorded one. */
 void stage3_order_recorded(struct zero_engine *e);
+/* A backward pass begins (1) or ends (0): hpZ gathers its units inside the group. */
+void stage3_set_backward(struct zero_engine *e, int backward);
 void stage3_destroy(struct zero_engine *e);
 
 #endif

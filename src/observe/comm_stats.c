@@ -15,13 +15,20 @@ const char *zero_coll_kind_name(enum zero_coll_kind k)
     return names[k];
 }
 
+static void counter_diff(struct zero_coll_counter *out, const struct zero_coll_counter *a,
+                         const struct zero_coll_counter *b)
+{
+    out->calls = a->calls - b->calls;
+    out->payload_bytes = a->payload_bytes - b->payload_bytes;
+    out->sent_bytes = a->sent_bytes - b->sent_bytes;
+    out->seconds = a->seconds - b->seconds;
+}
+
 void zero_comm_stats_diff(struct zero_comm_stats *out, const struct zero_comm_stats *a,
                           const struct zero_comm_stats *b)
 {
     for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
-        out->kind[k].calls = a->kind[k].calls - b->kind[k].calls;
-        out->kind[k].payload_bytes = a->kind[k].payload_bytes - b->kind[k].payload_bytes;
-        out->kind[k].sent_bytes = a->kind[k].sent_bytes - b->kind[k].sent_bytes;
-        out->kind[k].seconds = a->kind[k].seconds - b->kind[k].seconds;
+        counter_diff(&out->kind[k], &a->kind[k], &b->kind[k]);
+        counter_diff(&out->group[k], &a->group[k], &b->group[k]);
     }
 }

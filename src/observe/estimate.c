@@ -208,3 +208,10 @@ int zero_gpt_count_params(const struct zero_gpt_shape *g, struct zero_gpt_count 
     out->largest_layer = largest;
     return ZERO_OK;
 }
+
+double zero_estimate_hpz_secondary(double psi, enum zero_estimate_precision p, int group)
+{
+    struct zero_state_sizes s;
+    zero_estimate_state_sizes(p, &s);
+    return group > 1 ? s.params * psi / group : 0.0;
+}
