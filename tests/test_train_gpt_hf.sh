@@ -23,8 +23,9 @@ run sharded 0 "$train" --hf-model "$tmp/a" --steps 0 --save-hf "$tmp/b" --save-h
     --save-weights "$tmp/b.safetensors"
 if expect_ok sharded; then
     expect_text sharded out "init: $tmp/a"
-    [ -f "$tmp/b/model.safetensors.index.json" ] && [ -f "$tmp/b/model-00002-of-00007.safetensors" ] ||
-        fail "--save-hf-shard-size 100000: not 7 shards and an index"
+    shards=$(ls "$tmp/b" | grep -c '^model-0000[0-9]-of-0000[0-9]\.safetensors$')
+    [ -f "$tmp/b/model.safetensors.index.json" ] && [ "$shards" -ge 3 ] ||
+        fail "--save-hf-shard-size 100000: $shards shards, not 3 or more and an index"
     cmp -s "$tmp/a.safetensors" "$tmp/b.safetensors" || fail "--hf-model then --save-weights: other bits"
 fi
 
@@ -37,9 +38,10 @@ for np in 2 3; do
         fail "$np ranks at stage 3: --save-hf wrote other bits"
 done
 
-rm "$tmp/b/model-00003-of-00007.safetensors"
+second=$(ls "$tmp/b" | grep '^model-00002-of-')
+rm "$tmp/b/$second"
 run missing 0 "$train" --hf-model "$tmp/b" --steps 0
-expect_error missing 1 "shard $tmp/b/model-00003-of-00007.safetensors is missing (it holds tensor model.layers."
+expect_error missing 1 "shard $tmp/b/$second is missing (it holds tensor model.layers."
 sed 's/"intermediate_size": 176/"intermediate_size": 160/' "$tmp/a/config.json" >"$tmp/wide.json"
 mv "$tmp/wide.json" "$tmp/a/config.json"
 run misshaped 0 "$train" --hf-model "$tmp/a" --steps 0
