@@ -7,6 +7,7 @@
 
 #include "gpt_args.h"
 #include "program.h"
+#include "zero/hf_model.h"
 #include "zero/llama.h"
 #include "zero/config_json.h"
 
@@ -157,6 +158,18 @@ static int table(struct gpt_args *a, struct opt *o)
         OPT_ANY("init-weights", "FILE", "load every parameter from FILE", K_STR, &a->init_weights),
         OPT_ANY("save-weights", "FILE", "write the trained parameters to FILE", K_STR,
                 &a->save_weights),
+        {.help = "Hugging Face model directories (--arch llama; docs/hf-models.md)"},
+        OPT_ANY("hf-model", "DIR",
+                "a LlamaForCausalLM directory: its config.json gives the shape (over the shape "
+                "flags), its model.safetensors or sharded index the weights",
+                K_STR, &a->hf_model),
+        OPT_ANY("save-hf", "DIR",
+                "write the trained model as DIR/config.json and safetensors, for "
+                "LlamaForCausalLM.from_pretrained(DIR)",
+                K_STR, &a->save_hf),
+        OPT_NUM("save-hf-shard-size", "BYTES",
+                "shard --save-hf's safetensors above this size (0: one file)", K_I64,
+                &a->save_hf_shard, 0, BIG),
         {.help = "checkpoints (sharded; any world size and stage can resume them)"},
         OPT_ANY("save-checkpoint", "DIR",
                 "save at the end (and every --checkpoint-every steps) "
@@ -195,6 +208,7 @@ static void set_defaults(struct gpt_args *a, int arch)
         .n_layer = 2, .n_head = 4, .n_embd = 64, .block_size = 12, .vocab_size = 256};
     a->n_kv_head = 2; /* --arch llama: 4 query heads in 2 groups */
     a->rope_theta = 10000.0;
+    a->save_hf_shard = 5000000000; /* save_pretrained's default max_shard_size "5GB" */
     a->arch = arch;
     a->batch = 32;
     a->steps = arch == GPT_ARCH_LLAMA ? LLAMA_STEPS : 800;
@@ -375,6 +389,10 @@ static int check(const struct gpt_args *a, char *msg, size_t len)
         why = "--n-kv-head must divide --n-head";
     else if (a->arch == GPT_ARCH_LLAMA && (a->model.n_embd / a->model.n_head) % 2 != 0)
         why = "--arch llama: the head width --n-embd / --n-head must be even (rotary pairs)";
+    else if (a->hf_model && a->init_weights)
+        why = "--hf-model and --init-weights exclude each other";
+    else if (a->save_hf && a->arch != GPT_ARCH_LLAMA && !a->hf_model)
+        why = "--save-hf writes a Llama: it needs --arch llama or --hf-model";
     else if (a->quiet && a->verbose)
         why = "--quiet and --verbose exclude each other";
     else if (a->val_data && !a->data)
@@ -540,8 +558,37 @@ const char *gpt_arch_name(int arch)
     return archs[arch == GPT_ARCH_LLAMA ? 1 : 0];
 }
 
+int gpt_args_read_hf(struct gpt_args *a, char *msg, size_t len)
+{
+    char path[4096];
+    struct zero_error err = {0};
+    snprintf(path, sizeof path, "%s/config.json", a->hf_model);
+    if (zero_hf_config_read(&a->hf, path, NULL, 0, &err)) {
+        snprintf(msg, len, "--hf-model: %s", err.msg);
+        return -1;
+    }
+    const struct zero_llama_config *c = &a->hf;
+    a->have_hf = 1, a->arch = GPT_ARCH_LLAMA;
+    a->model.n_layer = c->num_hidden_layers, a->model.n_head = c->num_attention_heads;
+    a->model.n_embd = c->hidden_size, a->model.vocab_size = c->vocab_size;
+    a->n_kv_head = c->num_key_value_heads, a->intermediate = c->intermediate_size;
+    a->rope_theta = c->rope_theta, a->untied_head = !c->tie_word_embeddings;
+    if (!a->data && c->vocab_size < 128) {
+        snprintf(msg, len,
+                 "--hf-model: %s: vocab_size %lld: the addition task is text, it needs 128 "
+                 "(give --data)",
+                 path, (long long)c->vocab_size);
+        return -1;
+    }
+    return 0;
+}
+
 void gpt_args_llama(const struct gpt_args *a, struct zero_llama_config *c)
 {
+    if (a->have_hf) { /* --hf-model: the file's shape, rope and biases as they are */
+        *c = a->hf;
+        return;
+    }
     zero_llama_config_default(c);
     const int64_t C = a->model.n_embd;
     c->vocab_size = a->model.vocab_size;

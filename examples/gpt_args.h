@@ -54,6 +54,12 @@ struct gpt_args {
     const char *prompt; /* NULL: a held-out problem's prompt, or "\n" */
     /* weights */
     const char *init_weights, *save_weights;
+    /* Hugging Face model directories (--arch llama): --hf-model DIR in, --save-hf DIR out,
+     * its safetensors sharded above --save-hf-shard-size bytes */
+    const char *hf_model, *save_hf;
+    int64_t save_hf_shard;
+    int have_hf; /* hf is --hf-model's config.json (gpt_args_read_hf) */
+    struct zero_llama_config hf;
     /* checkpoints */
     const char *save_checkpoint, *resume;
     int64_t checkpoint_every, keep_last;
@@ -75,6 +81,9 @@ void gpt_args_fields(struct gpt_args *a, struct program_startup *s);
 /* The Llama config of the flags (--arch llama): the shape flags and LlamaConfig's
  * defaults otherwise (rope_theta 10000, rms_norm_eps 1e-5, no biases). */
 void gpt_args_llama(const struct gpt_args *a, struct zero_llama_config *c);
+/* --hf-model DIR: reads DIR/config.json into a->hf and takes its shape (--arch llama,
+ * the shape flags); 0, or -1 with "--hf-model: why" in msg. */
+int gpt_args_read_hf(struct gpt_args *a, char *msg, size_t len);
 /* "gpt2" or "llama" */
 const char *gpt_arch_name(int arch);
 

@@ -6,6 +6,7 @@
 # run loop).
 EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
 	%reldir%/weights_io.c %reldir%/weights_io.h \
+	%reldir%/hf_io.c %reldir%/hf_io.h \
 	%reldir%/example_mpi.c %reldir%/example_mpi.h \
 	%reldir%/stage_memory.c %reldir%/stage_memory.h \
 	%reldir%/checkpointing.c %reldir%/checkpointing.h \

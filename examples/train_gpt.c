@@ -23,6 +23,7 @@
 #include "gpt_args.h"
 #include "gpt_generate.h"
 #include "gpt_source.h"
+#include "hf_io.h"
 #include "program_run.h"
 #include "report.h"
 #include "stage_memory.h"
@@ -145,6 +146,12 @@ static int setup(void *ctx, struct zero_error *err)
         (rc = weights_load_mapped(t->engine, t->model, a->init_weights,
                                   a->arch == GPT_ARCH_LLAMA ? &llama : &hf, comm, err)))
         return zero_error_wrap(err, "--init-weights: ");
+    if (a->hf_model) {
+        struct zero_llama_config lc;
+        gpt_args_llama(a, &lc);
+        if ((rc = hf_load_llama(t->engine, &lc, a->hf_model, comm, err)))
+            return zero_error_wrap(err, "--hf-model: ");
+    }
     char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
     snprintf(what, sizeof what,
              "micro-batch of %lld sequences (train_micro_batch_size_per_gpu) x --block-size %lld",
@@ -239,7 +246,9 @@ static void print_header(void *ctx)
                (long long)zero_tokenizer_vocab_size(t->tok));
     if (a->config)
         printf("config: %s (under the flags)\n", a->config);
-    printf("init: %s\n", a->init_weights ? a->init_weights : "GPT-2's, seeded (--seed)");
+    printf("init: %s\n", a->hf_model       ? a->hf_model
+                         : a->init_weights ? a->init_weights
+                                           : "GPT-2's, seeded (--seed)");
     if (a->verbose)
         for (int u = 0; u < t->model->nunits; u++) {
             const struct zero_unit *unit = t->model->units[u];
@@ -535,6 +544,10 @@ static void startup(void *ctx, int argc, char **argv, struct program_startup *su
     enum gpt_args_result parsed = gpt_args_parse(&t->a, argc, argv, msg, sizeof msg);
     if (!program_startup_parsed(su, parsed == GPT_ARGS_HELP, parsed == GPT_ARGS_USAGE, msg, help))
         return;
+    if (t->a.hf_model && gpt_args_read_hf(&t->a, msg, sizeof msg)) {
+        program_fail_text(su, 2, msg);
+        return;
+    }
     if (t->a.tokenizer) {
         program_input_file(su, "--tokenizer", t->a.tokenizer);
         if (tokenizer_vocab(t, t->a.tokenizer, msg, sizeof msg)) {
@@ -580,9 +593,20 @@ static int after_train(void *ctx, const struct program *p)
         program_error(p, "--save-weights: ", &err);
         return 1;
     }
+    if (t->a.save_hf) {
+        struct zero_llama_config lc;
+        gpt_args_llama(&t->a, &lc);
+        if (hf_save_llama(t->engine, &lc, t->a.save_hf, ZERO_F32, t->a.save_hf_shard,
+                          MPI_COMM_WORLD, &err)) {
+            program_error(p, "--save-hf: ", &err);
+            return 1;
+        }
+    }
     if (p->rank == 0) {
         if (t->a.save_weights && !t->a.quiet)
             printf("saved %s\n", t->a.save_weights);
+        if (t->a.save_hf && !t->a.quiet)
+            printf("saved %s (Hugging Face LlamaForCausalLM)\n", t->a.save_hf);
         printf("final: step %lld", (long long)t->a.steps);
         if (t->a.steps > 0)
             printf(", loss %.6f", last_loss);

@@ -13,15 +13,15 @@
 # fuzz-corpus/NAME/ of the build directory; a crash leaves its input in
 # fuzz-artifacts/ and fails the make (fuzz/run-fuzzer.sh).
 FUZZ_SECONDS = 30
-FUZZ_TARGETS = config ckpt ckpt_load safetensors tokens args tokenizer encode
+FUZZ_TARGETS = config ckpt ckpt_load safetensors tokens args tokenizer encode hf
 EXTRA_DIST += fuzz/corpus fuzz/config.dict fuzz/args.dict fuzz/run-fuzzer.sh fuzz/fuzz_util.h \
 	fuzz/fuzz_config.c fuzz/fuzz_ckpt.c fuzz/fuzz_ckpt_load.c fuzz/fuzz_safetensors.c \
-	fuzz/fuzz_tokens.c fuzz/fuzz_args.c fuzz/fuzz_tokenizer.c fuzz/fuzz_encode.c
+	fuzz/fuzz_tokens.c fuzz/fuzz_args.c fuzz/fuzz_tokenizer.c fuzz/fuzz_encode.c fuzz/fuzz_hf.c
 
 if ENABLE_FUZZING
 FUZZ_LDADD = libzero.la $(JANSSON_LIBS) -lm
 noinst_PROGRAMS += fuzz/fuzz_config fuzz/fuzz_ckpt fuzz/fuzz_ckpt_load fuzz/fuzz_safetensors \
-	fuzz/fuzz_tokens fuzz/fuzz_args fuzz/fuzz_tokenizer fuzz/fuzz_encode
+	fuzz/fuzz_tokens fuzz/fuzz_args fuzz/fuzz_tokenizer fuzz/fuzz_encode fuzz/fuzz_hf
 # ds_config.json loader
 fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c fuzz/fuzz_util.h
 fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
@@ -67,6 +67,12 @@ fuzz_fuzz_encode_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_FIXTURES='"$(abs_top_srcdir)/t
 fuzz_fuzz_encode_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_encode_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_encode_LDADD = $(FUZZ_LDADD)
+# a Hugging Face model directory's config.json and model.safetensors.index.json
+fuzz_fuzz_hf_SOURCES = fuzz/fuzz_hf.c fuzz/fuzz_util.h
+fuzz_fuzz_hf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/io
+fuzz_fuzz_hf_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+fuzz_fuzz_hf_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+fuzz_fuzz_hf_LDADD = $(FUZZ_LDADD)
 
 FUZZ_RUN = FUZZ_SECONDS='$(FUZZ_SECONDS)' LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/lsan.supp' \
 	$(SHELL) $(srcdir)/fuzz/run-fuzzer.sh $(srcdir)/fuzz
@@ -88,9 +94,11 @@ fuzz-tokenizer: fuzz/fuzz_tokenizer$(EXEEXT)
 	$(FUZZ_RUN) tokenizer
 fuzz-encode: fuzz/fuzz_encode$(EXEEXT)
 	$(FUZZ_RUN) encode
+fuzz-hf: fuzz/fuzz_hf$(EXEEXT)
+	$(FUZZ_RUN) hf
 else
 fuzz-smoke fuzz-config fuzz-ckpt fuzz-ckpt-load fuzz-safetensors fuzz-tokens fuzz-args \
-fuzz-tokenizer fuzz-encode:
+fuzz-tokenizer fuzz-encode fuzz-hf:
 	@echo "make $@: this build has no fuzzers. Build them in a directory of their own:" >&2
 	@echo "  apt-get install clang   (libFuzzer: libclang-rt-14-dev comes with it)" >&2
 	@echo "  OMPI_CC=clang ../configure --enable-fuzzing --without-cuda --without-nccl" >&2
@@ -98,7 +106,7 @@ fuzz-tokenizer fuzz-encode:
 	@exit 1
 endif
 .PHONY: fuzz-smoke fuzz-config fuzz-ckpt fuzz-ckpt-load fuzz-safetensors fuzz-tokens fuzz-args \
-	fuzz-tokenizer fuzz-encode
+	fuzz-tokenizer fuzz-encode fuzz-hf
 clean-local: clean-local-fuzz
 clean-local-fuzz:
 	-rm -rf fuzz-corpus fuzz-artifacts

@@ -31,6 +31,7 @@ include tests/examples.mk
 include tests/config_json.mk
 include tests/gpt.mk
 include tests/llama.mk
+include tests/hf.mk
 include tests/observability.mk
 include tests/checkpoint.mk
 include tests/aarch64/local.mk

@@ -24,6 +24,7 @@
 #include "zero/checkpoint.h"
 #include "zero/gpt.h"
 #include "zero/llama.h"
+#include "zero/hf_model.h"
 #include "zero/tokens.h"
 #include "zero/addition.h"
 

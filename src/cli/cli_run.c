@@ -33,6 +33,8 @@ static const char help_rest[] =
     "  --vocab-size V       transformers: vocabulary (default 64)\n"
     "  --heads H            transformers: attention heads (default 4)\n"
     "  --kv-heads K         llama: key/value heads, dividing --heads (default 2)\n"
+    "  --hf-config FILE     --model llama of a Hugging Face config.json's shape (its hidden,\n"
+    "                       layers, heads, kv heads, vocab, rope, biases, tied or not)\n"
     "  --micro-batch m      rows (mlp) or sequences per rank per micro-step (default 4)\n"
     "  --batch B            global batch; accumulation = B / (m x N) (default m x N)\n"
     "  --lr X               AdamW learning rate (default 1e-3)\n"
@@ -81,7 +83,7 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         "--overlap",        "--prefetch",   "--persistence", "--max-live",
         "--reuse-distance", "--precision",  "--atom-order",  "--hpz",
         "--model",          "--block-size", "--vocab-size",  "--heads",
-        "--kv-heads",
+        "--kv-heads",       "--hf-config",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -98,7 +100,17 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
     int64_t x = 0;
     int bad = 0;
     const char *want = "an integer >= 1";
-    if (strcmp(flag, "--model") == 0) {
+    if (strcmp(flag, "--hf-config") == 0) {
+        struct zero_error err = {0};
+        if (zero_hf_config_read(&m->hf, v, NULL, 0, &err)) {
+            snprintf(msg, len, "--hf-config: %s", err.msg);
+            return -1;
+        }
+        m->hf_config = v, m->kind = CLI_MODEL_LLAMA;
+        m->hidden = m->hf.hidden_size, m->layers = m->hf.num_hidden_layers;
+        m->heads = m->hf.num_attention_heads, m->kv_heads = m->hf.num_key_value_heads;
+        m->vocab = m->hf.vocab_size;
+    } else if (strcmp(flag, "--model") == 0) {
         static const char *const kinds[] = {"mlp", "gpt2", "llama"};
         m->kind = -1;
         for (int j = 0; j < 3; j++)
@@ -194,6 +206,7 @@ void cli_model_fields(const struct cli_model *m, struct program_startup *su)
     program_field(su, "--vocab-size", "%lld", (long long)m->vocab);
     program_field(su, "--heads", "%d", m->heads);
     program_field(su, "--kv-heads", "%d", m->kv_heads);
+    program_field(su, "--hf-config", "%s", m->hf_config ? m->hf_config : "");
     program_field(su, "--hidden", "%lld", (long long)m->hidden);
     program_field(su, "--layers", "%d", m->layers);
     program_field(su, "--classes", "%lld", (long long)m->classes);
@@ -265,6 +278,11 @@ const char *cli_model_describe(const struct cli_model *m, char *buf, size_t len)
         snprintf(buf, len, "a GPT-2 of %d blocks (n_embd %lld, %d heads, T %lld, V %lld)",
                  m->layers, (long long)m->hidden, m->heads, (long long)m->block,
                  (long long)m->vocab);
+    else if (m->hf_config)
+        snprintf(buf, len,
+                 "the Llama of %s (%d layers, hidden %lld, %d heads, %d kv heads, T %lld, V %lld)",
+                 m->hf_config, m->layers, (long long)m->hidden, m->heads, m->kv_heads,
+                 (long long)m->block, (long long)m->vocab);
     else
         snprintf(buf, len,
                  "a Llama of %d layers (hidden %lld, %d heads, %d kv heads, T %lld, V %lld)",
@@ -282,6 +300,18 @@ int cli_model_build(const struct cli_model *m, struct zero_model **model, struct
                                           .block_size = m->block,
                                           .vocab_size = m->vocab};
         return zero_nn_build_gpt(model, &g, err);
+    }
+    if (m->kind == CLI_MODEL_LLAMA && m->hf_config) {
+        const struct zero_llama_config *c = &m->hf;
+        if (m->hidden != c->hidden_size || m->layers != c->num_hidden_layers ||
+            m->heads != c->num_attention_heads || m->kv_heads != c->num_key_value_heads ||
+            m->vocab != c->vocab_size)
+            return zero_fail(err, ZERO_EINVAL,
+                             "--hf-config %s: a shape flag after it (--hidden, --layers, --heads, "
+                             "--kv-heads, --vocab-size) disagrees with the file",
+                             m->hf_config);
+        return zero_nn_build_llama(model, c, &(struct zero_llama_build){.block_size = m->block},
+                                   err);
     }
     if (m->kind == CLI_MODEL_LLAMA) {
         struct zero_llama_config c;

@@ -22,10 +22,12 @@ struct cli_model {
     int64_t hidden, classes;
     int layers;
     /* the transformers' shape: --hidden is C, --layers the blocks */
-    int64_t block, vocab; /* T, V */
-    int heads, kv_heads;  /* query heads; kv heads (llama) */
-    int64_t micro_batch;  /* rows (mlp) or sequences (transformers) per rank per micro-step */
-    int64_t batch;        /* global batch; 0 = micro_batch x world (no accumulation) */
+    int64_t block, vocab;        /* T, V */
+    int heads, kv_heads;         /* query heads; kv heads (llama) */
+    const char *hf_config;       /* --hf-config: a Hugging Face config.json, the llama's shape */
+    struct zero_llama_config hf; /* what it gave (hidden, layers, heads, vocab copied above) */
+    int64_t micro_batch; /* rows (mlp) or sequences (transformers) per rank per micro-step */
+    int64_t batch;       /* global batch; 0 = micro_batch x world (no accumulation) */
     uint64_t data_seed;
     struct zero_config cfg; /* stage, optimizer and knobs; batch sizes unresolved */
 };

@@ -11,6 +11,8 @@
 #include "cli_run.h"
 #include "commands.h"
 #include "zero/estimate.h"
+#include "zero/hf_model.h"
+#include "zero/llama.h"
 #include "zero/svg_chart.h"
 
 #define MAX_WORLDS 16
@@ -20,6 +22,8 @@ struct estimate_args {
     int have_psi;
     struct zero_gpt_shape gpt;
     int have_gpt;
+    const char *hf_config; /* --hf-config: a Llama's config.json */
+    struct zero_llama_config llama;
     int worlds[MAX_WORLDS];
     int nworlds;
     int nodes, gpus_per_node; /* 0 = not given */
@@ -43,6 +47,7 @@ static const char usage_text[] =
     "                  [--nvme-bandwidth GBPS]\n"
     "                  [--largest-layer L] [--buffer-factor F] [--svg FILE]\n"
     "    zero estimate --n-layer L --n-head H --n-embd C [--block-size T] [--vocab-size V] ...\n"
+    "    zero estimate --hf-config config.json ...\n"
     "\n"
     "DESCRIPTION\n"
     "    Prints the bytes of parameters, gradients and optimizer states that one rank holds\n"
@@ -57,6 +62,8 @@ static const char usage_text[] =
     "OPTIONS\n"
     "    --params P           parameters, e.g. 7e9 or 124439808\n"
     "    --n-layer L, --n-head H, --n-embd C, --block-size T (1024), --vocab-size V (50257)\n"
+    "    --hf-config FILE     a Hugging Face LlamaForCausalLM config.json: Ψ as transformers'\n"
+    "                         model.num_parameters() counts it (a tied head once)\n"
     "                         count the parameters of a GPT-2 (tied head) instead\n"
     "    --ranks N[,N...]     data-parallel ranks (default 1); a list prints Table 1's layout\n"
     "    --nodes M            nodes, with --gpus-per-node G: N = M x G (DeepSpeed's HW setup)\n"
@@ -199,6 +206,8 @@ static int parse(struct estimate_args *a, int argc, char **argv)
                 return bad(f, v, "a number > 0");
         } else if (strcmp(f, "--svg") == 0) {
             a->svg = v;
+        } else if (strcmp(f, "--hf-config") == 0) {
+            a->hf_config = v;
         } else {
             int64_t *field = strcmp(f, "--n-layer") == 0      ? &a->gpt.n_layer
                              : strcmp(f, "--n-head") == 0     ? &a->gpt.n_head
@@ -215,9 +224,9 @@ static int parse(struct estimate_args *a, int argc, char **argv)
             a->have_gpt = 1;
         }
     }
-    if (a->have_psi == a->have_gpt) {
-        fprintf(stderr, "zero estimate: give either --params or a GPT shape (--n-layer, --n-head, "
-                        "--n-embd) (see --help)\n");
+    if (a->have_psi + a->have_gpt + (a->hf_config != NULL) != 1) {
+        fprintf(stderr, "zero estimate: give one of --params, a GPT shape (--n-layer, --n-head, "
+                        "--n-embd) or --hf-config (see --help)\n");
         return 2;
     }
     if (a->have_gpt && (!a->gpt.n_layer || !a->gpt.n_head || !a->gpt.n_embd)) {
@@ -276,6 +285,16 @@ static void print_model(const struct estimate_args *a, const struct zero_gpt_cou
         printf("%s (12C^2 + 13C) + ln_f ", cli_num(buf, g->per_layer));
         printf("%s\n", cli_num(buf, g->ln_f));
         printf("  largest layer: %s parameters\n", cli_num(buf, g->largest_layer));
+    }
+    if (a->hf_config) {
+        const struct zero_llama_config *c = &a->llama;
+        printf("Llama (%s): %d layers, hidden %lld, %d heads / %d kv heads of %lld, "
+               "intermediate %lld, vocab %lld (%s head)\n",
+               a->hf_config, c->num_hidden_layers, (long long)c->hidden_size,
+               c->num_attention_heads, c->num_key_value_heads, (long long)c->head_dim,
+               (long long)c->intermediate_size, (long long)c->vocab_size,
+               c->tie_word_embeddings ? "tied" : "untied");
+        printf("  largest layer: %s parameters\n", cli_num(buf, llround(a->largest_layer)));
     }
     printf("Ψ = %s parameters", cli_num(buf, llround(a->psi)));
 }
@@ -496,6 +515,25 @@ static int write_svg(const struct estimate_args *a)
     return 0;
 }
 
+/* The parameters of the largest unit ZeRO-3 gathers whole: a decoder layer, the
+ * embedding or the untied head. */
+static int64_t llama_largest_unit(const struct zero_llama_config *c)
+{
+    int64_t most = 0, layer = 0;
+    struct zero_error ignore;
+    for (int k = 0; k < zero_llama_tensor_count(c); k++) {
+        struct zero_llama_tensor t;
+        if (zero_llama_tensor(c, k, &t, &ignore))
+            break;
+        int64_t n = t.shape[0] * (t.ndim == 2 ? t.shape[1] : 1);
+        if (!strncmp(t.name, "model.layers.0.", 15))
+            layer += n;
+        else if (n > most)
+            most = n;
+    }
+    return layer > most ? layer : most;
+}
+
 int zero_cmd_estimate(int argc, char **argv)
 {
     struct estimate_args a;
@@ -512,6 +550,17 @@ int zero_cmd_estimate(int argc, char **argv)
         a.psi = (double)g.total;
         if (a.largest_layer <= 0)
             a.largest_layer = (double)g.largest_layer;
+    }
+    if (a.hf_config) {
+        struct zero_error err = {0};
+        char ignored[512];
+        if (zero_hf_config_read(&a.llama, a.hf_config, ignored, sizeof ignored, &err)) {
+            fprintf(stderr, "zero estimate: --hf-config: %s\n", err.msg);
+            return 2;
+        }
+        a.psi = (double)zero_llama_num_parameters(&a.llama);
+        if (a.largest_layer <= 0)
+            a.largest_layer = (double)llama_largest_unit(&a.llama);
     }
     print_model(&a, &g);
     if (a.nworlds == 1)
