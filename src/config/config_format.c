@@ -12,6 +12,8 @@
 /* The shortest %g that reads back as the same double. */
 static void format_real(double x, char *buf, size_t len)
 {
+    if (buf == NULL || len == 0) /* never, but gcc's -fsanitize build cannot see it */
+        return;
     for (int digits = 15; digits <= 17; digits++) {
         snprintf(buf, len, "%.*g", digits, x);
         if (strtod(buf, NULL) == x)
