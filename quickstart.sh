@@ -61,9 +61,10 @@ die() {
 packages=(build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
     libopenblas-dev check libjansson-dev libsubunit-dev liburing-dev libpcre2-dev libutf8proc-dev
     iproute2) # iproute2: ip netns for tests/test_multihost.sh
-# fuzz mode: clang brings libFuzzer (libclang-rt-14-dev on Debian 12)
+# fuzz mode: clang brings libFuzzer (libclang-rt-14-dev on Debian 12); clang-format for
+# .ci/run's format check
 if [ "$mode" = fuzz ]; then
-    packages+=(clang)
+    packages+=(clang clang-format)
 fi
 
 install_packages() {
