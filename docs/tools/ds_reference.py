@@ -25,6 +25,11 @@ is the first 90%, train_gpt's --val-fraction 0.1); the loss is the mean cross-en
 the micro-batch's tokens. The trajectory names the tensors as HF's model does
 (transformer.wte.weight, ...): `zero diff` matches the prefix.
 
+--model llama is train_gpt --arch llama's: Hugging Face's LlamaForCausalLM loaded with
+from_pretrained from the directory --init names (train_gpt's --save-hf output), on the same
+byte windows as GPT-2; the trajectory names its tensors as HF does (model.layers.0...), as
+libzero's do.
+
 Rank r's micro-batch at micro-step i of step s holds samples s*B + (i*N + r)*m .. + m - 1,
 libzero's micro-step-major atoms. The optimizer is torch.optim.AdamW ("torch_adam": true)
 with the trainer's defaults (betas 0.9 and 0.999 for the MLP, 0.9 and 0.95 for GPT-2; eps
@@ -138,6 +143,19 @@ class Gpt2Task:
         return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
+class LlamaTask(Gpt2Task):
+    """train_gpt --arch llama's model from a Hugging Face directory, on the same windows."""
+
+    def __init__(self, a):
+        from transformers import LlamaForCausalLM
+
+        raw = open(a.data, "rb").read()
+        train = raw[:len(raw) - int(len(raw) * 0.1)]
+        self.tokens = torch.tensor(list(train), dtype=torch.long)
+        self.T, self.windows = a.block_size, (len(train) - 1) // a.block_size
+        self.model = LlamaForCausalLM.from_pretrained(a.init, torch_dtype=torch.float32)
+
+
 def main():
     p = argparse.ArgumentParser()
     for flag, kind in [("--model", str), ("--init", str), ("--data", str), ("--trajectory", str),
@@ -150,7 +168,7 @@ def main():
     a = p.parse_args()
     deepspeed.init_distributed(dist_backend="gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    task = {"mlp": MlpTask, "gpt2": Gpt2Task}[a.model](a)
+    task = {"mlp": MlpTask, "gpt2": Gpt2Task, "llama": LlamaTask}[a.model](a)
     m, accum = a.micro_batch, a.batch // (a.micro_batch * world)
     config = {
         "train_batch_size": a.batch, "train_micro_batch_size_per_gpu": m,
