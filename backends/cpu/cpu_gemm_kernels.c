@@ -196,46 +196,45 @@ __attribute__((target("avx512f"))) static void narrow_avx512(uint16_t *dst, cons
 
 #define ROWS4(X) X(0) X(1) X(2) X(3)
 
+/* The 4 x 24 tile's registers, shared by the fp32 tile and its bf16-product order:
+ * declared, loaded from cin (or zeroed), one k step from a (4) and b0..b2 (24), stored. */
+#define A2_DECL(r) __m256 c##r##0, c##r##1, c##r##2;
+#define A2_LOAD(r)                                                                                 \
+    c##r##0 = _mm256_loadu_ps(cin + r * ldin);                                                     \
+    c##r##1 = _mm256_loadu_ps(cin + r * ldin + 8);                                                 \
+    c##r##2 = _mm256_loadu_ps(cin + r * ldin + 16);
+#define A2_ZERO(r) c##r##0 = c##r##1 = c##r##2 = _mm256_setzero_ps();
+#define A2_STEP(r)                                                                                 \
+    {                                                                                              \
+        const __m256 ar = _mm256_broadcast_ss(a + r);                                              \
+        c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);                                                \
+        c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1);                                                \
+        c##r##2 = _mm256_fmadd_ps(ar, b2, c##r##2);                                                \
+    }
+#define A2_STORE(r)                                                                                \
+    _mm256_storeu_ps(cout + r * ldout, c##r##0);                                                   \
+    _mm256_storeu_ps(cout + r * ldout + 8, c##r##1);                                               \
+    _mm256_storeu_ps(cout + r * ldout + 16, c##r##2);
+#define A2_BEGIN                                                                                   \
+    ROWS4(A2_DECL)                                                                                 \
+    if (cin != NULL) {                                                                             \
+        ROWS4(A2_LOAD)                                                                             \
+    } else {                                                                                       \
+        ROWS4(A2_ZERO)                                                                             \
+    }
+
 __attribute__((target("avx2,fma"))) static void tile_avx2(int64_t kc, const float *ap,
                                                           const float *bp, const float *cin,
                                                           int64_t ldin, float *cout, int64_t ldout)
 {
-#define DECL(r) __m256 c##r##0, c##r##1, c##r##2;
-    ROWS4(DECL)
-#undef DECL
-    if (cin != NULL) {
-#define LOAD(r)                                                                                    \
-    c##r##0 = _mm256_loadu_ps(cin + r * ldin);                                                     \
-    c##r##1 = _mm256_loadu_ps(cin + r * ldin + 8);                                                 \
-    c##r##2 = _mm256_loadu_ps(cin + r * ldin + 16);
-        ROWS4(LOAD)
-#undef LOAD
-    } else {
-#define ZERO(r) c##r##0 = c##r##1 = c##r##2 = _mm256_setzero_ps();
-        ROWS4(ZERO)
-#undef ZERO
-    }
+    A2_BEGIN
     for (int64_t k = 0; k < kc; k++) {
-        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8),
-                     b2 = _mm256_loadu_ps(bp + 16);
-#define STEP(r)                                                                                    \
-    {                                                                                              \
-        const __m256 a = _mm256_broadcast_ss(ap + r);                                              \
-        c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                                                 \
-        c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1);                                                 \
-        c##r##2 = _mm256_fmadd_ps(a, b2, c##r##2);                                                 \
+        const float *a = ap + k * A2_MR, *b = bp + k * A2_NR;
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8),
+                     b2 = _mm256_loadu_ps(b + 16);
+        ROWS4(A2_STEP)
     }
-        ROWS4(STEP)
-#undef STEP
-        ap += A2_MR;
-        bp += A2_NR;
-    }
-#define STORE(r)                                                                                   \
-    _mm256_storeu_ps(cout + r * ldout, c##r##0);                                                   \
-    _mm256_storeu_ps(cout + r * ldout + 8, c##r##1);                                               \
-    _mm256_storeu_ps(cout + r * ldout + 16, c##r##2);
-    ROWS4(STORE)
-#undef STORE
+    ROWS4(A2_STORE)
 }
 
 /* tile_avx2's registers under the bf16-product contract, widened panels (2 np rows) */
@@ -243,42 +242,15 @@ __attribute__((target("avx2,fma"), noinline)) static void
 dot_avx2_body(int64_t np, const float *ap, const float *bp, const float *cin, int64_t ldin,
               float *cout, int64_t ldout)
 {
-#define DECL(r) __m256 c##r##0, c##r##1, c##r##2;
-    ROWS4(DECL)
-#undef DECL
-    if (cin != NULL) {
-#define LOAD(r)                                                                                    \
-    c##r##0 = _mm256_loadu_ps(cin + r * ldin);                                                     \
-    c##r##1 = _mm256_loadu_ps(cin + r * ldin + 8);                                                 \
-    c##r##2 = _mm256_loadu_ps(cin + r * ldin + 16);
-        ROWS4(LOAD)
-#undef LOAD
-    } else {
-#define ZERO(r) c##r##0 = c##r##1 = c##r##2 = _mm256_setzero_ps();
-        ROWS4(ZERO)
-#undef ZERO
-    }
+    A2_BEGIN
     for (int64_t p = 0; p < np; p++)
         for (int odd = 1; odd >= 0; odd--) { /* k = 2p + 1, then 2p */
             const float *a = ap + (2 * p + odd) * A2_MR, *b = bp + (2 * p + odd) * A2_NR;
             const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8),
                          b2 = _mm256_loadu_ps(b + 16);
-#define STEP(r)                                                                                    \
-    {                                                                                              \
-        const __m256 ar = _mm256_broadcast_ss(a + r);                                              \
-        c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);                                                \
-        c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1);                                                \
-        c##r##2 = _mm256_fmadd_ps(ar, b2, c##r##2);                                                \
-    }
-            ROWS4(STEP)
-#undef STEP
+            ROWS4(A2_STEP)
         }
-#define STORE(r)                                                                                   \
-    _mm256_storeu_ps(cout + r * ldout, c##r##0);                                                   \
-    _mm256_storeu_ps(cout + r * ldout + 8, c##r##1);                                               \
-    _mm256_storeu_ps(cout + r * ldout + 16, c##r##2);
-    ROWS4(STORE)
-#undef STORE
+    ROWS4(A2_STORE)
 }
 
 static void dot_avx2(int64_t np, const void *ap, const void *bp, const float *cin, int64_t ldin,
