@@ -83,6 +83,19 @@ if [ -n "$(ls "$tmp/a/sw")" ]; then
     fail "nvme_one_rank: rank 0 left $(ls "$tmp/a/sw")"
 fi
 
+# a value a knob does not take, or a ZERO_FAULT that is not SITE:RANKS[:NTH], is an
+# error on every rank (both were ignored, or only warned about): on the last rank only,
+# every rank stops with its message
+job knob_one_rank -np 1 $m : -np 1 -x ZERO_HOST_ISA=bogus $m
+says knob_one_rank "rank 1: ZERO_HOST_ISA=bogus: it takes base|avx2|avx512"
+[ "$rc" -ne 0 ] || fail "knob_one_rank exited 0"
+for bad in ZERO_AIO=bogus ZERO_FP32_LOGITS=true ZERO_FAULT=nonsense ZERO_FAULT=alloc:0x; do
+    name=env_$(echo "$bad" | tr -c 'A-Za-z0-9\n' _)
+    # shellcheck disable=SC2086
+    run "$name" 0 env "$bad" $m
+    expect_error "$name" 1 "${bad%%=*}=${bad#*=}: "
+done
+
 # ---- mixed runs: what changes the math differs between ranks ----
 job fp32_logits_one_rank -np 1 $g : -np 1 -x ZERO_FP32_LOGITS=1 $g
 says fp32_logits_one_rank "ZERO_FP32_LOGITS differs between ranks: '1' on rank 1, unset on rank 0"

@@ -32,6 +32,11 @@ int zero_fault(const char *site);
  * SITE (ZERO_FAULT)" and returns ZERO_EIO. */
 int zero_fault_fail_text(char *why, size_t why_len, const char *who, const char *site);
 
+struct zero_error;
+/* ZERO_OK, or ZERO_EINVAL naming ZERO_FAULT when it is set but not SITE:RANKS[:NTH]
+ * (the engine checks at creation, and the ranks agree on the outcome). */
+int zero_fault_check(struct zero_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,12 +47,18 @@ struct zero_knob {
     const char *what;    /* one line: what it changes and why one sets it */
     int agreed;          /* 1: changes the bits or the collectives, so every rank must see the
                             same value (the engine refuses a run where they differ) */
+    int enumerated;      /* 1: values lists every value it takes ("a|b"); any other (but the
+                            empty one, the default) is an error (zero_knobs_check) */
 };
 
 /* The knob's value, or NULL when it is unset (an empty value counts as set). */
 const char *zero_knob(enum zero_knob_id id);
 /* The table entry of id (ZERO_KNOB_COUNT entries, in the enum's order). */
 const struct zero_knob *zero_knob_info(enum zero_knob_id id);
+struct zero_error;
+/* ZERO_OK, or the first enumerated knob set to a value it does not take, named with its
+ * values in err (the engine checks at creation, and the ranks agree on the outcome). */
+int zero_knobs_check(struct zero_error *err);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,25 @@ static struct {
     long passages;
 } sites[MAX_SITES];
 static int nsites;
+static int bad_spec; /* ZERO_FAULT is set but not SITE:RANKS[:NTH]: zero_fault_check fails */
+
+/* RANKS: "all", "last" or a list of ranks like "0,2" */
+static int ranks_valid(const char *ranks)
+{
+    if (strcmp(ranks, "all") == 0 || strcmp(ranks, "last") == 0)
+        return 1;
+    for (const char *p = ranks;;) {
+        char *end;
+        if (*p < '0' || *p > '9')
+            return 0;
+        (void)strtol(p, &end, 10);
+        if (*end == '\0')
+            return 1;
+        if (*end != ',')
+            return 0;
+        p = end + 1;
+    }
+}
 
 static void parse(void)
 {
@@ -45,14 +64,16 @@ static void parse(void)
     long nth = c2 ? strtol(c2 + 1, &end, 10) : 1;
     if (!c1 || slen == 0 || slen >= SITE_LEN || rlen == 0 || rlen >= sizeof want_ranks ||
         (c2 && (*end != '\0' || nth < 1))) {
-        fprintf(stderr,
-                "libzero: ZERO_FAULT=%s: expected SITE:RANKS[:NTH] (RANKS all, last or "
-                "a list like 0,2; NTH from 1); no fault is injected\n",
-                spec);
+        bad_spec = 1;
         return;
     }
     memcpy(want_site, spec, slen);
     memcpy(want_ranks, c1 + 1, rlen);
+    if (!ranks_valid(want_ranks)) {
+        bad_spec = 1;
+        want_site[0] = '\0';
+        return;
+    }
     want_nth = nth;
     active = 1;
 }
@@ -129,4 +150,19 @@ int zero_fault_fail_text(char *why, size_t why_len, const char *who, const char 
 {
     snprintf(why, why_len, "%s: rank %d: injected fault at %s (ZERO_FAULT)", who, rank_now, site);
     return ZERO_EIO;
+}
+
+int zero_fault_check(struct zero_error *err)
+{
+    pthread_mutex_lock(&lock);
+    if (!parsed)
+        parse();
+    const int bad = bad_spec;
+    pthread_mutex_unlock(&lock);
+    if (bad)
+        return zero_fail(err, ZERO_EINVAL,
+                         "ZERO_FAULT=%s: expected SITE:RANKS[:NTH] (RANKS all, last or a list "
+                         "like 0,2; NTH from 1; docs/faults.md)",
+                         zero_knob(ZERO_KNOB_FAULT));
+    return ZERO_OK;
 }

@@ -7,6 +7,7 @@
 
 #include "env_agree.h"
 #include "engine_internal.h"
+#include "zero/fault.h"
 #include "zero/knobs.h"
 
 /* compared: the knobs of zero/knobs.h marked `agreed` (the bits or the collectives) */
@@ -24,9 +25,16 @@ int engine_env_agree(struct zero_engine *e, struct zero_error *err)
         if (v)                      /* "\1" before the value: set to "" differs from unset */
             snprintf(mine[k], VALUE_LEN, "\1%s", v);
     }
-    char(*all)[NKNOBS][VALUE_LEN] = malloc((size_t)e->world * sizeof *all);
-    int rc = all ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "rank %d: the environment", e->rank);
-    if ((rc = engine_agree(e, rc, ZERO_ENOMEM, "could not exchange its environment", err))) {
+    /* a value a knob does not take is an error on every rank, not a silent default */
+    int rc = zero_knobs_check(err);
+    if (!rc)
+        rc = zero_fault_check(err);
+    if (rc)
+        zero_error_wrap(err, "rank %d: ", e->rank);
+    char(*all)[NKNOBS][VALUE_LEN] = rc ? NULL : malloc((size_t)e->world * sizeof *all);
+    if (!rc && !all)
+        rc = zero_fail(err, ZERO_ENOMEM, "rank %d: the environment", e->rank);
+    if ((rc = engine_agree(e, rc, ZERO_EINVAL, "has a bad environment", err))) {
         free(all);
         return rc;
     }
