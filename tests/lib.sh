@@ -54,6 +54,14 @@ under_sanitizers() {
     return 1
 }
 
+# small_sweep: true in the suites that repeat the default build's (the sanitizer
+# build and distcheck, for which quickstart.sh sets ZERO_TEST_WORLD_SIZES), where a
+# test whose sweep is about bits or learning, which the default build checks in
+# full, walks each code path once: a few cases, fewer steps
+small_sweep() {
+    under_sanitizers || [ -n "${ZERO_TEST_WORLD_SIZES:-}" ]
+}
+
 # require_built PROG...: exit 99 (a hard error, not a failed check) unless every
 # PROG is built.
 require_built() {

@@ -56,7 +56,10 @@ says() {
 m="$mlp --hidden 16 --layers 2 --batch 24 --steps 2 --quiet"
 g="$gpt --n-layer 1 --n-head 2 --n-embd 16 --batch 24 --steps 1 --quiet --sample 0"
 v="$zero verify --steps 1 --stages 0,3 --hidden 16 --layers 1 --batch 24"
-for np in 2 3 4; do
+# the suites that repeat this one (sanitizers, distcheck) take the odd N = 3 only
+startup_worlds="2 3 4"
+small_sweep && startup_worlds=3
+for np in $startup_worlds; do
     healthy=$((np - 1))
     for prog in mlp gpt verify; do
         case $prog in
@@ -187,6 +190,7 @@ sweep() {
 
 full=
 worlds="2 3"
+small_sweep && worlds=3
 if [ "${ZERO_FAULT_SWEEP:-}" = full ]; then
     full=1
     worlds="2 3 4"

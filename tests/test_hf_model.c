@@ -110,6 +110,26 @@ START_TEST(test_hf_config_refuses_math_it_does_not_compute_naming_the_key)
 }
 END_TEST
 
+/* fuzz/fuzz_hf found it: 500 000 000 layers of 9 tensors overflowed the int tensor
+ * count although the parameters stay below 2^50; and a config built in code (not read
+ * from a file) whose heads x head_dim overflows int64 */
+START_TEST(test_llama_sizes_whose_counts_overflow_are_refused)
+{
+    const char *text = "{\"vocab_size\": 64, \"hidden_size\": 32, \"intermediate_size\": 48, "
+                       "\"num_hidden_layers\": 500000000, \"num_attention_heads\": 4}";
+    struct zero_llama_config c;
+    struct zero_error err = {0};
+    ck_assert(zero_hf_config_parse(&c, text, strlen(text), "cfg.json", NULL, 0, &err) != 0);
+    ck_assert_msg(strstr(err.msg, "cfg.json") && strstr(err.msg, "the parameter count overflows"),
+                  "%s", err.msg);
+    zero_llama_config_default(&c);
+    c.num_attention_heads = c.num_key_value_heads = 1 << 20, c.head_dim = INT64_C(1) << 44;
+    err = (struct zero_error){0};
+    ck_assert(zero_llama_config_check(&c, &err) != 0);
+    ck_assert_msg(strstr(err.msg, "the parameter count overflows"), "%s", err.msg);
+}
+END_TEST
+
 START_TEST(test_hf_config_missing_shape_key_is_named)
 {
     const char *text = "{\"vocab_size\": 64, \"hidden_size\": 32, \"num_hidden_layers\": 2, "
@@ -392,6 +412,7 @@ static Suite *hf_suite(void)
     tcase_add_loop_test(cfg, test_hf_config_refuses_math_it_does_not_compute_naming_the_key, 0,
                         (int)(sizeof refused / sizeof *refused));
     tcase_add_test(cfg, test_hf_config_missing_shape_key_is_named);
+    tcase_add_test(cfg, test_llama_sizes_whose_counts_overflow_are_refused);
     tcase_add_test(cfg, test_hf_config_defaults_kv_heads_and_head_dim_and_accepts_rope_parameters);
     tcase_add_test(cfg, test_hf_config_written_reads_back_the_same);
     suite_add_tcase(s, cfg);

@@ -12,8 +12,12 @@
 train="$top_builddir/examples/train_mlp"
 require_built "$train"
 
+# the suites that repeat this one (sanitizers, distcheck) walk the paths at the odd
+# N = 3 only; the default build checks the bits at every N
+worlds="2 3 4"
+small_sweep && worlds=3
 ref=""
-for np in 2 3 4; do
+for np in $worlds; do
     [ "$np" -eq 3 ] && ref_keep="$ref" && ref=""
     [ "$np" -eq 4 ] && ref="$ref_keep"
     for stage in 0 1 2 3; do

@@ -27,12 +27,16 @@ field() {
 }
 
 # -- the default task learns: 250 steps reach a loss well under what
-#    unigram statistics give (about 1.0); measured 0.86 at 250 steps
-run learn 2 "$train" --stage 3 --steps 250 --val-every 100 --sample 12 --eval-problems 32 \
-    --save-weights "$tmp/w.safetensors" --memory-table
+#    unigram statistics give (about 1.0); measured 0.86 at 250 steps (the suites
+#    that repeat this one walk the same path, validation and sampling included, for
+#    20 steps)
+learn_steps=250 val_every=100
+small_sweep && learn_steps=20 val_every=10
+run learn 2 "$train" --stage 3 --steps "$learn_steps" --val-every "$val_every" --sample 12 \
+    --eval-problems 32 --save-weights "$tmp/w.safetensors" --memory-table
 expect_ok learn
 loss=$(field learn loss)
-if [ -z "$loss" ] || ! awk -v l="$loss" 'BEGIN { exit !(l < 0.93) }'; then
+if [ "$learn_steps" = 250 ] && { [ -z "$loss" ] || ! awk -v l="$loss" 'BEGIN { exit !(l < 0.93) }'; }; then
     fail "learn: final loss '$loss' is not below 0.93"
     show learn
 fi

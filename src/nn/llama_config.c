@@ -1,5 +1,8 @@
 /* LlamaConfig's defaults and the checks a config must pass before the units are
  * built (zero/llama.h). */
+#include <limits.h>
+
+#include "llama_internal.h"
 #include "zero/llama.h"
 
 void zero_llama_config_default(struct zero_llama_config *c)
@@ -17,6 +20,31 @@ void zero_llama_config_default(struct zero_llama_config *c)
         .rope_theta = 10000.0,
         .rope_scaling = {.type = ZERO_ROPE_SCALING_NONE},
     };
+}
+
+/* 1 when a size the model derives from c is not representable: the tensor count must be
+ * an int, every tensor's element count and the model's total an int64 (the layout's
+ * offsets). A config from a file can name any sizes (fuzz/fuzz_hf.c). */
+static int sizes_overflow(const struct zero_llama_config *c)
+{
+    const int per_layer = llama_layer_nparams(c);
+    int64_t q, layer = 0, embed, total;
+    if (c->num_hidden_layers > (INT_MAX - 3) / per_layer ||
+        __builtin_mul_overflow((int64_t)c->num_attention_heads, c->head_dim, &q))
+        return 1;
+    for (int i = 0; i < per_layer; i++) {
+        const char *name;
+        int ndim;
+        int64_t shape[2], n;
+        llama_layer_param(c, i, &name, &ndim, shape);
+        if (__builtin_mul_overflow(shape[0], ndim == 2 ? shape[1] : 1, &n) ||
+            __builtin_add_overflow(layer, n, &layer))
+            return 1;
+    }
+    return __builtin_mul_overflow(c->vocab_size, c->hidden_size, &embed) ||
+           __builtin_mul_overflow(embed, (int64_t)(c->tie_word_embeddings ? 1 : 2), &embed) ||
+           __builtin_mul_overflow(layer, (int64_t)c->num_hidden_layers, &total) ||
+           __builtin_add_overflow(total, embed, &total);
 }
 
 int zero_llama_config_check(const struct zero_llama_config *c, struct zero_error *err)
@@ -42,6 +70,8 @@ int zero_llama_config_check(const struct zero_llama_config *c, struct zero_error
         key = "rms_norm_eps";
     else if (!(c->rope_theta > 1.0))
         key = "rope_theta";
+    else if (sizes_overflow(c))
+        key = "the sizes together (the parameter count overflows)";
     if (key != NULL)
         return zero_fail(err, ZERO_EINVAL,
                          "llama config: %s out of range (vocab_size %lld, hidden_size %lld, "

@@ -102,17 +102,12 @@ static int count(const struct tk_where *w, json_t *j, const char *key, size_t *o
     return ZERO_OK;
 }
 
-static int load_item(const struct tk_where *w, json_t *j, void **out, struct zero_error *err)
-{
-    struct tk_decoder *item;
-    const int rc = tk_decoder_load(w, j, &item, err);
-    *out = item;
-    return rc;
-}
+static const struct tk_component decoders; /* below: a Sequence holds more of them */
 
-static int load_one(const struct tk_where *w, json_t *j, const char *type, struct tk_decoder *d,
+static int load_one(const struct tk_where *w, json_t *j, const char *type, void *obj,
                     struct zero_error *err)
 {
+    struct tk_decoder *d = obj;
     if (strcmp(type, "ByteLevel") == 0) {
         d->kind = D_BYTE_LEVEL;
     } else if (strcmp(type, "ByteFallback") == 0) {
@@ -150,7 +145,7 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type, struc
             d->prepend = strcmp(scheme, "never") != 0;
     } else if (strcmp(type, "Sequence") == 0) {
         d->kind = D_SEQUENCE;
-        return tk_load_items(w, j, "decoders", load_item, &d->items, &d->n_items, err);
+        return tk_load_items(&decoders, w, j, "decoders", &d->items, &d->n_items, err);
     } else {
         return tk_fail(w, err, ZERO_ENOTSUP,
                        "decoder \"%s\" is not supported (ByteLevel, ByteFallback, Fuse, Strip, "
@@ -160,24 +155,20 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type, struc
     return ZERO_OK;
 }
 
+static void free_one(void *obj)
+{
+    tk_decoder_free(obj);
+}
+
+static const struct tk_component decoders = {sizeof(struct tk_decoder), load_one, free_one};
+
 int tk_decoder_load(const struct tk_where *w, json_t *j, struct tk_decoder **out,
                     struct zero_error *err)
 {
-    *out = NULL;
-    if (!j || json_is_null(j))
-        return ZERO_OK;
-    const char *type;
-    if (tk_get_type(w, j, &type, err))
-        return err->code;
-    struct tk_decoder *d = calloc(1, sizeof *d);
-    if (!d)
-        return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
-    if (load_one(w, j, type, d, err)) {
-        tk_decoder_free(d);
-        return err->code;
-    }
-    *out = d;
-    return ZERO_OK;
+    void *obj;
+    const int rc = tk_component_load(&decoders, w, j, &obj, err);
+    *out = obj;
+    return rc;
 }
 
 void tk_decoder_free(struct tk_decoder *d)

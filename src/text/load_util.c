@@ -76,8 +76,28 @@ int tk_get_type(const struct tk_where *w, json_t *obj, const char **type, struct
     return ZERO_OK;
 }
 
-int tk_load_items(const struct tk_where *w, json_t *j, const char *key, tk_item_loader load,
-                  void ***items, size_t *n, struct zero_error *err)
+int tk_component_load(const struct tk_component *c, const struct tk_where *w, json_t *j, void **out,
+                      struct zero_error *err)
+{
+    *out = NULL;
+    if (!j || json_is_null(j))
+        return ZERO_OK;
+    const char *type;
+    if (tk_get_type(w, j, &type, err))
+        return err->code;
+    void *obj = calloc(1, c->size);
+    if (!obj)
+        return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
+    if (c->load_one(w, j, type, obj, err)) {
+        c->free(obj);
+        return err->code;
+    }
+    *out = obj;
+    return ZERO_OK;
+}
+
+int tk_load_items(const struct tk_component *c, const struct tk_where *w, json_t *j,
+                  const char *key, void ***items, size_t *n, struct zero_error *err)
 {
     struct tk_where k = tk_where_key(w, key);
     json_t *arr = json_object_get(j, key);
@@ -87,7 +107,7 @@ int tk_load_items(const struct tk_where *w, json_t *j, const char *key, tk_item_
         return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         struct tk_where wi = tk_where_index(&k, i);
-        if (load(&wi, json_array_get(arr, i), &(*items)[*n], err))
+        if (tk_component_load(c, &wi, json_array_get(arr, i), &(*items)[*n], err))
             return err->code;
         *n += (*items)[*n] != NULL;
     }

@@ -39,17 +39,12 @@ static int copy_string(const char *s, char **out, size_t *len)
     return ZERO_OK;
 }
 
-static int load_item(const struct tk_where *w, json_t *j, void **out, struct zero_error *err)
-{
-    struct tk_normalizer *item;
-    const int rc = tk_normalizer_load(w, j, &item, err);
-    *out = item;
-    return rc;
-}
+static const struct tk_component normalizers; /* below: a Sequence holds more of them */
 
-static int load_one(const struct tk_where *w, json_t *j, const char *type, struct tk_normalizer *nz,
+static int load_one(const struct tk_where *w, json_t *j, const char *type, void *obj,
                     struct zero_error *err)
 {
+    struct tk_normalizer *nz = obj;
     for (size_t i = 0; i < sizeof unicode_forms / sizeof *unicode_forms; i++)
         if (strcmp(type, unicode_forms[i].type) == 0) {
             nz->kind = NORM_UNICODE;
@@ -81,7 +76,7 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type, struc
             return err->code;
     } else if (strcmp(type, "Sequence") == 0) {
         nz->kind = NORM_SEQUENCE;
-        return tk_load_items(w, j, "normalizers", load_item, &nz->items, &nz->n_items, err);
+        return tk_load_items(&normalizers, w, j, "normalizers", &nz->items, &nz->n_items, err);
     } else {
         return tk_fail(w, err, ZERO_ENOTSUP,
                        "normalizer \"%s\" is not supported (NFC, NFKC, NFD, NFKD, Replace, "
@@ -93,24 +88,20 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type, struc
     return ZERO_OK;
 }
 
+static void free_one(void *obj)
+{
+    tk_normalizer_free(obj);
+}
+
+static const struct tk_component normalizers = {sizeof(struct tk_normalizer), load_one, free_one};
+
 int tk_normalizer_load(const struct tk_where *w, json_t *j, struct tk_normalizer **out,
                        struct zero_error *err)
 {
-    *out = NULL;
-    if (!j || json_is_null(j))
-        return ZERO_OK;
-    const char *type;
-    if (tk_get_type(w, j, &type, err))
-        return err->code;
-    struct tk_normalizer *nz = calloc(1, sizeof *nz);
-    if (!nz)
-        return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
-    if (load_one(w, j, type, nz, err)) {
-        tk_normalizer_free(nz);
-        return err->code;
-    }
-    *out = nz;
-    return ZERO_OK;
+    void *obj;
+    const int rc = tk_component_load(&normalizers, w, j, &obj, err);
+    *out = obj;
+    return rc;
 }
 
 static int unicode_form(const struct tk_normalizer *nz, const char *text, size_t n,

@@ -83,17 +83,12 @@ static int load_metaspace(const struct tk_where *w, json_t *j, struct tk_pretoke
     return ZERO_OK;
 }
 
-static int load_item(const struct tk_where *w, json_t *j, void **out, struct zero_error *err)
-{
-    struct tk_pretokenizer *item;
-    const int rc = tk_pretokenizer_load(w, j, &item, err);
-    *out = item;
-    return rc;
-}
+static const struct tk_component pretokenizers; /* below: a Sequence holds more of them */
 
-static int load_one(const struct tk_where *w, json_t *j, const char *type,
-                    struct tk_pretokenizer *pt, struct zero_error *err)
+static int load_one(const struct tk_where *w, json_t *j, const char *type, void *obj,
+                    struct zero_error *err)
 {
+    struct tk_pretokenizer *pt = obj;
     if (strcmp(type, "ByteLevel") == 0) {
         int use_regex;
         pt->kind = PT_BYTE_LEVEL;
@@ -128,7 +123,7 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type,
     }
     if (strcmp(type, "Sequence") == 0) {
         pt->kind = PT_SEQUENCE;
-        return tk_load_items(w, j, "pretokenizers", load_item, &pt->items, &pt->n_items, err);
+        return tk_load_items(&pretokenizers, w, j, "pretokenizers", &pt->items, &pt->n_items, err);
     }
     return tk_fail(w, err, ZERO_ENOTSUP,
                    "pre-tokenizer \"%s\" is not supported (ByteLevel, Split, Metaspace, Digits, "
@@ -136,24 +131,21 @@ static int load_one(const struct tk_where *w, json_t *j, const char *type,
                    type);
 }
 
+static void free_one(void *obj)
+{
+    tk_pretokenizer_free(obj);
+}
+
+static const struct tk_component pretokenizers = {sizeof(struct tk_pretokenizer), load_one,
+                                                  free_one};
+
 int tk_pretokenizer_load(const struct tk_where *w, json_t *j, struct tk_pretokenizer **out,
                          struct zero_error *err)
 {
-    *out = NULL;
-    if (!j || json_is_null(j))
-        return ZERO_OK;
-    const char *type;
-    if (tk_get_type(w, j, &type, err))
-        return err->code;
-    struct tk_pretokenizer *pt = calloc(1, sizeof *pt);
-    if (!pt)
-        return zero_fail(err, ZERO_ENOMEM, "%s: out of memory", w->file);
-    if (load_one(w, j, type, pt, err)) {
-        tk_pretokenizer_free(pt);
-        return err->code;
-    }
-    *out = pt;
-    return ZERO_OK;
+    void *obj;
+    const int rc = tk_component_load(&pretokenizers, w, j, &obj, err);
+    *out = obj;
+    return rc;
 }
 
 /* ---- the passes ---- */

@@ -114,12 +114,21 @@ int tk_get_bool(const struct tk_where *w, json_t *obj, const char *key, int dflt
 int tk_get_string(const struct tk_where *w, json_t *obj, const char *key, const char **out,
                   struct zero_error *err); /* NULL when missing or null */
 int tk_get_type(const struct tk_where *w, json_t *obj, const char **type, struct zero_error *err);
-/* The items of a Sequence component (j[key], an array), each loaded by load into
- * *items (n of them; an item that is null is left out). */
-typedef int (*tk_item_loader)(const struct tk_where *w, json_t *j, void **out,
-                              struct zero_error *err);
-int tk_load_items(const struct tk_where *w, json_t *j, const char *key, tk_item_loader load,
-                  void ***items, size_t *n, struct zero_error *err);
+/* A kind of pipeline component (normalizer, pre-tokenizer, decoder): how one is read
+ * from its JSON object, whose "type" names the variant, and freed. */
+struct tk_component {
+    size_t size; /* bytes of one, zeroed before load_one */
+    int (*load_one)(const struct tk_where *w, json_t *j, const char *type, void *obj,
+                    struct zero_error *err);
+    void (*free)(void *obj);
+};
+/* j as one component of kind c in *out: NULL for a missing or null j. */
+int tk_component_load(const struct tk_component *c, const struct tk_where *w, json_t *j, void **out,
+                      struct zero_error *err);
+/* The items of a Sequence component (j[key], an array), each one of kind c, in *items
+ * (n of them; an item that is null is left out). */
+int tk_load_items(const struct tk_component *c, const struct tk_where *w, json_t *j,
+                  const char *key, void ***items, size_t *n, struct zero_error *err);
 /* A "pattern" member: {"String": s} or {"Regex": r}, compiled as a regex either way. */
 int tk_get_pattern(const struct tk_where *w, json_t *obj, const char *key, pcre2_code **re,
                    struct zero_error *err);
