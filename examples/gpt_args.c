@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flag_number.h"
 #include "gpt_args.h"
 #include "program.h"
 #include "zero/hf_model.h"
@@ -313,8 +314,8 @@ static int store(const struct opt *o, const char *text)
     switch (o->kind) {
     case K_INT:
     case K_I64: {
-        long long v = strtoll(text, &end, 10);
-        if (errno || end == text || *end || (double)v < o->min || (double)v > o->max)
+        int64_t v;
+        if (flag_integer(text, o->min, o->max, &v))
             return -1;
         if (o->kind == K_INT)
             *(int *)o->dst = (int)v;

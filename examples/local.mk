@@ -14,7 +14,8 @@ EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
 	%reldir%/program_run.c %reldir%/program_run.h \
 	%reldir%/reference_flags.c %reldir%/reference_flags.h \
 	%reldir%/trajectory.c %reldir%/trajectory.h \
-	%reldir%/sample_order.c %reldir%/sample_order.h
+	%reldir%/sample_order.c %reldir%/sample_order.h \
+	%reldir%/flag_number.c %reldir%/flag_number.h
 
 noinst_PROGRAMS += %reldir%/train_mlp
 examples_train_mlp_SOURCES = %reldir%/train_mlp.c \

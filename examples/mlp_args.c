@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flag_number.h"
 #include "mlp_args.h"
 #include "program.h"
 #include "zero/config_json.h"
@@ -188,16 +189,10 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* An integer in [min, max], the whole text consumed. */
+/* An integer in [min, max], the whole text consumed ("5e5" too, as the config takes). */
 static int parse_int(const char *text, int64_t min, int64_t max, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
+    return flag_integer(text, (double)min, (double)max, out);
 }
 
 static int parse_u64(const char *text, uint64_t *out)

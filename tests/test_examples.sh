@@ -126,6 +126,13 @@ run fromfile 2 "$train" $small --stage 3 --data "$data"
 expect_ok fromfile && { [ "$(losses fromfile)" = "$(losses stage3)" ] ||
     fail "training from the written data file differs from synthetic training"; }
 
+# ---- integer flags take every form their config keys take (5e8 in ds_config.json):
+#      "3e0" steps are 3 steps, "5e5" a bucket of 500000; a fraction stays refused
+run sci 0 "$train" --hidden 32 --layers 2 --batch 8 --steps 3e0 --bucket 5e5
+expect_ok sci && { grep -q '^final: step 3,' "$tmp/sci.out" || fail "--steps 3e0 did not run 3 steps"; }
+run frac 0 "$train" --bucket 5.5
+expect_error frac 2 "--bucket: '5.5' is not"
+
 # ---- bad input: exit status and a message naming the culprit
 run stage5 0 "$train" --stage 5
 expect_error stage5 2 '--stage'

@@ -236,4 +236,10 @@ expect_error heads 2 "--n-head must divide --n-embd"
 run stage 0 "$train" --stage 4
 expect_error stage 2 "--stage: '4' is not an integer in \[0, 3\]"
 
+# -- integer flags take every form their config keys take: "2e0" steps are 2
+run sci 0 "$train" --steps 2e0 --prefetch 5e5 --val-every 0 --sample 0 --eval-problems 0
+expect_ok sci && { grep -q '^final: step 2,' "$tmp/sci.out" || fail "--steps 2e0 did not run 2 steps"; }
+run frac 0 "$train" --prefetch 5.5
+expect_error frac 2 "--prefetch: '5.5' is not an integer"
+
 finish "test_train_gpt: all checks passed"
