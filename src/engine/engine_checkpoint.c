@@ -149,6 +149,11 @@ static int check_call_point(struct zero_engine *e, const char *what, struct zero
     if (e->scope.active)
         return zero_fail(err, ZERO_EINVAL, "checkpoint %s inside a gathered-parameters scope",
                          what);
+    if (mics_on(&e->mics)) /* the format holds N shards of 1/N; MiCS's are 1/M, R times */
+        return zero_fail(err, ZERO_ENOTSUP,
+                         "checkpoint %s with zero_optimization.mics_shard_size = %d is not "
+                         "implemented yet in this build",
+                         what, e->mics.size);
     if (e->micro_steps % e->accum != 0 || e->micro_steps / e->accum != e->global_steps)
         return zero_fail(err, ZERO_EINVAL,
                          "checkpoint %s in the middle of gradient "

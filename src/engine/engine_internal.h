@@ -15,6 +15,7 @@
 #include "grad_counter.h"
 #include "grad_reduce.h"
 #include "hpz.h"
+#include "mics.h"
 #include "nvme_swap.h"
 #include "offload.h"
 #include "stage.h"
@@ -26,7 +27,8 @@
  * placement.c's decision; the sub-structs belong to their modules. */
 struct unit_states {
     struct zero_unit_layout layout;
-    int64_t shard_begin; /* rank * shard, in flat elements */
+    /* this rank's shard index (rank; MiCS: rank % M) * shard, in flat elements */
+    int64_t shard_begin;
     /* (cdt) stages 0-2: whole flat buffer (padded,); stage 3: this rank's shard (shard,) */
     void *params;
     /* fp32 master: stage 0 whole (padded,), stages 1-3 shard (shard,). In fp32
@@ -98,6 +100,7 @@ struct zero_engine {
 
     struct stage3_lifecycle stage3; /* stage3.c */
     struct hpz_plan hpz;            /* hpz.c */
+    struct mics_plan mics;          /* mics.c: the shard groups (M = N when off) */
     struct reduce_plan reduce;      /* grad_reduce.c */
 
     /* observer (events.h) */

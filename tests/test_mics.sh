@@ -1,0 +1,90 @@
+#!/bin/sh
+# test_mics.sh -- MiCS / HSDP moves bytes, never bits: the model states sharded within
+# shard groups of M consecutive ranks (zero_optimization.mics_shard_size, src/engine/mics.c)
+# and replicated across the N/M groups, stages 1-3, train to the weights of stage 0
+# (and so of flat ZeRO) byte for byte at N = 4 (M = 1, 2) and N = 6 (M = 2, 3),
+# oversubscribed, for the toy MLP and the GPT, fp32 and bf16, with gradient
+# accumulation; stage 3 gathers every unit again for its backward (--persistence 0
+# --reuse-distance 0). The comm report's world and in-group bytes equal their formulas,
+# the ledger's states are 1/M, and a shard size that does not divide the world size, or
+# stage 0, is refused naming the key.
+. "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
+
+mlp="$top_builddir/examples/train_mlp"
+gpt="$top_builddir/examples/train_gpt"
+zero="$top_builddir/src/cli/zero"
+require_built "$mlp" "$gpt" "$zero"
+
+config() { # config FILE STAGE M: MiCS with shard groups of M ranks (-1: off)
+    printf '{"zero_optimization": {"stage": %s, "mics_shard_size": %s}}\n' "$2" "$3" >"$1"
+}
+for s in 0 1 2 3; do for m in -1 1 2 3; do config "$tmp/s${s}_m$m.json" "$s" "$m"; done; done
+
+mlp_flags="--hidden 32 --layers 2 --batch 24 --steps 3 --persistence 0 --reuse-distance 0 --quiet"
+gpt_flags="--n-layer 2 --n-embd 32 --n-head 2 --block-size 12 --batch 12 --steps 3 --warmup 1"
+gpt_flags="$gpt_flags --persistence 0 --reuse-distance 0 --sample 0 --val-every 0 --quiet"
+
+# one model and precision at N ranks: stage 0 is the reference; every stage in STAGES
+# with every M in SIZES must give its bytes
+sweep() { # sweep TAG NP STAGES SIZES PROG FLAGS...
+    tag=$1 np=$2 stages=$3 sizes=$4 prog=$5
+    shift 5
+    # shellcheck disable=SC2086 # flag lists
+    run "${tag}_s0" "$np" "$prog" --config "$tmp/s0_m-1.json" "$@" --save-weights "$tmp/${tag}_s0.st"
+    expect_ok "${tag}_s0" || return
+    for s in $stages; do
+        for m in $sizes; do
+            name="${tag}_s${s}_m$m"
+            run "$name" "$np" "$prog" --config "$tmp/s${s}_m$m.json" "$@" --save-weights "$tmp/$name.st"
+            expect_ok "$name" || continue
+            cmp -s "$tmp/${tag}_s0.st" "$tmp/$name.st" ||
+                fail "$name: weights differ from stage 0 at N = $np"
+        done
+    done
+}
+# shellcheck disable=SC2086
+{
+    sweep mlp_n4 4 "1 2 3" "2" "$mlp" $mlp_flags
+    sweep mlp_n6 6 "3" "3" "$mlp" $mlp_flags
+    sweep gpt_n4 4 "3" "2" "$gpt" $gpt_flags --bf16
+    # the suites that repeat this one walk each path once (above); the default build
+    # checks the bits
+    if ! small_sweep; then
+        sweep mlp_n6 6 "1 2" "2 3" "$mlp" $mlp_flags
+        sweep mlp_n4_one 4 "3" "1" "$mlp" $mlp_flags
+        sweep mlp_bf16_n6 6 "1 3" "3" "$mlp" $mlp_flags --precision bf16
+        sweep mlp_accum_n4 4 "2 3" "2" "$mlp" $mlp_flags --micro-batch 3 --precision bf16
+        sweep gpt_n6 6 "2" "3" "$gpt" $gpt_flags
+    fi
+}
+
+# the report: the world carries the reduce-scatters alone, the groups the gathers and
+# the replica all-gathers, each next to its formula; the states are 1/M in the ledger
+report() { # report NAME STAGE M
+    run "$1" 4 "$mlp" --config "$tmp/s$2_m$3.json" --hidden 32 --layers 2 --batch 24 --steps 2 \
+        --persistence 0 --reuse-distance 0
+    expect_ok "$1" || return
+    grep -q MISMATCH "$tmp/$1.out" && fail "$1: a count differs from its formula" && show "$1"
+    expect_text "$1" out "sent elements per rank: measured 30720, theory 30720 = Ψ(N-1)/N (MiCS"
+    expect_text "$1" out "MiCS shard groups of $3 ranks, $((4 / $3)) replicas"
+    expect_text "$1" out "(MiCS: N is the shard group's M = $3)"
+}
+report report_s1 1 2
+report report_s3 3 2
+
+# a shard size must divide the world size; MiCS shards stages 1-3
+run bad_size 4 "$mlp" --config "$tmp/s3_m3.json" --hidden 32 --layers 1 --steps 1 --quiet
+expect_error bad_size 1 "zero_optimization.mics_shard_size = 3 does not divide the world size 4"
+run bad_stage 0 "$mlp" --config "$tmp/s0_m2.json" --hidden 32 --layers 1 --steps 1 --quiet
+expect_error bad_stage 1 "zero_optimization.mics_shard_size = 2 needs stage 1, 2 or 3"
+run bad_ckpt 4 "$mlp" --config "$tmp/s3_m2.json" --hidden 32 --layers 1 --steps 1 --quiet \
+    --save-checkpoint "$tmp/ck"
+expect_error bad_ckpt 1 "checkpoint save with zero_optimization.mics_shard_size = 2 is not implemented"
+
+printf '{"train_batch_size": 24, "zero_optimization": {"stage": 3, "mics_shard_size": 3}}\n' >"$tmp/cfg.json"
+run config_ok 0 "$zero" config "$tmp/cfg.json" --world 6
+expect_ok config_ok && expect_line config_ok out "zero_optimization.mics_shard_size = 3 (file)"
+run config_bad 0 "$zero" config "$tmp/cfg.json" --world 4
+expect_error config_bad 1 "zero_optimization.mics_shard_size = 3 does not divide the world size 4"
+
+finish "MiCS at N = 4 (M = 1, 2) and N = 6 (M = 2, 3), stages 1-3, gives stage 0's weights, MLP and GPT, fp32 and bf16, with accumulation; counts equal their formulas"
