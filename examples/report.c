@@ -194,6 +194,11 @@ static void report_comm_mics(FILE *out, const struct zero_comm_stats *s,
             m, world / m, t->mics_node_group, group_sent, t->group_sent_bytes_per_step,
             t->mics_reductions, t->psi_gathered,
             group_sent == t->group_sent_bytes_per_step ? "ok" : "MISMATCH");
+    if (t->mics_gather_hop > 0)
+        fprintf(out,
+                "MiCS hierarchical gathers: inside the node (%d ranks), then across the "
+                "%" PRId64 " nodes of the shard group\n",
+                t->mics_gather_hop, m / t->mics_gather_hop);
 }
 
 static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,

@@ -147,7 +147,7 @@ struct zero_theory {
     int hpz_group_size;
     int hpz_node_group; /* the backend's node split as groups of this size (0: irregular) */
     int64_t psi_group, group_sent_elements_per_step, hpz_secondary_bytes;
-    /* MiCS (mics_shard_size M, 1 <= M < N; 0 = off): the states above are 1/M per rank;
+    /* MiCS (mics_shard_size M, 1 <= M <= N; 0 = off): the states above are 1/M per rank;
      * the world's collectives are the gradients' reduce-scatters alone (each
      * Ψ(N-1)/N: sent_elements_*), and group_sent_elements_per_step is what the groups
      * carry per step: the parameters' gathers inside the shard group, Ψ'(M-1)/M
@@ -156,6 +156,7 @@ struct zero_theory {
      * Ψ(R-1)/N, R = N/M */
     int mics_shard_size;
     int mics_node_group; /* the backend's node split as groups of this size (0: irregular) */
+    int mics_gather_hop; /* mics_hierarchical_params_gather: L ranks per node hop; 0 = one hop */
     int64_t psi_gathered, mics_reductions;
     /* MiCS: group_sent_elements_per_step in bytes (the replica group's all-gathers carry
      * fp32 where each micro-step's sum goes into an fp32 accumulation slot) */

@@ -149,7 +149,8 @@ static int check_call_point(struct zero_engine *e, const char *what, struct zero
     if (e->scope.active)
         return zero_fail(err, ZERO_EINVAL, "checkpoint %s inside a gathered-parameters scope",
                          what);
-    if (mics_on(&e->mics)) /* the format holds N shards of 1/N; MiCS's are 1/M, R times */
+    /* the format holds N shards of 1/N; MiCS's are 1/M, R times (M = N: the flat ones) */
+    if (mics_on(&e->mics) && e->mics.replicas > 1)
         return zero_fail(err, ZERO_ENOTSUP,
                          "checkpoint %s with zero_optimization.mics_shard_size = %d is not "
                          "implemented yet in this build",

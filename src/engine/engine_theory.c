@@ -81,6 +81,7 @@ static void mics_theory(const struct zero_engine *e, struct zero_theory *t, int6
 {
     t->mics_shard_size = mics_on(&e->mics) ? e->mics.size : 0;
     t->mics_node_group = e->mics.node_group_size;
+    t->mics_gather_hop = e->mics.hop;
     t->psi_gathered = t->mics_reductions = t->group_sent_bytes_per_step = 0;
     if (!t->mics_shard_size)
         return;

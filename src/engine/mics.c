@@ -43,8 +43,8 @@ int mics_open(struct zero_engine *e, struct zero_error *err)
     struct mics_plan *m = &e->mics;
     int size = e->cfg.zero_optimization.mics_shard_size;
     *m = (struct mics_plan){.size = e->world, .rank = e->rank, .replicas = 1};
-    if (size < 1 || size >= e->world)
-        return ZERO_OK; /* off, or one group of the whole world: the flat layout */
+    if (size < 1)
+        return ZERO_OK; /* off: the flat layout */
     if (e->be->groups == NULL)
         return zero_fail(err, ZERO_ENOTSUP,
                          "zero_optimization.mics_shard_size = %d: backend '%s' has no groups "
@@ -96,7 +96,7 @@ int mics_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype
                         enum zero_dtype rt, size_t count, struct zero_request **req)
 {
     const struct mics_plan *m = &e->mics;
-    if (!mics_on(m))
+    if (!mics_on(m) || m->replicas == 1) /* one shard group: the world's reduce-scatter */
         return e->be->reduce_scatter(e->bself, send, st, recv, rt, count, req);
     if (req != NULL)
         *req = NULL; /* two collectives in sequence: complete at issue */

@@ -1,6 +1,6 @@
 /* MiCS / HSDP (mics.c): the model states sharded within a group, replicated across groups.
  *
- * With zero_optimization.mics_shard_size = M (a divisor of N, 1 <= M < N) the world
+ * With zero_optimization.mics_shard_size = M (a divisor of N, 1 <= M <= N) the world
  * splits into N/M = R shard groups of M consecutive ranks (k M .. k M + M - 1). Every
  * unit's flat buffer keeps the flat layout's padding (a multiple of N align), but is
  * split into M shards instead of N: rank r holds shard r % M, the same shard as the
@@ -44,11 +44,12 @@ struct mics_plan {
     int node_group_size;              /* the backend's node split as groups (0: irregular) */
 };
 
-/* Opens the groups where mics_shard_size is 1 .. N-1 (collective over all ranks);
- * refuses a backend without groups, naming it. M = N is the flat layout (no groups). */
+/* Opens the groups where mics_shard_size is 1 .. N (collective over all ranks);
+ * refuses a backend without groups, naming it. M = N holds the flat layout's shards,
+ * gathered in the shard group (the world), in two hops where asked. */
 int mics_open(struct zero_engine *e, struct zero_error *err);
 void mics_close(struct zero_engine *e);
-/* 1 when MiCS shards within groups smaller than the world */
+/* 1 when MiCS shards within its groups (mics_shard_size given) */
 static inline int mics_on(const struct mics_plan *m)
 {
     return m->shard_group != NULL;
