@@ -87,4 +87,11 @@ expect_ok config_ok && expect_line config_ok out "zero_optimization.mics_shard_s
 run config_bad 0 "$zero" config "$tmp/cfg.json" --world 4
 expect_error config_bad 1 "zero_optimization.mics_shard_size = 3 does not divide the world size 4"
 
+# zero estimate: the shards are 1/M (16 x 7.5e9 / 8 bytes at stage 3)
+run estimate 0 "$zero" estimate --params 7.5e9 --ranks 64 --mics 8
+expect_ok estimate && expect_line estimate out "3 Pos+g+p 16Ψ/M 15 GB 13.97 GiB" &&
+    expect_line estimate out "1 Pos 4Ψ + 12Ψ/M 41.3 GB 38.42 GiB"
+run estimate_bad 0 "$zero" estimate --params 7.5e9 --ranks 64 --mics 7
+expect_error estimate_bad 2 "--mics 7 (mics_shard_size) must divide the one world size given (N = 64)"
+
 finish "MiCS at N = 4 (M = 1, 2) and N = 6 (M = 2, 3), stages 1-3, gives stage 0's weights, MLP and GPT, fp32 and bf16, with accumulation; counts equal their formulas"
