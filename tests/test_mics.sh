@@ -15,10 +15,14 @@ gpt="$top_builddir/examples/train_gpt"
 zero="$top_builddir/src/cli/zero"
 require_built "$mlp" "$gpt" "$zero"
 
-config() { # config FILE STAGE M: MiCS with shard groups of M ranks (-1: off)
-    printf '{"zero_optimization": {"stage": %s, "mics_shard_size": %s}}\n' "$2" "$3" >"$1"
+config() { # config FILE STAGE M [KEYS]: MiCS with shard groups of M ranks (-1: off)
+    printf '{"zero_optimization": {"stage": %s, "mics_shard_size": %s%s}}\n' "$2" "$3" "${4:-}" >"$1"
 }
 for s in 0 1 2 3; do for m in -1 1 2 3; do config "$tmp/s${s}_m$m.json" "$s" "$m"; done; done
+# DeepSpeed's other reduction and gather paths: an all-reduce that keeps the shard, one
+# broadcast per shard (from the first shard group's ranks)
+config "$tmp/s2_m2_allreduce.json" 2 2 ', "reduce_scatter": false'
+config "$tmp/s1_m2_broadcast.json" 1 2 ', "allgather_partitions": false'
 
 mlp_flags="--hidden 32 --layers 2 --batch 24 --steps 3 --persistence 0 --reuse-distance 0 --quiet"
 gpt_flags="--n-layer 2 --n-embd 32 --n-head 2 --block-size 12 --batch 12 --steps 3 --warmup 1"
@@ -55,6 +59,12 @@ sweep() { # sweep TAG NP STAGES SIZES PROG FLAGS...
         sweep mlp_bf16_n6 6 "1 3" "3" "$mlp" $mlp_flags --precision bf16
         sweep mlp_accum_n4 4 "2 3" "2" "$mlp" $mlp_flags --micro-batch 3 --precision bf16
         sweep gpt_n6 6 "2" "3" "$gpt" $gpt_flags
+        # overlap_comm, rank-major atoms (one reduction per step along the canonical tree)
+        sweep mlp_overlap_n4 4 "2 3" "2" "$mlp" $mlp_flags --overlap 1
+        sweep mlp_rank_major_n6 6 "2 3" "3" "$mlp" $mlp_flags --micro-batch 2 \
+            --atom-order rank_major
+        sweep mlp_allreduce_n4 4 "2" "2_allreduce" "$mlp" $mlp_flags
+        sweep mlp_broadcast_n4 4 "1" "2_broadcast" "$mlp" $mlp_flags
     fi
 }
 

@@ -102,6 +102,15 @@ static void mics_theory(const struct zero_engine *e, struct zero_theory *t, int6
         t->sent_elements_accumulated = 2 * reductions * reduce;
         r = 1;
     }
+    if (!e->stage_def->shards_params && !e->cfg.zero_optimization.allgather_partitions) {
+        /* one world broadcast per shard instead of the group's gathers, counted as the
+         * flat theory counts them */
+        t->sent_elements_per_step += reduce;
+        t->sent_elements_every_micro_step += reduce;
+        t->sent_elements_local_accumulation += reduce;
+        t->sent_elements_accumulated += reduce;
+        t->psi_gathered = 0;
+    }
     int64_t replica = reductions * (padded / n) * (r - 1), c = (int64_t)e->csize;
     int64_t wire = a > 1 && !t->accumulates_locally && r > 1 ? 4 : c; /* into fp32 slots */
     t->group_sent_elements_per_step = t->psi_gathered / m * (m - 1) + replica;
