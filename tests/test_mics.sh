@@ -6,8 +6,9 @@
 # oversubscribed, for the toy MLP and the GPT, fp32 and bf16, with gradient
 # accumulation; stage 3 gathers every unit again for its backward (--persistence 0
 # --reuse-distance 0). The comm report's world and in-group bytes equal their formulas,
-# the ledger's states are 1/M, and a shard size that does not divide the world size, or
-# stage 0, is refused naming the key.
+# the ledger's states are 1/M, checkpoints saved under MiCS resume flat (and the other
+# way round) at another world size to the same bits, and a shard size that does not
+# divide the world size, or stage 0, is refused naming the key.
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
 
 mlp="$top_builddir/examples/train_mlp"
@@ -82,14 +83,36 @@ report() { # report NAME STAGE M
 report report_s1 1 2
 report report_s3 3 2
 
+# checkpoints are the flat layout's (each rank writes the flat shard it reduced): 2 steps
+# at N = 4, then 1 more at N = 6, under every pairing of layouts, give one set of bytes
+ckpt() { # ckpt NAME STAGE M_SAVE M_RESUME
+    run "$1_save" 4 "$mlp" --config "$tmp/s$2_m$3.json" --hidden 32 --layers 2 --batch 24 \
+        --steps 2 --persistence 0 --reuse-distance 0 --quiet --save-checkpoint "$tmp/$1.ck"
+    expect_ok "$1_save" || return
+    run "$1_resume" 6 "$mlp" --config "$tmp/s$2_m$4.json" --hidden 32 --layers 2 --batch 24 \
+        --steps 3 --persistence 0 --reuse-distance 0 --quiet --resume "$tmp/$1.ck" \
+        --save-weights "$tmp/$1.st"
+    expect_ok "$1_resume"
+}
+ckpt flat 3 -1 -1
+ckpt s3_mics_to_flat 3 2 -1
+ckpt s3_flat_to_mics 3 -1 3
+pairings="s3_mics_to_flat s3_flat_to_mics"
+if ! small_sweep; then
+    ckpt s3_mics_to_mics 3 2 3
+    ckpt s2_mics_to_mics 2 2 2
+    ckpt s1_mics_to_flat 1 1 -1
+    pairings="$pairings s3_mics_to_mics s2_mics_to_mics s1_mics_to_flat"
+fi
+for c in $pairings; do
+    cmp -s "$tmp/flat.st" "$tmp/$c.st" || fail "$c: resumed weights differ from the flat run's"
+done
+
 # a shard size must divide the world size; MiCS shards stages 1-3
 run bad_size 4 "$mlp" --config "$tmp/s3_m3.json" --hidden 32 --layers 1 --steps 1 --quiet
 expect_error bad_size 1 "zero_optimization.mics_shard_size = 3 does not divide the world size 4"
 run bad_stage 0 "$mlp" --config "$tmp/s0_m2.json" --hidden 32 --layers 1 --steps 1 --quiet
 expect_error bad_stage 1 "zero_optimization.mics_shard_size = 2 needs stage 1, 2 or 3"
-run bad_ckpt 4 "$mlp" --config "$tmp/s3_m2.json" --hidden 32 --layers 1 --steps 1 --quiet \
-    --save-checkpoint "$tmp/ck"
-expect_error bad_ckpt 1 "checkpoint save with zero_optimization.mics_shard_size = 2 is not implemented"
 
 printf '{"train_batch_size": 24, "zero_optimization": {"stage": 3, "mics_shard_size": 3}}\n' >"$tmp/cfg.json"
 run config_ok 0 "$zero" config "$tmp/cfg.json" --world 6

@@ -107,7 +107,7 @@ int mics_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype
     void *sent = NULL; /* (N, c) st: the pieces in rank order */
     int rc = e->be->alloc(e->bself, (size_t)e->world * c * ssize, ZERO_TAG_BUCKETS, &sent);
     for (int slot = 0; slot < e->world && !rc; slot++) {
-        size_t piece = (size_t)(slot % m->size) * (size_t)m->replicas + (size_t)(slot / m->size);
+        size_t piece = (size_t)mics_world_piece(m, slot);
         rc = e->be->copy(e->bself, (char *)sent + (size_t)slot * c * ssize,
                          (const char *)send + piece * c * ssize, c * ssize);
     }

@@ -54,6 +54,13 @@ static inline int mics_on(const struct mics_plan *m)
 {
     return m->shard_group != NULL;
 }
+/* The flat layout's shard (of N) that rank holds as part rank / M of its shard rank % M:
+ * the world piece its reduce-scatter receives and its checkpoint file writes (rank when
+ * MiCS is off: M = N). */
+static inline int mics_world_piece(const struct mics_plan *m, int rank)
+{
+    return (rank % m->size) * m->replicas + rank / m->size;
+}
 /* recv (M count) = the shard group's shards (count each, group order); flat: the world
  * all-gather. In place when send == recv + shard index * count. A backend status. */
 int mics_all_gather(struct zero_engine *e, const void *send, void *recv, enum zero_dtype t,
