@@ -1,7 +1,8 @@
 /* GPT-2's training step in fp32 and in bf16, side by side in one run, exact mode on the
  * cpu backend: median seconds per step of fp32 training, bf16 training with bf16 GEMM
  * operands on the fp32 chain (libzero.matmul "compute") and bf16 training under the
- * bf16-product contract ("bf16_dot": VDPBF16PS where the processor has avx512_bf16),
+ * bf16-product contract ("bf16_dot": VDPBF16PS where the processor has avx512_bf16)
+ * and under the bf16-tile contract ("bf16_tile": AMX's TDPBF16PS where it has amx_bf16),
  * each stage asked for, and the ratios to fp32.
  *
  *   mpirun -np 2 bench/bf16_step [--block-size 64] [--batch 4] [--stage 0,3] [--steps 3]
@@ -37,6 +38,7 @@ static const struct variant variants[] = {
     {"fp32", 0, ZERO_MATMUL_FP32},
     {"bf16 compute", 1, ZERO_MATMUL_COMPUTE},
     {"bf16 bf16_dot", 1, ZERO_MATMUL_BF16_DOT},
+    {"bf16 bf16_tile", 1, ZERO_MATMUL_BF16_TILE},
 };
 #define NV (int)(sizeof variants / sizeof *variants)
 
@@ -174,8 +176,9 @@ int main(int argc, char **argv)
                (long long)o.model.block_size, (long long)o.model.vocab_size, (long long)o.batch,
                world, threads ? threads : "(unset)", o.steps, o.warmup);
     if (rank == 0)
-        printf("%-6s %10s %14s %15s %12s %13s\n", "stage", "fp32", "bf16 compute", "bf16 bf16_dot",
-               "compute/fp32", "bf16_dot/fp32");
+        printf("%-6s %10s %14s %15s %16s %12s %13s %14s\n", "stage", "fp32", "bf16 compute",
+               "bf16 bf16_dot", "bf16 bf16_tile", "compute/fp32", "bf16_dot/fp32",
+               "bf16_tile/fp32");
     int failed = 0;
     for (int stage = 0; stage < 4; stage++) {
         if (!o.stages[stage])
@@ -188,8 +191,8 @@ int main(int argc, char **argv)
             failed |= s[v] < 0;
         }
         if (rank == 0) {
-            printf("%-6d %10.3f %14.3f %15.3f %12.2f %13.2f\n", stage, s[0], s[1], s[2],
-                   s[1] / s[0], s[2] / s[0]);
+            printf("%-6d %10.3f %14.3f %15.3f %16.3f %12.2f %13.2f %14.2f\n", stage, s[0], s[1],
+                   s[2], s[3], s[1] / s[0], s[2] / s[0], s[3] / s[0]);
             for (int v = 0; v < NV; v++)
                 if (s[v] < 0)
                     printf("  %s failed: %s\n", variants[v].name, why[v]);
