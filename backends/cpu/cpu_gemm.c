@@ -41,6 +41,7 @@
 #define MC 192  /* rows of A per block (rounded down to MR): (MC, KC) fp32 in L2 */
 #define NC 2048 /* columns of B per panel: (KC, NC) fp32, 2 MiB */
 #define MAX_TILE (32 * 48)
+#define MAX_PANEL 48 /* the widest tile side (MR or NR) of any kernel */
 /* A packed over all of K for a few-row product, at most this many bytes */
 #define A_WHOLE_BYTES ((int64_t)1 << 20)
 /* packing a block by rows reads this many rows ahead */
@@ -239,17 +240,20 @@ static void pack_panel_tile(float *restrict dst, int w, int valid, int64_t x0, i
     }
     uint16_t *restrict h = (uint16_t *)dst;
     memset(h, 0, sizeof(uint32_t) * (size_t)(P * w));
-    if (v->k_contig)
+    if (v->k_contig && v->is_a) /* a row of A is a tile row as it is */
+        for (int r = 0; r < valid; r++)
+            bf16_run_along_k(h + r * 2 * P, v, x0 + r, k0, kc, kr);
+    else if (v->k_contig) { /* B's columns side by side: each one's run, then pair by pair */
+        uint16_t cols[MAX_PANEL][KC + 1];
         for (int r = 0; r < valid; r++) {
-            if (v->is_a) { /* a row of A is a tile row as it is */
-                bf16_run_along_k(h + r * 2 * P, v, x0 + r, k0, kc, kr);
-                continue;
-            }
-            bf16_run_along_k(run, v, x0 + r, k0, kc, kr);
-            for (int64_t k = 0; k < kc; k++)
-                h[k / 2 * 2 * w + 2 * r + k % 2] = run[k];
+            bf16_run_along_k(cols[r], v, x0 + r, k0, kc, kr);
+            cols[r][kc] = 0; /* an odd kc's +0 */
         }
-    else
+        uint32_t *restrict d = (uint32_t *)dst;
+        for (int64_t p = 0; p < (kc + 1) / 2; p++)
+            for (int r = 0; r < valid; r++)
+                d[p * w + r] = cols[r][2 * p] | (uint32_t)cols[r][2 * p + 1] << 16;
+    } else
         for (int64_t k = 0; k < kc; k++) {
             bf16_run_along_x(run, v, x0, k0 + k, valid, kr);
             if (v->is_a)
