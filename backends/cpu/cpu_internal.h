@@ -20,9 +20,9 @@ struct cpu_state {
     int node_rank, node_size;
     int single_node; /* every rank of comm is in node_comm: shared-memory path usable */
     enum zero_coll_mode mode;
-    enum cpu_isa gemm_isa; /* exact mode's GEMM variant (cpu_gemm.h; ZERO_CPU_ISA) */
-    int gemm_threads;      /* exact mode's GEMM threads: this rank's share of the node */
-    int bf16_dot; /* bf16-bf16 GEMMs under the bf16-product contract (zero/backend_bf16_dot.h) */
+    enum cpu_isa gemm_isa;         /* exact mode's GEMM variant (cpu_gemm.h; ZERO_CPU_ISA) */
+    int gemm_threads;              /* exact mode's GEMM threads: this rank's share of the node */
+    enum cpu_product bf16_product; /* bf16-bf16 GEMMs' products (zero/backend_bf16_dot.h) */
     struct zero_ledger *ledger;
     struct zero_ledger *host_ledger; /* host_alloc blocks */
     struct zero_comm_stats *stats;
