@@ -46,6 +46,7 @@ struct unit_states {
     /* mixed precision: fp32 copy of the whole parameters while computing (padded,) */
     float *param_work;
     struct unit_reduce reduce; /* grad_reduce.c: the reduction in flight */
+    struct unit_mics mics;     /* mics.c: its replica all-gather still to run (overlap) */
     /* optimizer state: stage 0 whole (padded,), stages 1-3 shard (shard,) */
     float *exp_avg, *exp_avg_sq; /* SGD uses exp_avg as the momentum buffer */
     struct unit_offload offload; /* offload.c: the host staging shard */

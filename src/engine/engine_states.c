@@ -179,6 +179,7 @@ void engine_states_destroy(struct zero_engine *e)
         struct unit_states *s = &e->us[u];
         stage3_unit_destroy(e, u); /* waits for a gather in flight */
         reduce_unit_destroy(e, u);
+        mics_unit_destroy(e, &s->mics); /* after the wait: nothing reads it now */
         state_free(e, e->offload.param, s->params);
         state_free(e, e->offload.opt, s->master);
         engine_free(e, s->grad_work);

@@ -93,13 +93,15 @@ int mics_all_gather(struct zero_engine *e, const void *send, void *recv, enum ze
 }
 
 int mics_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype st, void *recv,
-                        enum zero_dtype rt, size_t count, struct zero_request **req)
+                        enum zero_dtype rt, size_t count, struct zero_request **req,
+                        struct unit_mics *pending)
 {
     const struct mics_plan *m = &e->mics;
     if (!mics_on(m) || m->replicas == 1) /* one shard group: the world's reduce-scatter */
         return e->be->reduce_scatter(e->bself, send, st, recv, rt, count, req);
+    int in_flight = req != NULL && pending != NULL; /* else two collectives in sequence */
     if (req != NULL)
-        *req = NULL; /* two collectives in sequence: complete at issue */
+        *req = NULL;
     /* send (M count) = N world pieces of c; rank k M + j must receive world piece
      * j R + k, the part k of its shard j: piece j R + k goes to slot k M + j */
     size_t c = count / (size_t)m->replicas, ssize = zero_dtype_size(st),
@@ -114,10 +116,31 @@ int mics_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype
     /* this rank's world piece lands as part k of its shard; the replica group (ordered
      * by k) then all-gathers the R parts in place */
     char *part = (char *)recv + (size_t)(e->rank / m->size) * c * rsize;
+    struct unit_mics now = {.sent = sent, .part = part, .recv = recv, .type = rt, .part_count = c};
     if (!rc)
-        rc = e->be->reduce_scatter(e->bself, sent, st, part, rt, c, NULL);
-    e->be->free(e->bself, sent);
-    if (!rc)
-        rc = e->be->groups->group_all_gather(e->bself, m->replica_group, part, recv, rt, c, NULL);
-    return rc;
+        rc = e->be->reduce_scatter(e->bself, sent, st, part, rt, c, in_flight ? req : NULL);
+    if (rc) {
+        e->be->free(e->bself, sent);
+        return rc;
+    }
+    if (!in_flight)
+        return mics_reduce_finish(e, &now);
+    *pending = now; /* sent stays alive while the reduce-scatter reads it */
+    return ZERO_OK;
+}
+
+int mics_reduce_finish(struct zero_engine *e, struct unit_mics *pending)
+{
+    if (pending->sent == NULL)
+        return ZERO_OK;
+    struct unit_mics p = *pending;
+    mics_unit_destroy(e, pending);
+    return e->be->groups->group_all_gather(e->bself, e->mics.replica_group, p.part, p.recv, p.type,
+                                           p.part_count, NULL);
+}
+
+void mics_unit_destroy(struct zero_engine *e, struct unit_mics *pending)
+{
+    e->be->free(e->bself, pending->sent);
+    *pending = (struct unit_mics){0};
 }

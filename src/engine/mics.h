@@ -44,6 +44,15 @@ struct mics_plan {
     int node_group_size;              /* the backend's node split as groups (0: irregular) */
 };
 
+/* One unit's reduction whose world reduce-scatter is in flight (overlap_comm): the
+ * replica group's all-gather that completes it, once the reduce-scatter is waited. */
+struct unit_mics {
+    void *sent;           /* (N, c) the pieces in rank order, freed at the finish */
+    void *part, *recv;    /* the landed part k of recv (count,): gathered in place */
+    enum zero_dtype type; /* recv's */
+    size_t part_count;    /* c: the part's elements */
+};
+
 /* Opens the groups where mics_shard_size is 1 .. N (collective over all ranks);
  * refuses a backend without groups, naming it. M = N holds the flat layout's shards,
  * gathered in the shard group (the world), in two hops where asked. */
@@ -66,8 +75,16 @@ static inline int mics_world_piece(const struct mics_plan *m, int rank)
 int mics_all_gather(struct zero_engine *e, const void *send, void *recv, enum zero_dtype t,
                     size_t count, struct zero_request **req);
 /* recv (count, rt) = this rank's shard of the sum over all N ranks of send (M count, st)
- * in the canonical order; flat: the world reduce-scatter. A backend status. */
+ * in the canonical order; flat: the world reduce-scatter. With req and pending the world
+ * reduce-scatter stays in flight (req) and mics_reduce_finish completes recv after the
+ * wait; else it completes at issue (*req = NULL). A backend status. */
 int mics_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype st, void *recv,
-                        enum zero_dtype rt, size_t count, struct zero_request **req);
+                        enum zero_dtype rt, size_t count, struct zero_request **req,
+                        struct unit_mics *pending);
+/* After the wait for a reduction issued with pending: the replica group's all-gather
+ * (nothing when none is pending). A backend status. */
+int mics_reduce_finish(struct zero_engine *e, struct unit_mics *pending);
+/* Frees what a reduction left pending (engine teardown, after its wait). */
+void mics_unit_destroy(struct zero_engine *e, struct unit_mics *pending);
 
 #endif
