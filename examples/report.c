@@ -181,19 +181,30 @@ static int64_t group_rows(FILE *out, const struct zero_comm_stats *s, int64_t *w
 
 /* MiCS: the shard group's gathers and the replica group's all-gathers of the reduced
  * shards are the groups' rows; the world carries the reduce-scatters alone. */
+/* How the groups sit on the nodes the backend found. */
+static void node_text(char *buf, size_t len, int64_t group, int node_group)
+{
+    if (node_group == group)
+        snprintf(buf, len, "the nodes");
+    else if (node_group > 0)
+        snprintf(buf, len, "nodes hold %d ranks each", node_group);
+    else
+        snprintf(buf, len, "the nodes differ in size or interleave");
+}
+
 static void report_comm_mics(FILE *out, const struct zero_comm_stats *s,
                              const struct zero_theory *t, int world)
 {
     int64_t world_sent, group_sent = group_rows(out, s, &world_sent);
     int64_t m = t->mics_shard_size;
+    char nodes[64];
+    node_text(nodes, sizeof nodes, m, t->mics_node_group);
     fprintf(out,
-            "MiCS shard groups of %" PRId64 " ranks, %" PRId64 " replicas (nodes hold %d ranks "
-            "each): in-group sent bytes per rank: measured %" PRId64 ", theory %" PRId64
-            " = Ψ'(M-1)/M + %" PRId64 " Ψ(R-1)/N reduced shards (Ψ' = %" PRId64
-            ": the parameters' gathers)  %s\n",
-            m, world / m, t->mics_node_group, group_sent, t->group_sent_bytes_per_step,
-            t->mics_reductions, t->psi_gathered,
-            group_sent == t->group_sent_bytes_per_step ? "ok" : "MISMATCH");
+            "MiCS shard groups of %" PRId64 " ranks, %" PRId64 " replicas (%s): in-group sent "
+            "bytes per rank: measured %" PRId64 ", theory %" PRId64 " = Ψ'(M-1)/M + %" PRId64
+            " Ψ(R-1)/N reduced shards (Ψ' = %" PRId64 ": the parameters' gathers)  %s\n",
+            m, world / m, nodes, group_sent, t->group_sent_bytes_per_step, t->mics_reductions,
+            t->psi_gathered, group_sent == t->group_sent_bytes_per_step ? "ok" : "MISMATCH");
     if (t->mics_gather_hop > 0)
         fprintf(out,
                 "MiCS hierarchical gathers: inside the node (%d ranks), then across the "
@@ -209,12 +220,7 @@ static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
     int64_t inter = n > 1 ? world_sent / (n - 1) * (n - g) : 0;
     int64_t intra = group_sent + (n > 1 ? world_sent / (n - 1) * (g - 1) : 0);
     char nodes[64];
-    if (t->hpz_node_group == g)
-        snprintf(nodes, sizeof nodes, "the nodes");
-    else if (t->hpz_node_group > 0)
-        snprintf(nodes, sizeof nodes, "nodes hold %d ranks each", t->hpz_node_group);
-    else
-        snprintf(nodes, sizeof nodes, "the nodes differ in size or interleave");
+    node_text(nodes, sizeof nodes, g, t->hpz_node_group);
     fprintf(out,
             "hpZ groups of %" PRId64 " ranks (%s): sent inside the group %.3f MB, to other "
             "groups %.3f MB\n",

@@ -128,7 +128,9 @@ for c in 1:2:false 3:2:false 3:4:true; do
     expect_ok "$name" || continue
     cmp -s "$tmp/one_s0_mics.st" "$tmp/$name.st" ||
         fail "$name: MiCS on 2 x 2 ranks differs from stage 0 on one node"
-    grep -q "MiCS shard groups of $m ranks, $((4 / m)) replicas (nodes hold 2 ranks each)" \
+    nodes="nodes hold 2 ranks each"
+    [ "$m" -eq 2 ] && nodes="the nodes"
+    grep -q "MiCS shard groups of $m ranks, $((4 / m)) replicas ($nodes)" \
         "$tmp/$name.out" || { fail "$name: no MiCS report line"; show "$name"; }
     grep -q MISMATCH "$tmp/$name.out" && { fail "$name: a count differs"; show "$name"; }
     if [ "$hier" = true ]; then
