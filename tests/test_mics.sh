@@ -120,6 +120,21 @@ expect_ok config_ok && expect_line config_ok out "zero_optimization.mics_shard_s
 run config_bad 0 "$zero" config "$tmp/cfg.json" --world 4
 expect_error config_bad 1 "zero_optimization.mics_shard_size = 3 does not divide the world size 4"
 
+# what MiCS does not combine with, each refused naming the keys
+refuse() { # refuse NAME KEYS MESSAGE: zero config of stage 3 with KEYS at N = 4
+    printf '{"train_batch_size": 8, "zero_optimization": {"stage": 3, %s}}\n' "$2" >"$tmp/$1.json"
+    run "$1" 0 "$zero" config "$tmp/$1.json" --world 4
+    expect_error "$1" 1 "$3"
+}
+refuse zero_size '"mics_shard_size": 0' \
+    "zero_optimization.mics_shard_size = 0; expected -1 (off) or a positive divisor"
+refuse with_hpz '"mics_shard_size": 2, "zero_hpz_partition_size": 2' \
+    "mics_shard_size = 2 cannot be combined with zero_hpz_partition_size = 2"
+refuse with_offload '"mics_shard_size": 2, "offload_optimizer": {"device": "cpu"}' \
+    "mics_shard_size = 2 with offload_optimizer: offloading MiCS's shards is not implemented"
+refuse hier_alone '"mics_hierarchical_params_gather": true' \
+    "mics_hierarchical_params_gather = true needs mics_shard_size > 0 and stage 3"
+
 # zero estimate: the shards are 1/M (16 x 7.5e9 / 8 bytes at stage 3)
 run estimate 0 "$zero" estimate --params 7.5e9 --ranks 64 --mics 8
 expect_ok estimate && expect_line estimate out "3 Pos+g+p 16Ψ/M 15 GB 13.97 GiB" &&
