@@ -212,14 +212,15 @@ static void bf16_run_along_k(uint16_t *out, const struct view *v, int64_t x, int
         kr->narrow(out, view_at(v, x, k0), n, ZERO_BF16);
 }
 
-/* out (n) = X[x0 .. x0 + n)[k] as bf16 (x contiguous), the same way */
-static void bf16_run_along_x(uint16_t *out, const struct view *v, int64_t x0, int64_t k, int64_t n,
-                             const struct cpu_gemm_kernel *kr)
+/* X[x0 .. x0 + n)[k] as bf16 (x contiguous): in place when stored so (a few dozen
+ * elements: no copy), else rounded into out (n) by the variant's narrowing */
+static const uint16_t *bf16_run_along_x(uint16_t *out, const struct view *v, int64_t x0, int64_t k,
+                                        int64_t n, const struct cpu_gemm_kernel *kr)
 {
     if (v->type == ZERO_BF16)
-        memcpy(out, view_at(v, x0, k), sizeof(uint16_t) * (size_t)n);
-    else
-        kr->narrow(out, view_at(v, x0, k), n, ZERO_BF16);
+        return view_at(v, x0, k);
+    kr->narrow(out, view_at(v, x0, k), n, ZERO_BF16);
+    return out;
 }
 
 /* One micro-panel under the bf16-tile contract, X rows [x0, x0 + valid) over k [k0, k0 +
@@ -255,13 +256,13 @@ static void pack_panel_tile(float *restrict dst, int w, int valid, int64_t x0, i
                 d[p * w + r] = cols[r][2 * p] | (uint32_t)cols[r][2 * p + 1] << 16;
     } else
         for (int64_t k = 0; k < kc; k++) {
-            bf16_run_along_x(run, v, x0, k0 + k, valid, kr);
+            const uint16_t *x = bf16_run_along_x(run, v, x0, k0 + k, valid, kr);
             if (v->is_a)
                 for (int r = 0; r < valid; r++)
-                    h[r * 2 * P + k] = run[r];
+                    h[r * 2 * P + k] = x[r];
             else /* a pair of rows of B interleaved */
                 for (int r = 0; r < valid; r++)
-                    h[k / 2 * 2 * w + 2 * r + k % 2] = run[r];
+                    h[k / 2 * 2 * w + 2 * r + k % 2] = x[r];
         }
 }
 
