@@ -99,9 +99,10 @@ ckpt flat 3 -1 -1
 ckpt s3_mics_to_flat 3 2 -1
 pairings="s3_mics_to_flat"
 if ! small_sweep; then
+    ckpt s3_flat_to_mics 3 -1 3
     ckpt s3_mics_to_mics 3 2 3
     ckpt s1_mics_to_flat 1 1 -1
-    pairings="$pairings s3_mics_to_mics s1_mics_to_flat"
+    pairings="$pairings s3_flat_to_mics s3_mics_to_mics s1_mics_to_flat"
 fi
 for c in $pairings; do
     cmp -s "$tmp/flat.st" "$tmp/$c.st" || fail "$c: resumed weights differ from the flat run's"
