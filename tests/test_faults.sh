@@ -56,6 +56,7 @@ says() {
 m="$mlp --hidden 16 --layers 2 --batch 24 --steps 2 --quiet"
 g="$gpt --n-layer 1 --n-head 2 --n-embd 16 --batch 24 --steps 1 --quiet --sample 0"
 v="$zero verify --steps 1 --stages 0,3 --hidden 16 --layers 1 --batch 24"
+o="$mlp --hidden 8 --layers 1 --batch 4 --steps 1 --quiet"
 # the suites that repeat this one (sanitizers, distcheck) take the odd N = 3 only
 startup_worlds="2 3 4"
 small_sweep && startup_worlds=3
@@ -96,6 +97,34 @@ for bad in ZERO_AIO=bogus ZERO_FP32_LOGITS=true ZERO_FAULT=nonsense ZERO_FAULT=a
     expect_error "$name" 1 "${bad%%=*}=${bad#*=}: "
 done
 
+# ---- a trainer started without mpirun under ulimit -v ----
+# A threaded OpenBLAS started its thread pool when the library loaded; under the limit
+# a worker's buffer allocation failed and it retried for ever, and MPI_Init's fork of
+# the singleton waited for it in OpenBLAS's fork handler: no output, no end. The cpu
+# backend loads OpenBLAS in native mode only, after MPI_Init (cpu_openblas.c), so
+# exact mode gets to the memory check. OPENBLAS_NUM_THREADS (which lib.sh sets) hid
+# the hang; AddressSanitizer's shadow memory does not fit under ulimit -v.
+if ! under_sanitizers; then
+    for lim in 150000 1000000; do
+        (ulimit -v $lim && exec env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS \
+            -u GOTO_NUM_THREADS timeout 20 $mlp --steps 1 --quiet) \
+            >"$tmp/ulimit_$lim.out" 2>"$tmp/ulimit_$lim.err"
+        rc=$?
+        [ "$rc" -ne 124 ] || fail "ulimit_$lim: train_mlp hangs under ulimit -v $lim"
+        expect_error "ulimit_$lim" 1 "train_mlp: rank 0: not enough memory: .*RLIMIT_AS (ulimit -v)"
+    done
+    (ulimit -v 1000000 && exec env -u OPENBLAS_NUM_THREADS timeout 20 $o) \
+        >"$tmp/ulimit_small.out" 2>"$tmp/ulimit_small.err"
+    rc=$?
+    expect_ok ulimit_small
+fi
+# native mode loads OpenBLAS when the backend opens: a singleton and two ranks train
+echo '{"libzero": {"collectives": "native"}}' >"$tmp/native.json"
+run native_singleton 0 $o --config "$tmp/native.json"
+expect_ok native_singleton
+run native_np2 2 $o --config "$tmp/native.json"
+expect_ok native_np2
+
 # ---- mixed runs: what changes the math differs between ranks ----
 job fp32_logits_one_rank -np 1 $g : -np 1 -x ZERO_FP32_LOGITS=1 $g
 says fp32_logits_one_rank "ZERO_FP32_LOGITS differs between ranks: '1' on rank 1, unset on rank 0"
@@ -112,7 +141,6 @@ if run data_write 0 $mlp --write-synthetic-data "$tmp/da/d.safetensors" --sample
 fi
 
 # ---- outputs that would collide or fail only after training: refused at start-up ----
-o="$mlp --hidden 8 --layers 1 --batch 4 --steps 1 --quiet"
 mkdir -p "$tmp/sub"
 run out_same 0 $o --save-weights "$tmp/o" --trace "$tmp/sub/../o"
 expect_error out_same 2 "train_mlp: --save-weights $tmp/o and --trace $tmp/sub/../o name the same file"
