@@ -1,12 +1,16 @@
 /* GPT-2's training step in fp32 and in bf16, side by side in one run, exact mode on the
  * cpu backend: median seconds per step of fp32 training, bf16 training with bf16 GEMM
  * operands on the fp32 chain (libzero.matmul "compute") and bf16 training under the
- * bf16-product contract ("bf16_dot": VDPBF16PS where the processor has avx512_bf16),
+ * bf16-product contract ("bf16_dot": VDPBF16PS where the processor has avx512_bf16)
+ * and under the bf16-tile contract ("bf16_tile": AMX's TDPBF16PS where it has amx_bf16),
  * each stage asked for, and the ratios to fp32.
  *
  *   mpirun -np 2 bench/bf16_step [--block-size 64] [--batch 4] [--stage 0,3] [--steps 3]
  *                                [--warmup 1] [--n-layer 12] [--n-embd 768] [--n-head 12]
- *                                [--vocab-size 50304]
+ *                                [--vocab-size 50304] [--variants fp32,bf16_tile]
+ *
+ * --variants: only those (fp32, compute, bf16_dot, bf16_tile; a profiler's run), the
+ * others printed as "-".
  *
  * Threads: ZERO_CPU_THREADS (the GEMM's threads per rank) as the caller sets it. Each
  * variant builds its engine on the same random weights and pseudo-random tokens; a step
@@ -25,6 +29,7 @@ struct opts {
     int64_t batch;
     int steps, warmup;
     int stages[4];
+    int skip[4]; /* per variant: 1 = not run (--variants) */
 };
 
 struct variant {
@@ -37,7 +42,10 @@ static const struct variant variants[] = {
     {"fp32", 0, ZERO_MATMUL_FP32},
     {"bf16 compute", 1, ZERO_MATMUL_COMPUTE},
     {"bf16 bf16_dot", 1, ZERO_MATMUL_BF16_DOT},
+    {"bf16 bf16_tile", 1, ZERO_MATMUL_BF16_TILE},
 };
+/* --variants' names, in variants[]'s order */
+static const char *const variant_keys[] = {"fp32", "compute", "bf16_dot", "bf16_tile"};
 #define NV (int)(sizeof variants / sizeof *variants)
 
 static int32_t token_at(int64_t g, int64_t V)
@@ -126,6 +134,7 @@ static int parse(struct opts *o, int argc, char **argv)
                                           {"stage", required_argument, NULL, 's'},
                                           {"steps", required_argument, NULL, 'k'},
                                           {"warmup", required_argument, NULL, 'w'},
+                                          {"variants", required_argument, NULL, 'v'},
                                           BENCH_GPT_MODEL_OPTIONS,
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -137,7 +146,15 @@ static int parse(struct opts *o, int argc, char **argv)
             o->steps = (int)v;
         else if (c == 'w' && v >= 0)
             o->warmup = (int)v;
-        else if (c == 's') {
+        else if (c == 'v') {
+            for (int i = 0; i < NV; i++) {
+                const char *hit = strstr(optarg, variant_keys[i]);
+                const size_t n = strlen(variant_keys[i]);
+                /* a whole name of the list, not a part of another */
+                o->skip[i] = !(hit && (hit == optarg || hit[-1] == ',') &&
+                               (hit[n] == '\0' || hit[n] == ','));
+            }
+        } else if (c == 's') {
             memset(o->stages, 0, sizeof o->stages);
             for (const char *p = optarg; *p; p++)
                 if (*p >= '0' && *p <= '3')
@@ -158,7 +175,8 @@ int main(int argc, char **argv)
     if (parse(&o, argc, argv))
         return bench_usage_exit(rank, "usage: mpirun -np N bench/bf16_step [--block-size T] "
                                       "[--batch B] [--stage S[,S]] [--steps K] [--warmup W] "
-                                      "[--n-layer L] [--n-embd C] [--n-head H] [--vocab-size V]\n");
+                                      "[--n-layer L] [--n-embd C] [--n-head H] [--vocab-size V] "
+                                      "[--variants fp32,compute,bf16_dot,bf16_tile]\n");
     struct zero_error err = {0};
     struct zero_device *dev = NULL;
     if (bench_open(&dev, "cpu", ZERO_COLL_EXACT, &err)) {
@@ -174,8 +192,9 @@ int main(int argc, char **argv)
                (long long)o.model.block_size, (long long)o.model.vocab_size, (long long)o.batch,
                world, threads ? threads : "(unset)", o.steps, o.warmup);
     if (rank == 0)
-        printf("%-6s %10s %14s %15s %12s %13s\n", "stage", "fp32", "bf16 compute", "bf16 bf16_dot",
-               "compute/fp32", "bf16_dot/fp32");
+        printf("%-6s %10s %14s %15s %16s %12s %13s %14s\n", "stage", "fp32", "bf16 compute",
+               "bf16 bf16_dot", "bf16 bf16_tile", "compute/fp32", "bf16_dot/fp32",
+               "bf16_tile/fp32");
     int failed = 0;
     for (int stage = 0; stage < 4; stage++) {
         if (!o.stages[stage])
@@ -184,12 +203,18 @@ int main(int argc, char **argv)
         char why[NV][ZERO_ERRMSG_LEN];
         for (int v = 0; v < NV; v++) {
             why[v][0] = '\0';
-            s[v] = run(&o, stage, &variants[v], dev, why[v], sizeof why[v]);
+            s[v] = o.skip[v] ? 0.0 : run(&o, stage, &variants[v], dev, why[v], sizeof why[v]);
             failed |= s[v] < 0;
         }
         if (rank == 0) {
-            printf("%-6d %10.3f %14.3f %15.3f %12.2f %13.2f\n", stage, s[0], s[1], s[2],
-                   s[1] / s[0], s[2] / s[0]);
+            static const int width[] = {10, 14, 15, 16, 12, 13, 14};
+            printf("%-6d", stage);
+            for (int v = 0; v < NV; v++)
+                o.skip[v] ? printf(" %*s", width[v], "-") : printf(" %*.3f", width[v], s[v]);
+            for (int v = 1; v < NV; v++)
+                o.skip[v] || o.skip[0] ? printf(" %*s", width[NV + v - 1], "-")
+                                       : printf(" %*.2f", width[NV + v - 1], s[v] / s[0]);
+            printf("\n");
             for (int v = 0; v < NV; v++)
                 if (s[v] < 0)
                     printf("  %s failed: %s\n", variants[v].name, why[v]);

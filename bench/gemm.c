@@ -20,8 +20,10 @@
  * variant) on bf16 operands (widened while packing) with an fp32 C and with a
  * bf16 C (rounded as it is stored), each next to its fp32 speed; then the
  * bf16-product contract (bf16_dot: src/base/bf16_dot.h, fp32 C) with avx512bf16's
- * VDPBF16PS on bf16 pairs ("dot") and avx512's exact emulation ("dot-emu"), each
- * next to the fp32 speed of the widest fp32 variant. */
+ * VDPBF16PS on bf16 pairs ("dot") and avx512's exact emulation ("dot-emu"), and the
+ * bf16-tile contract (bf16_tile: src/base/bf16_tile.h) with amx's TDPBF16PS ("tile")
+ * and avx512's emulation ("tile-emu"), each next to the fp32 speed of the widest fp32
+ * variant. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,9 +175,10 @@ int main(int argc, char **argv)
            cold ? "cold: the big operand from memory (copies over 384 MiB)"
                 : "warm: operands reused (cached)");
     printf("%-28s %5s %5s %5s | %7s %7s %8s | %6s %7s | %7s %6s | %7s %6s | %7s %6s | %7s "
-           "%6s\n",
+           "%6s | %7s %6s | %8s %6s\n",
            "shape", "m", "n", "k", "avx512", "avx2", "openblas", "512/bl", "avx2/bl", "bf16",
-           "/fp32", "bf16>bf", "/fp32", "dot", "/fp32", "dot-emu", "/fp32");
+           "/fp32", "bf16>bf", "/fp32", "dot", "/fp32", "dot-emu", "/fp32", "tile", "/fp32",
+           "tile-emu", "/fp32");
     double sum_ratio[2] = {0, 0};
     int count = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
@@ -210,7 +213,9 @@ int main(int argc, char **argv)
         g16c.c = c16;
         g16c.c_type = ZERO_BF16;
         struct cpu_gemm_args gdot = g16; /* bf16 operands, the bf16-product contract */
-        gdot.bf16_dot = 1;
+        gdot.product = CPU_PRODUCT_BF16_DOT;
+        struct cpu_gemm_args gtile = g16; /* bf16 operands, the bf16-tile contract */
+        gtile.product = CPU_PRODUCT_BF16_TILE;
         struct rotation rot32 =
             big_c ? make_rotation(c, c_elems * 4, 1, cold) : make_rotation(b, b_elems * 4, 0, cold);
         struct rotation rot16 = big_c ? make_rotation(c, c_elems * 4, 1, cold)
@@ -224,7 +229,9 @@ int main(int argc, char **argv)
                 continue;
             size_t b32 = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &g),
                    b16 = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &g16c),
-                   bd = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &gdot);
+                   bd = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &gdot),
+                   bt = cpu_gemm_workspace_bytes((enum cpu_isa)v, 1, &gtile);
+            bytes = bt > bytes ? bt : bytes;
             bytes = b32 > bytes ? b32 : bytes;
             bytes = b16 > bytes ? b16 : bytes;
             bytes = bd > bytes ? bd : bytes;
@@ -233,7 +240,7 @@ int main(int argc, char **argv)
         if (posix_memalign(&ws, 64, bytes) != 0)
             return 1;
         enum cpu_isa widest = cpu_isa_supported(CPU_ISA_AVX512) ? CPU_ISA_AVX512 : CPU_ISA_AVX2;
-        double best[7] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+        double best[9] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
         for (int r = 0; r < rounds; r++) {
             for (int v = 0; v < 2; v++) {
                 enum cpu_isa isa = v == 0 ? CPU_ISA_AVX512 : CPU_ISA_AVX2;
@@ -255,16 +262,23 @@ int main(int argc, char **argv)
             if (cpu_isa_supported(CPU_ISA_AVX512)) {
                 t = time_exact(CPU_ISA_AVX512, &gdot, &rot16, ws, reps);
                 best[6] = t < best[6] ? t : best[6];
+                t = time_exact(CPU_ISA_AVX512, &gtile, &rot16, ws, reps);
+                best[8] = t < best[8] ? t : best[8];
+            }
+            if (cpu_isa_supported(CPU_ISA_AMX)) {
+                t = time_exact(CPU_ISA_AMX, &gtile, &rot16, ws, reps);
+                best[7] = t < best[7] ? t : best[7];
             }
         }
-        double gf[7];
-        for (int v = 0; v < 7; v++)
+        double gf[9];
+        for (int v = 0; v < 9; v++)
             gf[v] = best[v] < 1e29 ? flop / best[v] * 1e-9 : 0.0;
         const double fp32 = gf[widest == CPU_ISA_AVX512 ? 0 : 1];
         printf("%-28s %5d %5d %5d | %7.1f %7.1f %8.1f | %6.2f %7.2f | %7.1f %6.2f | %7.1f %6.2f | "
-               "%7.1f %6.2f | %7.1f %6.2f\n",
+               "%7.1f %6.2f | %7.1f %6.2f | %7.1f %6.2f | %8.1f %6.2f\n",
                s->what, s->m, s->n, s->k, gf[0], gf[1], gf[2], gf[0] / gf[2], gf[1] / gf[2], gf[3],
-               gf[3] / fp32, gf[4], gf[4] / fp32, gf[5], gf[5] / fp32, gf[6], gf[6] / fp32);
+               gf[3] / fp32, gf[4], gf[4] / fp32, gf[5], gf[5] / fp32, gf[6], gf[6] / fp32, gf[7],
+               gf[7] / fp32, gf[8], gf[8] / fp32);
         sum_ratio[0] += gf[0] / gf[2];
         sum_ratio[1] += gf[1] / gf[2];
         count++;

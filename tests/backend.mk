@@ -39,6 +39,17 @@ tests_test_bf16_dot_hw_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_bf16_dot_hw_LDADD = -lm
 TESTS += tests/test_bf16_dot tests/test_bf16_dot_hw
 noinst_HEADERS += tests/bf16_dot_edges.h
+# the bf16-tile contract (src/base/bf16_tile.h): the reference on the edge table
+# everywhere, and against AMX's TDPBF16PS where the processor has it
+check_PROGRAMS += tests/test_bf16_tile tests/test_bf16_tile_hw
+tests_test_bf16_tile_SOURCES = tests/test_bf16_tile.c
+tests_test_bf16_tile_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_bf16_tile_LDADD = -lm
+tests_test_bf16_tile_hw_SOURCES = tests/test_bf16_tile_hw.c
+tests_test_bf16_tile_hw_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS) -I$(srcdir)/backends/cpu
+tests_test_bf16_tile_hw_LDADD = -lm
+TESTS += tests/test_bf16_tile tests/test_bf16_tile_hw
+noinst_HEADERS += tests/bf16_tile_edges.h
 
 # exact mode's own GEMM: every variant and thread count equals the naive fmaf chain
 check_PROGRAMS += tests/test_gemm

@@ -755,18 +755,20 @@ START_TEST(test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes)
 }
 END_TEST
 
-/* The bf16-product contract (zero/backend_bf16_dot.h) on the GPU: with the switch on in
- * both backends, a bf16 x bf16 gemm gives the cpu's bits exactly (the cpu's VDPBF16PS or
- * its emulation), in exact and native mode (_i), every transpose, an odd K, C fp32 and
- * bf16, beta 0 and 1, on values whose products and sums lie around 2^-126 (DAZ and FTZ
- * act) and on ordinary ones. */
+/* The bf16 contracts (zero/backend_bf16_dot.h) on the GPU: with the same one on in both
+ * backends (_i / 2: the bf16-product contract, then the bf16-tile one), a bf16 x bf16
+ * gemm gives the cpu's bits exactly (the cpu's VDPBF16PS, TDPBF16PS or their emulation),
+ * in exact and native mode (_i % 2), every transpose, an odd K over two blocks of 32, C
+ * fp32 and bf16, beta 0 and 1, on values whose products and sums lie around 2^-126 (DAZ
+ * and FTZ act) and on ordinary ones. */
 START_TEST(test_cuda_bf16_dot_gemm_gives_the_cpu_bits)
 {
     ck_assert_ptr_nonnull(gpu->be->bf16_dot);
-    const enum zero_coll_mode mode = _i ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
+    const enum zero_coll_mode mode = _i % 2 ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
+    const enum zero_bf16_product product = _i / 2 ? ZERO_BF16_PRODUCT_TILE : ZERO_BF16_PRODUCT_DOT;
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, mode), ZERO_OK);
-    ck_assert_int_eq(cpu->be->bf16_dot->set_bf16_dot(cpu->self, 1), ZERO_OK);
-    ck_assert_int_eq(gpu->be->bf16_dot->set_bf16_dot(gpu->self, 1), ZERO_OK);
+    ck_assert_int_eq(cpu->be->bf16_dot->set_bf16_product(cpu->self, product), ZERO_OK);
+    ck_assert_int_eq(gpu->be->bf16_dot->set_bf16_product(gpu->self, product), ZERO_OK);
     const int m = 37, n = 29, k = 53, pad = 3;
     for (int tiny = 0; tiny <= 1; tiny++) {
         const float scale = tiny ? 0x1p-63f : 1.0f; /* products near 2^-126 */
@@ -789,9 +791,10 @@ START_TEST(test_cuda_bf16_dot_gemm_gives_the_cpu_bits)
                                           B.g, ZERO_BF16, ldb, beta, C.g, ct, ldc));
                     float *want = download_f32(cpu, C.c, nc, ct);
                     float *got = download_f32(gpu, C.g, nc, ct);
-                    ck_assert_msg(memcmp(got, want, nc * sizeof(float)) == 0,
-                                  "bf16_dot gemm ta=%d tb=%d -> %s tiny=%d: not the cpu's bits", ta,
-                                  tb, zero_dtype_name(ct), tiny);
+                    ck_assert_msg(
+                        memcmp(got, want, nc * sizeof(float)) == 0,
+                        "bf16 product %d gemm ta=%d tb=%d -> %s tiny=%d: not the cpu's bits",
+                        (int)product, ta, tb, zero_dtype_name(ct), tiny);
                     free(want);
                     free(got);
                     pair_free(A);
@@ -802,8 +805,10 @@ START_TEST(test_cuda_bf16_dot_gemm_gives_the_cpu_bits)
         free(b32);
         free(c32);
     }
-    ck_assert_int_eq(cpu->be->bf16_dot->set_bf16_dot(cpu->self, 0), ZERO_OK);
-    ck_assert_int_eq(gpu->be->bf16_dot->set_bf16_dot(gpu->self, 0), ZERO_OK);
+    ck_assert_int_eq(cpu->be->bf16_dot->set_bf16_product(cpu->self, ZERO_BF16_PRODUCT_FP32),
+                     ZERO_OK);
+    ck_assert_int_eq(gpu->be->bf16_dot->set_bf16_product(gpu->self, ZERO_BF16_PRODUCT_FP32),
+                     ZERO_OK);
     ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
 }
 END_TEST
@@ -2629,7 +2634,7 @@ static Suite *cuda_suite(void)
 
     TCase *blas = tcase_create("gemm");
     tcase_add_loop_test(blas, test_cuda_gemm_matches_cpu_for_all_transposes_and_dtypes, 0, 2);
-    tcase_add_loop_test(blas, test_cuda_bf16_dot_gemm_gives_the_cpu_bits, 0, 2);
+    tcase_add_loop_test(blas, test_cuda_bf16_dot_gemm_gives_the_cpu_bits, 0, 4);
     tcase_add_test(blas, test_cuda_exact_gemm_is_one_fmaf_chain_per_output_in_every_bit);
     tcase_add_test(blas, test_cuda_gemm_beta_zero_ignores_nan_and_rejects_short_ld_like_cpu);
     tcase_add_loop_test(blas, test_cuda_gemm_bias_matches_cpu_gemm_then_bias_add_then_gelu, 0, 5);

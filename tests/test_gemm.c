@@ -14,6 +14,7 @@
 
 #include "cpu_gemm.h"
 #include "base/bf16_dot.h"
+#include "base/bf16_tile.h"
 #include "base/dtype_convert.h"
 
 /* ---- operands ---- */
@@ -114,10 +115,11 @@ static void naive_gemm(const struct cpu_gemm_args *g)
         for (int64_t j = 0; j < g->n; j++) {
             const int64_t ci = i * g->ldc + j;
             float acc = g->alpha == 1.0f && g->beta == 1.0f ? get(g->c, g->c_type, ci) : 0.0f;
-            if (g->bf16_dot) { /* src/base/bf16_dot.h's reference chain */
+            if (g->product != CPU_PRODUCT_FP32) { /* src/base/bf16_dot.h's or bf16_tile.h's */
                 bf16_run(xr, &g->a, 0, i, g->k);
                 bf16_run(yr, &g->b, 1, j, g->k);
-                acc = bf16_dot_chain(acc, xr, yr, g->k);
+                acc = g->product == CPU_PRODUCT_BF16_DOT ? bf16_dot_chain(acc, xr, yr, g->k)
+                                                         : bf16_tile_chain(acc, xr, yr, g->k);
             } else
                 for (int64_t k = 0; k < g->k; k++)
                     acc = fmaf(op_at(&g->a, 0, i, k), op_at(&g->b, 1, j, k), acc);
@@ -142,7 +144,7 @@ struct gemm_case {
 };
 
 /* 1: every case under the bf16-product contract */
-static int bf16_dot_cases;
+static enum cpu_product product_cases;
 
 static void run_variant(enum cpu_isa isa, int threads, struct cpu_gemm_args *g)
 {
@@ -167,7 +169,7 @@ static void check_case(const struct gemm_case *c)
                               .b = {NULL, c->bt, ldb > 0 ? ldb : 1, c->tb, c->round},
                               .c_type = c->ct,
                               .ldc = ldc > 0 ? ldc : 1,
-                              .bf16_dot = bf16_dot_cases};
+                              .product = product_cases};
     void *a = random_matrix(c->at, a_rows, g.a.ld), *b = random_matrix(c->bt, b_rows, g.b.ld);
     void *c0 = random_matrix(c->ct, c->m, g.ldc);
     const size_t c_bytes = (size_t)(c->m * g.ldc) * esize(c->ct);
@@ -194,12 +196,12 @@ static void check_case(const struct gemm_case *c)
             run_variant((enum cpu_isa)isa, threads, &g);
             ck_assert_msg(memcmp(got, want, c_bytes) == 0,
                           "%s, %d threads: m=%lld n=%lld k=%lld ta=%d tb=%d pad=%d %s*%s->%s "
-                          "round %s alpha=%g beta=%g bf16_dot=%d differs from the naive chain",
+                          "round %s alpha=%g beta=%g product=%d differs from the naive chain",
                           cpu_isa_name((enum cpu_isa)isa), threads, (long long)c->m,
                           (long long)c->n, (long long)c->k, c->ta, c->tb, c->pad,
                           zero_dtype_name(c->at), zero_dtype_name(c->bt), zero_dtype_name(c->ct),
                           zero_dtype_name(c->round), (double)c->alpha, (double)c->beta,
-                          bf16_dot_cases);
+                          (int)product_cases);
         }
     }
     free(a);
@@ -283,14 +285,15 @@ END_TEST
  * and the blockings those shapes pick (A packed over all of K or per K-block, B
  * micro-panel by micro-panel, B blocks narrowed for row-read B, C walked row strip
  * by strip), fp32 and 16-bit C */
-/* The bf16-product contract: every variant (avx512bf16's instruction on bf16 pairs, the
- * others emulating it) gives the reference chain's bits, on the odd shapes, both
- * transposes, bf16 operands or fp32 ones rounded while packing, every C type and
- * scaling, ordinary values and values whose products and sums lie around 2^-126 */
-START_TEST(test_every_variant_equals_the_bf16_dot_reference)
+/* The bf16 contracts: every variant (avx512bf16's VDPBF16PS on bf16 pairs, amx's
+ * TDPBF16PS on tiles, the others emulating them) gives the reference chain's bits, on
+ * the odd shapes, both transposes, bf16 operands or fp32 ones rounded while packing,
+ * every C type and scaling, ordinary values and values whose products and sums lie
+ * around 2^-126 */
+static void check_bf16_contract(enum cpu_product product)
 {
     static const enum zero_dtype cts[] = {ZERO_F32, ZERO_BF16, ZERO_F16};
-    bf16_dot_cases = 1;
+    product_cases = product;
     for (int tiny = 0; tiny < 2; tiny++) {
         tiny_values = tiny;
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -324,7 +327,18 @@ START_TEST(test_every_variant_equals_the_bf16_dot_reference)
                               cts[i % 3],      ZERO_F32,   1.0f,       i % 2 ? 1.0f : 0.0f};
         check_case(&c);
     }
-    bf16_dot_cases = 0;
+    product_cases = CPU_PRODUCT_FP32;
+}
+
+START_TEST(test_every_variant_equals_the_bf16_dot_reference)
+{
+    check_bf16_contract(CPU_PRODUCT_BF16_DOT);
+}
+END_TEST
+
+START_TEST(test_every_variant_equals_the_bf16_tile_reference)
+{
+    check_bf16_contract(CPU_PRODUCT_BF16_TILE);
 }
 END_TEST
 
@@ -411,7 +425,7 @@ START_TEST(test_every_variant_narrows_like_the_scalar_conversion)
     for (int isa = 0; isa < CPU_ISA_COUNT; isa++) {
         if (!cpu_isa_supported((enum cpu_isa)isa))
             continue;
-        const struct cpu_gemm_kernel *kr = cpu_gemm_kernel((enum cpu_isa)isa);
+        const struct cpu_gemm_kernel *kr = cpu_gemm_kernel((enum cpu_isa)isa, CPU_PRODUCT_FP32);
         for (uint64_t base = 0; base < ((uint64_t)1 << 32); base += (uint64_t)N * 1021) {
             for (int i = 0; i < N; i++) {
                 uint32_t bits = (uint32_t)(base + (uint64_t)i * 1021);
@@ -475,6 +489,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(tc, test_few_rows_against_w_in_place_equal_the_naive_chain);
     tcase_add_test(tc, test_every_variant_narrows_like_the_scalar_conversion);
     tcase_add_test(tc, test_every_variant_equals_the_bf16_dot_reference);
+    tcase_add_test(tc, test_every_variant_equals_the_bf16_tile_reference);
     tcase_add_test(tc, test_zero_cpu_isa_forces_a_variant_or_says_why);
     suite_add_tcase(s, tc);
     return s;

@@ -334,38 +334,39 @@ START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_in_bf16)
 }
 END_TEST
 
-/* libzero.matmul "bf16_dot": the bf16 products by the bf16-product contract. Stages 0-3
- * agree to the bit, and every GEMM variant this processor runs (ZERO_CPU_ISA: scalar,
- * avx2, avx512, avx512bf16's VDPBF16PS) gives the same bits at stages 0 and 3. (This
- * small model's bf16 products sum exactly in fp32 almost always, so its bits equal
- * "compute"'s chain; test_kernels checks the switch on a product where they differ.) */
-START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_dot)
+/* libzero.matmul "bf16_dot" / "bf16_tile": the bf16 products by a bf16 contract. Stages
+ * 0-3 agree to the bit, and every GEMM variant this processor runs (ZERO_CPU_ISA: scalar,
+ * avx2, avx512, avx512bf16's VDPBF16PS, amx's TDPBF16PS) gives the same bits at stages 0
+ * and 3; fp32 training is refused, naming the key and the value. (This small model's bf16
+ * products sum exactly in fp32 almost always, so its bits equal "compute"'s chain;
+ * test_kernels checks the switch on a product where they differ.) */
+static void check_bf16_contract(enum zero_matmul matmul, const char *name)
 {
-    check_stages_agree(1, ZERO_MATMUL_BF16_DOT);
+    check_stages_agree(1, matmul);
     { /* fp32 training has no bf16 products: refused, naming the key */
         struct gpt_run f;
         struct zero_error err = {0};
         run_defaults(&f, 0);
-        f.cfg.libzero.matmul = ZERO_MATMUL_BF16_DOT;
+        f.cfg.libzero.matmul = matmul;
         const int rc = gpt_train(&f, MPI_COMM_WORLD, &err);
         ck_assert_msg(mpi_check_all(rc != ZERO_OK && strstr(err.msg, "libzero.matmul") != NULL &&
-                                    strstr(err.msg, "bf16_dot") != NULL),
-                      "fp32 training with bf16_dot: rc %d, \"%s\"", rc, err.msg);
+                                    strstr(err.msg, name) != NULL),
+                      "fp32 training with %s: rc %d, \"%s\"", name, rc, err.msg);
         free(f.weights);
     }
-    static const char *const isas[] = {"avx512bf16", "avx512", "avx2", "scalar"};
+    static const char *const isas[] = {"amx", "avx512bf16", "avx512", "avx2", "scalar"};
     for (int stage = 0; stage < 4; stage += 3) {
-        struct gpt_run dot, isa;
-        run_defaults(&dot, stage);
-        dot.cfg.bf16.enabled = 1;
-        dot.cfg.libzero.matmul = ZERO_MATMUL_BF16_DOT;
-        must_train(&dot, MPI_COMM_WORLD);
+        struct gpt_run dflt, isa;
+        run_defaults(&dflt, stage);
+        dflt.cfg.bf16.enabled = 1;
+        dflt.cfg.libzero.matmul = matmul;
+        must_train(&dflt, MPI_COMM_WORLD);
         for (unsigned i = 0; i < sizeof isas / sizeof *isas; i++) {
             struct zero_error err = {0};
             setenv("ZERO_CPU_ISA", isas[i], 1);
             run_defaults(&isa, stage);
             isa.cfg.bf16.enabled = 1;
-            isa.cfg.libzero.matmul = ZERO_MATMUL_BF16_DOT;
+            isa.cfg.libzero.matmul = matmul;
             const int rc = gpt_train(&isa, MPI_COMM_WORLD, &err);
             unsetenv("ZERO_CPU_ISA");
             if (mpi_check_all(rc != ZERO_OK) && strstr(err.msg, "lacks it") != NULL) {
@@ -373,13 +374,24 @@ START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_dot)
                 continue; /* this processor lacks the variant */
             }
             ck_assert_msg(mpi_check_all(rc == ZERO_OK), "ZERO_CPU_ISA=%s: %s", isas[i], err.msg);
-            ck_assert_msg(mpi_check_all(same_bits(&dot, &isa)),
-                          "bf16_dot at stage %d: ZERO_CPU_ISA=%s differs from the default variant",
+            ck_assert_msg(mpi_check_all(same_bits(&dflt, &isa)),
+                          "%s at stage %d: ZERO_CPU_ISA=%s differs from the default variant", name,
                           stage, isas[i]);
             free(isa.weights);
         }
-        free(dot.weights);
+        free(dflt.weights);
     }
+}
+
+START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_dot)
+{
+    check_bf16_contract(ZERO_MATMUL_BF16_DOT, "bf16_dot");
+}
+END_TEST
+
+START_TEST(test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_tile)
+{
+    check_bf16_contract(ZERO_MATMUL_BF16_TILE, "bf16_tile");
 }
 END_TEST
 
@@ -918,6 +930,7 @@ static Suite *stages_suite(void)
     tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits);
     tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits_in_bf16);
     tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_dot);
+    tcase_add_test(tc, test_gpt_stages_0_to_3_give_the_same_bits_with_bf16_tile);
     tcase_add_test(tc, test_gpt_checkpointing_gives_the_same_bits_with_fewer_activations);
     tcase_add_test(tc, test_gpt_stage3_on_n_ranks_matches_one_rank_accumulating);
     tcase_add_test(tc, test_gpt_tied_wte_gradient_sums_head_and_embedding_shares_under_stage3);

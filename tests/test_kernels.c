@@ -97,32 +97,34 @@ START_TEST(test_gemm_matches_naive_loop_for_all_transposes_with_padded_ld)
 }
 END_TEST
 
-/* The bf16_dot group's switch: on, a bf16 x bf16 gemm follows the bf16-product contract
- * (in exact and native mode); off, the fp32 chain again. x = (1, 1.5 * 2^-24, 1, -1),
- * y = 1: the chain gives ((1 + 1.5 * 2^-24 -> 1 + 2^-23) + 1 -> 2, tie to even) - 1 = 1;
- * the pairs, odd element first, (1.5 * 2^-24 + 1 -> 1 + 2^-23), then (-1 -> 2^-23) + 1
- * = 1 + 2^-23. */
+/* The bf16_dot group's switch: a bf16 x bf16 gemm follows the product it names (the
+ * contracts in exact and native mode alike), then the fp32 chain again; a value outside
+ * the enum is refused. x = (1, 2^24, 1, -2^24), y = 1: the chain gives ((1 + 2^24 ->
+ * 2^24, tie to even) + 1 -> 2^24) - 2^24 = 0; the pairs, odd element first, (2^24 + 1 ->
+ * 2^24), then (-2^24 -> 0) + 1 = 1; the tile's chains E = 1 + 1, O = 2^24 - 2^24, 2. */
 START_TEST(test_bf16_dot_switch_selects_the_contract_for_bf16_gemms)
 {
     ck_assert_ptr_nonnull(be->bf16_dot);
     ck_assert_int_eq(be->bf16_dot->version, ZERO_BF16_DOT_OPS_VERSION);
-    const uint16_t x[4] = {0x3f80, 0x33c0, 0x3f80, 0xbf80}, y[4] = {0x3f80, 0x3f80, 0x3f80, 0x3f80};
+    const uint16_t x[4] = {0x3f80, 0x4b80, 0x3f80, 0xcb80}, y[4] = {0x3f80, 0x3f80, 0x3f80, 0x3f80};
     static const enum zero_coll_mode modes[2] = {ZERO_COLL_EXACT, ZERO_COLL_NATIVE};
+    static const enum zero_bf16_product products[3] = {
+        ZERO_BF16_PRODUCT_DOT, ZERO_BF16_PRODUCT_TILE, ZERO_BF16_PRODUCT_FP32};
+    static const float wants[3] = {1.0f, 2.0f, 0.0f};
     for (int md = 0; md < 2; md++) {
         ck_assert_int_eq(be->set_coll_mode(self, modes[md]), ZERO_OK);
-        for (int on = 1; on >= 0; on--) {
+        for (int p = 0; p < 3; p++) {
             float c = -7.0f;
-            ck_assert_int_eq(be->bf16_dot->set_bf16_dot(self, on), ZERO_OK);
+            ck_assert_int_eq(be->bf16_dot->set_bf16_product(self, products[p]), ZERO_OK);
             ck_assert_int_eq(be->gemm(self, 0, 1, 1, 1, 4, 1.0f, x, ZERO_BF16, 4, y, ZERO_BF16, 4,
                                       0.0f, &c, ZERO_F32, 1),
                              ZERO_OK);
-            const float want = on ? 1.0f + 0x1p-23f : 1.0f;
-            ck_assert_msg(
-                c == want || (!on && md == 1),
-                /* native's chain: OpenBLAS's order */ "mode %d, bf16_dot %d: %a, want %a", md, on,
-                (double)c, (double)want);
+            ck_assert_msg(c == wants[p] || (products[p] == ZERO_BF16_PRODUCT_FP32 && md == 1),
+                          /* native's chain: OpenBLAS's order */ "mode %d, product %d: %a, want %a",
+                          md, (int)products[p], (double)c, (double)wants[p]);
         }
     }
+    ck_assert_int_ne(be->bf16_dot->set_bf16_product(self, (enum zero_bf16_product)7), ZERO_OK);
     ck_assert_int_eq(be->set_coll_mode(self, ZERO_COLL_EXACT), ZERO_OK);
 }
 END_TEST

@@ -9,7 +9,10 @@
 # processor lacks is skipped (the rest must still agree). The weights are
 # compared as files (cksum of --save-weights), the fp32 MLP through the hash
 # table `zero verify` prints for stages 0 and 3 at N = 3, 2, 1; and all of them
-# equal the golden fingerprints in tests/golden/portable_bits.txt.
+# equal the golden fingerprints in tests/golden/portable_bits.txt. The GPT in bf16
+# also under the bf16-tile contract (libzero.matmul "bf16_tile"): emulated by every
+# variant above, and run by AMX's TDPBF16PS under ZERO_CPU_ISA=amx where the processor
+# has it.
 # Run by `make check' from the build directory; by hand: sh tests/test_portable_bits.sh
 # shellcheck source=SCRIPTDIR/lib.sh
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
@@ -26,6 +29,8 @@ require_built "$mlp" "$gpt" "$zero"
 
 mlp_small="--hidden 32 --layers 2 --steps 3 --batch 12 --quiet"
 gpt_small="--n-layer 1 --steps 3 --batch 6 --sample 0 --eval-problems 0 --val-every 0"
+printf '{"bf16": {"enabled": true}, "libzero": {"matmul": "bf16_tile"}}\n' >"$tmp/tile.json"
+fingerprints="verify mlp-bf16 mlp-fp16 gpt-fp32 gpt-bf16 gpt-tile"
 
 # trainings TAG ENV...: every training of the comparison under ENV (NAME=VALUE
 # words); $tmp/TAG-WHAT.sum holds each one's fingerprint
@@ -43,7 +48,8 @@ trainings() {
     for job in "mlp-bf16 2 $mlp $mlp_small --stage 3 --precision bf16" \
         "mlp-fp16 3 $mlp $mlp_small --stage 1 --precision fp16" \
         "gpt-fp32 0 $gpt $gpt_small --stage 0" \
-        "gpt-bf16 3 $gpt $gpt_small --stage 2 --bf16"; do
+        "gpt-bf16 3 $gpt $gpt_small --stage 2 --bf16" \
+        "gpt-tile 2 $gpt $gpt_small --stage 3 --config $tmp/tile.json"; do
         what=${job%% *}
         rest=${job#* }
         np=${rest%% *}
@@ -56,8 +62,9 @@ trainings() {
 
 # compare TAG REF: every fingerprint of TAG equals REF's
 compare() {
-    for f in verify mlp-bf16 mlp-fp16 gpt-fp32 gpt-bf16; do
+    for f in $fingerprints; do
         [ -s "$tmp/$2-$f.sum" ] || continue
+        [ -s "$tmp/$1-$f.sum" ] || continue
         cmp -s "$tmp/$1-$f.sum" "$tmp/$2-$f.sum" ||
             fail "$f: $1 gives other weights than $2 ($(head -1 "$tmp/$1-$f.sum") vs $(head -1 "$tmp/$2-$f.sum"))"
     done
@@ -83,12 +90,24 @@ for pair in scalar:Prescott avx2:Haswell avx512:SkylakeX; do
     if [ -z "$ref" ]; then ref=$isa; else compare "$isa" "$ref"; fi
 done
 
+# the bf16-tile contract by the instruction itself
+run probe-amx 0 env ZERO_CPU_ISA=amx "$mlp" --hidden 8 --layers 1 --steps 0 --quiet
+if [ "$rc" -eq 0 ] && [ -n "$ref" ]; then
+    # shellcheck disable=SC2086
+    run amx-gpt-tile 2 env ZERO_CPU_ISA=amx ZERO_HOST_ISA=avx512 "$gpt" $gpt_small --stage 3 \
+        --config "$tmp/tile.json" --save-weights "$tmp/amx-gpt-tile.safetensors"
+    expect_ok amx-gpt-tile && cksum <"$tmp/amx-gpt-tile.safetensors" >"$tmp/amx-gpt-tile.sum"
+    compare amx "$ref"
+else
+    echo "$test_name: skipping amx: this processor lacks it"
+fi
+
 # golden: what every machine prints (computed once, on x86-64; tests/aarch64 checks
 # arm64 against x86-64). A change of the numerics must update the file on purpose:
 # ZERO_UPDATE_GOLDEN=1 sh tests/test_portable_bits.sh rewrites it.
 golden=$top_srcdir/tests/golden/portable_bits.txt
 if [ -n "$ref" ]; then
-    for f in verify mlp-bf16 mlp-fp16 gpt-fp32 gpt-bf16; do
+    for f in $fingerprints; do
         sed "s/^/$f: /" "$tmp/$ref-$f.sum"
     done >"$tmp/golden.now"
     if [ "${ZERO_UPDATE_GOLDEN:-0}" = 1 ]; then

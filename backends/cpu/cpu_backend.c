@@ -210,10 +210,11 @@ static const struct zero_classifier_ops cpu_classifier_ops = {
     .xent_fused = cpu_xent_fused,
 };
 
-/* The bf16-product contract: VDPBF16PS on avx512_bf16, its emulation elsewhere. */
+/* The bf16 contracts: VDPBF16PS on avx512_bf16, TDPBF16PS on amx_bf16, their emulation
+ * elsewhere. */
 static const struct zero_bf16_dot_ops cpu_bf16_dot_ops = {
     .version = ZERO_BF16_DOT_OPS_VERSION,
-    .set_bf16_dot = cpu_set_bf16_dot,
+    .set_bf16_product = cpu_set_bf16_product,
 };
 
 const struct zero_backend zero_backend_cpu = {

@@ -96,20 +96,30 @@ static int exact_gemm(struct cpu_state *s, const struct cpu_gemm_args *g)
     return cpu_free(s, ws);
 }
 
-/* 1: g's operands are both bf16 (as stored or rounded while packing) and the
- * contract is on, so g follows it */
-static int takes_bf16_dot(const struct cpu_state *s, const struct cpu_gemm_args *g)
+/* g's products: the bf16 contract that is on where g's operands are both bf16 (as
+ * stored or rounded while packing), else the fp32 chain */
+static enum cpu_product bf16_product_of(const struct cpu_state *s, const struct cpu_gemm_args *g)
 {
     const int a16 = g->a.type == ZERO_BF16 || (g->a.type == ZERO_F32 && g->a.round == ZERO_BF16);
     const int b16 = g->b.type == ZERO_BF16 || (g->b.type == ZERO_F32 && g->b.round == ZERO_BF16);
-    return s->bf16_dot && a16 && b16;
+    return a16 && b16 ? s->bf16_product : CPU_PRODUCT_FP32;
 }
 
-int cpu_set_bf16_dot(void *self, int on)
+int cpu_set_bf16_product(void *self, enum zero_bf16_product product)
 {
     struct cpu_state *s = self;
-    s->bf16_dot = on != 0;
-    return ZERO_OK;
+    switch (product) {
+    case ZERO_BF16_PRODUCT_FP32:
+        s->bf16_product = CPU_PRODUCT_FP32;
+        return ZERO_OK;
+    case ZERO_BF16_PRODUCT_DOT:
+        s->bf16_product = CPU_PRODUCT_BF16_DOT;
+        return ZERO_OK;
+    case ZERO_BF16_PRODUCT_TILE:
+        s->bf16_product = CPU_PRODUCT_BF16_TILE;
+        return ZERO_OK;
+    }
+    return cpu_fail(s, ZERO_EINVAL, "set_bf16_product: %d is no bf16 product", (int)product);
 }
 
 int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -125,9 +135,10 @@ int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t
         return cpu_fail(s, rc, "%s", why);
     if (m == 0 || n == 0)
         return ZERO_OK;
-    /* the bf16-product contract is the product's definition in either mode */
-    const int dot = s->bf16_dot && a_type == ZERO_BF16 && b_type == ZERO_BF16;
-    if (s->mode != ZERO_COLL_EXACT && !dot)
+    /* a bf16 contract is the product's definition in either mode */
+    const enum cpu_product product =
+        a_type == ZERO_BF16 && b_type == ZERO_BF16 ? s->bf16_product : CPU_PRODUCT_FP32;
+    if (s->mode != ZERO_COLL_EXACT && product == CPU_PRODUCT_FP32)
         return native_gemm(s, trans_a, trans_b, m, n, k, alpha, a, a_type, lda, b, b_type, ldb,
                            beta, c, c_type, ldc);
     struct cpu_gemm_args g = {.m = m,
@@ -140,7 +151,7 @@ int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t
                               .c = c,
                               .c_type = c_type,
                               .ldc = ldc,
-                              .bf16_dot = dot};
+                              .product = product};
     return exact_gemm(s, &g);
 }
 
@@ -172,6 +183,6 @@ int cpu_gemm_f32(struct cpu_state *s, int trans_a, int trans_b, int64_t m, int64
                               .c = c,
                               .c_type = ZERO_F32,
                               .ldc = ldc};
-    g.bf16_dot = takes_bf16_dot(s, &g);
+    g.product = bf16_product_of(s, &g);
     return exact_gemm(s, &g);
 }

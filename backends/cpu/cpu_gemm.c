@@ -31,8 +31,10 @@
 #include <string.h>
 
 #include "base/bf16_dot.h"
+#include "base/bf16_tile.h"
 #include "base/dtype_convert.h"
 #include "base/host_parallel.h"
+#include "cpu_amx.h"
 #include "zero/knobs.h"
 
 #define KC 256  /* K-block: a (KC, NR) micro-panel of B stays in L1 */
@@ -52,10 +54,11 @@
 
 /* ---- which variant ---- */
 
-static const char *const isa_names[CPU_ISA_COUNT] = {"scalar", "avx2", "avx512", "neon",
-                                                     "avx512bf16"};
+static const char *const isa_names[CPU_ISA_COUNT] = {"scalar", "avx2",       "avx512",
+                                                     "neon",   "avx512bf16", "amx"};
 /* the architecture whose builds have the variant (scalar: every one) */
-static const char *const isa_arch[CPU_ISA_COUNT] = {NULL, "x86-64", "x86-64", "aarch64", "x86-64"};
+static const char *const isa_arch[CPU_ISA_COUNT] = {NULL,      "x86-64", "x86-64",
+                                                    "aarch64", "x86-64", "x86-64"};
 #if defined(__x86_64__)
 static const char build_arch[] = "x86-64";
 #elif defined(__aarch64__)
@@ -69,9 +72,20 @@ const char *cpu_isa_name(enum cpu_isa isa)
     return (unsigned)isa < CPU_ISA_COUNT ? isa_names[isa] : "unknown";
 }
 
+/* 1 once AMX may run in this process (cpu_amx.h asks Linux's permission once) */
+static int amx_usable(void)
+{
+    static int known, usable;
+    if (!known) {
+        usable = cpu_amx_usable() == NULL;
+        known = 1;
+    }
+    return usable;
+}
+
 int cpu_isa_supported(enum cpu_isa isa)
 {
-    if ((unsigned)isa >= CPU_ISA_COUNT || cpu_gemm_kernel(isa)->tile == NULL)
+    if ((unsigned)isa >= CPU_ISA_COUNT || cpu_gemm_kernel(isa, CPU_PRODUCT_FP32)->tile == NULL)
         return 0;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
@@ -79,8 +93,9 @@ int cpu_isa_supported(enum cpu_isa isa)
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (isa == CPU_ISA_AVX512)
         return __builtin_cpu_supports("avx512f") != 0;
-    if (isa == CPU_ISA_AVX512BF16)
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    if (isa == CPU_ISA_AVX512BF16 || isa == CPU_ISA_AMX)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16") &&
+               (isa != CPU_ISA_AMX || amx_usable());
 #endif
     return 1;
 }
@@ -116,7 +131,8 @@ int cpu_isa_choose(enum cpu_isa *isa, char *why, size_t why_len)
         return 0;
     }
     snprintf(why, why_len,
-             "ZERO_CPU_ISA=%s: unknown; expected scalar, avx2, avx512, avx512bf16 or neon", want);
+             "ZERO_CPU_ISA=%s: unknown; expected scalar, avx2, avx512, avx512bf16, amx or neon",
+             want);
     return 1;
 }
 
@@ -140,10 +156,13 @@ struct view {
     int64_t ld;
     int k_contig;
     enum zero_dtype type, round;
-    int dot; /* the bf16-product contract: packed as bf16 pairs or DAZ-widened */
+    /* a bf16 contract: packed as bf16 pairs or DAZ-widened (dot: not the fp32 chain) */
+    enum cpu_product product;
+    int dot;
+    int is_a; /* A's panels under amx's tiles: each row's pairs */
 };
 
-static struct view view_of(const struct cpu_gemm_operand *o, int is_b, int dot)
+static struct view view_of(const struct cpu_gemm_operand *o, int is_b, enum cpu_product product)
 {
     return (struct view){.p = o->p,
                          .esize = zero_dtype_size(o->type),
@@ -151,7 +170,9 @@ static struct view view_of(const struct cpu_gemm_operand *o, int is_b, int dot)
                          .k_contig = is_b ? o->trans : !o->trans,
                          .type = o->type,
                          .round = o->round,
-                         .dot = dot};
+                         .product = product,
+                         .dot = product != CPU_PRODUCT_FP32,
+                         .is_a = !is_b};
 }
 
 static const void *view_at(const struct view *v, int64_t x, int64_t k)
@@ -162,10 +183,14 @@ static const void *view_at(const struct view *v, int64_t x, int64_t k)
 
 /* Rows per panel column of a packed K-block of kc: kc for the fp32 chain; under the
  * bf16-product contract the pairs (kc rounded up to even: an odd K's +0 element),
- * as 32-bit pairs or as the two widened rows of each. */
-static int64_t packed_k(int dot, const struct cpu_gemm_kernel *kr, int64_t kc)
+ * as 32-bit pairs or as the two widened rows of each; under the bf16-tile contract the
+ * same for kc rounded up to whole blocks of 32. */
+static int64_t packed_k(enum cpu_product product, const struct cpu_gemm_kernel *kr, int64_t kc)
 {
-    return !dot ? kc : kr->dot_pairs ? (kc + 1) / 2 : (kc + 1) / 2 * 2;
+    if (product == CPU_PRODUCT_FP32)
+        return kc;
+    const int64_t k = product == CPU_PRODUCT_BF16_TILE ? round_up(kc, BF16_TILE_BLOCK) : kc;
+    return kr->dot_pairs ? (k + 1) / 2 : (k + 1) / 2 * 2;
 }
 
 /* element (x, k) of X as bf16: as stored, or an fp32 one rounded */
@@ -175,12 +200,77 @@ static uint16_t bf16_at(const struct view *v, int64_t x, int64_t k)
     return v->type == ZERO_BF16 ? *(const uint16_t *)p : dtype_f32_to_bf16(*(const float *)p);
 }
 
+/* out (n) = X[x][k0 .. k0 + n) as bf16 (k contiguous): copied, or rounded by the
+ * variant's narrowing (dtype_f32_to_bf16's bits) */
+static void bf16_run_along_k(uint16_t *out, const struct view *v, int64_t x, int64_t k0, int64_t n,
+                             const struct cpu_gemm_kernel *kr)
+{
+    if (v->type == ZERO_BF16)
+        memcpy(out, view_at(v, x, k0), sizeof(uint16_t) * (size_t)n);
+    else
+        kr->narrow(out, view_at(v, x, k0), n, ZERO_BF16);
+}
+
+/* out (n) = X[x0 .. x0 + n)[k] as bf16 (x contiguous), the same way */
+static void bf16_run_along_x(uint16_t *out, const struct view *v, int64_t x0, int64_t k, int64_t n,
+                             const struct cpu_gemm_kernel *kr)
+{
+    if (v->type == ZERO_BF16)
+        memcpy(out, view_at(v, x0, k), sizeof(uint16_t) * (size_t)n);
+    else
+        kr->narrow(out, view_at(v, x0, k), n, ZERO_BF16);
+}
+
+/* One micro-panel under the bf16-tile contract, X rows [x0, x0 + valid) over k [k0, k0 +
+ * kc) (the rows past valid, and the k past kc up to whole blocks of 32, zero): amx's
+ * pairs, element k of row r at A's (w, 2P) h[r][k] or B's (P, w, 2) h[k / 2][r][k % 2];
+ * or widened (2 P, w) in cpu_gemm_tile_row's order with subnormals made zero (DAZ). */
+static void pack_panel_tile(float *restrict dst, int w, int valid, int64_t x0, int64_t k0,
+                            int64_t kc, const struct view *v, const struct cpu_gemm_kernel *kr)
+{
+    const int64_t kp = round_up(kc, BF16_TILE_BLOCK), P = kp / 2;
+    uint16_t run[KC > MAX_TILE ? KC : MAX_TILE];
+    if (!kr->dot_pairs) {
+        memset(dst, 0, sizeof(float) * (size_t)(kp * w));
+        for (int r = 0; r < valid; r++)
+            for (int64_t k = 0; k < kc; k++)
+                dst[cpu_gemm_tile_row(k) * w + r] = bf16_dot_operand(bf16_at(v, x0 + r, k0 + k));
+        return;
+    }
+    uint16_t *restrict h = (uint16_t *)dst;
+    memset(h, 0, sizeof(uint32_t) * (size_t)(P * w));
+    if (v->k_contig)
+        for (int r = 0; r < valid; r++) {
+            if (v->is_a) { /* a row of A is a tile row as it is */
+                bf16_run_along_k(h + r * 2 * P, v, x0 + r, k0, kc, kr);
+                continue;
+            }
+            bf16_run_along_k(run, v, x0 + r, k0, kc, kr);
+            for (int64_t k = 0; k < kc; k++)
+                h[k / 2 * 2 * w + 2 * r + k % 2] = run[k];
+        }
+    else
+        for (int64_t k = 0; k < kc; k++) {
+            bf16_run_along_x(run, v, x0, k0 + k, valid, kr);
+            if (v->is_a)
+                for (int r = 0; r < valid; r++)
+                    h[r * 2 * P + k] = run[r];
+            else /* a pair of rows of B interleaved */
+                for (int r = 0; r < valid; r++)
+                    h[k / 2 * 2 * w + 2 * r + k % 2] = run[r];
+        }
+}
+
 /* One micro-panel under the bf16-product contract, X rows [x0, x0 + valid) over k [k0,
  * k0 + kc) (the rows past valid, and an odd kc's element kc, zero): pairs (np, w) with
  * X[r][2p] in the low half, or widened (2 np, w) with subnormals made zero (DAZ). */
 static void pack_panel_dot(float *restrict dst, int w, int valid, int64_t x0, int64_t k0,
                            int64_t kc, const struct view *v, const struct cpu_gemm_kernel *kr)
 {
+    if (v->product == CPU_PRODUCT_BF16_TILE) {
+        pack_panel_tile(dst, w, valid, x0, k0, kc, v, kr);
+        return;
+    }
     const int64_t np = (kc + 1) / 2, even = kc / 2 * 2;
     if (kr->dot_pairs) {
         uint32_t *restrict d = (uint32_t *)dst;
@@ -304,7 +394,7 @@ static void pack_block(float *dst, int w, int64_t x0, int64_t len, int64_t k0, i
         }
         return;
     }
-    const int64_t kp = packed_k(v->dot, kr, kc);
+    const int64_t kp = packed_k(v->product, kr, kc);
     for (int64_t p = 0; p * w < len; p++) {
         int64_t left = len - p * w;
         pack_panel(dst + p * w * kp, w, left < w ? (int)left : w, x0 + p * w, k0, kc, v, kr);
@@ -351,14 +441,14 @@ struct job {
     char *ws;         /* per-thread packing buffers */
     size_t ws_stride; /* bytes per thread */
     int64_t mc, nc, kc;
-    int dot; /* the bf16-product contract (g->bf16_dot) */
+    enum cpu_product product; /* g->product */
 };
 
-/* One tile's K-block: the fp32 chain, or the bf16-product pairs. */
+/* One tile's K-block: the fp32 chain, or a bf16 contract's pairs. */
 static void call_tile(const struct job *j, int64_t kc, const float *ap, const float *bp,
                       const float *cin, int64_t ldin, float *cout, int64_t ldout)
 {
-    if (j->dot)
+    if (j->product != CPU_PRODUCT_FP32)
         j->kr->dot((kc + 1) / 2, ap, bp, cin, ldin, cout, ldout);
     else
         j->kr->tile(kc, ap, bp, cin, ldin, cout, ldout);
@@ -440,7 +530,7 @@ static void run_column_panel(const struct job *j, int64_t m0, int64_t m1, int64_
 {
     const int MR = j->kr->mr, NR = j->kr->nr;
     pack_panel(bpanel, NR, nr, jj, k0, kc, &j->b, j->kr);
-    const int64_t kp = packed_k(j->dot, j->kr, kc);
+    const int64_t kp = packed_k(j->product, j->kr, kc);
     for (int64_t ir = 0; m0 + ir < m1; ir += MR)
         run_tile(j, m0 + ir, jj, (int)min64(m1 - m0 - ir, MR), nr, kc, ablock + ir * kp, bpanel,
                  first, last);
@@ -455,13 +545,13 @@ static void run_skinny(const struct job *j, int64_t m0, int64_t m1, int64_t n0, 
     const int64_t mpad = round_up(m1 - m0, MR);
     if (j->a_whole) { /* apack (nk K-blocks, each mpad * kc) */
         for (int64_t pb = 0; pb < nk; pb++)
-            pack_block(apack + pb * packed_k(j->dot, j->kr, j->kc) * mpad, MR, m0, m1 - m0,
+            pack_block(apack + pb * packed_k(j->product, j->kr, j->kc) * mpad, MR, m0, m1 - m0,
                        pb * j->kc, min64(K - pb * j->kc, j->kc), &j->a, j->kr, 1);
         for (int64_t jj = n0; jj < n1; jj += NR)
             for (int64_t pb = 0; pb < nk; pb++)
                 run_column_panel(j, m0, m1, jj, (int)min64(n1 - jj, NR), pb * j->kc,
                                  min64(K - pb * j->kc, j->kc),
-                                 apack + pb * packed_k(j->dot, j->kr, j->kc) * mpad, bpanel,
+                                 apack + pb * packed_k(j->product, j->kr, j->kc) * mpad, bpanel,
                                  pb == 0, pb == nk - 1);
         return;
     }
@@ -491,7 +581,7 @@ static void run_range(const struct job *j, int64_t m0, int64_t m1, int64_t n0, i
             /* B block (kc, nc) in L2: C strip by strip along its rows; else column
              * panel by panel, each B micro-panel against the whole A block */
             const int rows_outer = kc * round_up(nc, NR) * (int64_t)sizeof(float) <= B_L2_BYTES;
-            const int64_t kp = packed_k(j->dot, j->kr, kc);
+            const int64_t kp = packed_k(j->product, j->kr, kc);
             pack_block(bpack, NR, jc, nc, k0, kc, &j->b, j->kr, !j->b_rows);
             for (int64_t ic = m0; ic < m1; ic += j->mc) {
                 const int64_t mc = min64(m1 - ic, j->mc);
@@ -598,11 +688,15 @@ struct plan {
 
 static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g)
 {
-    const struct cpu_gemm_kernel *kr = cpu_gemm_kernel(isa);
+    const struct cpu_gemm_kernel *kr = cpu_gemm_kernel(isa, g->product);
+    /* K-blocks of whole pairs, or of whole blocks of 32 for the tile contract (the
+     * workspace holds one padded) */
+    const int64_t kstep = g->product == CPU_PRODUCT_BF16_TILE  ? BF16_TILE_BLOCK
+                          : g->product == CPU_PRODUCT_BF16_DOT ? 2
+                                                               : 1;
     struct plan p;
     p.kc = g->k < KC ? (g->k > 0 ? g->k : 1) : KC;
-    if (g->bf16_dot) /* K-blocks of whole pairs */
-        p.kc = round_up(p.kc, 2);
+    p.kc = round_up(p.kc, kstep);
     const int64_t mc = MC / kr->mr * kr->mr, nc = NC / kr->nr * kr->nr;
     p.mc = round_up(g->m, kr->mr) < mc ? round_up(g->m, kr->mr) : mc;
     p.nc = round_up(g->n, kr->nr) < nc ? round_up(g->n, kr->nr) : nc;
@@ -634,15 +728,14 @@ static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gem
     if (p.b_rows) {
         p.nc = round_up(g->n, kr->nr);
         p.kc = KC * nc_packed / p.nc > 0 ? KC * nc_packed / p.nc : 1;
-        if (g->bf16_dot)
-            p.kc = p.kc / 2 * 2 > 0 ? p.kc / 2 * 2 : 2;
+        p.kc = p.kc / kstep * kstep > 0 ? p.kc / kstep * kstep : kstep;
         p.a_floats = p.mc * p.kc;
     }
     /* at most 16 rows, B fp32 as it is with k contiguous: at (K, 16) where the packed
      * way's workspace holds it (so the workspace, the ledger's peaks and the docs'
      * memory tables stay as they were: 9 to 16 rows always, fewer rows for short K);
      * columns past the last whole group take the packed way in the same workspace */
-    p.few_rows = kr->few_rows != NULL && !g->bf16_dot && g->m <= 16 && g->k > 0 &&
+    p.few_rows = kr->few_rows != NULL && g->product == CPU_PRODUCT_FP32 && g->m <= 16 && g->k > 0 &&
                  g->n >= kr->cols && g->b.trans && g->b.type == ZERO_F32 &&
                  g->b.round == ZERO_F32 && (size_t)(16 * g->k) * sizeof(float) <= p.per_thread;
     const int epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f));
@@ -657,7 +750,7 @@ size_t cpu_gemm_workspace_bytes(enum cpu_isa isa, int threads, const struct cpu_
 {
     size_t most = 0;
     for (int v = 0; v < CPU_ISA_COUNT; v++) {
-        if (v != (int)isa && cpu_gemm_kernel((enum cpu_isa)v)->tile == NULL)
+        if (v != (int)isa && cpu_gemm_kernel((enum cpu_isa)v, CPU_PRODUCT_FP32)->tile == NULL)
             continue; /* not in this build */
         struct plan p = make_plan((enum cpu_isa)v, threads, g);
         size_t plane = p.need_plane ? (size_t)(g->m * g->n) * sizeof(float) : 0;
@@ -673,11 +766,11 @@ void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g
         return;
     struct plan p = make_plan(isa, threads, g);
     struct job j = {.g = g,
-                    .kr = cpu_gemm_kernel(isa),
+                    .kr = cpu_gemm_kernel(isa, g->product),
                     .chain_from_c = g->alpha == 1.0f && g->beta == 1.0f,
                     .epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f)),
-                    .a = view_of(&g->a, 0, g->bf16_dot),
-                    .b = view_of(&g->b, 1, g->bf16_dot),
+                    .a = view_of(&g->a, 0, g->product),
+                    .b = view_of(&g->b, 1, g->product),
                     .threads = p.threads,
                     .split_n = p.split_n,
                     .skinny = p.skinny,
@@ -690,7 +783,7 @@ void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g
                     .mc = p.mc,
                     .nc = p.nc,
                     .kc = p.kc,
-                    .dot = g->bf16_dot};
+                    .product = g->product};
     if (p.need_plane) {
         j.part = (float *)((char *)workspace + p.per_thread * (size_t)p.threads);
         j.ldp = g->n;

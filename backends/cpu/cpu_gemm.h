@@ -30,19 +30,25 @@
 
 #include "zero/dtype.h"
 
-/* avx2, avx512 and avx512bf16 exist in x86-64 builds, neon in aarch64 builds;
- * avx512bf16 is avx512 with VDPBF16PS for the bf16-product GEMMs (the widest: chosen
- * first where the processor has it) */
+/* avx2, avx512, avx512bf16 and amx exist in x86-64 builds, neon in aarch64 builds;
+ * avx512bf16 is avx512 with VDPBF16PS for the bf16-product GEMMs, amx is avx512bf16
+ * with TDPBF16PS for the bf16-tile GEMMs (the widest: chosen first where the processor
+ * has it) */
 enum cpu_isa {
     CPU_ISA_SCALAR = 0,
     CPU_ISA_AVX2,
     CPU_ISA_AVX512,
     CPU_ISA_NEON,
     CPU_ISA_AVX512BF16,
+    CPU_ISA_AMX,
     CPU_ISA_COUNT
 };
 
-/* "scalar", "avx2", "avx512", "neon", "avx512bf16" */
+/* What a GEMM's products are: the fmaf chain, or for bf16 operands the bf16-product
+ * contract (src/base/bf16_dot.h) or the bf16-tile contract (src/base/bf16_tile.h). */
+enum cpu_product { CPU_PRODUCT_FP32 = 0, CPU_PRODUCT_BF16_DOT, CPU_PRODUCT_BF16_TILE };
+
+/* "scalar", "avx2", "avx512", "neon", "avx512bf16", "amx" */
 const char *cpu_isa_name(enum cpu_isa isa);
 /* 1 if this build has the variant and this processor runs it. */
 int cpu_isa_supported(enum cpu_isa isa);
@@ -71,9 +77,9 @@ struct cpu_gemm_args {
     void *c;                      /* (m, n), ld ldc, of c_type (fp32/fp16/bf16) */
     enum zero_dtype c_type;
     int64_t ldc;
-    /* 1: the bf16-product contract (src/base/bf16_dot.h) instead of the fmaf chain; both
-     * operands are then bf16, or fp32 with round ZERO_BF16 */
-    int bf16_dot;
+    /* a bf16 contract instead of the fmaf chain: both operands are then bf16, or fp32
+     * with round ZERO_BF16 */
+    enum cpu_product product;
 };
 
 /* Bytes of workspace cpu_gemm_exact needs for g on that many threads: the most any
@@ -109,13 +115,27 @@ typedef void (*cpu_gemm_transpose8_bf16_fn)(float *dst, int64_t ldd, const uint1
 typedef void (*cpu_gemm_cols_fn)(int64_t kc, const float *at, const float *bp, int64_t ldb,
                                  const float *tin, float *tout);
 
-/* One (mr, nr) tile under the bf16-product contract: acc = cin (or 0), then for each
- * pair p < np the two steps of bf16_dot_pair (k = 2p + 1 first). With pairs set, ap
- * (np, mr) and bp (np, nr) hold the pairs as stored, two bf16 in a 32-bit word
- * (element 2p in the low half); else they are fp32 panels (2 np, mr) and (2 np, nr)
- * of the bf16 values widened, subnormals already zero. */
+/* One (mr, nr) tile under a bf16 contract over a K-block of np pairs: acc = cin (or 0),
+ * then
+ *   the bf16-product contract: for each pair p < np the two steps of bf16_dot_pair
+ *   (k = 2p + 1 first). With pairs set, ap (np, mr) and bp (np, nr) hold the pairs as
+ *   stored, two bf16 in a 32-bit word (element 2p in the low half); else they are fp32
+ *   panels (2 np, mr) and (2 np, nr) of the bf16 values widened, subnormals already
+ *   zero.
+ *   the bf16-tile contract: for each block of 16 pairs (the last one padded with zero
+ *   pairs) bf16_tile_block. With pairs set (AMX), ap (mr, P) holds each row's pairs
+ *   and bp (P, nr) each pair's row, P = np rounded up to 16; else fp32 panels (2 P, mr)
+ *   and (2 P, nr) of the values widened, subnormals zero, each block's 16 even k
+ *   before its 16 odd ones. */
 typedef void (*cpu_gemm_dot_fn)(int64_t np, const void *ap, const void *bp, const float *cin,
                                 int64_t ldin, float *cout, int64_t ldout);
+
+/* Row of element k of a widened panel under the bf16-tile contract: each block of 32 k
+ * holds its 16 even k, then its 16 odd ones (so each chain reads consecutive rows). */
+static inline int64_t cpu_gemm_tile_row(int64_t k)
+{
+    return k / 32 * 32 + k % 2 * 16 + k % 32 / 2;
+}
 
 struct cpu_gemm_kernel {
     int mr, nr; /* tile shape */
@@ -129,11 +149,13 @@ struct cpu_gemm_kernel {
     void (*narrow)(uint16_t *dst, const float *src, int64_t n, enum zero_dtype to);
     int cols;                  /* columns of C per call of few_rows */
     cpu_gemm_cols_fn few_rows; /* NULL: the variant has none (the packed way instead) */
-    cpu_gemm_dot_fn dot;       /* the bf16-product tile; never NULL where tile is not */
+    cpu_gemm_dot_fn dot;       /* the bf16 contract's tile; never NULL where tile is not */
     int dot_pairs;             /* dot reads bf16 pairs (else widened fp32 panels) */
 };
 
-/* The kernel of a variant; tile is NULL when this build lacks it. */
-const struct cpu_gemm_kernel *cpu_gemm_kernel(enum cpu_isa isa);
+/* The kernel of a variant for a product: tile is NULL when this build lacks the variant;
+ * under CPU_PRODUCT_BF16_TILE, dot is that contract's tile and (mr, nr) its shape (amx's
+ * 32 x 32 has no fp32 tile: tile is NULL there, never called). */
+const struct cpu_gemm_kernel *cpu_gemm_kernel(enum cpu_isa isa, enum cpu_product product);
 
 #endif

@@ -10,6 +10,7 @@
  *   avx2    4 x 24  three __m256 per row        (12 accumulators of 16 ymm)
  *   avx512  8 x 48  three __m512 per row        (24 accumulators of 32 zmm)
  *   neon    8 x 12  three float32x4_t per row   (24 accumulators of 32 v, aarch64)
+ *   amx     32 x 32 four 16 x 16 tiles of C     (the bf16-tile contract only)
  *
  * and, for products of at most 16 rows against B with k contiguous (y = x W^T at the
  * training step's 16 rows), avx512's 16 x 24 with the rows in the lanes, which reads
@@ -24,6 +25,7 @@
 #include <math.h>
 
 #include "base/bf16_dot.h"
+#include "base/bf16_tile.h"
 #include "base/dtype_convert.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -36,6 +38,7 @@
 #include <arm_neon.h>
 #endif
 
+#include "cpu_amx.h"
 #include "cpu_gemm.h"
 
 /* ---- narrowing a finished row of C to fp16/bf16 ---- */
@@ -118,6 +121,46 @@ static void dot_scalar(int64_t np, const void *ap, const void *bp, const float *
                        float *cout, int64_t ldout)
 {
     dot_c_body(S_MR, S_NR, np, ap, bp, cin, ldin, cout, ldout);
+}
+
+/* ---- the bf16-tile contract in plain C (scalar, and neon's shape) ---- */
+
+/* bf16_tile_block's steps on widened panels, each block's 16 even rows then its 16 odd
+ * ones (cpu_gemm_tile_row): the two chains from +0, then acc + (E + O). */
+static inline __attribute__((always_inline)) void tdot_c_body(int mr, int nr, int64_t np,
+                                                              const float *ap, const float *bp,
+                                                              const float *cin, int64_t ldin,
+                                                              float *cout, int64_t ldout)
+{
+    float acc[8 * 12], e[8 * 12], o[8 * 12];
+    for (int r = 0; r < mr; r++)
+        for (int c = 0; c < nr; c++)
+            acc[r * nr + c] = cin != NULL ? cin[r * ldin + c] : 0.0f;
+    for (int64_t b = 0; b < (np + 15) / 16; b++) {
+        const float *ab = ap + 32 * b * mr, *bb = bp + 32 * b * nr;
+        for (int i = 0; i < mr * nr; i++)
+            e[i] = o[i] = 0.0f;
+        for (int q = 0; q < 16; q++) {
+            const float *ae = ab + q * mr, *ao = ae + 16 * mr, *be = bb + q * nr,
+                        *bo = be + 16 * nr;
+            for (int r = 0; r < mr; r++)
+                for (int c = 0; c < nr; c++) {
+                    e[r * nr + c] = bf16_dot_fma(ae[r], be[c], e[r * nr + c]);
+                    o[r * nr + c] = bf16_dot_fma(ao[r], bo[c], o[r * nr + c]);
+                }
+        }
+        for (int i = 0; i < mr * nr; i++)
+            acc[i] = bf16_tile_add(bf16_dot_daz(acc[i]), bf16_tile_add(e[i], o[i]));
+    }
+    for (int r = 0; r < mr; r++)
+        for (int c = 0; c < nr; c++)
+            cout[r * ldout + c] = acc[r * nr + c];
+}
+
+static void tdot_scalar(int64_t np, const void *ap, const void *bp, const float *cin, int64_t ldin,
+                        float *cout, int64_t ldout)
+{
+    tdot_c_body(S_MR, S_NR, np, ap, bp, cin, ldin, cout, ldout);
 }
 
 #ifdef HAVE_X86_KERNELS
@@ -469,6 +512,98 @@ static void dot_avx512(int64_t np, const void *ap, const void *bp, const float *
     _mm_setcsr(csr);
 }
 
+/* ---- the bf16-tile contract: emulated by the fp32 tiles, and AMX itself ---- */
+
+/* Under MXCSR_BF16_DOT the fp32 tile over a block's 16 even rows is its chain E (from
+ * +0: cin NULL), over the 16 odd rows O; then acc + (E + O) in the variant's vectors.
+ * acc is cin (NULL: +0) for the first block, the running sums in cout after. */
+#define TDOT_X86(suffix, attr, MR, NR, VEC, LOAD, ZERO, ADD, STORE)                                \
+    attr static void tdot_##suffix##_sum(const float *acc, int64_t lda, const float *e,            \
+                                         const float *o, float *cout, int64_t ldout)               \
+    {                                                                                              \
+        for (int r = 0; r < MR; r++)                                                               \
+            for (int c = 0; c < NR; c += VEC)                                                      \
+                STORE(cout + r * ldout + c, ADD(acc != NULL ? LOAD(acc + r * lda + c) : ZERO(),    \
+                                                ADD(LOAD(e + r * NR + c), LOAD(o + r * NR + c)))); \
+    }                                                                                              \
+    __attribute__((noinline)) static void tdot_##suffix##_body(                                    \
+        int64_t np, const float *ap, const float *bp, const float *cin, int64_t ldin, float *cout, \
+        int64_t ldout)                                                                             \
+    {                                                                                              \
+        float e[MR * NR] __attribute__((aligned(64))), o[MR * NR] __attribute__((aligned(64)));    \
+        const float *acc = cin;                                                                    \
+        int64_t lda = ldin;                                                                        \
+        for (int64_t b = 0; b < (np + 15) / 16; b++) {                                             \
+            const float *ab = ap + 32 * b * MR, *bb = bp + 32 * b * NR;                            \
+            tile_##suffix(16, ab, bb, NULL, 0, e, NR);                                             \
+            tile_##suffix(16, ab + 16 * MR, bb + 16 * NR, NULL, 0, o, NR);                         \
+            tdot_##suffix##_sum(acc, lda, e, o, cout, ldout);                                      \
+            acc = cout, lda = ldout;                                                               \
+        }                                                                                          \
+        if (np == 0) /* no block: the start as it is */                                            \
+            for (int r = 0; r < MR; r++)                                                           \
+                for (int c = 0; c < NR; c++)                                                       \
+                    cout[r * ldout + c] = cin != NULL ? cin[r * ldin + c] : 0.0f;                  \
+    }                                                                                              \
+    static void tdot_##suffix(int64_t np, const void *ap, const void *bp, const float *cin,        \
+                              int64_t ldin, float *cout, int64_t ldout)                            \
+    {                                                                                              \
+        const unsigned csr = _mm_getcsr();                                                         \
+        _mm_setcsr(MXCSR_BF16_DOT(csr));                                                           \
+        tdot_##suffix##_body(np, ap, bp, cin, ldin, cout, ldout);                                  \
+        _mm_setcsr(csr);                                                                           \
+    }
+
+TDOT_X86(avx2, __attribute__((target("avx2,fma"))), A2_MR, A2_NR, 8, _mm256_loadu_ps,
+         _mm256_setzero_ps, _mm256_add_ps, _mm256_storeu_ps)
+TDOT_X86(avx512, __attribute__((target("avx512f"))), A5_MR, A5_NR, 16, _mm512_loadu_ps,
+         _mm512_setzero_ps, _mm512_add_ps, _mm512_storeu_ps)
+
+/* AMX: C (32, 32) in four 16 x 16 tiles (0 1 / 2 3), per block of 16 pairs A's two
+ * 16-row tiles (4, 5: each row's 16 pairs, 64 bytes) and B's two 16-column tiles (6, 7:
+ * each pair's 16 columns), four TDPBF16PS. ap (32, P) and bp (P, 32), P = np rounded
+ * up to 16 (zero pairs). The instruction ignores MXCSR. */
+#define AMX_MR 32
+#define AMX_NR 32
+
+__attribute__((target("amx-tile,amx-bf16"))) static void tdot_amx(int64_t np, const void *apv,
+                                                                  const void *bpv, const float *cin,
+                                                                  int64_t ldin, float *cout,
+                                                                  int64_t ldout)
+{
+    const uint32_t *ap = apv, *bp = bpv;
+    const int64_t P = (np + 15) / 16 * 16;
+    struct cpu_amx_config cfg = {.palette = 1};
+    for (int t = 0; t < 8; t++)
+        cfg.rows[t] = 16, cfg.colsb[t] = 64;
+    _tile_loadconfig(&cfg);
+    if (cin != NULL) {
+        _tile_loadd(0, cin, ldin * 4);
+        _tile_loadd(1, cin + 16, ldin * 4);
+        _tile_loadd(2, cin + 16 * ldin, ldin * 4);
+        _tile_loadd(3, cin + 16 * ldin + 16, ldin * 4);
+    } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+    }
+    for (int64_t p = 0; p < P; p += 16) {
+        _tile_loadd(4, ap + p, P * 4);
+        _tile_loadd(5, ap + 16 * P + p, P * 4);
+        _tile_loadd(6, bp + p * AMX_NR, AMX_NR * 4);
+        _tile_loadd(7, bp + p * AMX_NR + 16, AMX_NR * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, cout, ldout * 4);
+    _tile_stored(1, cout + 16, ldout * 4);
+    _tile_stored(2, cout + 16 * ldout, ldout * 4);
+    _tile_stored(3, cout + 16 * ldout + 16, ldout * 4);
+}
+
 /* ---- AVX-512, few rows: 16 rows x 24 columns against W as stored ---- */
 
 #define A5_COLS 24
@@ -585,8 +720,16 @@ static void dot_neon(int64_t np, const void *ap, const void *bp, const float *ci
     dot_c_body(N_MR, N_NR, np, ap, bp, cin, ldin, cout, ldout);
 }
 
+/* the bf16-tile contract in neon's shape: the plain C steps, for the same reason */
+static void tdot_neon(int64_t np, const void *ap, const void *bp, const float *cin, int64_t ldin,
+                      float *cout, int64_t ldout)
+{
+    tdot_c_body(N_MR, N_NR, np, ap, bp, cin, ldin, cout, ldout);
+}
+
 #endif
 
+/* the fp32 chain's and the bf16-product contract's kernels */
 static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
     [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL, narrow_scalar, 0, NULL,
                         dot_scalar, 0},
@@ -596,14 +739,18 @@ static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
     /* AVX-512F processors all have AVX2 */
     [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
                         widen_bf16_avx2, narrow_avx512, A5_COLS, cols_avx512, dot_avx512, 0},
-    /* avx512 with the instruction itself on bf16 pairs */
+    /* avx512 with the instruction itself on bf16 pairs (amx: the same, its tiles are the
+     * bf16-tile contract's) */
     [CPU_ISA_AVX512BF16] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
                             widen_bf16_avx2, narrow_avx512, A5_COLS, cols_avx512, dot_avx512bf16,
                             1},
+    [CPU_ISA_AMX] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
+                     widen_bf16_avx2, narrow_avx512, A5_COLS, cols_avx512, dot_avx512bf16, 1},
 #else
     [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
     [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
     [CPU_ISA_AVX512BF16] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
+    [CPU_ISA_AMX] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
 #endif
 #ifdef HAVE_NEON_KERNEL
     [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL, narrow_scalar, 0, NULL, dot_neon, 0},
@@ -612,7 +759,35 @@ static const struct cpu_gemm_kernel kernels[CPU_ISA_COUNT] = {
 #endif
 };
 
-const struct cpu_gemm_kernel *cpu_gemm_kernel(enum cpu_isa isa)
+/* the bf16-tile contract's: the fp32 tiles emulating it, amx's own 32 x 32 */
+static const struct cpu_gemm_kernel tile_kernels[CPU_ISA_COUNT] = {
+    [CPU_ISA_SCALAR] = {S_MR, S_NR, tile_scalar, NULL, NULL, NULL, narrow_scalar, 0, NULL,
+                        tdot_scalar, 0},
+#ifdef HAVE_X86_KERNELS
+    [CPU_ISA_AVX2] = {A2_MR, A2_NR, tile_avx2, transpose8_avx2, transpose8_bf16_avx2,
+                      widen_bf16_avx2, narrow_avx2, 0, NULL, tdot_avx2, 0},
+    [CPU_ISA_AVX512] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
+                        widen_bf16_avx2, narrow_avx512, 0, NULL, tdot_avx512, 0},
+    [CPU_ISA_AVX512BF16] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
+                            widen_bf16_avx2, narrow_avx512, 0, NULL, tdot_avx512, 0},
+    [CPU_ISA_AMX] = {AMX_MR, AMX_NR, NULL, transpose8_avx2, transpose8_bf16_avx2, widen_bf16_avx2,
+                     narrow_avx512, 0, NULL, tdot_amx, 1},
+#else
+    [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
+    [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
+    [CPU_ISA_AVX512BF16] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
+    [CPU_ISA_AMX] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
+#endif
+#ifdef HAVE_NEON_KERNEL
+    [CPU_ISA_NEON] = {N_MR, N_NR, tile_neon, NULL, NULL, NULL, narrow_scalar, 0, NULL, tdot_neon,
+                      0},
+#else
+    [CPU_ISA_NEON] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
+#endif
+};
+
+const struct cpu_gemm_kernel *cpu_gemm_kernel(enum cpu_isa isa, enum cpu_product product)
 {
-    return &kernels[(unsigned)isa < CPU_ISA_COUNT ? isa : CPU_ISA_SCALAR];
+    const unsigned v = (unsigned)isa < CPU_ISA_COUNT ? (unsigned)isa : CPU_ISA_SCALAR;
+    return product == CPU_PRODUCT_BF16_TILE ? &tile_kernels[v] : &kernels[v];
 }

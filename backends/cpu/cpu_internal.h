@@ -23,7 +23,7 @@ struct cpu_state {
     enum cpu_isa gemm_isa; /* exact mode's GEMM variant (cpu_gemm.h; ZERO_CPU_ISA) */
     int gemm_threads;      /* exact mode's GEMM threads: this rank's share of the node */
     int blas_threads;      /* OpenBLAS's thread count once native mode loads it; 0: its own */
-    int bf16_dot; /* bf16-bf16 GEMMs under the bf16-product contract (zero/backend_bf16_dot.h) */
+    enum cpu_product bf16_product; /* bf16-bf16 GEMMs' products (zero/backend_bf16_dot.h) */
     struct zero_ledger *ledger;
     struct zero_ledger *host_ledger; /* host_alloc blocks */
     struct zero_comm_stats *stats;

@@ -4,6 +4,7 @@
 #define ZERO_CPU_OPS_H
 
 #include "cpu_internal.h"
+#include "zero/backend_bf16_dot.h"
 
 /* cpu_memory.c: tagged host memory, trivial streams and events */
 int cpu_alloc(void *self, size_t bytes, enum zero_tag tag, void **dev);
@@ -39,7 +40,7 @@ int cpu_gemm_f32(struct cpu_state *s, int trans_a, int trans_b, int64_t m, int64
                  int64_t ldb, enum zero_dtype b_round, float beta, float *c, int64_t ldc);
 int cpu_gemm_rounds_while_packing(const struct cpu_state *s);
 /* the bf16_dot group's switch (zero/backend_bf16_dot.h) */
-int cpu_set_bf16_dot(void *self, int on);
+int cpu_set_bf16_product(void *self, enum zero_bf16_product product);
 
 /* cpu_kernels.c: elementwise, optimizers, reductions */
 int cpu_cast(void *self, void *dst, enum zero_dtype dst_type, const void *src,

@@ -34,7 +34,7 @@ libzero_la_SOURCES += %reldir%/cpu_llama_kernels.c
 libzero_la_SOURCES += \
 	%reldir%/cpu_gemm.c \
 	%reldir%/cpu_gemm_kernels.c
-noinst_HEADERS += %reldir%/cpu_gemm.h
+noinst_HEADERS += %reldir%/cpu_gemm.h %reldir%/cpu_amx.h
 # exact_math.h's float functions over arrays, vectorized per instruction set (the scalar
 # bits: each variant's loop is cpu_exact_vec_body.h over that set's operations)
 libzero_la_SOURCES += \

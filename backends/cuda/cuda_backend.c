@@ -308,16 +308,20 @@ static const struct zero_fused_ops cuda_fused_ops = {
     .gemm_bgrad = cuda_gemm_bgrad,
 };
 
-/* the bf16-product contract: the exact kernel's pair steps (cuda_exact_gemm.cu) */
-static int cuda_set_bf16_dot(void *self, int on)
+/* the bf16 contracts: the exact kernel's pair or block steps (cuda_exact_gemm.cu) */
+static int cuda_set_bf16_product(void *self, enum zero_bf16_product product)
 {
-    ((struct cuda_state *)self)->bf16_dot = on != 0;
+    struct cuda_state *s = self;
+    if (product != ZERO_BF16_PRODUCT_FP32 && product != ZERO_BF16_PRODUCT_DOT &&
+        product != ZERO_BF16_PRODUCT_TILE)
+        return cuda_fail(s, ZERO_EINVAL, "set_bf16_product: %d is no bf16 product", (int)product);
+    s->bf16_product = (int)product;
     return ZERO_OK;
 }
 
 static const struct zero_bf16_dot_ops cuda_bf16_dot_ops = {
     .version = ZERO_BF16_DOT_OPS_VERSION,
-    .set_bf16_dot = cuda_set_bf16_dot,
+    .set_bf16_product = cuda_set_bf16_product,
 };
 
 static const struct zero_classifier_ops cuda_classifier_ops = {

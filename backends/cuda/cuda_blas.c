@@ -107,7 +107,7 @@ static int exact_gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m,
         rc = cuda_check(s,
                         cuda_launch_exact_gemm(s->compute, trans_a, trans_b, m, n, k, alpha, oa.p,
                                                oa.t, oa.ld, 0, ob.p, ob.t, ob.ld, 0, beta, oc.p,
-                                               oc.t, oc.ld, 0, 1, s->bf16_dot),
+                                               oc.t, oc.ld, 0, 1, s->bf16_product),
                         "gemm: exact kernel");
     if (rc == ZERO_OK && oc.owned != NULL) /* staged C back to the host */
         rc = cuda_check(s,
@@ -140,8 +140,9 @@ static int gemm(struct cuda_state *s, int trans_a, int trans_b, int64_t m, int64
 
     struct operand oa = as_is(a, a_type, lda), ob = as_is(b, b_type, ldb);
     struct operand oc = as_is(c, c_type, ldc);
-    /* the bf16-product contract is the product's definition in either mode */
-    if (s->mode == ZERO_COLL_EXACT || (s->bf16_dot && a_type == ZERO_BF16 && b_type == ZERO_BF16))
+    /* a bf16 contract is the product's definition in either mode */
+    if (s->mode == ZERO_COLL_EXACT ||
+        (s->bf16_product != 0 && a_type == ZERO_BF16 && b_type == ZERO_BF16))
         return exact_gemm(s, trans_a, trans_b, m, n, k, alpha, oa, a_rows, a_cols, ob, b_rows,
                           b_cols, beta, oc);
     int same_inputs = a_type == b_type;

@@ -26,9 +26,15 @@
 // subnormals as zero, k taken in pairs, per pair k + 1's product first, each step
 // bf16_dot_fma (round to nearest, FTZ after rounding); an odd K's padding element is
 // +0 and takes part (the slice's zeros), kTileK being even keeps pairs within a slice.
+//
+// bf16_tile (both operands bf16, the switch at 2): the bf16-tile contract (src/base/
+// bf16_tile.h, the cpu's TDPBF16PS bits): per block of 32 k, two slices, an even-k and an
+// odd-k chain of bf16_dot_fma from +0 kept in registers across the two slices, then acc
+// + (E + O); K's last block runs to its end, the slices' zeros being the padding's +0.
 #include <stdint.h>
 
 #include "base/bf16_dot.h"
+#include "base/bf16_tile.h"
 
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
@@ -43,6 +49,8 @@ constexpr int kBlock = kSide * kSide; // threads per block
 static_assert(kTileM == kTileN, "square tiles");
 static_assert(kTileM * kTileK % kBlock == 0, "tile loads split evenly");
 static_assert(kTileK % 2 == 0, "bf16_dot's pairs stay within a slice");
+static_assert(BF16_TILE_BLOCK % kTileK == 0, "bf16_tile's blocks are whole slices");
+constexpr int kDot = 1, kTile = 2; // bf16_product's contracts (enum zero_bf16_product)
 
 struct exact_gemm_args {
     int ta, tb;
@@ -58,7 +66,7 @@ struct exact_gemm_args {
     zero_dtype c_type;
     int64_t ldc, sc;
     int64_t batch;
-    int bf16_dot; // the bf16-product contract (both operands bf16)
+    int product; // 0, kDot or kTile (a contract only with both operands bf16)
 };
 
 // Bytes of an fp32/fp16/bf16 element (zero_dtype_size is host code).
@@ -92,7 +100,7 @@ __device__ void load_a(float (*As)[kTileM + 1], const exact_gemm_args &g, const 
         float v = 0.0f;
         if (gi < g.m && gk < g.k)
             v = g.ta ? element(a, g.a_type, g.lda, gk, gi) : element(a, g.a_type, g.lda, gi, gk);
-        As[kk][i] = g.bf16_dot ? bf16_dot_daz(v) : v;
+        As[kk][i] = g.product != 0 ? bf16_dot_daz(v) : v;
     }
 }
 
@@ -113,7 +121,7 @@ __device__ void load_b(float (*Bs)[kTileN + 1], const exact_gemm_args &g, const 
         float v = 0.0f;
         if (gj < g.n && gk < g.k)
             v = g.tb ? element(b, g.b_type, g.ldb, gj, gk) : element(b, g.b_type, g.ldb, gk, gj);
-        Bs[kk][j] = g.bf16_dot ? bf16_dot_daz(v) : v;
+        Bs[kk][j] = g.product != 0 ? bf16_dot_daz(v) : v;
     }
 }
 
@@ -141,12 +149,36 @@ __global__ void __launch_bounds__(kBlock) exact_gemm_kernel(exact_gemm_args g)
                                                           (size_t)i * (size_t)g.ldc + (size_t)j)
                                     : 0.0f;
                 }
-            for (int64_t k0 = 0; k0 < g.k; k0 += kTileK) {
+            float e[kPer][kPer], o[kPer][kPer]; // bf16_tile's chains of the current block
+            const int64_t kloop =
+                g.product == kTile ? (g.k + BF16_TILE_BLOCK - 1) / BF16_TILE_BLOCK * BF16_TILE_BLOCK
+                                   : g.k;
+            for (int64_t k0 = 0; k0 < kloop; k0 += kTileK) {
                 load_a(As, g, a, i0, k0);
                 load_b(Bs, g, b, k0, j0);
                 __syncthreads();
                 const int kend = g.k - k0 < kTileK ? (int)(g.k - k0) : kTileK;
-                if (g.bf16_dot) {
+                if (g.product == kTile) {
+                    if (k0 % BF16_TILE_BLOCK == 0)
+                        for (int r = 0; r < kPer; r++)
+                            for (int q = 0; q < kPer; q++)
+                                e[r][q] = o[r][q] = 0.0f;
+                    for (int kk = 0; kk < kTileK; kk += 2) // past K: the slice's +0
+                        for (int r = 0; r < kPer; r++)
+                            for (int q = 0; q < kPer; q++) {
+                                const int ri = ty + kSide * r, qj = tx + kSide * q;
+                                e[r][q] = bf16_dot_fma(As[kk][ri], Bs[kk][qj], e[r][q]);
+                                o[r][q] = bf16_dot_fma(As[kk + 1][ri], Bs[kk + 1][qj], o[r][q]);
+                            }
+                    if ((k0 + kTileK) % BF16_TILE_BLOCK == 0)
+                        for (int r = 0; r < kPer; r++)
+                            for (int q = 0; q < kPer; q++)
+                                acc[r][q] = bf16_tile_add(bf16_dot_daz(acc[r][q]),
+                                                          bf16_tile_add(e[r][q], o[r][q]));
+                    __syncthreads();
+                    continue;
+                }
+                if (g.product == kDot) {
                     for (int kk = 0; kk < kend; kk += 2) // kk + 1 < kTileK: +0 past K
                         for (int r = 0; r < kPer; r++)
                             for (int q = 0; q < kPer; q++) {
@@ -196,7 +228,7 @@ extern "C" cudaError_t cuda_launch_exact_gemm(cudaStream_t st, int trans_a, int 
                                               const void *b, enum zero_dtype b_type, int64_t ldb,
                                               int64_t stride_b, float beta, void *c,
                                               enum zero_dtype c_type, int64_t ldc, int64_t stride_c,
-                                              int64_t batch, int bf16_dot)
+                                              int64_t batch, int bf16_product)
 {
     if (m <= 0 || n <= 0 || batch <= 0)
         return cudaSuccess;
@@ -210,7 +242,7 @@ extern "C" cudaError_t cuda_launch_exact_gemm(cudaStream_t st, int trans_a, int 
         lda,      stride_a, b,
         b_type,   ldb,      stride_b,
         c,        c_type,   ldc,
-        stride_c, batch,    bf16_dot && a_type == ZERO_BF16 && b_type == ZERO_BF16};
+        stride_c, batch,    a_type == ZERO_BF16 && b_type == ZERO_BF16 ? bf16_product : 0};
     dim3 grid((unsigned)tiles_n, (unsigned)(tiles_m < 65535 ? tiles_m : 65535),
               (unsigned)(batch < 65535 ? batch : 65535));
     exact_gemm_kernel<<<grid, dim3(kSide, kSide), 0, st>>>(g);

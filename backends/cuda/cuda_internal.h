@@ -51,7 +51,8 @@ struct cuda_state {
     int local_rank, local_size;
     int device;
     enum zero_coll_mode mode;
-    int bf16_dot; /* bf16-bf16 GEMMs by the bf16-product contract (zero/backend_bf16_dot.h) */
+    int bf16_product; /* bf16-bf16 GEMMs' products: enum zero_bf16_product (zero/backend_bf16_dot.h)
+                       */
     enum cuda_comm_kind comm_kind;
     struct zero_ledger *ledger;      /* device memory */
     struct zero_ledger *host_ledger; /* host_alloc blocks */

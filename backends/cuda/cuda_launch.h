@@ -173,14 +173,15 @@ cudaError_t cuda_launch_flash_attention_backward(cudaStream_t st, float *dqkv, f
 /* C_i (m, n) = alpha op(A_i) op(B_i) + beta C_i for i < batch, row-major, the operands of
  * item i at element offset i * stride; fp32/fp16/bf16 A, B and C in any mix. Every
  * output is one fmaf chain over k in increasing order (the file's comment gives the
- * rule for alpha and beta): the bits of the cpu backend's exact GEMM. bf16_dot with
- * bf16 A and B: the bf16-product contract instead (src/base/bf16_dot.h). */
+ * rule for alpha and beta): the bits of the cpu backend's exact GEMM. With bf16 A and B,
+ * bf16_product (enum zero_bf16_product) 1: the bf16-product contract instead
+ * (src/base/bf16_dot.h), 2: the bf16-tile contract (src/base/bf16_tile.h). */
 cudaError_t cuda_launch_exact_gemm(cudaStream_t st, int trans_a, int trans_b, int64_t m, int64_t n,
                                    int64_t k, float alpha, const void *a, enum zero_dtype a_type,
                                    int64_t lda, int64_t stride_a, const void *b,
                                    enum zero_dtype b_type, int64_t ldb, int64_t stride_b,
                                    float beta, void *c, enum zero_dtype c_type, int64_t ldc,
-                                   int64_t stride_c, int64_t batch, int bf16_dot);
+                                   int64_t stride_c, int64_t batch, int bf16_product);
 
 /* ---- cuda_step_kernels.cu: what a step keeps on the device (cuda_step.c) ---- */
 

@@ -258,12 +258,12 @@ static int gemm_batched(struct cuda_state *s, const char *what, int ta, int tb, 
                         int64_t ldc, int64_t sc, int64_t batch)
 {
     const float beta = 0.0f;
-    if (s->mode == ZERO_COLL_EXACT || (s->bf16_dot && ab == CUDA_R_16BF)) {
+    if (s->mode == ZERO_COLL_EXACT || (s->bf16_product != 0 && ab == CUDA_R_16BF)) {
         enum zero_dtype t = ab == CUDA_R_16F ? ZERO_F16 : ab == CUDA_R_16BF ? ZERO_BF16 : ZERO_F32;
         return cuda_check(s,
                           cuda_launch_exact_gemm(s->compute, ta, tb, m, n, k, alpha, a, t, lda, sa,
                                                  b, t, ldb, sb, beta, c, ZERO_F32, ldc, sc, batch,
-                                                 s->bf16_dot),
+                                                 s->bf16_product),
                           what);
     }
     cublasStatus_t st = cublasGemmStridedBatchedEx(

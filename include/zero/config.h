@@ -133,9 +133,10 @@ enum zero_matmul {
                              fast (tensor cores: cuda), fp32 elsewhere (cpu) */
     ZERO_MATMUL_FP32,     /* fp32 operands: the layers compute in fp32 throughout */
     ZERO_MATMUL_COMPUTE,  /* operands in the compute dtype (fp16/bf16), fp32 accumulation */
-    ZERO_MATMUL_BF16_DOT  /* bf16 training: bf16 operands, the products by the bf16-product
+    ZERO_MATMUL_BF16_DOT, /* bf16 training: bf16 operands, the products by the bf16-product
                              contract (zero/backend_bf16_dot.h: x86's VDPBF16PS arithmetic,
                              the same bits on every processor) */
+    ZERO_MATMUL_BF16_TILE /* the same by the bf16-tile contract (AMX's TDPBF16PS) */
 };
 
 /* libzero.activations: the dtype of the activations a layer saves for its backward

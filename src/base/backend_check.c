@@ -160,10 +160,10 @@ _Static_assert(sizeof(struct zero_groups_ops) - offsetof(struct zero_groups_ops,
                "groups_entries must name every entry of struct zero_groups_ops");
 #define BF16_DOT(name) AT(struct zero_bf16_dot_ops, name)
 static const struct entry bf16_dot_entries[] = {
-    BF16_DOT(set_bf16_dot),
+    BF16_DOT(set_bf16_product),
 };
 _Static_assert(sizeof(struct zero_bf16_dot_ops) -
-                       offsetof(struct zero_bf16_dot_ops, set_bf16_dot) ==
+                       offsetof(struct zero_bf16_dot_ops, set_bf16_product) ==
                    LEN(bf16_dot_entries) * sizeof(entry_fn),
                "bf16_dot_entries must name every entry of struct zero_bf16_dot_ops");
 

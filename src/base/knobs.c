@@ -8,7 +8,7 @@
 
 static const struct zero_knob knobs[ZERO_KNOB_COUNT] = {
     [ZERO_KNOB_CPU_ISA] = {"ZERO_CPU_ISA",
-                           "scalar|avx2|avx512|avx512bf16 (x86-64), scalar|neon (aarch64)",
+                           "scalar|avx2|avx512|avx512bf16|amx (x86-64), scalar|neon (aarch64)",
                            "the best the CPU has", "cpu backend",
                            "forces one GEMM micro-kernel variant; every variant gives the same "
                            "bits (docs/exactness.md)"},

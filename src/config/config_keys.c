@@ -47,7 +47,8 @@ static const char *const warmup_names[] = {"log", "linear", NULL};
 static const char *const device_names[] = {"none", "cpu", "nvme", NULL};
 static const char *const backend_names[] = {"cpu", "cuda", NULL};
 static const char *const coll_names[] = {"exact", "native", NULL};
-static const char *const matmul_names[] = {"auto", "fp32", "compute", "bf16_dot", NULL};
+static const char *const matmul_names[] = {"auto",     "fp32",      "compute",
+                                           "bf16_dot", "bf16_tile", NULL};
 static const char *const atom_order_names[] = {"micro_step_major", "rank_major", NULL};
 static const char *const activations_names[] = {"fp32", "compute", NULL};
 

@@ -169,16 +169,19 @@ static int check_config(struct zero_engine *e, struct zero_error *err)
     const struct zero_model *m = e->model;
     if (m->nunits < 1 || !m->units[m->nunits - 1]->is_loss)
         return zero_fail(err, ZERO_EINVAL, "the model's last unit must compute the loss");
-    if (c->libzero.matmul == ZERO_MATMUL_BF16_DOT && e->cdt != ZERO_BF16)
+    const int contract =
+        c->libzero.matmul == ZERO_MATMUL_BF16_DOT || c->libzero.matmul == ZERO_MATMUL_BF16_TILE;
+    const char *name = c->libzero.matmul == ZERO_MATMUL_BF16_DOT ? "bf16_dot" : "bf16_tile";
+    if (contract && e->cdt != ZERO_BF16)
         return zero_fail(err, ZERO_EINVAL,
-                         "libzero.matmul is \"bf16_dot\": that is bf16 training's product "
+                         "libzero.matmul is \"%s\": that is bf16 training's product "
                          "(bf16.enabled); this run computes in %s",
-                         zero_dtype_name(e->cdt));
-    if (c->libzero.matmul == ZERO_MATMUL_BF16_DOT && e->be->bf16_dot == NULL)
+                         name, zero_dtype_name(e->cdt));
+    if (contract && e->be->bf16_dot == NULL)
         return zero_fail(err, ZERO_ENOTSUP,
-                         "libzero.matmul is \"bf16_dot\": backend '%s' lacks the bf16-product "
-                         "contract (zero/backend_bf16_dot.h); use \"compute\" or \"fp32\"",
-                         e->be->name);
+                         "libzero.matmul is \"%s\": backend '%s' lacks the bf16 contracts "
+                         "(zero/backend_bf16_dot.h); use \"compute\" or \"fp32\"",
+                         name, e->be->name);
     return ZERO_OK;
 }
 
@@ -190,6 +193,7 @@ static enum zero_dtype matmul_type(const struct zero_config *cfg, const struct z
     switch (cfg->libzero.matmul) {
     case ZERO_MATMUL_COMPUTE:
     case ZERO_MATMUL_BF16_DOT: /* bf16 only: check_config */
+    case ZERO_MATMUL_BF16_TILE:
         return cdt;
     case ZERO_MATMUL_AUTO:
         return be->caps & ZERO_CAP_FAST_LOWP_GEMM ? cdt : ZERO_F32;
@@ -199,12 +203,17 @@ static enum zero_dtype matmul_type(const struct zero_config *cfg, const struct z
 }
 
 /* The backend's bf16-bf16 products: the bf16-product contract with "bf16_dot", the
- * fp32 chain otherwise (set by every engine, so one before it leaves no trace). */
-static int set_bf16_dot(struct zero_engine *e)
+ * bf16-tile contract with "bf16_tile", the fp32 chain otherwise (set by every engine, so
+ * one before it leaves no trace). */
+static int set_bf16_product(struct zero_engine *e)
 {
     if (e->be->bf16_dot == NULL)
         return ZERO_OK;
-    return e->be->bf16_dot->set_bf16_dot(e->bself, e->cfg.libzero.matmul == ZERO_MATMUL_BF16_DOT);
+    const enum zero_matmul m = e->cfg.libzero.matmul;
+    return e->be->bf16_dot->set_bf16_product(e->bself,
+                                             m == ZERO_MATMUL_BF16_DOT    ? ZERO_BF16_PRODUCT_DOT
+                                             : m == ZERO_MATMUL_BF16_TILE ? ZERO_BF16_PRODUCT_TILE
+                                                                          : ZERO_BF16_PRODUCT_FP32);
 }
 
 int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
@@ -236,7 +245,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     if (!rc && !(rc = check_config(e, err)) && !(rc = offload_configure(e, err)) &&
         (rc = e->be->set_coll_mode(e->bself, e->cfg.libzero.coll_mode)))
         engine_backend_error(e, rc, err, "libzero.coll_mode");
-    if (!rc && (rc = set_bf16_dot(e)))
+    if (!rc && (rc = set_bf16_product(e)))
         engine_backend_error(e, rc, err, "libzero.matmul");
     /* the checks above are this rank's alone: agree before the first exchange */
     rc = engine_agree(e, rc, ZERO_EINVAL, "refused its configuration", err);
