@@ -173,12 +173,13 @@ expect_error out_step_file 2 "ck_step/step_000001 is a regular file, not a check
 # The default action killed the ranks mid-step and left the swap files (issue 28 item
 # 5). Now the handler records the signal, the ranks agree on it after each step
 # (examples/program_signal.c), rank 0 prints "stopped by signal N at step S", the
-# engine is destroyed and nothing is saved. Signalled: every rank, one rank alone (the
-# others learn it from the agreement), a singleton;
+# engine is destroyed and nothing is saved. Signalled: mpirun (which passes SIGTERM on
+# to every rank), every rank, one rank alone (the others learn it from the agreement),
+# a singleton;
 # a signal ignored at start (a shell's background job ignores SIGINT) stays ignored.
 # signalled NAME SIGNAL WHOM NP: train_mlp with NVMe offload, NP ranks (0: no mpirun),
-# receives SIGNAL once its swap files exist; WHOM is all (every rank, as a batch
-# system's cancel sends it) or a rank number
+# receives SIGNAL once its swap files exist; WHOM is mpirun, all (every rank, as a
+# batch system's cancel sends it) or a rank number
 signalled() {
     sname=$1 sig=$2 whom=$3 np=$4
     d=$tmp/$sname
@@ -189,8 +190,12 @@ signalled() {
     if [ "$np" -eq 0 ]; then
         sh -c 'echo $$ >"$0.0" && exec "$@"' "$d/pid" $long >"$tmp/$sname.out" 2>"$tmp/$sname.err" &
     else
-        "$mpirun_cmd" $mpirun_flags -np "$np" sh -c 'echo $$ >"$0.$OMPI_COMM_WORLD_RANK" &&
-            exec "$@"' "$d/pid" $long >"$tmp/$sname.out" 2>"$tmp/$sname.err" &
+        # a SIGTERM'd mpirun sends SIGCONT, then SIGTERM and then SIGKILL, each
+        # odls_base_sigkill_timeout seconds (1) after the last: 3 leaves the ranks time
+        # for the step's end on a loaded machine and still ends within 10 s
+        OMPI_MCA_odls_base_sigkill_timeout=3 \
+            "$mpirun_cmd" $mpirun_flags -np "$np" sh -c 'echo $$ >"$0.$OMPI_COMM_WORLD_RANK" &&
+                exec "$@"' "$d/pid" $long >"$tmp/$sname.out" 2>"$tmp/$sname.err" &
     fi
     job_pid=$!
     n=0
@@ -199,7 +204,9 @@ signalled() {
         n=$((n + 1))
     done
     sleep 1 # a few steps in
-    if [ "$whom" = all ]; then
+    if [ "$whom" = mpirun ]; then
+        kill -"$sig" $job_pid
+    elif [ "$whom" = all ]; then
         kill -"$sig" $(cat "$d"/pid.*)
     else
         kill -"$sig" "$(cat "$d/pid.$whom")"
@@ -221,8 +228,8 @@ signalled() {
     [ -z "$(ls "$d/sw")" ] || fail "$sname: left $(ls "$d/sw")"
     [ ! -e "$d/w.safetensors" ] || fail "$sname: saved the weights although stopped"
 }
-# (SIGINT goes to a rank: a shell's background job, mpirun or a singleton, ignores it;
-# a SIGTERM to mpirun is Open MPI's kill sequence, docs/faults.md)
+# (SIGINT goes to a rank: a shell's background job, mpirun or a singleton, ignores it)
+signalled term_mpirun_np2 TERM mpirun 2
 signalled term_all_np2 TERM all 2
 signalled int_rank1_np3 INT 1 3
 signalled term_singleton TERM 0 0
