@@ -29,9 +29,14 @@ static struct {
     char err[256]; /* empty: loaded */
 } openblas = {.once = PTHREAD_ONCE_INIT};
 
+/* By its file name first (one already loaded, LD_LIBRARY_PATH, the loader's cache: a
+ * bundle unpacked elsewhere, tests/gpu/run.sh), then at the path configure saw. */
 static void openblas_open(void)
 {
-    void *lib = dlopen(ZERO_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    const char *slash = strrchr(ZERO_OPENBLAS_LIBRARY, '/');
+    void *lib = dlopen(slash ? slash + 1 : ZERO_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL)
+        lib = dlopen(ZERO_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
         snprintf(openblas.err, sizeof openblas.err, "%s", dlerror());
         return;
