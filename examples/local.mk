@@ -12,6 +12,7 @@ EXAMPLES_COMMON = %reldir%/report.c %reldir%/report.h \
 	%reldir%/checkpointing.c %reldir%/checkpointing.h \
 	%reldir%/program.c %reldir%/program.h \
 	%reldir%/program_run.c %reldir%/program_run.h \
+	%reldir%/program_signal.c %reldir%/program_signal.h \
 	%reldir%/reference_flags.c %reldir%/reference_flags.h \
 	%reldir%/trajectory.c %reldir%/trajectory.h \
 	%reldir%/sample_order.c %reldir%/sample_order.h \

@@ -77,8 +77,9 @@ static const char usage_text[] =
     "                         parameter must be there with its shape, and nothing else\n"
     "    --save-weights FILE  write the trained parameters, whole, under the same names\n"
     "    --save-dtype D       dtype of --save-weights: fp32 (default), fp16 or bf16\n"
-    "    --data FILE          train on a .safetensors file: inputs F32 [S, H], labels I64\n"
-    "                         [S] in 0..C-1; sample indices wrap modulo S (epochs)\n"
+    "    --data FILE          train on a .safetensors file: inputs F32 [S, H], all finite,\n"
+    "                         labels I64 [S] in 0..C-1; sample indices wrap modulo S\n"
+    "                         (epochs)\n"
     "    --write-synthetic-data FILE\n"
     "                         write the synthetic data set (--data-seed) in the --data\n"
     "                         format and exit; --samples S sets its size (default B * K)\n"
@@ -452,6 +453,16 @@ static int load_config(struct mlp_args *a, int *overlap_derived, char *msg, size
     struct zero_error err = {0};
     if (zero_config_load_file(&a->cfg, &from, a->config, 0, ZERO_CONFIG_KEEP, &err)) {
         snprintf(msg, len, "train_mlp: --config: %s", err.msg);
+        return -1;
+    }
+    /* accepted means honoured: only the GPT's blocks keep activations in the compute
+     * dtype, so the key would change nothing here */
+    if (a->cfg.libzero.activations != ZERO_ACTIVATIONS_FP32) {
+        snprintf(msg, len,
+                 "train_mlp: --config: %s: libzero.activations = \"compute\" applies to the "
+                 "GPT's blocks (train_gpt); the residual MLP keeps its activations in fp32: "
+                 "give \"fp32\" or leave the key out",
+                 a->config);
         return -1;
     }
     /* a file that speaks of batch sizes replaces --batch's default */

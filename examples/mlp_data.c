@@ -1,4 +1,5 @@
 /* Training samples: synthetic or from a .safetensors file; see mlp_data.h. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,12 @@ static int read_file(struct mlp_data *d, const char *path, struct zero_error *er
         zero_error_wrap(err, "%s: ", path);
         goto out;
     }
+    /* found here, not as "the training diverged" steps later with no file or row */
+    for (int64_t i = 0; i < n && !rc; i++)
+        if (!isfinite(d->inputs[i]))
+            rc = zero_fail(err, ZERO_EFORMAT, "%s: inputs[%lld][%lld] = %g is not a finite number",
+                           path, (long long)(i / d->hidden), (long long)(i % d->hidden),
+                           (double)d->inputs[i]);
     for (int64_t i = 0; i < s && !rc; i++)
         if (d->labels[i] < 0 || d->labels[i] >= d->classes)
             rc = zero_fail(err, ZERO_EFORMAT,

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "zero/fault.h"
 #include "program.h"
+#include "program_signal.h"
 #include "sample_order.h"
 #include "trajectory.h"
 #include "zero/config_json.h"
@@ -501,6 +503,7 @@ int program_begin(const char *prog, int argc, char **argv, program_startup_fn st
     zero_fault_set_rank(rank, world); /* ZERO_FAULT's RANKS from the first site on */
     if (die_comm == MPI_COMM_NULL)
         MPI_Comm_dup(MPI_COMM_WORLD, &die_comm);
+    program_signals_install();
     startup(ctx, argc, argv, &su, &help);
     int status = program_startup_agree(&su, MPI_COMM_WORLD);
     program_startup_free(&su);
@@ -618,12 +621,27 @@ _Noreturn void program_die(const char *prog, int rank, const struct zero_error *
     abort(); /* not reached: MPI_Abort does not return */
 }
 
+/* The signal the ranks agree one of them received, after `done` steps: rank 0 says
+ * so, and the run ends there on every rank, saving nothing. */
+static int stopped_by_signal(const struct program *p, int64_t done)
+{
+    int sig = program_signals_agree();
+    if (sig && p->rank == 0)
+        fprintf(stderr, "%s: stopped by signal %d (%s) at step %lld of %lld; nothing saved\n",
+                p->prog, sig, sig == SIGINT ? "SIGINT" : "SIGTERM", (long long)done,
+                (long long)p->steps);
+    return sig;
+}
+
 int program_train(struct program *p)
 {
     struct zero_error err = {0};
     struct program_clock clock = {0};
     int64_t timed = 0; /* optimizer steps in clock */
+    int sig;
     for (int64_t step = p->first_step; step < p->steps; step++) {
+        if ((sig = stopped_by_signal(p, step)))
+            return 128 + sig;
         if (program_micro_steps(p->engine, step, p->rank, p->world, p->accum, p->micro, p->fill,
                                 p->ctx, &clock, p->order, &err))
             program_die(p->prog, p->rank, &err);
@@ -653,7 +671,8 @@ int program_train(struct program *p)
         if (p->after_step)
             p->after_step(p->ctx, step + 1);
     }
-    return 0;
+    /* a signal during the last step: the weights are not saved either */
+    return (sig = stopped_by_signal(p, p->steps)) ? 128 + sig : 0;
 }
 
 int program_resume(struct program *p)

@@ -156,7 +156,9 @@ _Noreturn void program_die(const char *prog, int rank, const struct zero_error *
 void program_live_engine(struct zero_engine *e);
 
 /* The training loop. Returns 0, or 1 on every rank after rank 0 printed that a
- * step's loss (the global mean, the same on every rank) is not finite. */
+ * step's loss (the global mean, the same on every rank) is not finite, or 128 + N on
+ * every rank after a rank received signal N (SIGTERM, SIGINT: program_signal.h); the
+ * ranks ask after each step, and rank 0 prints "stopped by signal N at step S". */
 int program_train(struct program *p);
 
 /* --resume (p->ck.resume_dir; nothing without it): loads the checkpoint into

@@ -49,7 +49,7 @@ fuzz_fuzz_tokens_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_tokens_LDADD = $(FUZZ_LDADD)
 # train_mlp's and train_gpt's flag parsers
 fuzz_fuzz_args_SOURCES = fuzz/fuzz_args.c fuzz/fuzz_util.h examples/mlp_args.c examples/flag_number.c \
-	examples/gpt_args.c examples/program.c examples/checkpointing.c \
+	examples/gpt_args.c examples/program.c examples/program_signal.c examples/checkpointing.c \
 	examples/trajectory.c examples/sample_order.c examples/example_mpi.c
 fuzz_fuzz_args_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
 fuzz_fuzz_args_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)

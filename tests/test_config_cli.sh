@@ -59,6 +59,17 @@ expect_line hf_mlp out "config: train_batch_size = auto -> 4 (from --batch)"
 expect_line hf_mlp out "config: zero_optimization.reduce_bucket_size = auto -> 256 (hidden_size^2, --hidden 16)"
 expect_line hf_mlp out "config: zero_optimization.stage3_param_persistence_threshold = auto -> 160 (10 hidden_size, --hidden 16)"
 
+# libzero.matmul's "auto" is its documented default, not Hugging Face's placeholder
+# (it was refused as one); libzero.activations = "compute" would change nothing in
+# the residual MLP, so train_mlp refuses it (it was accepted without a word)
+echo '{"libzero": {"matmul": "auto"}}' >"$tmp/matmul_auto.json"
+run matmul_auto 0 "$train" --config "$tmp/matmul_auto.json" --hidden 8 --layers 1 --steps 1 \
+    --batch 4 --quiet
+expect_rc matmul_auto 0
+echo '{"libzero": {"activations": "compute"}}' >"$tmp/act_compute.json"
+run act_compute 0 "$train" --config "$tmp/act_compute.json" --hidden 8 --layers 1 --steps 1
+expect_error act_compute 2 "train_mlp: --config: $tmp/act_compute.json: libzero.activations = \"compute\" applies to the GPT's blocks (train_gpt)"
+
 # "auto" where the integration fills nothing is an error naming the key
 for key in '"zero_optimization": {"stage": "auto"}' '"optimizer": {"type": "auto"}' \
     '"zero_optimization": {"allgather_bucket_size": "auto"}'; do

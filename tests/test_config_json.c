@@ -150,11 +150,13 @@ static const struct good goods[] = {
     {"libzero's own section",
      "{\"train_batch_size\": 2, \"libzero\": {\"backend\": \"cpu\", \"collectives\": "
      "\"native\", \"align\": 64, \"seed\": 42, \"atom_order\": \"rank_major\", "
-     "\"activations\": \"compute\"}}",
+     "\"activations\": \"compute\", \"matmul\": \"auto\"}}",
      2,
      {"libzero.backend = \"cpu\" (file)", "libzero.collectives = \"native\" (file)",
       "libzero.align = 64 (file)", "libzero.seed = 42 (file)",
-      "libzero.atom_order = \"rank_major\" (file)", "libzero.activations = \"compute\" (file)"}},
+      "libzero.atom_order = \"rank_major\" (file)", "libzero.activations = \"compute\" (file)",
+      /* "auto" is matmul's own default value, not Hugging Face's placeholder */
+      "libzero.matmul = \"auto\" (file)"}},
     {"null is DeepSpeed's None; DeepSpeed keys given with values that ask for nothing",
      "{\"train_batch_size\": 4, \"gradient_accumulation_steps\": null, \"steps_per_print\": "
      "null, \"scheduler\": null, \"activation_checkpointing\": {\"number_checkpoints\": null, "

@@ -126,6 +126,20 @@ run fromfile 2 "$train" $small --stage 3 --data "$data"
 expect_ok fromfile && { [ "$(losses fromfile)" = "$(losses stage3)" ] ||
     fail "training from the written data file differs from synthetic training"; }
 
+# a NaN or Inf among the inputs is refused at load naming the file, row and column (it
+# was "the training diverged or started from non-finite weights" at step 1)
+hdr=$(od -An -tu8 -N8 "$data" | tr -d ' ')
+inputs_at=$(head -c $((8 + hdr)) "$data" | tail -c "$hdr" | tr -d ' ' |
+    sed -n 's/.*"inputs":{[^}]*"data_offsets":\[\([0-9]*\),.*/\1/p')
+for v in nan:'\000\000\300\177' inf:'\000\000\200\177'; do
+    cp "$data" "$tmp/${v%%:*}.safetensors"
+    # shellcheck disable=SC2059 # the value's bytes are the format
+    printf "${v#*:}" | dd of="$tmp/${v%%:*}.safetensors" bs=1 conv=notrunc \
+        seek=$((8 + hdr + inputs_at + 4 * (7 * 32 + 3))) 2>/dev/null
+    run "data_${v%%:*}" 0 "$train" $small --data "$tmp/${v%%:*}.safetensors"
+    expect_error "data_${v%%:*}" 1 "$tmp/${v%%:*}.safetensors: inputs\[7\]\[3\] = ${v%%:*} is not a finite number"
+done
+
 # ---- integer flags take every form their config keys take (5e8 in ds_config.json):
 #      "3e0" steps are 3 steps, "5e5" a bucket of 500000; a fraction stays refused
 run sci 0 "$train" --hidden 32 --layers 2 --batch 8 --steps 3e0 --bucket 5e5

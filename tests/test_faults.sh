@@ -56,6 +56,7 @@ says() {
 m="$mlp --hidden 16 --layers 2 --batch 24 --steps 2 --quiet"
 g="$gpt --n-layer 1 --n-head 2 --n-embd 16 --batch 24 --steps 1 --quiet --sample 0"
 v="$zero verify --steps 1 --stages 0,3 --hidden 16 --layers 1 --batch 24"
+o="$mlp --hidden 8 --layers 1 --batch 4 --steps 1 --quiet"
 # the suites that repeat this one (sanitizers, distcheck) take the odd N = 3 only
 startup_worlds="2 3 4"
 small_sweep && startup_worlds=3
@@ -96,6 +97,46 @@ for bad in ZERO_AIO=bogus ZERO_FP32_LOGITS=true ZERO_FAULT=nonsense ZERO_FAULT=a
     expect_error "$name" 1 "${bad%%=*}=${bad#*=}: "
 done
 
+# ---- a trainer started without mpirun under ulimit -v ----
+# A threaded OpenBLAS started its thread pool when the library loaded; under the limit
+# a worker's buffer allocation failed and it retried for ever, and MPI_Init's fork of
+# the singleton waited for it in OpenBLAS's fork handler: no output, no end. The cpu
+# backend loads OpenBLAS in native mode only, after MPI_Init (cpu_openblas.c), so
+# exact mode gets to the memory check. OPENBLAS_NUM_THREADS (which lib.sh sets) hid
+# the hang; AddressSanitizer's shadow memory does not fit under ulimit -v.
+if ! under_sanitizers; then
+    for lim in 150000 1000000; do
+        (ulimit -v $lim && exec env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS \
+            -u GOTO_NUM_THREADS timeout 20 $mlp --steps 1 --quiet) \
+            >"$tmp/ulimit_$lim.out" 2>"$tmp/ulimit_$lim.err"
+        rc=$?
+        [ "$rc" -ne 124 ] || fail "ulimit_$lim: train_mlp hangs under ulimit -v $lim"
+        expect_error "ulimit_$lim" 1 "train_mlp: rank 0: not enough memory: .*RLIMIT_AS (ulimit -v)"
+    done
+    (ulimit -v 1000000 && exec env -u OPENBLAS_NUM_THREADS timeout 20 $o) \
+        >"$tmp/ulimit_small.out" 2>"$tmp/ulimit_small.err"
+    rc=$?
+    expect_ok ulimit_small
+    # NVMe offload's staging buffers under the limit: the message was the whole of
+    # "16797696 bytes for an NVMe buffer"; it names the buffer, its key, the swap file
+    # and what to change, and the swap file goes
+    mkdir -p "$tmp/nvlim"
+    sed "s|/var/tmp|$tmp/nvlim|; s|\"pin_memory\": true|\"pin_memory\": false|; \
+        s|\"buffer_count\": 4|\"buffer_count\": 64|" "$top_srcdir/examples/configs/nvme.json" \
+        >"$tmp/nvlim.json"
+    (ulimit -v 2000000 && exec timeout 20 $mlp --hidden 1024 --layers 4 --batch 4 --steps 1 \
+        --quiet --config "$tmp/nvlim.json") >"$tmp/nvme_limit.out" 2>"$tmp/nvme_limit.err"
+    rc=$?
+    expect_error nvme_limit 1 "train_mlp: rank 0: not enough host memory for NVMe offload: the staging buffer [0-9]* of 64 (zero_optimization.offload_optimizer.buffer_count) of the NVMe swap file $tmp/nvlim/libzero-optim-rank00000.swap needs [0-9]* bytes: .*; lower zero_optimization.offload_optimizer.buffer_count, raise the memory"
+    [ -z "$(ls "$tmp/nvlim")" ] || fail "nvme_limit left $(ls "$tmp/nvlim")"
+fi
+# native mode loads OpenBLAS when the backend opens: a singleton and two ranks train
+echo '{"libzero": {"collectives": "native"}}' >"$tmp/native.json"
+run native_singleton 0 $o --config "$tmp/native.json"
+expect_ok native_singleton
+run native_np2 2 $o --config "$tmp/native.json"
+expect_ok native_np2
+
 # ---- mixed runs: what changes the math differs between ranks ----
 job fp32_logits_one_rank -np 1 $g : -np 1 -x ZERO_FP32_LOGITS=1 $g
 says fp32_logits_one_rank "ZERO_FP32_LOGITS differs between ranks: '1' on rank 1, unset on rank 0"
@@ -112,7 +153,6 @@ if run data_write 0 $mlp --write-synthetic-data "$tmp/da/d.safetensors" --sample
 fi
 
 # ---- outputs that would collide or fail only after training: refused at start-up ----
-o="$mlp --hidden 8 --layers 1 --batch 4 --steps 1 --quiet"
 mkdir -p "$tmp/sub"
 run out_same 0 $o --save-weights "$tmp/o" --trace "$tmp/sub/../o"
 expect_error out_same 2 "train_mlp: --save-weights $tmp/o and --trace $tmp/sub/../o name the same file"
@@ -128,6 +168,71 @@ for k in fifo:"a FIFO" null:"a character device" dir:"a directory"; do
 done
 run out_step_file 0 $o --save-checkpoint "$tmp/ck_step"
 expect_error out_step_file 2 "ck_step/step_000001 is a regular file, not a checkpoint directory"
+
+# ---- SIGTERM and SIGINT: every rank stops after the same step, the swap files go ----
+# The default action killed the ranks mid-step and left the swap files (issue 28 item
+# 5). Now the handler records the signal, the ranks agree on it after each step
+# (examples/program_signal.c), rank 0 prints "stopped by signal N at step S", the
+# engine is destroyed and nothing is saved. Signalled: mpirun (which passes SIGTERM on
+# to every rank), every rank, one rank alone (the others learn it from the agreement),
+# a singleton;
+# a signal ignored at start (a shell's background job ignores SIGINT) stays ignored.
+# signalled NAME SIGNAL WHOM NP: train_mlp with NVMe offload, NP ranks (0: no mpirun),
+# receives SIGNAL once its swap files exist; WHOM is mpirun, all (every rank, as a
+# batch system's cancel sends it) or a rank number
+signalled() {
+    sname=$1 sig=$2 whom=$3 np=$4
+    d=$tmp/$sname
+    mkdir -p "$d/sw"
+    sed "s|/var/tmp|$d/sw|" "$top_srcdir/examples/configs/nvme.json" >"$d/nv.json"
+    long="$mlp --hidden 16 --layers 2 --batch 24 --micro-batch 2 --steps 1000000 --quiet \
+        --config $d/nv.json --save-weights $d/w.safetensors"
+    if [ "$np" -eq 0 ]; then
+        sh -c 'echo $$ >"$0.0" && exec "$@"' "$d/pid" $long >"$tmp/$sname.out" 2>"$tmp/$sname.err" &
+    else
+        # a SIGTERM'd mpirun sends SIGCONT, then SIGTERM and then SIGKILL, each
+        # odls_base_sigkill_timeout seconds (1) after the last: 3 leaves the ranks time
+        # for the step's end on a loaded machine and still ends within 10 s
+        OMPI_MCA_odls_base_sigkill_timeout=3 \
+            "$mpirun_cmd" $mpirun_flags -np "$np" sh -c 'echo $$ >"$0.$OMPI_COMM_WORLD_RANK" &&
+                exec "$@"' "$d/pid" $long >"$tmp/$sname.out" 2>"$tmp/$sname.err" &
+    fi
+    job_pid=$!
+    n=0
+    while [ "$(ls "$d/sw" | wc -l)" -lt "$((np > 0 ? np : 1))" ] && [ $n -lt 200 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    sleep 1 # a few steps in
+    if [ "$whom" = mpirun ]; then
+        kill -"$sig" $job_pid
+    elif [ "$whom" = all ]; then
+        kill -"$sig" $(cat "$d"/pid.*)
+    else
+        kill -"$sig" "$(cat "$d/pid.$whom")"
+    fi
+    n=0
+    while kill -0 $job_pid 2>/dev/null && [ $n -lt 100 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    if kill -0 $job_pid 2>/dev/null; then
+        fail "$sname: still running 10 s after SIG$sig"
+        kill -9 $job_pid
+    fi
+    wait $job_pid
+    rc=$?
+    [ "$rc" -ne 0 ] || fail "$sname exited 0 after SIG$sig"
+    case $sig in TERM) num=15 ;; INT) num=2 ;; esac
+    says "$sname" "^train_mlp: stopped by signal $num (SIG$sig) at step [0-9]* of 1000000; nothing saved"
+    [ -z "$(ls "$d/sw")" ] || fail "$sname: left $(ls "$d/sw")"
+    [ ! -e "$d/w.safetensors" ] || fail "$sname: saved the weights although stopped"
+}
+# (SIGINT goes to a rank: a shell's background job, mpirun or a singleton, ignores it)
+signalled term_mpirun_np2 TERM mpirun 2
+signalled term_all_np2 TERM all 2
+signalled int_rank1_np3 INT 1 3
+signalled term_singleton TERM 0 0
 
 # ---- 2. ZERO_FAULT at every site ----
 tree_sum() { (cd "$1" && find . -type f -print | LC_ALL=C sort | xargs -r md5sum); }

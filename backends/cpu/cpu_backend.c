@@ -13,6 +13,7 @@
 #include "zero/fault.h"
 #include "cpu_internal.h"
 #include "cpu_ops.h"
+#include "cpu_openblas.h"
 #include "zero/backend_bf16_dot.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_llama.h"
@@ -21,8 +22,6 @@
 #include "base/host_parallel.h"
 #include "common/backend_mpi.h"
 #include "zero/knobs.h"
-
-void openblas_set_num_threads(int num_threads);
 
 static int cpu_probe(char *why, size_t why_len)
 {
@@ -55,17 +54,15 @@ static void cpu_show_nodes(const struct cpu_state *s)
             s->progress ? ", communication thread" : "");
 }
 
-/* OpenBLAS serves native mode only. Its bits may depend on how many threads
- * split a GEMM, so exact mode still pins it to one thread per rank unless the
- * caller asks for more (set_coll_mode may switch to native later). Native mode
+/* OpenBLAS serves native mode only and is loaded when native mode first needs it
+ * (cpu_openblas.c says why): at open in native mode, else at set_coll_mode's switch.
+ * Its bits may depend on how many threads split a GEMM, so a backend opened in exact
+ * mode gives it one thread per rank unless the caller asks for more; native mode
  * with no request keeps OpenBLAS's own default. The setting is process-wide:
  * OpenBLAS has no per-handle thread count. */
-static void cpu_set_blas_threads(const struct zero_backend_options *opt)
+static int cpu_use_native(struct cpu_state *s, char *why, size_t why_len)
 {
-    if (opt->blas_threads > 0)
-        openblas_set_num_threads(opt->blas_threads);
-    else if (opt->coll_mode == ZERO_COLL_EXACT)
-        openblas_set_num_threads(1);
+    return cpu_openblas_load(s->blas_threads, why, why_len);
 }
 
 /* Exact mode's own GEMM: its variant (ZERO_CPU_ISA may force one) and its
@@ -127,6 +124,9 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
     s->comm = MPI_COMM_NULL;
     s->node_comm = MPI_COMM_NULL;
     s->mode = opt->coll_mode;
+    s->blas_threads = opt->blas_threads > 0               ? opt->blas_threads
+                      : opt->coll_mode == ZERO_COLL_EXACT ? 1
+                                                          : 0;
     s->ledger = opt->ledger;
     s->host_ledger = opt->host_ledger;
     s->stats = opt->comm_stats;
@@ -140,8 +140,9 @@ static int cpu_open(const struct zero_backend_options *opt, void *comm, void **s
         return rc;
     }
     zero_fault_set_rank(s->rank, s->size);
-    cpu_set_blas_threads(opt);
     rc = cpu_set_gemm(s, opt, why, why_len);
+    if (rc == ZERO_OK && s->mode != ZERO_COLL_EXACT)
+        rc = cpu_use_native(s, why, why_len);
     if (rc == ZERO_OK && zero_fault("backend.open"))
         rc = zero_fault_fail_text(why, why_len, "cpu backend", "backend.open");
     /* a variable set on some ranks only must not leave the others in choose_path */
@@ -194,6 +195,8 @@ static int cpu_set_coll_mode(void *self, enum zero_coll_mode mode)
     struct cpu_state *s = self;
     char why[128];
     int rc = zero_contract_coll_mode(mode, why, sizeof why);
+    if (rc == ZERO_OK && mode != ZERO_COLL_EXACT)
+        rc = cpu_use_native(s, why, sizeof why);
     if (rc != ZERO_OK)
         return cpu_fail(s, rc, "%s", why);
     s->mode = mode;

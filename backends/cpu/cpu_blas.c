@@ -1,11 +1,11 @@
 /* gemm on the cpu, row-major, by mode. Exact mode: libzero's own fixed-order
  * GEMM (cpu_gemm.h), whose bits depend on the operands alone; fp16/bf16
- * operands are widened while packing. Native mode: OpenBLAS sgemm, with
+ * operands are widened while packing. Native mode: OpenBLAS sgemm (loaded by
+ * the backend when it entered native mode: cpu_openblas.c), with
  * fp16/bf16 operands converted to fp32 in workspace blocks first (the ledger
  * sees them). Either way every product is fp32 with fp32 accumulation. */
-#include <cblas.h>
-
 #include "cpu_ops.h"
+#include "cpu_openblas.h"
 #include "base/backend_contract.h"
 
 /* An operand as fp32: the caller's memory when it is fp32 already, else a packed
@@ -74,9 +74,8 @@ static int native_gemm(struct cpu_state *s, int trans_a, int trans_b, int64_t m,
         (rc = f32_matrix_open(s, &fc, c, c_type, m, n, ldc, beta != 0.0f)) == ZERO_OK) {
         /* beta = 0 must ignore C's old values (NaN included): BLAS semantics, and the
          * workspace copy of a non-fp32 C is uninitialized then. */
-        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, fa.p,
-                    (int)fa.ld, fb.p, (int)fb.ld, beta, fc.p, (int)fc.ld);
+        cpu_openblas_sgemm(trans_a, trans_b, (int)m, (int)n, (int)k, alpha, fa.p, (int)fa.ld, fb.p,
+                           (int)fb.ld, beta, fc.p, (int)fc.ld);
         rc = f32_matrix_store(s, &fc, c, c_type, m, n, ldc);
     }
     cpu_free(s, fa.owned);
@@ -168,9 +167,8 @@ int cpu_gemm_f32(struct cpu_state *s, int trans_a, int trans_b, int64_t m, int64
     if (s->mode != ZERO_COLL_EXACT) {
         if (a_round != ZERO_F32 || b_round != ZERO_F32)
             return cpu_fail(s, ZERO_EINVAL, "gemm: native mode cannot round operands");
-        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
-                    b, (int)ldb, beta, c, (int)ldc);
+        cpu_openblas_sgemm(trans_a, trans_b, (int)m, (int)n, (int)k, alpha, a, (int)lda, b,
+                           (int)ldb, beta, c, (int)ldc);
         return ZERO_OK;
     }
     if (m == 0 || n == 0)

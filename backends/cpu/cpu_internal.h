@@ -20,8 +20,9 @@ struct cpu_state {
     int node_rank, node_size;
     int single_node; /* every rank of comm is in node_comm: shared-memory path usable */
     enum zero_coll_mode mode;
-    enum cpu_isa gemm_isa;         /* exact mode's GEMM variant (cpu_gemm.h; ZERO_CPU_ISA) */
-    int gemm_threads;              /* exact mode's GEMM threads: this rank's share of the node */
+    enum cpu_isa gemm_isa; /* exact mode's GEMM variant (cpu_gemm.h; ZERO_CPU_ISA) */
+    int gemm_threads;      /* exact mode's GEMM threads: this rank's share of the node */
+    int blas_threads;      /* OpenBLAS's thread count once native mode loads it; 0: its own */
     enum cpu_product bf16_product; /* bf16-bf16 GEMMs' products (zero/backend_bf16_dot.h) */
     struct zero_ledger *ledger;
     struct zero_ledger *host_ledger; /* host_alloc blocks */

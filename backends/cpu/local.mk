@@ -7,10 +7,12 @@ libzero_la_SOURCES += \
 	%reldir%/cpu_error.c \
 	%reldir%/cpu_memory.c \
 	%reldir%/cpu_blas.c \
+	%reldir%/cpu_openblas.c \
 	%reldir%/cpu_kernels.c \
 	%reldir%/cpu_layers.c
 noinst_HEADERS += \
 	%reldir%/cpu_internal.h \
+	%reldir%/cpu_openblas.h \
 	%reldir%/cpu_ops.h
 
 # collectives: cpu_coll*.c added below

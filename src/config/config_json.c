@@ -278,6 +278,16 @@ static int parse_value(struct loader *l, const struct config_key *k, const json_
 }
 
 /* "SGD takes lr, weight_decay, momentum, dampening, nesterov" */
+/* 1: "auto" is one of k's own values (libzero.matmul's default), not the
+ * Hugging Face integration's placeholder */
+static int enum_names_auto(const struct config_key *k)
+{
+    for (const char *const *n = k->type == KEY_ENUM ? k->names : NULL; n && *n; n++)
+        if (strcmp(*n, "auto") == 0)
+            return 1;
+    return 0;
+}
+
 static int not_a_parameter(struct loader *l, const struct config_key *k)
 {
     const struct zero_config *c = l->c;
@@ -341,7 +351,7 @@ static int load_values(struct loader *l)
             return not_a_parameter(l, k);
         void *f = config_key_field(k, l->c);
         const void *def = config_key_cfield(k, &l->ds);
-        if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0) {
+        if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0 && !enum_names_auto(k)) {
             /* only where DeepSpeed's Hugging Face integration fills the key; the
              * program resolves it (zero_config_resolve_auto), from its own value
              * here (ZERO_CONFIG_KEEP) or DeepSpeed's default */

@@ -81,11 +81,11 @@ static int check_mine(struct zero_engine *e, struct zero_error *err)
 }
 
 /* Collective: a rank whose plan cannot fit stops every rank (the others would
- * wait in the first collective of the states' initialization). */
+ * wait in the first collective of the states' initialization), and every rank's
+ * message ends with the failing rank's own, breakdown included: the programs print
+ * rank 0's only. */
 int engine_check_memory_plan(struct zero_engine *e, int rc, struct zero_error *err)
 {
     return engine_agree(e, rc ? rc : check_mine(e, err), ZERO_ENOMEM,
-                        "cannot hold its planned model states in the memory it may use (its "
-                        "message has the breakdown)",
-                        err);
+                        "cannot hold its planned model states in the memory it may use", err);
 }

@@ -179,7 +179,12 @@ static int io_fail(struct zero_engine *e, struct zero_error *err, int code,
 
 /* ---- buffers ---- */
 
+/* A staging buffer of the swap file f: "buffer I of N" of the ring whose count is the
+ * key ring (NULL: the bounce buffer). Its failure says which buffer of which file,
+ * how many bytes and what to change: under ulimit -v the whole message was "16797696
+ * bytes for an NVMe buffer". */
 static int slot_alloc(struct zero_engine *e, struct slot *s, int64_t bytes, int pinned,
+                      const struct swap_file *f, const char *ring, int i, int n,
                       struct zero_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -187,15 +192,32 @@ static int slot_alloc(struct zero_engine *e, struct slot *s, int64_t bytes, int 
     s->bytes = bytes;
     s->pinned = pinned;
     size_t total = (size_t)bytes + PAGE;
+    char what[sizeof f->path + 128];
+    if (ring)
+        snprintf(what, sizeof what, "staging buffer %d of %d (%s) of the NVMe swap file %s", i + 1,
+                 n, ring, f->path);
+    else
+        snprintf(what, sizeof what, "bounce buffer of the NVMe swap file %s", f->path);
+    int rc = ZERO_OK;
     if (pinned) {
-        int rc = engine_host_alloc(e, total, ZERO_TAG_WORKSPACE, &s->base, "NVMe buffer", err);
-        if (rc)
-            return rc;
+        rc = engine_host_alloc(e, total, ZERO_TAG_WORKSPACE, &s->base, what, err);
+    } else if (!(s->base = malloc(total))) {
+        rc = zero_fail(err, ZERO_ENOMEM,
+                       "rank %d: not enough host memory for NVMe offload: the %s needs %zu "
+                       "bytes: %s",
+                       e->rank, what, total, strerror(errno));
     } else {
-        if (!(s->base = malloc(total)))
-            return zero_fail(err, ZERO_ENOMEM, "rank %d: %zu bytes for an NVMe buffer", e->rank,
-                             total);
         zero_ledger_add(&e->dev->host_ledger, ZERO_TAG_WORKSPACE, (int64_t)total);
+    }
+    if (rc) {
+        char tail[200];
+        snprintf(tail, sizeof tail,
+                 "; lower %s, raise the memory this process may use (ulimit -v, the "
+                 "cgroup) or offload less",
+                 ring ? ring : "the offload's buffer sizes");
+        size_t len = strlen(err->msg);
+        snprintf(err->msg + len, sizeof err->msg - len, "%s", tail);
+        return rc;
     }
     s->buf = (char *)(((uintptr_t)s->base + PAGE - 1) / PAGE * PAGE);
     memset(s->buf, 0, (size_t)bytes); /* padding written to the files is zero */
@@ -412,21 +434,24 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     if (!s->slots || !s->pslots)
         return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe rings", e->rank);
     for (int i = 0; i < s->nslots; i++) {
-        if ((rc = slot_alloc(e, &s->slots[i], s->nparts * part + ppart,
-                             z->offload_optimizer.pin_memory, err)))
+        if ((rc = slot_alloc(
+                 e, &s->slots[i], s->nparts * part + ppart, z->offload_optimizer.pin_memory,
+                 &s->opt, "zero_optimization.offload_optimizer.buffer_count", i, s->nslots, err)))
             return rc;
         if ((rc = e->be->event_create(e->bself, &s->slots[i].ev)))
             return engine_backend_error(e, rc, err, "NVMe buffer event");
     }
     for (int i = 0; i < s->npslots; i++) {
-        if ((rc = slot_alloc(e, &s->pslots[i], pad(maxpar * (int64_t)e->csize), s->pinned, err)))
+        if ((rc = slot_alloc(e, &s->pslots[i], pad(maxpar * (int64_t)e->csize), s->pinned, &s->par,
+                             "zero_optimization.offload_param.buffer_count", i, s->npslots, err)))
             return rc;
         if (s->pinned && (rc = e->be->event_create(e->bself, &s->pslots[i].ev)))
             return engine_backend_error(e, rc, err, "NVMe parameter buffer event");
     }
     int64_t pbounce = pad(s->chunk * (int64_t)e->csize);
     s->bounce_bytes = s->nparts * part > pbounce ? s->nparts * part : pbounce;
-    if ((rc = slot_alloc(e, &s->bounce, s->bounce_bytes, 0, err)))
+    if ((rc = slot_alloc(e, &s->bounce, s->bounce_bytes, 0, s->opt.fd >= 0 ? &s->opt : &s->par,
+                         NULL, 0, 0, err)))
         return rc;
     if (e->rank == 0 && !zero_knob(ZERO_KNOB_NVME_QUIET)) {
         const struct swap_file *f = s->opt.fd >= 0 ? &s->opt : &s->par;
