@@ -266,6 +266,12 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 4 +
             (s->kind[ZERO_COLL_ALL_GATHER].sent_bytes + s->kind[ZERO_COLL_BROADCAST].sent_bytes) /
                 csize;
+    /* qwZ: the all-gathers carry int8 slots, their own line below; the elements line
+     * holds the rest */
+    int64_t ag_sent = s->kind[ZERO_COLL_ALL_GATHER].sent_bytes;
+    int qwz = t.qwz_gather_sent_bytes > 0;
+    if (qwz)
+        measured -= ag_sent / csize;
     int stage3 = c->zero_optimization.stage == 3, hpz = t.hpz_group_size > 1;
     int mics = t.mics_shard_size > 0;
     const char *formula = mics      ? "Ψ(N-1)/N (MiCS: the gradients' reduce-scatter alone "
@@ -277,11 +283,17 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                                 : "(3Ψ - Ψp - Ψr)(N-1)/N, Ψp = persistent units, Ψr = gathers "
                                   "saved by reuse less extra ones for shared parameters";
     int64_t accum = c->gradient_accumulation_steps;
+    if (qwz) {
+        t.sent_elements_per_step -= t.qwz_gather_elements;
+        t.sent_elements_every_micro_step -= t.qwz_gather_elements;
+        t.sent_elements_local_accumulation -= t.qwz_gather_elements;
+    }
     if (accum <= 1) {
         fprintf(out,
-                "sent elements per rank: measured %" PRId64 ", theory %" PRId64 " = %s"
-                " (Ψ = %" PRId64 " padded",
-                measured, t.sent_elements_per_step, formula, t.psi_padded);
+                "sent elements per rank%s: measured %" PRId64 ", theory %" PRId64 " = %s"
+                "%s (Ψ = %" PRId64 " padded",
+                qwz ? " but the all-gathers" : "", measured, t.sent_elements_per_step, formula,
+                qwz ? " less the gathers' (2Ψ - Ψp - Ψr)(N-1)/N" : "", t.psi_padded);
         if (stage3)
             fprintf(out, ", Ψp = %" PRId64 ", Ψr = %" PRId64, t.psi_persistent, t.psi_reused);
         if (hpz)
@@ -319,6 +331,13 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                            : "--atom-order rank_major, or --mode native",
                     t.sent_elements_local_accumulation, local);
     }
+    if (qwz)
+        fprintf(out,
+                "qwZ int8 all-gather sent bytes per rank: measured %" PRId64 ", theory %" PRId64
+                " = (N-1) x the slots of the gathers, each 4 ceil(s/%d) + s rounded up to 4 "
+                "(shard s; in the compute dtype: %" PRId64 ")  %s\n",
+                ag_sent, t.qwz_gather_sent_bytes, ZERO_QWZ_BLOCK, t.qwz_gather_elements * csize,
+                ag_sent == t.qwz_gather_sent_bytes ? "ok" : "MISMATCH");
     if (hpz)
         report_comm_groups(out, s, &t, world, csize);
     if (mics)

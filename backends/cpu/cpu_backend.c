@@ -18,6 +18,7 @@
 #include "zero/backend_classifier.h"
 #include "zero/backend_llama.h"
 #include "zero/backend_groups.h"
+#include "zero/backend_quant.h"
 #include "base/backend_contract.h"
 #include "base/host_parallel.h"
 #include "common/backend_mpi.h"
@@ -286,4 +287,5 @@ const struct zero_backend zero_backend_cpu = {
     .llama = &cpu_llama_ops,
     .groups = &cpu_groups_ops,
     .bf16_dot = &cpu_bf16_dot_ops,
+    .quant = &cpu_quant_ops,
 };

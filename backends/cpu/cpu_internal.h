@@ -64,5 +64,6 @@ int cpu_wait_timed(void *self, struct zero_request *req, double *done_ago);
 int cpu_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes);
 /* cpu_groups.c: the groups table (zero/backend_groups.h) */
 extern const struct zero_groups_ops cpu_groups_ops;
+extern const struct zero_quant_ops cpu_quant_ops; /* cpu_quant.c */
 
 #endif

@@ -22,6 +22,7 @@ libzero_la_SOURCES += \
 	%reldir%/cpu_coll_gather.c \
 	%reldir%/cpu_coll_native.c \
 	%reldir%/cpu_groups.c \
+	%reldir%/cpu_quant.c \
 	%reldir%/cpu_combine.c \
 	%reldir%/cpu_progress.c \
 	%reldir%/cpu_shm.c

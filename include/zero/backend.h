@@ -100,6 +100,7 @@ struct zero_device_step_ops; /* zero/backend_device_step.h */
 struct zero_llama_ops;       /* zero/backend_llama.h */
 struct zero_groups_ops;      /* zero/backend_groups.h */
 struct zero_bf16_dot_ops;    /* zero/backend_bf16_dot.h */
+struct zero_quant_ops;       /* zero/backend_quant.h */
 
 /* zero_backend.caps */
 #define ZERO_CAP_HOST_MEMORY                                                                       \
@@ -313,6 +314,7 @@ struct zero_backend {
     const struct zero_llama_ops *llama;             /* zero/backend_llama.h */
     const struct zero_groups_ops *groups;           /* zero/backend_groups.h */
     const struct zero_bf16_dot_ops *bf16_dot;       /* zero/backend_bf16_dot.h */
+    const struct zero_quant_ops *quant;             /* zero/backend_quant.h */
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

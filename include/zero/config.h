@@ -96,6 +96,10 @@ struct zero_optimization_config {
     int mics_shard_size; /* -1 */
     /* MiCS, stage 3: each parameter gather in two hops, inside the node, then across */
     int mics_hierarchical_params_gather; /* 0 */
+    /* ZeRO++ qwZ (stage 3): the parameter all-gathers carry block-wise int8 codes and
+     * one fp32 scale per ZERO_QWZ_BLOCK elements, dequantized into the compute dtype */
+    int zero_quantized_weights; /* 0 */
+#define ZERO_QWZ_BLOCK 256      /* elements per fp32 scale of qwZ's int8 codes */
     struct zero_offload_config offload_optimizer;
     struct zero_offload_config offload_param;
 };

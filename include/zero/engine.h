@@ -161,6 +161,11 @@ struct zero_theory {
     /* MiCS: group_sent_elements_per_step in bytes (the replica group's all-gathers carry
      * fp32 where each micro-step's sum goes into an fp32 accumulation slot) */
     int64_t group_sent_bytes_per_step;
+    /* qwZ (zero_quantized_weights): the parameter all-gathers' share of the sent
+     * elements above, (A(2Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N, and the bytes they really send per
+     * rank in int8: (N-1) times the slot bytes, 4 ceil(s/B) + s rounded up to 4 (shard s,
+     * B = ZERO_QWZ_BLOCK), summed over the same gathers; 0 when off */
+    int64_t qwz_gather_elements, qwz_gather_sent_bytes;
     /* per rank in device memory (the ledger), from the stage formula on padded sizes */
     int64_t model_state_bytes;
     int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;

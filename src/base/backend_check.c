@@ -14,6 +14,7 @@
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
 #include "zero/backend_groups.h"
+#include "zero/backend_quant.h"
 #include "zero/backend_stored.h"
 #include "zero/error.h"
 
@@ -166,6 +167,14 @@ _Static_assert(sizeof(struct zero_bf16_dot_ops) -
                        offsetof(struct zero_bf16_dot_ops, set_bf16_product) ==
                    LEN(bf16_dot_entries) * sizeof(entry_fn),
                "bf16_dot_entries must name every entry of struct zero_bf16_dot_ops");
+#define QUANT(name) AT(struct zero_quant_ops, name)
+static const struct entry quant_entries[] = {
+    QUANT(quantize_int8),
+    QUANT(dequantize_int8),
+};
+_Static_assert(sizeof(struct zero_quant_ops) - offsetof(struct zero_quant_ops, quantize_int8) ==
+                   LEN(quant_entries) * sizeof(entry_fn),
+               "quant_entries must name every entry of struct zero_quant_ops");
 
 static entry_fn entry_at(const void *table, const struct entry *en)
 {
@@ -227,5 +236,6 @@ int zero_backend_check(const struct zero_backend *be, char *why, size_t why_len)
     CHECK_GROUP(llama, LLAMA);
     CHECK_GROUP(groups, GROUPS);
     CHECK_GROUP(bf16_dot, BF16_DOT);
+    CHECK_GROUP(quant, QUANT);
     return rc;
 }

@@ -100,6 +100,21 @@ int zero_contract_cast(enum zero_dtype dst_type, enum zero_dtype src_type, char 
     return ZERO_OK;
 }
 
+int zero_contract_quant(const char *what, enum zero_dtype t, size_t block, char *why,
+                        size_t why_len)
+{
+    if (!is_narrow_float(t)) {
+        snprintf(why, why_len, "%s: dtype %s; fp32, fp16 or bf16 expected", what,
+                 zero_dtype_name(t));
+        return ZERO_ENOTSUP;
+    }
+    if (block == 0) {
+        snprintf(why, why_len, "%s: a block of 0 elements", what);
+        return ZERO_EINVAL;
+    }
+    return ZERO_OK;
+}
+
 /* adam, sgd (what names the entry): the gradient and the optional parameter copy. */
 static int optimizer_types(const char *what, enum zero_dtype grad_type, const void *param_copy,
                            enum zero_dtype copy_type, char *why, size_t why_len)

@@ -34,6 +34,11 @@ int zero_contract_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k
 int zero_contract_cast(enum zero_dtype dst_type, enum zero_dtype src_type, char *why,
                        size_t why_len);
 
+/* quantize_int8, dequantize_int8 (what names the entry): x or y fp32, fp16 or bf16,
+ * a block of at least one element. */
+int zero_contract_quant(const char *what, enum zero_dtype t, size_t block, char *why,
+                        size_t why_len);
+
 /* adam: the gradient and the optional parameter copy are fp32, fp16 or bf16, and
  * the arguments make sense; k is filled with the step's constants (optim_consts.h). */
 int zero_contract_adam(const struct zero_adam_args *args, enum zero_dtype grad_type,

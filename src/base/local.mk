@@ -17,7 +17,8 @@ zeroinclude_HEADERS += include/zero/error.h include/zero/size.h include/zero/bac
 # the backend table's optional groups, one header each
 zeroinclude_HEADERS += include/zero/backend_fused.h include/zero/backend_classifier.h include/zero/backend_bf16_dot.h \
 	include/zero/backend_stored.h include/zero/backend_attention.h \
-	include/zero/backend_device_step.h include/zero/backend_groups.h
+	include/zero/backend_device_step.h include/zero/backend_groups.h \
+	include/zero/backend_quant.h
 
 # fault injection (ZERO_FAULT): any fallible point fails on chosen ranks (docs/faults.md)
 libzero_la_SOURCES += %reldir%/fault.c
@@ -25,7 +26,7 @@ zeroinclude_HEADERS += include/zero/fault.h
 
 # dtypes, conversions, the shard layout
 libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c
-noinst_HEADERS += %reldir%/dtype_convert.h %reldir%/bf16_dot.h %reldir%/bf16_tile.h
+noinst_HEADERS += %reldir%/dtype_convert.h %reldir%/bf16_dot.h %reldir%/bf16_tile.h %reldir%/quant_int8.h
 # the Llama kernels' shared elementwise math (cpu and cuda)
 noinst_HEADERS += %reldir%/llama_math.h
 zeroinclude_HEADERS += include/zero/backend_llama.h

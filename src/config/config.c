@@ -59,6 +59,7 @@ void zero_config_defaults(struct zero_config *c)
     z->zero_hpz_partition_size = 1;
     z->mics_shard_size = -1;
     z->mics_hierarchical_params_gather = 0;
+    z->zero_quantized_weights = 0;
     z->offload_optimizer.device = ZERO_OFFLOAD_NONE;
     z->offload_optimizer.buffer_count = 4;
     z->offload_optimizer.buffer_size = 100000000;

@@ -153,6 +153,7 @@ const struct config_key config_keys[] = {
         INTMAX),
     KEY(KEY_INT, ZO "mics_shard_size", zero_optimization.mics_shard_size, -1, INTMAX),
     BOOL(ZO "mics_hierarchical_params_gather", zero_optimization.mics_hierarchical_params_gather),
+    BOOL(ZO "zero_quantized_weights", zero_optimization.zero_quantized_weights),
 
     SECTION(ZO "offload_optimizer"),
     ENUM(OO "device", zero_optimization.offload_optimizer.device, device_names),

@@ -95,6 +95,30 @@ static int check_cuda_graphs(const struct zero_config *c, struct zero_error *err
 
 /* MiCS: a shard group size (its divisor rule is zero_config_check_groups', which knows
  * the world size), the stages it shards, and what it is not combined with yet. */
+/* qwZ: quantizes stage 3's parameter all-gathers; the other gathers (hpZ's, MiCS's,
+ * offloaded shards') are not combined with it yet. */
+static int check_qwz(const struct zero_config *c, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &c->zero_optimization;
+    if (!z->zero_quantized_weights)
+        return ZERO_OK;
+    if (z->stage != 3)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.zero_quantized_weights = true needs stage 3 (stage "
+                         "is %d): qwZ quantizes the parameter all-gathers that stage 3 runs",
+                         z->stage);
+    const char *with = z->zero_hpz_partition_size > 1 ? "zero_hpz_partition_size > 1"
+                       : z->mics_shard_size > 0       ? "mics_shard_size > 0"
+                       : z->offload_param.device != ZERO_OFFLOAD_NONE ? "offload_param"
+                                                                      : NULL;
+    if (with)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.zero_quantized_weights = true with %s: combining "
+                         "qwZ with it is not implemented yet in this build",
+                         with);
+    return ZERO_OK;
+}
+
 static int check_mics(const struct zero_config *c, struct zero_error *err)
 {
     const struct zero_optimization_config *z = &c->zero_optimization;
@@ -183,6 +207,8 @@ static int check_values(const struct zero_config *c, struct zero_error *err)
     if (rc)
         return rc;
     if ((rc = check_mics(c, err)))
+        return rc;
+    if ((rc = check_qwz(c, err)))
         return rc;
     if ((rc = check_cuda_graphs(c, err)))
         return rc;

@@ -251,8 +251,8 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     rc = engine_agree(e, rc, ZERO_EINVAL, "refused its configuration", err);
     if (rc || (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
         (rc = engine_env_agree(e, err)) || (rc = hpz_open(e, err)) || (rc = mics_open(e, err)) ||
-        (rc = engine_states_create(e, err)) || (rc = reduce_plan_buckets(e, err)) ||
-        (rc = device_step_open(e, err))) {
+        (rc = qwz_open(e, err)) || (rc = engine_states_create(e, err)) ||
+        (rc = reduce_plan_buckets(e, err)) || (rc = device_step_open(e, err))) {
         if (rc && !err->msg[0])
             engine_backend_error(e, rc, err, "engine setup");
         zero_engine_destroy(e);

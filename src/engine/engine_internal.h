@@ -16,6 +16,7 @@
 #include "grad_reduce.h"
 #include "hpz.h"
 #include "mics.h"
+#include "qwz.h"
 #include "nvme_swap.h"
 #include "offload.h"
 #include "stage.h"
@@ -36,6 +37,7 @@ struct unit_states {
     float *master;
     struct unit_gather stage3; /* stage3.c: the whole copy and its lifecycle */
     struct unit_hpz hpz;       /* hpz.c: the secondary shard (zero_hpz_partition_size > 1) */
+    struct unit_qwz qwz;       /* qwz.c: the int8 slots of its gather in flight */
     int scope_pins;            /* gathered.c: held by a gathered-parameters scope */
     /* (cdt) stages 0-1: whole (padded,); stages 2-3: shard (shard,) */
     void *grads;

@@ -39,12 +39,16 @@
  * are gathered once per step after the update). Exact when the live limit
  * forces no release. Before the first step (no order yet): 2 gathers per unit. */
 static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersistent,
-                                int64_t *backward)
+                                int64_t *backward, int64_t *slots)
 {
     *backward = nonpersistent; /* the backward's gathers: those at or past backward_from */
+    *slots = 0;                /* qwZ's slot bytes of the same gathers */
+    for (int u = 0; u < e->nunits; u++)
+        *slots +=
+            e->us[u].stage3.persistent ? 0 : 2 * (int64_t)qwz_slot_bytes(e->us[u].layout.shard);
     if (!e->stage_def->shards_params || !e->stage3.trace_recorded)
         return 2 * nonpersistent;
-    *backward = 0;
+    *backward = *slots = 0;
     char *gathered = calloc((size_t)e->nunits, 1);
     if (!gathered)
         return 2 * nonpersistent;
@@ -57,6 +61,7 @@ static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersiste
             int u = e->stage3.trace[pos];
             if (!e->us[u].stage3.persistent && !gathered[u]) {
                 total += e->us[u].layout.padded;
+                *slots += (int64_t)qwz_slot_bytes(e->us[u].layout.shard);
                 if (e->stage3.backward_from >= 0 && pos >= e->stage3.backward_from)
                     *backward += e->us[u].layout.padded;
                 gathered[u] = 1;
@@ -160,8 +165,9 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
         t->host_params_bytes + t->host_grads_bytes + t->host_master_bytes + t->host_optim_bytes;
     /* Ψr: the gathers reuse saves against two per unit (negative when external
      * parameters cost extra gathers) */
-    int64_t backward = 0;
-    t->psi_reused = 2 * (padded - persistent) - replayed_gathers(e, padded - persistent, &backward);
+    int64_t backward = 0, slots = 0;
+    t->psi_reused =
+        2 * (padded - persistent) - replayed_gathers(e, padded - persistent, &backward, &slots);
     /* hpZ: the backward's gathers (Ψg) run inside the group, (g-1)/g of them sent */
     int64_t g = e->hpz.size;
     t->hpz_group_size = (int)g;
@@ -198,4 +204,13 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
         t->accum_bytes += s->layout.shard > 0 ? 4 * counter_peak_slots(a) * len : 0;
     }
     mics_theory(e, t, padded, persistent);
+    t->qwz_gather_elements = t->qwz_gather_sent_bytes = 0;
+    if (qwz_on(e)) { /* stage 3, flat: the world's all-gathers, per micro-step, persistent once */
+        for (int u = 0; u < e->nunits; u++)
+            if (e->us[u].stage3.persistent)
+                t->qwz_gather_sent_bytes += (int64_t)qwz_slot_bytes(e->us[u].layout.shard);
+        t->qwz_gather_sent_bytes = (a * slots + t->qwz_gather_sent_bytes) * (n - 1);
+        t->qwz_gather_elements =
+            (a * (2 * padded - 2 * persistent - t->psi_reused) + persistent) / n * (n - 1);
+    }
 }

@@ -11,6 +11,7 @@ libzero_la_SOURCES += \
 	%reldir%/stage3.c \
 	%reldir%/hpz.c \
 	%reldir%/mics.c \
+	%reldir%/qwz.c \
 	%reldir%/grad_reduce.c \
 	%reldir%/grad_counter.c \
 	%reldir%/atom_order.c \

@@ -62,7 +62,9 @@ int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
     size_t shard = (size_t)s->layout.shard;
     void *mine = engine_at(e, s->stage3.gathered, s->shard_begin);
     int rc;
-    if (!e->offload.param)
+    if (!e->offload.param && qwz_on(e)) /* int8 codes and scales, dequantized after */
+        rc = qwz_all_gather(e, u, s->params, req);
+    else if (!e->offload.param)
         rc = mics_all_gather(e, s->params, s->stage3.gathered, e->cdt, shard, req);
     else if (!nvme_holds_params(e, u)) {
         /* host shard -> its place in the whole buffer, then the all-gather in place */
@@ -125,6 +127,8 @@ static int finish_gather(struct zero_engine *e, int u, struct zero_error *err)
                            : ZERO_OK;
     int waited = s->stage3.req != NULL;
     s->stage3.req = NULL;
+    if (!rc && !s->stage3.from_group)
+        rc = qwz_finish(e, u);
     if (rc)
         return engine_backend_error(e, rc, err, "waiting for the all-gather of %s", uname(e, u));
     s->stage3.state = ZERO_UNIT_AVAILABLE;
@@ -413,4 +417,5 @@ void stage3_unit_destroy(struct zero_engine *e, int u)
     engine_free(e, s->stage3.gathered);
     s->stage3.gathered = NULL;
     hpz_unit_destroy(e, u);
+    qwz_unit_destroy(e, u);
 }
