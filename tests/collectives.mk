@@ -25,6 +25,11 @@ EXTRA_DIST += tests/test_overlap.sh
 TESTS += tests/test_hpz.sh
 EXTRA_DIST += tests/test_hpz.sh
 
+# ZeRO++ qwZ: stage 3's int8 parameter gathers: deterministic at N = 2 and 3, within a
+# bound of the unquantized run, int8 bytes equal to their formula; stages 1-2 refused
+TESTS += tests/test_qwz.sh
+EXTRA_DIST += tests/test_qwz.sh
+
 # MiCS / HSDP: states sharded within shard groups, replicated across them, stages 1-3,
 # give stage 0's bits at N = 4 and 6, MLP and GPT, fp32 and bf16; comm counts; refusals
 TESTS += tests/test_mics.sh
