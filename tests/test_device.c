@@ -10,6 +10,7 @@
 
 #include "zero/backend.h"
 #include "zero/backend_groups.h"
+#include "zero/backend_quant.h"
 #include "zero/backend_classifier.h"
 #include "zero/backend_fused.h"
 #include "zero/error.h"
@@ -27,6 +28,35 @@ static struct zero_device *open_cpu(enum zero_coll_mode mode, int blas_threads)
     ck_assert_msg(rc == ZERO_OK, "open cpu: %s", err.msg);
     return dev;
 }
+
+/* ---------------------------------------------------------------- quant */
+
+/* qwZ's int8 format (zero/backend_quant.h) on values whose codes are exact: scale =
+ * max |x| / 127 (1 and 2 here), ties to even (-63.5 -> -64, 2.5 -> 2, -0.5 -> 0), a
+ * short last block, an all-zero block, and the values the codes stand for */
+START_TEST(test_cpu_quant_int8_scales_codes_and_values)
+{
+    struct zero_device *dev = open_cpu(ZERO_COLL_EXACT, 1);
+    const struct zero_quant_ops *q = dev->be->quant;
+    ck_assert_ptr_nonnull(q);
+    const float x[] = {127.0f, -63.5f, 2.5f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 254.0f, -1.0f};
+    const float want_scales[] = {1.0f, 0.0f, 2.0f};
+    const int8_t want_codes[] = {127, -64, 2, 0, 0, 0, 0, 0, 127, 0};
+    const float want_values[] = {127.0f, -64.0f, 2.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 254.0f, 0.0f};
+    float scales[3], y[10];
+    int8_t codes[10];
+    ck_assert_int_eq(q->quantize_int8(dev->self, x, ZERO_F32, 10, 4, scales, codes), ZERO_OK);
+    ck_assert_int_eq(memcmp(scales, want_scales, sizeof scales), 0);
+    ck_assert_int_eq(memcmp(codes, want_codes, sizeof codes), 0);
+    ck_assert_int_eq(q->dequantize_int8(dev->self, scales, codes, 10, 4, y, ZERO_F32), ZERO_OK);
+    ck_assert_int_eq(memcmp(y, want_values, sizeof y), 0);
+    ck_assert_int_eq(q->quantize_int8(dev->self, x, ZERO_F32, 10, 0, scales, codes), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(dev->be->last_error(dev->self), "quantize_int8: a block of 0"));
+    ck_assert_int_eq(q->dequantize_int8(dev->self, scales, codes, 10, 4, y, ZERO_I32),
+                     ZERO_ENOTSUP);
+    zero_device_close(dev);
+}
+END_TEST
 
 /* ---------------------------------------------------------------- registry */
 
@@ -88,6 +118,13 @@ START_TEST(test_backend_check_refuses_a_missing_core_entry_or_a_partial_group)
     t.groups = &groups;
     ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_EINVAL);
     ck_assert_str_eq(why, "backend 'cpu': group groups has no group_all_gather (a present group "
+                          "has every entry)");
+    struct zero_quant_ops quant = *cpu->quant;
+    quant.dequantize_int8 = NULL;
+    t = *cpu;
+    t.quant = &quant;
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_EINVAL);
+    ck_assert_str_eq(why, "backend 'cpu': group quant has no dequantize_int8 (a present group "
                           "has every entry)");
     struct zero_fused_ops part = {.version = ZERO_FUSED_OPS_VERSION};
     t = *cpu;
@@ -312,6 +349,7 @@ static Suite *device_suite(void)
     tcase_add_test(reg, test_registry_lists_and_finds_the_cpu_backend);
     tcase_add_test(reg, test_backend_check_refuses_a_missing_core_entry_or_a_partial_group);
     tcase_add_test(reg, test_device_open_cpu_reports_rank_and_size);
+    tcase_add_test(reg, test_cpu_quant_int8_scales_codes_and_values);
     tcase_add_test(reg, test_device_open_unknown_backend_names_the_available_ones);
     tcase_add_test(reg, test_exact_mode_runs_blas_on_one_thread_unless_asked);
     suite_add_tcase(s, reg);

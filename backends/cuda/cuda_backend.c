@@ -27,6 +27,7 @@
 #include "zero/backend_device_step.h"
 #include "zero/backend_fused.h"
 #include "zero/backend_groups.h"
+#include "zero/backend_quant.h"
 #include "zero/backend_stored.h"
 #include "base/backend_contract.h"
 #include "common/backend_mpi.h"
@@ -428,4 +429,5 @@ const struct zero_backend zero_backend_cuda = {
     .llama = &cuda_llama_ops,
     .groups = &cuda_groups_ops,
     .bf16_dot = &cuda_bf16_dot_ops,
+    .quant = &cuda_quant_ops,
 };

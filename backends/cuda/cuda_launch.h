@@ -226,6 +226,12 @@ cudaError_t cuda_launch_gqa_unpack(cudaStream_t st, float *dq, float *dk, float 
                                    const float *dqkv, int64_t rows, int64_t H, int64_t KV,
                                    int64_t D);
 
+/* ---- cuda_quant.cu: the quant group (zero/backend_quant.h) ---- */
+cudaError_t cuda_launch_quantize_int8(cudaStream_t st, const void *x, enum zero_dtype t, size_t n,
+                                      size_t block, float *scales, int8_t *q);
+cudaError_t cuda_launch_dequantize_int8(cudaStream_t st, const float *scales, const int8_t *q,
+                                        size_t n, size_t block, void *y, enum zero_dtype t);
+
 #ifdef __cplusplus
 }
 #endif

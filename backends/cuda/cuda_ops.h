@@ -152,6 +152,7 @@ int cuda_wait_timed(void *self, struct zero_request *req, double *done_ago);
 int cuda_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes);
 /* cuda_coll.c: the groups table (zero/backend_groups.h) */
 extern const struct zero_groups_ops cuda_groups_ops;
+extern const struct zero_quant_ops cuda_quant_ops; /* cuda_quant.c */
 
 /* cuda_step.c: the loss kept on the device, the deferred checks' verdict */
 int cuda_loss_accumulate(void *self, double *acc, float *last, const float *losses, size_t n,

@@ -25,11 +25,13 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_profile.c \
 	%reldir%/cuda_step.c \
 	%reldir%/cuda_graph.c \
-	%reldir%/cuda_llama_ops.c
+	%reldir%/cuda_llama_ops.c \
+	%reldir%/cuda_quant.c
 # kernels (nvcc)
 libzero_la_SOURCES += \
 	%reldir%/cuda_probe.cu \
 	%reldir%/cuda_kernels.cu \
+	%reldir%/cuda_quant.cu \
 	%reldir%/cuda_layers.cu \
 	%reldir%/cuda_gpt_kernels.cu \
 	%reldir%/cuda_combine.cu \

@@ -12,10 +12,19 @@
 
 #define QUANT_INT8_MAX 127.0f
 
+/* the device's explicitly rounded operations: what the host's / and * give */
+#ifdef __CUDA_ARCH__
+#define QUANT_DIV(a, b) __fdiv_rn(a, b)
+#define QUANT_MUL(a, b) __fmul_rn(a, b)
+#else
+#define QUANT_DIV(a, b) ((a) / (b))
+#define QUANT_MUL(a, b) ((a) * (b))
+#endif
+
 /* A block's scale from max |x| over it (0 for an all-zero block). */
 DTYPE_FN float quant_int8_scale(float amax)
 {
-    return amax / QUANT_INT8_MAX;
+    return QUANT_DIV(amax, QUANT_INT8_MAX);
 }
 
 /* x's code: round-half-even(x / scale) in [-127, 127]; 0 for a zero scale, and for
@@ -24,7 +33,7 @@ DTYPE_FN int8_t quant_int8_code(float x, float scale)
 {
     if (scale == 0.0f)
         return 0;
-    float v = rintf(x / scale);
+    float v = rintf(QUANT_DIV(x, scale));
     if (v > QUANT_INT8_MAX)
         v = QUANT_INT8_MAX;
     else if (v < -QUANT_INT8_MAX)
@@ -37,7 +46,7 @@ DTYPE_FN int8_t quant_int8_code(float x, float scale)
 /* The value a code stands for, in fp32 (exact: 8 bits times a float). */
 DTYPE_FN float quant_int8_value(int8_t q, float scale)
 {
-    return (float)q * scale;
+    return QUANT_MUL((float)q, scale);
 }
 
 #endif
