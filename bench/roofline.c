@@ -4,7 +4,8 @@
  *   mpirun -np 2 bench/roofline [--stage S] [--precision fp32|bf16|fp16] [--overlap 0|1]
  *                               [--hidden 1024] [--layers 12] [--batch 32] [--steps 10]
  *                               [--bucket N (reduce_bucket_size)] [--mode exact|native]
- *                               [--matmul auto|fp32|compute (libzero.matmul)]
+ *                               [--matmul auto|fp32|compute|bf16_dot|bf16_tile
+ *                                (libzero.matmul)]
  *
  * The parts come from the engine's event stream (events.h), not from timers of their
  * own: GEMMs (a timing wrapper around the backend table's gemm entry, as bench/gpt.c
@@ -65,6 +66,11 @@ enum part {
 static const char *const part_name[NPARTS] = {
     "gemm",  "elementwise", "optimizer", "norm",          "collectives",  "waiting",
     "other", "step",        "cpu",       "optimizer cpu", "norm sums cpu"};
+
+/* libzero.matmul's values, in enum zero_matmul's order */
+static const char *const matmul_names[] = {"auto",     "fp32",      "compute",
+                                           "bf16_dot", "bf16_tile", NULL};
+_Static_assert(ZERO_MATMUL_BF16_TILE == 4, "matmul_names follows enum zero_matmul");
 
 struct opts {
     int64_t hidden, batch;
@@ -314,13 +320,15 @@ static int parse(int argc, char **argv, struct opts *o)
                 return 1;
             o->mode = strcmp(optarg, "native") == 0 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
             break;
-        case 'x':
-            if (strcmp(optarg, "auto") && strcmp(optarg, "fp32") && strcmp(optarg, "compute"))
+        case 'x': {
+            int i = 0;
+            while (matmul_names[i] != NULL && strcmp(optarg, matmul_names[i]) != 0)
+                i++;
+            if (matmul_names[i] == NULL)
                 return 1;
-            o->matmul = !strcmp(optarg, "fp32")      ? ZERO_MATMUL_FP32
-                        : !strcmp(optarg, "compute") ? ZERO_MATMUL_COMPUTE
-                                                     : ZERO_MATMUL_AUTO;
+            o->matmul = (enum zero_matmul)i;
             break;
+        }
         default:
             return 1;
         }
@@ -339,7 +347,7 @@ int main(int argc, char **argv)
                                       "fp32|bf16|fp16] [--overlap 0|1] [--hidden H] [--layers L] "
                                       "[--batch B (a multiple of N)] [--steps K (1-64)] "
                                       "[--bucket N] [--mode exact|native] "
-                                      "[--matmul auto|fp32|compute]\n");
+                                      "[--matmul auto|fp32|compute|bf16_dot|bf16_tile]\n");
     struct zero_error err = {0};
     struct zero_device *dev = NULL;
     int rc = bench_open(&dev, "cpu", o.mode, &err);
@@ -368,10 +376,7 @@ int main(int argc, char **argv)
                first + 1, o.steps);
         printf("  reduce_bucket_size %.3g, %s collectives, libzero.matmul %s\n",
                o.bucket > 0 ? (double)o.bucket : 5e8,
-               o.mode == ZERO_COLL_NATIVE ? "native" : "exact",
-               o.matmul == ZERO_MATMUL_FP32      ? "fp32"
-               : o.matmul == ZERO_MATMUL_COMPUTE ? "compute"
-                                                 : "auto");
+               o.mode == ZERO_COLL_NATIVE ? "native" : "exact", matmul_names[o.matmul]);
         printf("  rates: gemm %.1f GFLOP/s (fp32 1024^3), memory %.1f GB/s (read+write), "
                "memcpy %.1f GB/s\n",
                rt.gemm_flops * 1e-9, rt.mem_bw * 1e-9, rt.memcpy_bw * 1e-9);

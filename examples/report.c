@@ -75,6 +75,8 @@ static void print_formula(FILE *out, const struct zero_engine *e, const struct z
     else
         fprintf(out, "theory: stage %d, params + grads + master + optimizer state (%s, SGD)", stage,
                 zero_dtype_name(cdt));
+    if (t->mics_shard_size > 0) /* the shards are the shard group's */
+        fprintf(out, " (MiCS: N is the shard group's M = %d)", t->mics_shard_size);
     fprintf(out,
             " with Ψ = %" PRId64 " padded elements (%" PRId64 " parameters), N = %d:"
             " %" PRId64 " bytes\n",
@@ -157,10 +159,12 @@ int64_t report_sent_bytes(const struct zero_comm_stats *s)
 /* hpZ: the bytes by path. A world collective sends (N-1)/N of its buffer, to each
  * peer alike: (g-1)/(N-1) of it inside this rank's group, (N-g)/(N-1) to the other
  * groups; an in-group collective sends all of its bytes inside the group. */
-static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
-                               const struct zero_theory *t, int world, int64_t csize)
+/* The groups' collectives, a row each; returns the data bytes they sent (and the
+ * world's in *world_sent). */
+static int64_t group_rows(FILE *out, const struct zero_comm_stats *s, int64_t *world_sent)
 {
-    int64_t g = t->hpz_group_size, n = world, world_sent = 0, group_sent = 0;
+    int64_t group_sent = 0;
+    *world_sent = 0;
     for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
         const struct zero_coll_counter *c = &s->group[k];
         if (c->calls > 0)
@@ -168,19 +172,55 @@ static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
                     k == ZERO_COLL_ALL_GATHER ? "gather" : zero_coll_kind_name(k), c->calls,
                     (double)c->payload_bytes / MB, (double)c->sent_bytes / MB, c->seconds);
         if (k != ZERO_COLL_CONTROL) {
-            world_sent += s->kind[k].sent_bytes;
+            *world_sent += s->kind[k].sent_bytes;
             group_sent += c->sent_bytes;
         }
     }
+    return group_sent;
+}
+
+/* MiCS: the shard group's gathers and the replica group's all-gathers of the reduced
+ * shards are the groups' rows; the world carries the reduce-scatters alone. */
+/* How the groups sit on the nodes the backend found. */
+static void node_text(char *buf, size_t len, int64_t group, int node_group)
+{
+    if (node_group == group)
+        snprintf(buf, len, "the nodes");
+    else if (node_group > 0)
+        snprintf(buf, len, "nodes hold %d ranks each", node_group);
+    else
+        snprintf(buf, len, "the nodes differ in size or interleave");
+}
+
+static void report_comm_mics(FILE *out, const struct zero_comm_stats *s,
+                             const struct zero_theory *t, int world)
+{
+    int64_t world_sent, group_sent = group_rows(out, s, &world_sent);
+    int64_t m = t->mics_shard_size;
+    char nodes[64];
+    node_text(nodes, sizeof nodes, m, t->mics_node_group);
+    fprintf(out,
+            "MiCS shard groups of %" PRId64 " ranks, %" PRId64 " replicas (%s): in-group sent "
+            "bytes per rank: measured %" PRId64 ", theory %" PRId64 " = Ψ'(M-1)/M + %" PRId64
+            " Ψ(R-1)/N reduced shards (Ψ' = %" PRId64 ": the parameters' gathers)  %s\n",
+            m, world / m, nodes, group_sent, t->group_sent_bytes_per_step, t->mics_reductions,
+            t->psi_gathered, group_sent == t->group_sent_bytes_per_step ? "ok" : "MISMATCH");
+    if (t->mics_gather_hop > 0)
+        fprintf(out,
+                "MiCS hierarchical gathers: inside the node (%d ranks), then across the "
+                "%" PRId64 " nodes of the shard group\n",
+                t->mics_gather_hop, m / t->mics_gather_hop);
+}
+
+static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
+                               const struct zero_theory *t, int world, int64_t csize)
+{
+    int64_t g = t->hpz_group_size, n = world, world_sent = 0;
+    int64_t group_sent = group_rows(out, s, &world_sent);
     int64_t inter = n > 1 ? world_sent / (n - 1) * (n - g) : 0;
     int64_t intra = group_sent + (n > 1 ? world_sent / (n - 1) * (g - 1) : 0);
     char nodes[64];
-    if (t->hpz_node_group == g)
-        snprintf(nodes, sizeof nodes, "the nodes");
-    else if (t->hpz_node_group > 0)
-        snprintf(nodes, sizeof nodes, "nodes hold %d ranks each", t->hpz_node_group);
-    else
-        snprintf(nodes, sizeof nodes, "the nodes differ in size or interleave");
+    node_text(nodes, sizeof nodes, g, t->hpz_node_group);
     fprintf(out,
             "hpZ groups of %" PRId64 " ranks (%s): sent inside the group %.3f MB, to other "
             "groups %.3f MB\n",
@@ -227,10 +267,13 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
             (s->kind[ZERO_COLL_ALL_GATHER].sent_bytes + s->kind[ZERO_COLL_BROADCAST].sent_bytes) /
                 csize;
     int stage3 = c->zero_optimization.stage == 3, hpz = t.hpz_group_size > 1;
-    const char *formula = !stage3 ? "2Ψ(N-1)/N"
-                          : hpz   ? "(3Ψ - Ψp - Ψr - Ψg)(N-1)/N, Ψp = persistent units, Ψr = "
-                                    "gathers saved by reuse, Ψg = the backward's gathers, in "
-                                    "the hpZ group"
+    int mics = t.mics_shard_size > 0;
+    const char *formula = mics      ? "Ψ(N-1)/N (MiCS: the gradients' reduce-scatter alone "
+                                      "crosses the groups)"
+                          : !stage3 ? "2Ψ(N-1)/N"
+                          : hpz ? "(3Ψ - Ψp - Ψr - Ψg)(N-1)/N, Ψp = persistent units, Ψr = "
+                                  "gathers saved by reuse, Ψg = the backward's gathers, in "
+                                  "the hpZ group"
                                 : "(3Ψ - Ψp - Ψr)(N-1)/N, Ψp = persistent units, Ψr = gathers "
                                   "saved by reuse less extra ones for shared parameters";
     int64_t accum = c->gradient_accumulation_steps;
@@ -248,12 +291,14 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     } else {
         /* a reduction every micro-step (exact mode, micro-step-major atoms): (A + 1)Ψ(N-1)/N;
          * local accumulation (native mode, or exact mode with rank-major atoms): 2Ψ(N-1)/N */
-        const char *every = !stage3 ? "(A + 1)Ψ(N-1)/N"
-                            : hpz   ? "(A(3Ψ - 2Ψp - Ψr - Ψg) + Ψp)(N-1)/N"
-                                    : "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N";
-        const char *local = !stage3 ? "2Ψ(N-1)/N"
-                            : hpz   ? "(A(2Ψ - 2Ψp - Ψr - Ψg) + Ψp + Ψ)(N-1)/N"
-                                    : "(A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N";
+        const char *every = mics      ? "AΨ(N-1)/N (MiCS)"
+                            : !stage3 ? "(A + 1)Ψ(N-1)/N"
+                            : hpz     ? "(A(3Ψ - 2Ψp - Ψr - Ψg) + Ψp)(N-1)/N"
+                                      : "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N";
+        const char *local = mics      ? "Ψ(N-1)/N (MiCS)"
+                            : !stage3 ? "2Ψ(N-1)/N"
+                            : hpz     ? "(A(2Ψ - 2Ψp - Ψr - Ψg) + Ψp + Ψ)(N-1)/N"
+                                      : "(A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N";
         int64_t ran = t.accumulates_locally ? t.sent_elements_local_accumulation
                                             : t.sent_elements_every_micro_step;
         fprintf(out,
@@ -276,4 +321,6 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     }
     if (hpz)
         report_comm_groups(out, s, &t, world, csize);
+    if (mics)
+        report_comm_mics(out, s, &t, world);
 }

@@ -25,6 +25,11 @@ EXTRA_DIST += tests/test_overlap.sh
 TESTS += tests/test_hpz.sh
 EXTRA_DIST += tests/test_hpz.sh
 
+# MiCS / HSDP: states sharded within shard groups, replicated across them, stages 1-3,
+# give stage 0's bits at N = 4 and 6, MLP and GPT, fp32 and bf16; comm counts; refusals
+TESTS += tests/test_mics.sh
+EXTRA_DIST += tests/test_mics.sh
+
 # 2 x 2 ranks across two network namespaces (TCP between them) match one node, stages
 # 0-3; skips (77) unless root with iproute2.
 TESTS += tests/test_multihost.sh

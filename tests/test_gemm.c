@@ -316,10 +316,12 @@ static void check_bf16_contract(enum cpu_product product)
                 }
     }
     tiny_values = 0;
-    /* few rows over many K-blocks (B by rows or k contiguous), short K over many rows */
+    /* few rows over many K-blocks (B by rows or k contiguous), short K over many rows; at
+     * most 16 rows against B in place (amx: 64 columns a call, K's short last block) */
     static const int64_t more[][5] = {
         {16, 100, 1031, 0, 1}, {16, 100, 1030, 0, 0}, {13, 600, 261, 0, 0},
         {192, 8, 1400, 0, 1},  {300, 200, 17, 1, 0},  {250, 70, 9, 0, 1},
+        {5, 130, 45, 1, 1},    {16, 64, 32, 0, 1},    {1, 200, 300, 0, 1},
     };
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
         struct gemm_case c = {more[i][0],      more[i][1], more[i][2], (int)more[i][3],

@@ -8,7 +8,8 @@
 # Proves: node-local rank detection (every rank sees 2 ranks on its node, on its own
 # host; the one-node run sees 4), the cross-node exact path (the MPI_Alltoallv combine:
 # ZERO_CPU_SHOW_NODES=1 makes the backend say which path it took) and bit-identical
-# weights against the one-node run, in stages 0-3, with the communication thread on.
+# weights against the one-node run, in stages 0-3, with the communication thread on;
+# hpZ and MiCS (one hop and two) keep those bits.
 #
 # Skips (77) unless run as root with `ip` (iproute2) and `unshare`, and where the
 # kernel or the container does not allow network namespaces.
@@ -108,6 +109,36 @@ if expect_ok two_hpz; then
     grep -q MISMATCH "$tmp/two_hpz.out" && { fail "two_hpz: a count differs"; show two_hpz; }
 fi
 
+# MiCS with the node as the shard group (mics_shard_size 2: HSDP, the states replicated
+# across the nodes), stages 1-3, and with the shard group spanning both nodes
+# (mics_shard_size 4) gathering in two hops (mics_hierarchical_params_gather): the
+# weights are the one-node stage 0's, the counts equal their formulas
+mics_args="--hidden 32 --layers 2 --batch 16 --steps 2 --persistence 0 --reuse-distance 0"
+# shellcheck disable=SC2086
+run one_s0_mics 4 "$train" --stage 0 $mics_args --quiet --save-weights "$tmp/one_s0_mics.st"
+expect_ok one_s0_mics
+for c in 1:2:false 3:2:false 3:4:true; do
+    stage=${c%%:*} rest=${c#*:}
+    m=${rest%%:*} hier=${rest#*:}
+    name="two_mics_s${stage}_m${m}"
+    printf '{"zero_optimization": {"stage": %s, "mics_shard_size": %s, "mics_hierarchical_params_gather": %s}}\n' \
+        "$stage" "$m" "$hier" >"$tmp/$name.json"
+    # shellcheck disable=SC2086
+    two_nodes "$name" "$train" --config "$tmp/$name.json" $mics_args --save-weights "$tmp/$name.st"
+    expect_ok "$name" || continue
+    cmp -s "$tmp/one_s0_mics.st" "$tmp/$name.st" ||
+        fail "$name: MiCS on 2 x 2 ranks differs from stage 0 on one node"
+    nodes="nodes hold 2 ranks each"
+    [ "$m" -eq 2 ] && nodes="the nodes"
+    grep -q "MiCS shard groups of $m ranks, $((4 / m)) replicas ($nodes)" \
+        "$tmp/$name.out" || { fail "$name: no MiCS report line"; show "$name"; }
+    grep -q MISMATCH "$tmp/$name.out" && { fail "$name: a count differs"; show "$name"; }
+    if [ "$hier" = true ]; then
+        grep -q "MiCS hierarchical gathers: inside the node (2 ranks), then across the 2 nodes" \
+            "$tmp/$name.out" || { fail "$name: the gathers did not take two hops"; show "$name"; }
+    fi
+done
+
 # node-local rank detection and the path, from the stage-0 runs
 if [ -s "$tmp/two_s0.err" ]; then
     lines=$(grep -c "node rank [01] of 2 on zt-node-[ab]: MPI_Alltoallv path, communication thread" \
@@ -123,4 +154,4 @@ if [ -s "$tmp/two_s0.err" ]; then
     lines=$(grep -c "node rank [0-3] of 4 on .*: shared-memory path" "$tmp/one_s0.err")
     [ "$lines" -eq 4 ] || fail "one node: expected 4 ranks on one node on the shared-memory path"
 fi
-finish "2 x 2 ranks across two network namespaces (TCP, MPI_Alltoallv) match one node, stages 0-3 and hpZ with the node as the group"
+finish "2 x 2 ranks across two network namespaces (TCP, MPI_Alltoallv) match one node, stages 0-3, hpZ with the node as the group, MiCS with the node as the shard group (stages 1-3) and across both nodes in two hops"

@@ -41,6 +41,7 @@
 #define MC 192  /* rows of A per block (rounded down to MR): (MC, KC) fp32 in L2 */
 #define NC 2048 /* columns of B per panel: (KC, NC) fp32, 2 MiB */
 #define MAX_TILE (32 * 48)
+#define MAX_PANEL 48 /* the widest tile side (MR or NR) of any kernel */
 /* A packed over all of K for a few-row product, at most this many bytes */
 #define A_WHOLE_BYTES ((int64_t)1 << 20)
 /* packing a block by rows reads this many rows ahead */
@@ -211,14 +212,15 @@ static void bf16_run_along_k(uint16_t *out, const struct view *v, int64_t x, int
         kr->narrow(out, view_at(v, x, k0), n, ZERO_BF16);
 }
 
-/* out (n) = X[x0 .. x0 + n)[k] as bf16 (x contiguous), the same way */
-static void bf16_run_along_x(uint16_t *out, const struct view *v, int64_t x0, int64_t k, int64_t n,
-                             const struct cpu_gemm_kernel *kr)
+/* X[x0 .. x0 + n)[k] as bf16 (x contiguous): in place when stored so (a few dozen
+ * elements: no copy), else rounded into out (n) by the variant's narrowing */
+static const uint16_t *bf16_run_along_x(uint16_t *out, const struct view *v, int64_t x0, int64_t k,
+                                        int64_t n, const struct cpu_gemm_kernel *kr)
 {
     if (v->type == ZERO_BF16)
-        memcpy(out, view_at(v, x0, k), sizeof(uint16_t) * (size_t)n);
-    else
-        kr->narrow(out, view_at(v, x0, k), n, ZERO_BF16);
+        return view_at(v, x0, k);
+    kr->narrow(out, view_at(v, x0, k), n, ZERO_BF16);
+    return out;
 }
 
 /* One micro-panel under the bf16-tile contract, X rows [x0, x0 + valid) over k [k0, k0 +
@@ -239,25 +241,28 @@ static void pack_panel_tile(float *restrict dst, int w, int valid, int64_t x0, i
     }
     uint16_t *restrict h = (uint16_t *)dst;
     memset(h, 0, sizeof(uint32_t) * (size_t)(P * w));
-    if (v->k_contig)
+    if (v->k_contig && v->is_a) /* a row of A is a tile row as it is */
+        for (int r = 0; r < valid; r++)
+            bf16_run_along_k(h + r * 2 * P, v, x0 + r, k0, kc, kr);
+    else if (v->k_contig) { /* B's columns side by side: each one's run, then pair by pair */
+        uint16_t cols[MAX_PANEL][KC + 1];
         for (int r = 0; r < valid; r++) {
-            if (v->is_a) { /* a row of A is a tile row as it is */
-                bf16_run_along_k(h + r * 2 * P, v, x0 + r, k0, kc, kr);
-                continue;
-            }
-            bf16_run_along_k(run, v, x0 + r, k0, kc, kr);
-            for (int64_t k = 0; k < kc; k++)
-                h[k / 2 * 2 * w + 2 * r + k % 2] = run[k];
+            bf16_run_along_k(cols[r], v, x0 + r, k0, kc, kr);
+            cols[r][kc] = 0; /* an odd kc's +0 */
         }
-    else
+        uint32_t *restrict d = (uint32_t *)dst;
+        for (int64_t p = 0; p < (kc + 1) / 2; p++)
+            for (int r = 0; r < valid; r++)
+                d[p * w + r] = cols[r][2 * p] | (uint32_t)cols[r][2 * p + 1] << 16;
+    } else
         for (int64_t k = 0; k < kc; k++) {
-            bf16_run_along_x(run, v, x0, k0 + k, valid, kr);
+            const uint16_t *x = bf16_run_along_x(run, v, x0, k0 + k, valid, kr);
             if (v->is_a)
                 for (int r = 0; r < valid; r++)
-                    h[r * 2 * P + k] = run[r];
+                    h[r * 2 * P + k] = x[r];
             else /* a pair of rows of B interleaved */
                 for (int r = 0; r < valid; r++)
-                    h[k / 2 * 2 * w + 2 * r + k % 2] = run[r];
+                    h[k / 2 * 2 * w + 2 * r + k % 2] = x[r];
         }
 }
 
@@ -434,7 +439,7 @@ struct job {
     struct view a, b;
     int threads, split_n;
     int skinny;       /* all of M in one A block, B's k contiguous: B micro-panel by one */
-    int few_rows;     /* at most 16 rows, B fp32: kr->few_rows against B as stored */
+    int few_rows;     /* at most 16 rows: kr->few_rows against B as stored */
     int b_rows;       /* few rows, B read by rows: its blocks whole rows, not prefetched */
     int a_whole;      /* skinny, and A packed over all of K fits A_WHOLE_BYTES */
     int64_t b_offset; /* floats from a thread's packed A to its packed B */
@@ -639,8 +644,15 @@ static void run_few_rows(const struct job *j, int64_t m0, int64_t m1, int64_t n0
     const int64_t K = g->k, full = (n1 - n0) / J * J;
     float *at = ws; /* (K, 16): A's column k, the rows past m1 zero */
     float t[MAX_TILE] __attribute__((aligned(64)));
-    for (int64_t k0 = 0; k0 < K; k0 += KC)
-        pack_block(at + k0 * 16, 16, m0, m1 - m0, k0, min64(K - k0, KC), &j->a, kr, 1);
+    if (j->product == CPU_PRODUCT_BF16_TILE) { /* at (P, 16): x^T's pairs, as B's are packed */
+        struct view pairs = j->a;
+        pairs.is_a = 0;
+        for (int64_t k0 = 0; k0 < K; k0 += KC)
+            pack_panel_tile(at + k0 / 2 * 16, 16, (int)(m1 - m0), m0, k0, min64(K - k0, KC), &pairs,
+                            kr);
+    } else
+        for (int64_t k0 = 0; k0 < K; k0 += KC)
+            pack_block(at + k0 * 16, 16, m0, m1 - m0, k0, min64(K - k0, KC), &j->a, kr, 1);
     for (int64_t c0 = n0; c0 < n0 + full; c0 += J) {
         if (j->chain_from_c)
             gather_cols(j, m0, m1, c0, J, t);
@@ -735,9 +747,14 @@ static struct plan make_plan(enum cpu_isa isa, int threads, const struct cpu_gem
      * way's workspace holds it (so the workspace, the ledger's peaks and the docs'
      * memory tables stay as they were: 9 to 16 rows always, fewer rows for short K);
      * columns past the last whole group take the packed way in the same workspace */
-    p.few_rows = kr->few_rows != NULL && g->product == CPU_PRODUCT_FP32 && g->m <= 16 && g->k > 0 &&
-                 g->n >= kr->cols && g->b.trans && g->b.type == ZERO_F32 &&
-                 g->b.round == ZERO_F32 && (size_t)(16 * g->k) * sizeof(float) <= p.per_thread;
+    const int b_as_stored = g->product == CPU_PRODUCT_FP32
+                                ? g->b.type == ZERO_F32 && g->b.round == ZERO_F32
+                                : g->product == CPU_PRODUCT_BF16_TILE && g->b.type == ZERO_BF16;
+    const size_t at_bytes = g->product == CPU_PRODUCT_BF16_TILE /* (P, 16) pairs */
+                                ? (size_t)(8 * round_up(g->k, BF16_TILE_BLOCK)) * sizeof(uint32_t)
+                                : (size_t)(16 * g->k) * sizeof(float);
+    p.few_rows = kr->few_rows != NULL && b_as_stored && g->m <= 16 && g->k > 0 &&
+                 g->n >= kr->cols && g->b.trans && at_bytes <= p.per_thread;
     const int epilogue = !(g->alpha == 1.0f && (g->beta == 0.0f || g->beta == 1.0f));
     p.need_plane = g->k > KC && (g->c_type != ZERO_F32 || (epilogue && g->beta != 0.0f));
     return p;

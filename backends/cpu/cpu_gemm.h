@@ -147,10 +147,12 @@ struct cpu_gemm_kernel {
     /* dst (n) = src (n) rounded to `to` (ZERO_BF16 or ZERO_F16): the bits of
      * dtype_f32_to_bf16 / dtype_f32_to_f16 (nearest even, NaNs quiet); never NULL */
     void (*narrow)(uint16_t *dst, const float *src, int64_t n, enum zero_dtype to);
-    int cols;                  /* columns of C per call of few_rows */
-    cpu_gemm_cols_fn few_rows; /* NULL: the variant has none (the packed way instead) */
-    cpu_gemm_dot_fn dot;       /* the bf16 contract's tile; never NULL where tile is not */
-    int dot_pairs;             /* dot reads bf16 pairs (else widened fp32 panels) */
+    int cols; /* columns of C per call of few_rows */
+    /* NULL: the variant has none (the packed way instead). Under the bf16-tile contract
+     * (amx) at holds x^T's pairs (P, 16) and bp is bf16: the same t */
+    cpu_gemm_cols_fn few_rows;
+    cpu_gemm_dot_fn dot; /* the bf16 contract's tile; never NULL where tile is not */
+    int dot_pairs;       /* dot reads bf16 pairs (else widened fp32 panels) */
 };
 
 /* The kernel of a variant for a product: tile is NULL when this build lacks the variant;

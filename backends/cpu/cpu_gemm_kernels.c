@@ -23,6 +23,7 @@
  * Packed panels (cpu_gemm.c): ap (kc, MR) row k = A[0..MR)[k]; bp (kc, NR) row k =
  * B[k][0..NR). */
 #include <math.h>
+#include <string.h>
 
 #include "base/bf16_dot.h"
 #include "base/bf16_tile.h"
@@ -604,6 +605,62 @@ __attribute__((target("amx-tile,amx-bf16"))) static void tdot_amx(int64_t np, co
     _tile_stored(3, cout + 16 * ldout + 16, ldout * 4);
 }
 
+/* AMX, few rows: C^T = W x^T, 64 columns of C (four 16 x 16 tiles of C^T: a tile row
+ * per column, its 16 fp32 the rows, the layout of t) against W as stored, bf16 with k
+ * contiguous: W's rows are the A tiles as they are (16 rows of 32 k, ld apart), x^T's
+ * pairs (P, 16) the B tile, so W is read once and never packed. The products are the
+ * same (each output's chains do not care which operand is which); K's last block, short
+ * of 32, is W's rows copied with +0 after them. */
+#define AMX_COLS 64
+
+__attribute__((target("amx-tile,amx-bf16"))) static void
+cols_amx(int64_t kc, const float *atv, const float *bpv, int64_t ldb, const float *tin, float *tout)
+{
+    const uint32_t *at = (const uint32_t *)atv;
+    const uint16_t *w = (const uint16_t *)bpv;
+    struct cpu_amx_config cfg = {.palette = 1};
+    for (int t = 0; t < 6; t++)
+        cfg.rows[t] = 16, cfg.colsb[t] = 64;
+    _tile_loadconfig(&cfg);
+    if (tin != NULL) {
+        _tile_loadd(0, tin, 64);
+        _tile_loadd(1, tin + 256, 64);
+        _tile_loadd(2, tin + 512, 64);
+        _tile_loadd(3, tin + 768, 64);
+    } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+    }
+    const int64_t whole = kc / BF16_TILE_BLOCK * BF16_TILE_BLOCK, ldw = ldb * 2;
+    for (int64_t k0 = 0; k0 < kc; k0 += BF16_TILE_BLOCK) {
+        uint16_t last[AMX_COLS][BF16_TILE_BLOCK];
+        const uint16_t *wk = w + k0;
+        int64_t ld = ldw;
+        if (k0 == whole) { /* the short last block */
+            memset(last, 0, sizeof last);
+            for (int c = 0; c < AMX_COLS; c++)
+                memcpy(last[c], w + c * ldb + k0, sizeof(uint16_t) * (size_t)(kc - k0));
+            wk = last[0];
+            ld = sizeof last[0];
+        }
+        _tile_loadd(5, at + k0 / 2 * 16, 64);
+        _tile_loadd(4, wk, ld);
+        _tile_dpbf16ps(0, 4, 5);
+        _tile_loadd(4, (const char *)wk + 16 * ld, ld);
+        _tile_dpbf16ps(1, 4, 5);
+        _tile_loadd(4, (const char *)wk + 32 * ld, ld);
+        _tile_dpbf16ps(2, 4, 5);
+        _tile_loadd(4, (const char *)wk + 48 * ld, ld);
+        _tile_dpbf16ps(3, 4, 5);
+    }
+    _tile_stored(0, tout, 64);
+    _tile_stored(1, tout + 256, 64);
+    _tile_stored(2, tout + 512, 64);
+    _tile_stored(3, tout + 768, 64);
+}
+
 /* ---- AVX-512, few rows: 16 rows x 24 columns against W as stored ---- */
 
 #define A5_COLS 24
@@ -771,7 +828,7 @@ static const struct cpu_gemm_kernel tile_kernels[CPU_ISA_COUNT] = {
     [CPU_ISA_AVX512BF16] = {A5_MR, A5_NR, tile_avx512, transpose8_avx2, transpose8_bf16_avx2,
                             widen_bf16_avx2, narrow_avx512, 0, NULL, tdot_avx512, 0},
     [CPU_ISA_AMX] = {AMX_MR, AMX_NR, NULL, transpose8_avx2, transpose8_bf16_avx2, widen_bf16_avx2,
-                     narrow_avx512, 0, NULL, tdot_amx, 1},
+                     narrow_avx512, AMX_COLS, cols_amx, tdot_amx, 1},
 #else
     [CPU_ISA_AVX2] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},
     [CPU_ISA_AVX512] = {1, 1, NULL, NULL, NULL, NULL, narrow_scalar, 0, NULL, NULL, 0},

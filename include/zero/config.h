@@ -91,6 +91,11 @@ struct zero_optimization_config {
     /* ZeRO++ hpZ (stage 3): a secondary partition of the parameters within groups of
      * this many consecutive ranks, which backward gathers from; 1 = off */
     int zero_hpz_partition_size; /* 1 */
+    /* MiCS / HSDP (stages 1-3): the model states sharded within groups of this many
+     * consecutive ranks and replicated across the groups; -1 = off (shard over all) */
+    int mics_shard_size; /* -1 */
+    /* MiCS, stage 3: each parameter gather in two hops, inside the node, then across */
+    int mics_hierarchical_params_gather; /* 0 */
     struct zero_offload_config offload_optimizer;
     struct zero_offload_config offload_param;
 };
@@ -200,7 +205,7 @@ void zero_config_defaults(struct zero_config *c);
 int zero_config_resolve_batch(struct zero_config *c, int world, struct zero_error *err);
 
 /* The groups' sizes against the world size: zero_optimization.zero_hpz_partition_size
- * must divide it (an error names the key and both numbers). */
+ * and mics_shard_size must divide it (an error names the key and both numbers). */
 int zero_config_check_groups(const struct zero_config *c, int world, struct zero_error *err);
 
 /* The learning rate at `step` (0-based count of optimizer steps taken so far)

@@ -147,6 +147,20 @@ struct zero_theory {
     int hpz_group_size;
     int hpz_node_group; /* the backend's node split as groups of this size (0: irregular) */
     int64_t psi_group, group_sent_elements_per_step, hpz_secondary_bytes;
+    /* MiCS (mics_shard_size M, 1 <= M <= N; 0 = off): the states above are 1/M per rank;
+     * the world's collectives are the gradients' reduce-scatters alone (each
+     * Ψ(N-1)/N: sent_elements_*), and group_sent_elements_per_step is what the groups
+     * carry per step: the parameters' gathers inside the shard group, Ψ'(M-1)/M
+     * (psi_gathered = Ψ': stages 1-2 Ψ, stage 3 A(2Ψ - 2Ψp - Ψr) + Ψp), plus each of
+     * the step's mics_reductions reduced shards all-gathered in the replica group,
+     * Ψ(R-1)/N, R = N/M */
+    int mics_shard_size;
+    int mics_node_group; /* the backend's node split as groups of this size (0: irregular) */
+    int mics_gather_hop; /* mics_hierarchical_params_gather: L ranks per node hop; 0 = one hop */
+    int64_t psi_gathered, mics_reductions;
+    /* MiCS: group_sent_elements_per_step in bytes (the replica group's all-gathers carry
+     * fp32 where each micro-step's sum goes into an fp32 accumulation slot) */
+    int64_t group_sent_bytes_per_step;
     /* per rank in device memory (the ledger), from the stage formula on padded sizes */
     int64_t model_state_bytes;
     int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;

@@ -32,7 +32,8 @@ struct estimate_args {
     double nvme_bw;       /* --nvme-bandwidth: bytes/s one rank's swap files stream at (0: none) */
     double largest_layer; /* 0 = unknown */
     int deepspeed;
-    int hpz; /* --hpz: zero_hpz_partition_size (0: not given) */
+    int hpz;  /* --hpz: zero_hpz_partition_size (0: not given) */
+    int mics; /* --mics: mics_shard_size (0: not given) */
     double buffer_factor;
     const char *svg;
 };
@@ -84,6 +85,9 @@ static const char usage_text[] =
     "    --hpz G              ZeRO++ hpZ with groups of G ranks (zero_hpz_partition_size, a\n"
     "                         divisor of N): stage 3 adds the secondary partition, the\n"
     "                         compute dtype's bytes x Ψ/G per rank\n"
+    "    --mics M             MiCS / HSDP with shard groups of M ranks (mics_shard_size, a\n"
+    "                         divisor of N): stages 1-3 shard their states 1/M per rank,\n"
+    "                         replicated N/M times\n"
     "    --svg FILE           write the stages as a stacked bar chart (last N of a list)\n"
     "    --help               this text\n"
     "\n"
@@ -199,6 +203,11 @@ static int parse(struct estimate_args *a, int argc, char **argv)
             if (parse_int(v, 1, 100000000, &n))
                 return bad(f, v, "an integer >= 1");
             a->hpz = (int)n;
+        } else if (strcmp(f, "--mics") == 0) {
+            int64_t n;
+            if (parse_int(v, 1, 100000000, &n))
+                return bad(f, v, "an integer >= 1");
+            a->mics = (int)n;
         } else if (strcmp(f, "--buffer-factor") == 0) {
             char *end;
             a->buffer_factor = strtod(v, &end);
@@ -257,6 +266,18 @@ static int parse(struct estimate_args *a, int argc, char **argv)
                 a->hpz, a->worlds[0]);
         return 2;
     }
+    if (a->mics > 0 && (a->nworlds > 1 || a->worlds[0] % a->mics != 0)) {
+        fprintf(stderr,
+                "zero estimate: --mics %d (mics_shard_size) must divide the one world size "
+                "given (N = %d)\n",
+                a->mics, a->worlds[0]);
+        return 2;
+    }
+    if (a->mics > 0 && (a->hpz > 1 || a->offload_cpu)) {
+        fprintf(stderr, "zero estimate: --mics goes without --hpz and --offload (the engine "
+                        "refuses those with mics_shard_size)\n");
+        return 2;
+    }
     if (a->deepspeed && a->nworlds > 1) {
         fprintf(stderr, "zero estimate: --deepspeed needs one world size\n");
         return 2;
@@ -306,6 +327,26 @@ static int columns(const char *s)
     for (; *s; s++)
         n += ((unsigned char)*s & 0xc0) != 0x80;
     return n;
+}
+
+/* MiCS: each stage's shards are the shard group's, 1/M instead of 1/N. */
+static void print_mics(const struct estimate_args *a, int n)
+{
+    struct zero_estimate_stage st[4];
+    zero_estimate_stages(a->psi, a->mics, a->precision, ZERO_ESTIMATE_OFFLOAD_NONE, st);
+    printf("\nMiCS, shard groups of %d ranks (mics_shard_size), %d replicas: the states "
+           "are sharded 1/M, M = %d\n",
+           a->mics, n / a->mics, a->mics);
+    for (int s = 1; s < 4; s++) {
+        char formula[48], gb[32];
+        zero_estimate_formula(formula, sizeof formula, st[s].whole_coef, st[s].shard_coef);
+        size_t len = strlen(formula); /* "...Ψ/N": the divisor is the shard group's */
+        if (len > 0 && formula[len - 1] == 'N')
+            formula[len - 1] = 'M';
+        printf("%-6d %-11s %s%*s %8s GB %9.2f GiB\n", s, zero_estimate_stage_name(s), formula,
+               14 - columns(formula), "", zero_format_gb_figure(gb, sizeof gb, st[s].device),
+               st[s].device / 1073741824.0);
+    }
 }
 
 static void print_one_world(const struct estimate_args *a, int n)
@@ -363,6 +404,8 @@ static void print_one_world(const struct estimate_args *a, int n)
                a->hpz, f, zero_format_gb_figure(gb, sizeof gb, sec), sec / 1073741824.0,
                zero_format_gb_figure(tot, sizeof tot, gb3), gb3 / 1073741824.0);
     }
+    if (a->mics > 0)
+        print_mics(a, n);
     if (nvme) {
         char gb[32];
         printf("\nNVMe needs, per rank: the nvme column of disk space; per step, the read and "

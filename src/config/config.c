@@ -57,6 +57,8 @@ void zero_config_defaults(struct zero_config *c)
     z->stage3_gather_16bit_weights_on_model_save = 0;
     z->sub_group_size = 1000000000;
     z->zero_hpz_partition_size = 1;
+    z->mics_shard_size = -1;
+    z->mics_hierarchical_params_gather = 0;
     z->offload_optimizer.device = ZERO_OFFLOAD_NONE;
     z->offload_optimizer.buffer_count = 4;
     z->offload_optimizer.buffer_size = 100000000;
@@ -205,5 +207,11 @@ int zero_config_check_groups(const struct zero_config *c, int world, struct zero
                          "zero_optimization.zero_hpz_partition_size = %d does not divide the "
                          "world size %d: the hpZ groups are %d consecutive ranks each",
                          g, world, g);
+    int m = c->zero_optimization.mics_shard_size;
+    if (world > 0 && m > 0 && world % m != 0)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.mics_shard_size = %d does not divide the world size "
+                         "%d: the MiCS shard groups are %d consecutive ranks each",
+                         m, world, m);
     return ZERO_OK;
 }

@@ -151,6 +151,8 @@ const struct config_key config_keys[] = {
     KEY(KEY_I64, ZO "sub_group_size", zero_optimization.sub_group_size, 0, I64MAX),
     KEY(KEY_INT, ZO "zero_hpz_partition_size", zero_optimization.zero_hpz_partition_size, 1,
         INTMAX),
+    KEY(KEY_INT, ZO "mics_shard_size", zero_optimization.mics_shard_size, -1, INTMAX),
+    BOOL(ZO "mics_hierarchical_params_gather", zero_optimization.mics_hierarchical_params_gather),
 
     SECTION(ZO "offload_optimizer"),
     ENUM(OO "device", zero_optimization.offload_optimizer.device, device_names),

@@ -79,8 +79,6 @@ static const struct config_unsupported unsupported[] = {
     {ZO "zero_quantized_weights", "false", "quantized weights (ZeRO++ qwZ) " NYI},
     {ZO "zero_quantized_nontrainable_weights", "false", "quantized weights " NYI},
     {ZO "zero_quantized_gradients", "false", "quantized gradients (ZeRO++ qgZ) " NYI},
-    {ZO "mics_shard_size", "-1", "MiCS " NYI},
-    {ZO "mics_hierarchical_params_gather", "false", "MiCS " NYI},
     {ZO "memory_efficient_linear", "true", "the memory-inefficient linear " NYI},
     {ZO "pipeline_loading_checkpoint", "false", "pipelined checkpoint loading " NYI},
     {ZO "override_module_apply", "true", "not overriding module apply " NYI},

@@ -93,6 +93,46 @@ static int check_cuda_graphs(const struct zero_config *c, struct zero_error *err
     return ZERO_OK;
 }
 
+/* MiCS: a shard group size (its divisor rule is zero_config_check_groups', which knows
+ * the world size), the stages it shards, and what it is not combined with yet. */
+static int check_mics(const struct zero_config *c, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &c->zero_optimization;
+    int m = z->mics_shard_size;
+    if (m == 0 || m < -1)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.mics_shard_size = %d; expected -1 (off) or a "
+                         "positive divisor of the world size",
+                         m);
+    if (z->mics_hierarchical_params_gather && (m < 1 || z->stage != 3))
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.mics_hierarchical_params_gather = true needs "
+                         "mics_shard_size > 0 and stage 3 (mics_shard_size is %d, stage %d): it "
+                         "is how MiCS gathers the stage-3 parameters",
+                         m, z->stage);
+    if (m < 1)
+        return ZERO_OK;
+    if (z->stage == 0)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.mics_shard_size = %d needs stage 1, 2 or 3 (stage is "
+                         "0): stage 0 shards nothing",
+                         m);
+    if (z->zero_hpz_partition_size > 1)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.mics_shard_size = %d cannot be combined with "
+                         "zero_hpz_partition_size = %d: MiCS already keeps whole copies of the "
+                         "parameter shards inside each group",
+                         m, z->zero_hpz_partition_size);
+    if (z->offload_optimizer.device != ZERO_OFFLOAD_NONE ||
+        z->offload_param.device != ZERO_OFFLOAD_NONE)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.mics_shard_size = %d with offload_%s: offloading "
+                         "MiCS's shards is not implemented yet in this build",
+                         m,
+                         z->offload_optimizer.device != ZERO_OFFLOAD_NONE ? "optimizer" : "param");
+    return ZERO_OK;
+}
+
 /* Values the engine needs in range, offload's stage rules, the trace's steps. */
 static int check_values(const struct zero_config *c, struct zero_error *err)
 {
@@ -141,6 +181,8 @@ static int check_values(const struct zero_config *c, struct zero_error *err)
                          z->zero_hpz_partition_size, z->stage);
     int rc = check_nvme_only_keys(c, err);
     if (rc)
+        return rc;
+    if ((rc = check_mics(c, err)))
         return rc;
     if ((rc = check_cuda_graphs(c, err)))
         return rc;

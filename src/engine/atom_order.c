@@ -52,7 +52,7 @@ static int reduce_block_sums(struct zero_engine *e, int u, float *sum, void *min
         return e->be->cast(e->bself, mine, e->cdt, sum + s->shard_begin, ZERO_F32, shard);
     }
     /* the reduced shard is rounded to the compute dtype once, as it lands */
-    return e->be->reduce_scatter(e->bself, sum, ZERO_F32, mine, e->cdt, shard, NULL);
+    return mics_reduce_scatter(e, sum, ZERO_F32, mine, e->cdt, shard, NULL, NULL);
 }
 
 int atom_order_reduce(struct zero_engine *e, int u, float *sum, void *mine, struct zero_error *err)

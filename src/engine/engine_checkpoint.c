@@ -129,7 +129,7 @@ static int units_from_engine(struct zero_engine *e, struct ckpt_meta *m, struct 
         c->nparams = unit->nparams;
         c->used = l->used;
         c->padded = l->padded;
-        c->shard = l->shard;
+        c->shard = l->padded / e->world; /* the flat layout's, whatever MiCS holds */
         for (int p = 0; p < unit->nparams; p++) {
             struct ckpt_param *q = &c->params[p];
             snprintf(q->name, sizeof q->name, "%s", unit->params[p].name);
@@ -219,23 +219,24 @@ static int plan_save(struct zero_engine *e, const char *dir, const char *name,
     return rc;
 }
 
-/* Streams this rank's shard of every (unit, state) section through one chunk buffer. */
+/* Streams this rank's world piece (the flat layout's shard, mics.h) of every (unit,
+ * state) section through one chunk buffer. */
 static int write_sections(struct zero_engine *e, const struct ckpt_meta *m, int fd,
                           const char *path, unsigned char *buf, struct zero_error *err)
 {
     unsigned char h[CKPT_HEADER_BYTES];
     int rc = ZERO_OK;
+    int piece = mics_world_piece(&e->mics, e->rank);
     for (int u = 0; u < e->nunits && !rc; u++) {
-        const struct unit_states *s = &e->us[u];
-        int64_t shard = s->layout.shard, chunk = m->chunk;
+        int64_t shard = m->units[u].shard, chunk = m->chunk, begin = piece * shard;
         if ((rc = nvme_unit_load(e, u, 1, err))) /* states on NVMe: this unit's, for a while */
             return rc;
         for (int k = 0; k < m->nkinds && !rc; k++) {
-            ckpt_section_header(h, u, m->kinds[k], s->shard_begin, shard, chunk);
+            ckpt_section_header(h, u, m->kinds[k], begin, shard, chunk);
             rc = ckpt_write_all(fd, h, sizeof h, e->rank, path, err);
             const float *src = state_buffer(e, u, m->kinds[k]);
-            if (src) /* the shard inside a buffer the stage keeps whole */
-                src += zero_stage_offset_in(1, e->stage_def->shards_optim, s->shard_begin);
+            if (src) /* the piece inside this rank's part (whole in stage 0, a shard else) */
+                src += begin - engine_update_begin(e, u);
             for (int64_t at = 0; at < shard && !rc; at += chunk) {
                 int64_t n = shard - at < chunk ? shard - at : chunk;
                 if ((rc = e->be->to_host(e->bself, buf, src + at, (size_t)n * 4)))
@@ -256,7 +257,8 @@ static int write_rank_file(struct zero_engine *e, const struct ckpt_meta *m, con
                            struct zero_error *err)
 {
     char path[4300];
-    snprintf(path, sizeof path, "%s/rank-%05d.bin", tmpdir, e->rank);
+    int piece = mics_world_piece(&e->mics, e->rank); /* the file of the flat shard it holds */
+    snprintf(path, sizeof path, "%s/rank-%05d.bin", tmpdir, piece);
     int injected = ckpt_fault("open", e->rank);
     if (injected)
         return zero_fail(err, ZERO_EIO, "rank %d: %s: create failed: %s", e->rank, path,
@@ -267,7 +269,7 @@ static int write_rank_file(struct zero_engine *e, const struct ckpt_meta *m, con
                          strerror(errno));
     unsigned char *buf = malloc((size_t)m->chunk * 4 + 4);
     unsigned char h[CKPT_HEADER_BYTES];
-    ckpt_file_header(h, m, e->rank);
+    ckpt_file_header(h, m, piece);
     int rc = buf ? ckpt_write_all(fd, h, sizeof h, e->rank, path, err)
                  : zero_fail(err, ZERO_ENOMEM, "rank %d: checkpoint chunk buffer", e->rank);
     if (!rc)
@@ -513,8 +515,7 @@ static int derive_params(struct zero_engine *e, struct zero_error *err)
         if (rc || (rc = rs))
             return rc;
         if (e->stage_def->after == ZERO_STAGE_ALL_GATHER_PARAMS &&
-            (rc = e->be->all_gather(e->bself, params, s->params, e->cdt, (size_t)s->layout.shard,
-                                    NULL)))
+            (rc = mics_all_gather(e, params, s->params, e->cdt, (size_t)s->layout.shard, NULL)))
             return engine_backend_error(e, rc, err, "all-gather of loaded unit %s",
                                         e->model->units[u]->name);
         if (e->stage_def->shards_params && !s->stage3.persistent &&

@@ -15,6 +15,7 @@
 #include "grad_counter.h"
 #include "grad_reduce.h"
 #include "hpz.h"
+#include "mics.h"
 #include "nvme_swap.h"
 #include "offload.h"
 #include "stage.h"
@@ -26,7 +27,8 @@
  * placement.c's decision; the sub-structs belong to their modules. */
 struct unit_states {
     struct zero_unit_layout layout;
-    int64_t shard_begin; /* rank * shard, in flat elements */
+    /* this rank's shard index (rank; MiCS: rank % M) * shard, in flat elements */
+    int64_t shard_begin;
     /* (cdt) stages 0-2: whole flat buffer (padded,); stage 3: this rank's shard (shard,) */
     void *params;
     /* fp32 master: stage 0 whole (padded,), stages 1-3 shard (shard,). In fp32
@@ -44,6 +46,7 @@ struct unit_states {
     /* mixed precision: fp32 copy of the whole parameters while computing (padded,) */
     float *param_work;
     struct unit_reduce reduce; /* grad_reduce.c: the reduction in flight */
+    struct unit_mics mics;     /* mics.c: its replica all-gather still to run (overlap) */
     /* optimizer state: stage 0 whole (padded,), stages 1-3 shard (shard,) */
     float *exp_avg, *exp_avg_sq; /* SGD uses exp_avg as the momentum buffer */
     struct unit_offload offload; /* offload.c: the host staging shard */
@@ -98,6 +101,7 @@ struct zero_engine {
 
     struct stage3_lifecycle stage3; /* stage3.c */
     struct hpz_plan hpz;            /* hpz.c */
+    struct mics_plan mics;          /* mics.c: the shard groups (M = N when off) */
     struct reduce_plan reduce;      /* grad_reduce.c */
 
     /* observer (events.h) */

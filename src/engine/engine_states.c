@@ -66,7 +66,9 @@ static int lay_out_unit(struct zero_engine *e, int u, struct zero_error *err)
         zero_layout_unit(&s->layout, numel, unit->nparams, e->world, e->cfg.libzero.align, err);
     if (rc)
         return zero_error_wrap(err, "unit %s: ", unit->name);
-    s->shard_begin = (int64_t)e->rank * s->layout.shard;
+    /* MiCS: the flat layout's padding, split into the shard group's M shards */
+    s->layout.shard = s->layout.padded / e->mics.size;
+    s->shard_begin = (int64_t)e->mics.rank * s->layout.shard;
     stage3_plan_unit(e, u);
     return ZERO_OK;
 }
@@ -120,8 +122,8 @@ static int gather_initial_params(struct zero_engine *e, struct zero_error *err)
         struct unit_states *s = &e->us[u];
         if (s->layout.padded == 0)
             continue;
-        int rc = e->be->all_gather(e->bself, engine_at(e, s->params, s->shard_begin), s->params,
-                                   e->cdt, (size_t)s->layout.shard, NULL);
+        int rc = mics_all_gather(e, engine_at(e, s->params, s->shard_begin), s->params, e->cdt,
+                                 (size_t)s->layout.shard, NULL);
         if (rc)
             return engine_backend_error(e, rc, err, "all-gather of initial parameters of %s",
                                         e->model->units[u]->name);
@@ -177,6 +179,7 @@ void engine_states_destroy(struct zero_engine *e)
         struct unit_states *s = &e->us[u];
         stage3_unit_destroy(e, u); /* waits for a gather in flight */
         reduce_unit_destroy(e, u);
+        mics_unit_destroy(e, &s->mics); /* after the wait: nothing reads it now */
         state_free(e, e->offload.param, s->params);
         state_free(e, e->offload.opt, s->master);
         engine_free(e, s->grad_work);

@@ -73,6 +73,50 @@ static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersiste
     return total;
 }
 
+/* MiCS: only the gradients' reduce-scatters cross the world (mics.c); the parameters'
+ * gathers run in the shard group and each reduced shard is all-gathered in the
+ * replica group. Needs t's psi_reused and accumulates_locally. */
+static void mics_theory(const struct zero_engine *e, struct zero_theory *t, int64_t padded,
+                        int64_t persistent)
+{
+    t->mics_shard_size = mics_on(&e->mics) ? e->mics.size : 0;
+    t->mics_node_group = e->mics.node_group_size;
+    t->mics_gather_hop = e->mics.hop;
+    t->psi_gathered = t->mics_reductions = t->group_sent_bytes_per_step = 0;
+    if (!t->mics_shard_size)
+        return;
+    int64_t n = e->world, m = e->mics.size, r = e->mics.replicas, a = e->accum;
+    int64_t reductions = a > 1 && !t->accumulates_locally ? a : 1, reduce = padded / n * (n - 1);
+    t->psi_gathered = !e->stage_def->shards_params
+                          ? padded
+                          : a * (2 * padded - 2 * persistent - t->psi_reused) + persistent;
+    t->mics_reductions = reductions;
+    t->sent_elements_per_step = reduce;
+    t->sent_elements_every_micro_step = a * reduce;
+    t->sent_elements_local_accumulation = reduce;
+    t->sent_elements_accumulated = reductions * reduce;
+    if (!e->cfg.zero_optimization.reduce_scatter) { /* all-reduce, keep the shard: no replica */
+        t->sent_elements_per_step = 2 * reduce;
+        t->sent_elements_every_micro_step = 2 * a * reduce;
+        t->sent_elements_local_accumulation = 2 * reduce;
+        t->sent_elements_accumulated = 2 * reductions * reduce;
+        r = 1;
+    }
+    if (!e->stage_def->shards_params && !e->cfg.zero_optimization.allgather_partitions) {
+        /* one world broadcast per shard instead of the group's gathers, counted as the
+         * flat theory counts them */
+        t->sent_elements_per_step += reduce;
+        t->sent_elements_every_micro_step += reduce;
+        t->sent_elements_local_accumulation += reduce;
+        t->sent_elements_accumulated += reduce;
+        t->psi_gathered = 0;
+    }
+    int64_t replica = reductions * (padded / n) * (r - 1), c = (int64_t)e->csize;
+    int64_t wire = a > 1 && !t->accumulates_locally && r > 1 ? 4 : c; /* into fp32 slots */
+    t->group_sent_elements_per_step = t->psi_gathered / m * (m - 1) + replica;
+    t->group_sent_bytes_per_step = t->psi_gathered / m * (m - 1) * c + replica * wire;
+}
+
 void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
 {
     int64_t psi = 0, padded = 0, persistent = 0;
@@ -83,7 +127,8 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
             persistent += e->us[u].layout.padded;
     }
     psi = zero_model_numel(e->model);
-    int64_t n = e->world, shard = padded / n;
+    /* MiCS: the states are shards of the shard group's M (N when off) */
+    int64_t n = e->world, shard = padded / e->mics.size;
     int optim =
         e->cfg.optimizer.type == ZERO_OPTIM_SGD ? (e->cfg.optimizer.momentum != 0.0 ? 1 : 0) : 2;
     t->psi = psi;
@@ -152,4 +197,5 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
         int64_t len = t->accumulates_locally ? s->layout.padded : s->layout.shard;
         t->accum_bytes += s->layout.shard > 0 ? 4 * counter_peak_slots(a) * len : 0;
     }
+    mics_theory(e, t, padded, persistent);
 }

@@ -67,8 +67,8 @@ int zero_engine_read_param(struct zero_engine *e, int unit, int param, float *ho
         return rc;
     if (!(rc = engine_alloc(e, (size_t)s->layout.padded * sizeof(float), ZERO_TAG_GATHER,
                             (void **)&tmp, "parameter read", err))) {
-        rc = e->be->all_gather(e->bself, engine_master(e, unit), tmp, ZERO_F32,
-                               (size_t)s->layout.shard, NULL);
+        rc = mics_all_gather(e, engine_master(e, unit), tmp, ZERO_F32, (size_t)s->layout.shard,
+                             NULL);
         if (!rc)
             rc = e->be->to_host(e->bself, host, tmp + offset, bytes);
         if (rc)
@@ -102,7 +102,7 @@ int zero_engine_write_param(struct zero_engine *e, int unit, int param, const fl
     const struct zero_unit_layout *l = &s->layout;
     int64_t off = l->offset[param], n = l->numel[param], b = off, end = off + n;
     if (e->stage_def->shards_optim) /* this rank's part of the master */
-        zero_layout_param_in_shard(l, param, e->rank, &b, &end);
+        zero_layout_param_in_shard(l, param, e->mics.rank, &b, &end);
     int64_t master_base = engine_update_begin(e, unit);
     if ((rc = nvme_unit_load(e, unit, 1, err)))
         return rc;

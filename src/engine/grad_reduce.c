@@ -104,8 +104,7 @@ static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *e
                      ? e->be->copy(e->bself, s->grads, sum, padded * sizeof(float))
                      : e->be->cast(e->bself, s->grads, e->cdt, sum, ZERO_F32, padded);
     } else {
-        rc =
-            e->be->reduce_scatter(e->bself, sum, ZERO_F32, grad_landing(e, u), e->cdt, shard, NULL);
+        rc = mics_reduce_scatter(e, sum, ZERO_F32, grad_landing(e, u), e->cdt, shard, NULL, NULL);
     }
     counter_release(&s->counter);
     if (rc)
@@ -137,7 +136,7 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
         rc = counter_take(e, &s->counter, &s->reduce.into, err);
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
-        rc = e->be->reduce_scatter(e->bself, send, t, s->reduce.into, ZERO_F32, shard, req);
+        rc = mics_reduce_scatter(e, send, t, s->reduce.into, ZERO_F32, shard, req, &s->mics);
     } else if (all_reduce) {
         rc = e->be->all_reduce(e->bself, s->grads, s->grads, t, (size_t)s->layout.padded, req);
     } else if (!z->reduce_scatter) {
@@ -148,8 +147,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
             rc = e->be->copy(e->bself, s->grads, engine_at(e, s->local_grad, s->shard_begin),
                              shard * e->csize);
     } else { /* stage 1 in place into its slice; stages 2-3 into the shard */
-        rc = e->be->reduce_scatter(e->bself, grad_micro_step(e, u), t, grad_landing(e, u), t, shard,
-                                   req);
+        rc = mics_reduce_scatter(e, grad_micro_step(e, u), t, grad_landing(e, u), t, shard, req,
+                                 &s->mics);
     }
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
@@ -174,6 +173,10 @@ static int complete_bucket(struct zero_engine *e, int b, struct zero_error *err)
                 return engine_backend_error(e, rc, err, "waiting for the reduction of %s",
                                             e->model->units[u]->name);
         }
+        int rc = mics_reduce_finish(e, &s->mics); /* MiCS: the replica group's all-gather */
+        if (rc)
+            return engine_backend_error(e, rc, err, "replica all-gather of the gradient of %s",
+                                        e->model->units[u]->name);
         engine_free(e, s->local_grad);
         s->local_grad = NULL;
     }

@@ -17,7 +17,8 @@
 /* Sum of squares of the reduced gradient, in a fixed order: blocks of `align`
  * elements of each unit's flat index space (shards are block-aligned), each
  * summed in double, combined unit by unit, block by block. The order does not
- * depend on N: padding blocks are zero. */
+ * depend on N: padding blocks are zero. With MiCS the first shard group's M shards
+ * are the unit's blocks in the same order (the other groups hold copies). */
 static int grad_sumsq(struct zero_engine *e, double *out, struct zero_error *err)
 {
     int64_t align = e->cfg.libzero.align, total = 0;
@@ -47,7 +48,7 @@ static int grad_sumsq(struct zero_engine *e, double *out, struct zero_error *err
         int64_t base = 0; /* offset of unit u's blocks inside one rank's piece */
         for (int u = 0; u < e->nunits; u++) {
             int64_t nb = e->us[u].layout.shard / align;
-            for (int r = 0; r < e->world; r++)
+            for (int r = 0; r < e->mics.size; r++) /* MiCS: one copy of each shard */
                 for (int64_t b = 0; b < nb; b++)
                     sum += all[(int64_t)r * total + base + b];
             base += nb;
@@ -110,11 +111,12 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
                 continue;
             double t0 = t_issue[u] = engine_now();
             if (z->allgather_partitions) {
-                rc = e->be->all_gather(e->bself, engine_at(e, s->params, s->shard_begin), s->params,
-                                       e->cdt, (size_t)s->layout.shard, &req[u]);
+                rc = mics_all_gather(e, engine_at(e, s->params, s->shard_begin), s->params, e->cdt,
+                                     (size_t)s->layout.shard, &req[u]);
             } else {
-                /* DeepSpeed's allgather_partitions: false — one broadcast per shard */
-                for (int r = 0; r < e->world && !rc; r++)
+                /* DeepSpeed's allgather_partitions: false — one broadcast per shard (from
+                 * rank r, which holds shard r: with MiCS, in the first shard group) */
+                for (int r = 0; r < e->mics.size && !rc; r++)
                     rc = e->be->broadcast(e->bself,
                                           engine_at(e, s->params, (int64_t)r * s->layout.shard),
                                           e->cdt, (size_t)s->layout.shard, r, NULL);

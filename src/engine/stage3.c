@@ -63,12 +63,12 @@ int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
     void *mine = engine_at(e, s->stage3.gathered, s->shard_begin);
     int rc;
     if (!e->offload.param)
-        rc = e->be->all_gather(e->bself, s->params, s->stage3.gathered, e->cdt, shard, req);
+        rc = mics_all_gather(e, s->params, s->stage3.gathered, e->cdt, shard, req);
     else if (!nvme_holds_params(e, u)) {
         /* host shard -> its place in the whole buffer, then the all-gather in place */
         rc = e->be->copy_async(e->bself, mine, s->params, shard * e->csize, ZERO_STREAM_COMM);
         if (!rc)
-            rc = e->be->all_gather(e->bself, mine, s->stage3.gathered, e->cdt, shard, req);
+            rc = mics_all_gather(e, mine, s->stage3.gathered, e->cdt, shard, req);
     } else {
         /* swap file -> host buffer (read ahead) -> its place -> all-gather in place */
         const void *host = NULL;
@@ -81,7 +81,7 @@ int stage3_all_gather(struct zero_engine *e, int u, struct zero_request **req,
         if (!rc && pinned && ev)
             rc = e->be->event_record(e->bself, ev, ZERO_STREAM_COMM);
         if (!rc)
-            rc = e->be->all_gather(e->bself, mine, s->stage3.gathered, e->cdt, shard, req);
+            rc = mics_all_gather(e, mine, s->stage3.gathered, e->cdt, shard, req);
     }
     return rc ? engine_backend_error(e, rc, err, "all-gather of unit %s", uname(e, u)) : ZERO_OK;
 }

@@ -15,7 +15,8 @@
 #      MLP and of a tiny GPT (no GEMM in them), the files cmp'd;
 #   4. zero verify --steps 3: the MLP trained through the cpu kernels, stages 0-3;
 #   5. train_gpt --steps 3 --save-weights: the tiny GPT trained, the files cmp'd;
-#   6. train_gpt again with ZERO_CPU_ISA=scalar on both;
+#   6. train_gpt again with ZERO_CPU_ISA=scalar on both, and in bf16 under the bf16-tile
+#      contract (libzero.matmul "bf16_tile": AMX's arithmetic, emulated on aarch64);
 #   7. tests/test_gemm under qemu: every aarch64 variant equals the naive fmaf chain;
 #   8. ZERO_CPU_ISA=scalar and neon accepted on aarch64, avx2 and avx512 refused.
 # 4 to 6 go through the cpu backend's GEMM in exact mode: libzero's own, which fixes
@@ -166,6 +167,9 @@ compare_weights gpt-train examples/train_gpt $gpt --steps 3
 export ZERO_CPU_ISA=scalar
 compare_weights gpt-train-scalar examples/train_gpt $gpt --steps 3
 unset ZERO_CPU_ISA
+# bf16 under the bf16-tile contract: x86-64's AMX (or its emulation) against aarch64's C steps
+printf '{"bf16": {"enabled": true}, "libzero": {"matmul": "bf16_tile"}}\n' >"$out/tile.json"
+compare_weights gpt-tile examples/train_gpt $gpt --steps 3 --config "$out/tile.json"
 # the GEMM's contract on aarch64: each variant it has equals tests/test_gemm.c's naive chain
 start=$(date +%s)
 if CK_FORK=no run_arm tests/test_gemm >"$out/test_gemm.aarch64" 2>&1; then
