@@ -314,9 +314,11 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
         int64_t ran = t.accumulates_locally ? t.sent_elements_local_accumulation
                                             : t.sent_elements_every_micro_step;
         fprintf(out,
-                "sent elements per rank: measured %" PRId64 ", theory %" PRId64
-                " = %s with A = %" PRId64 " micro-steps, %s  %s\n",
-                measured, ran, t.accumulates_locally ? local : every, accum,
+                "sent elements per rank%s: measured %" PRId64 ", theory %" PRId64
+                " = %s%s with A = %" PRId64 " micro-steps, %s  %s\n",
+                qwz ? " but the all-gathers" : "", measured, ran,
+                t.accumulates_locally ? local : every,
+                qwz ? " less the gathers' (A(2Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "", accum,
                 !t.accumulates_locally ? "each reduced"
                 : c->libzero.coll_mode == ZERO_COLL_EXACT
                     ? "accumulated locally, reduced once (exact mode, rank-major atoms)"

@@ -68,6 +68,17 @@ if expect_ok report; then
         fail "report: no qwZ bytes line equal to its formula" || show report
 fi
 
+# with 2 micro-steps each gathers every unit twice again
+printf '{"train_batch_size": 24, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3, "zero_quantized_weights": true}}\n' >"$tmp/accum.json"
+run report_accum 3 "$mlp" --config "$tmp/accum.json" --hidden 32 --layers 2 --steps 2 \
+    --persistence 0 --reuse-distance 0
+if expect_ok report_accum; then
+    grep -q MISMATCH "$tmp/report_accum.out" &&
+        fail "report_accum: a count differs from its formula" && show report_accum
+    grep -q '^qwZ int8 all-gather sent bytes per rank: .* ok$' "$tmp/report_accum.out" ||
+        fail "report_accum: no qwZ bytes line equal to its formula" || show report_accum
+fi
+
 # independent of the code's own formula: at N = 2 the MLP's shards are whole blocks, so
 # the int8 gathers send 1 + 4/256 bytes per fp32 element the gathers would send
 run report_n2 2 "$mlp" --config "$tmp/qwz.json" --hidden 32 --layers 2 --batch 24 --steps 2 \
