@@ -100,4 +100,7 @@ printf '{"train_batch_size": 24, "zero_optimization": {"stage": 3, "zero_quantiz
 run config 0 "$zero" config "$tmp/cfg.json" --world 4
 expect_ok config && expect_line config out "zero_optimization.zero_quantized_weights = true (file)"
 
+printf '{"train_batch_size": 24, "zero_optimization": {"stage": 3, "zero_quantized_weights": true, "zero_hpz_partition_size": 2}}\n' >"$tmp/hpz.json"
+run with_hpz 0 "$zero" config "$tmp/hpz.json" --world 4
+expect_error with_hpz 1 "zero_optimization.zero_quantized_weights = true with zero_hpz_partition_size > 1: combining qwZ with it is not implemented yet"
 finish "qwZ at N = 2 and 3: deterministic, within its bound of the unquantized run, int8 all-gather bytes equal to their formula; stages 1-2 refused naming the key"

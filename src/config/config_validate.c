@@ -93,8 +93,6 @@ static int check_cuda_graphs(const struct zero_config *c, struct zero_error *err
     return ZERO_OK;
 }
 
-/* MiCS: a shard group size (its divisor rule is zero_config_check_groups', which knows
- * the world size), the stages it shards, and what it is not combined with yet. */
 /* qwZ: quantizes stage 3's parameter all-gathers; the other gathers (hpZ's, MiCS's,
  * offloaded shards') are not combined with it yet. */
 static int check_qwz(const struct zero_config *c, struct zero_error *err)
@@ -119,6 +117,8 @@ static int check_qwz(const struct zero_config *c, struct zero_error *err)
     return ZERO_OK;
 }
 
+/* MiCS: a shard group size (its divisor rule is zero_config_check_groups', which knows
+ * the world size), the stages it shards, and what it is not combined with yet. */
 static int check_mics(const struct zero_config *c, struct zero_error *err)
 {
     const struct zero_optimization_config *z = &c->zero_optimization;
