@@ -74,7 +74,7 @@ noinst_PROGRAMS += %reldir%/tokenize
 bench_tokenize_SOURCES = %reldir%/tokenize.c
 bench_tokenize_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_SRCDIR='"$(abs_top_srcdir)/bench"'
 bench_tokenize_LDADD = libzero.la
-EXTRA_DIST += %reldir%/tokenize_hf.py
+EXTRA_DIST += %reldir%/tokenize_hf.py %reldir%/torch_gpt_step.py
 
 # GPT-2 124M vs a SmolLM2-135M-shaped Llama at T = 256, fp32/bf16, stages 0 and 3:
 # tokens/s, fraction of the measured fp32 GEMM peak, and their ratios (issue 26):
