@@ -15,8 +15,7 @@ build=${CIRCLES_BUILDDIR:-$top_builddir}
 cd "$build" || exit 99
 
 # the circles still being removed, one line each: its files, sorted, space-separated
-known_circles="backends/cpu/cpu_coll backends/cpu/cpu_coll_exact backends/cpu/cpu_coll_gather backends/cpu/cpu_coll_native backends/cpu/cpu_progress backends/cpu/cpu_shm
-backends/cuda/cuda_backend backends/cuda/cuda_blas backends/cuda/cuda_blaslt backends/cuda/cuda_coll backends/cuda/cuda_fused_ops backends/cuda/cuda_gemm_epilogue backends/cuda/cuda_graph backends/cuda/cuda_host backends/cuda/cuda_layer_ops backends/cuda/cuda_memory backends/cuda/cuda_ops backends/cuda/cuda_staged backends/cuda/cuda_step src/base/registry"
+known_circles="backends/cuda/cuda_backend backends/cuda/cuda_blas backends/cuda/cuda_blaslt backends/cuda/cuda_coll backends/cuda/cuda_fused_ops backends/cuda/cuda_gemm_epilogue backends/cuda/cuda_graph backends/cuda/cuda_host backends/cuda/cuda_layer_ops backends/cuda/cuda_memory backends/cuda/cuda_ops backends/cuda/cuda_staged backends/cuda/cuda_step src/base/registry"
 
 find src backends -name '*.lo' 2>/dev/null | LC_ALL=C sort >"$tmp/lo"
 [ -s "$tmp/lo" ] || {
