@@ -15,7 +15,8 @@ build=${CIRCLES_BUILDDIR:-$top_builddir}
 cd "$build" || exit 99
 
 # the circles still being removed, one line each: its files, sorted, space-separated
-known_circles="backends/cuda/cuda_backend backends/cuda/cuda_blas backends/cuda/cuda_blaslt backends/cuda/cuda_coll backends/cuda/cuda_fused_ops backends/cuda/cuda_gemm_epilogue backends/cuda/cuda_graph backends/cuda/cuda_host backends/cuda/cuda_layer_ops backends/cuda/cuda_memory backends/cuda/cuda_ops backends/cuda/cuda_staged backends/cuda/cuda_step src/base/registry"
+known_circles="backends/cuda/cuda_coll backends/cuda/cuda_host backends/cuda/cuda_memory backends/cuda/cuda_staged
+backends/cuda/cuda_fused_ops backends/cuda/cuda_layer_ops"
 
 find src backends -name '*.lo' 2>/dev/null | LC_ALL=C sort >"$tmp/lo"
 [ -s "$tmp/lo" ] || {
@@ -32,6 +33,9 @@ while read -r lo; do
     dir=${lo%/*}
     base=${lo##*/}
     base=${base%.lo}
+    # an object whose source is gone (a stale file of an older tree) is no node
+    src=$top_srcdir/$dir/${base#libzero_la-}
+    [ -f "$src.c" ] || [ -f "$src.cu" ] || continue
     obj=$dir/.libs/$base.o
     [ -f "$obj" ] || obj=$dir/$base.o
     [ -f "$obj" ] || {
