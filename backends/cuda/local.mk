@@ -19,6 +19,8 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_ops.c \
 	%reldir%/cuda_layer_ops.c \
 	%reldir%/cuda_fused_ops.c \
+	%reldir%/cuda_fused_switch.c \
+	%reldir%/cuda_embedding_native.c \
 	%reldir%/cuda_gemm_epilogue.c \
 	%reldir%/cuda_coll.c \
 	%reldir%/cuda_staged.c \
