@@ -4,7 +4,7 @@
 # anything is allocated, naming the planned peak per tag and the limit, on one
 # rank and on every rank of a job, within seconds, the gradient accumulation
 # counters included (whole units with rank-major atoms, shards by default); a
-# model that fits still runs.
+# model that fits still runs; ranks sharing a memory cgroup are checked together.
 # Run by `make check' (tests/mpirun-wrapper); by hand: sh tests/test_memory_plan.sh
 # from the top build directory.
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -73,5 +73,38 @@ expect_text accum_micro err "planned peak of host memory is 14.50 GiB (params 2.
 # a model that fits runs under the same limit
 limited small 0 "$train" --hidden 16 --layers 1 --steps 1 --batch 2 --quiet
 [ "$rc" -eq 0 ] || { fail "small: exit $rc under the limit"; show small; }
+
+# ranks sharing a memory cgroup share its limit: each rank's plan (0.50 GiB) fits the
+# cgroup's 0.78 GiB alone, the two together do not, and are refused before any allocation
+# (they passed one by one and were OOM-killed together); stage 3 halves each plan and fits.
+# Needs a writable memory cgroup (root: v1's memory hierarchy or v2's memory controller).
+cg_mlp="$train --hidden 1024 --layers 4 --batch 8 --steps 0 --quiet"
+cg_root=
+if [ -w /sys/fs/cgroup/memory ]; then
+    cg_root=/sys/fs/cgroup/memory cg_limit=memory.limit_in_bytes
+elif [ -w /sys/fs/cgroup ] && grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+    cg_root=/sys/fs/cgroup cg_limit=memory.max
+fi
+cg=$cg_root/libzero-test-$$
+if [ -n "$cg_root" ] && mkdir "$cg" 2>/dev/null && echo $((800 * 1024 * 1024)) >"$cg/$cg_limit"; then
+    for job in "cgroup_np1 1 --stage 0" "cgroup_np2 2 --stage 0" "cgroup_np2_stage3 2 --stage 3"; do
+        name=${job%% *}
+        rest=${job#* }
+        # shellcheck disable=SC2086 # $cg_mlp and the stage are lists of words
+        (echo "$(sh -c 'echo $PPID')" >"$cg/cgroup.procs" &&
+            exec timeout 60 "$mpirun_cmd" $mpirun_flags -np ${rest%% *} $cg_mlp ${rest#* }) \
+            >"$tmp/$name.out" 2>"$tmp/$name.err"
+        echo $? >"$tmp/$name.rc"
+    done
+    rmdir "$cg" 2>/dev/null
+    [ "$(cat "$tmp/cgroup_np1.rc")" -eq 0 ] || { fail "cgroup_np1: one rank's plan fits, exit $(cat "$tmp/cgroup_np1.rc")"; show cgroup_np1; }
+    [ "$(cat "$tmp/cgroup_np2_stage3.rc")" -eq 0 ] || { fail "cgroup_np2_stage3: stage 3 fits, exit $(cat "$tmp/cgroup_np2_stage3.rc")"; show cgroup_np2_stage3; }
+    [ "$(cat "$tmp/cgroup_np2.rc")" -eq 1 ] || fail "cgroup_np2: exit $(cat "$tmp/cgroup_np2.rc"), expected 1"
+    expect_text cgroup_np2 err "train_mlp: rank 0: not enough memory: the planned peak of host memory is 0.50 GiB (params 0.13 GiB, grads 0.13 GiB, optim 0.25 GiB; stage 0,"
+    expect_text cgroup_np2 err "; with the 2 ranks sharing it (0, 1) 1.00 GiB, but the cgroup's processes may use"
+else
+    rmdir "$cg" 2>/dev/null
+    echo "$test_name: the cgroup cases skipped (no writable memory cgroup here)"
+fi
 
 finish "test_memory_plan: all passed"

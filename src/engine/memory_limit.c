@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -43,21 +44,35 @@ static int64_t file_number(const char *path)
     return x >= 0 && x < (1LL << 60) ? (int64_t)x : -1;
 }
 
-static void consider(struct memory_limit *out, int64_t bytes, const char *what)
+/* FNV-1a over s, continued from h */
+static uint64_t hash_text(uint64_t h, const char *s)
 {
-    if (bytes < 0 || (out->bytes >= 0 && bytes >= out->bytes))
-        return;
-    out->bytes = bytes;
-    snprintf(out->source, sizeof out->source, "%s", what);
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
 }
 
-/* /proc/self/cgroup: "0::/path" (v2) or "N:memory:/path" (v1). */
-static void cgroup_limit(struct memory_limit *out)
+/* The machine this process runs on: its boot id (network namespaces on one machine share
+ * it, and their memory too); the host name where there is none. */
+static uint64_t machine_id(void)
+{
+    char id[128] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f || !fgets(id, sizeof id, f))
+        gethostname(id, sizeof id - 1);
+    if (f)
+        fclose(f);
+    return hash_text(0xcbf29ce484222325ULL, id);
+}
+
+/* /proc/self/cgroup: "0::/path" (v2) or "N:memory:/path" (v1); the tightest memory
+ * cgroup line with a limit. */
+static void cgroup_limit(struct memory_limits *out, uint64_t machine)
 {
     FILE *f = fopen("/proc/self/cgroup", "r");
     if (!f)
         return;
-    char line[1024], path[1200], what[160];
+    char line[1024], path[1200];
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         const char *rel;
@@ -84,31 +99,38 @@ static void cgroup_limit(struct memory_limit *out)
             continue;
         if (used < 0 || used > max)
             used = used > max ? max : 0;
-        snprintf(what, sizeof what, "cgroup %s limit %.2f GiB, %.2f GiB in use",
-                 v2 ? "v2 memory.max" : "v1 memory.limit_in_bytes", (double)max / GIB,
+        if (out->bytes[MEMORY_CGROUP] >= 0 && max - used >= out->bytes[MEMORY_CGROUP])
+            continue;
+        out->bytes[MEMORY_CGROUP] = max - used;
+        snprintf(out->source[MEMORY_CGROUP], sizeof out->source[MEMORY_CGROUP],
+                 "cgroup %s %.60s limit %.2f GiB, %.2f GiB in use",
+                 v2 ? "v2 memory.max" : "v1 memory.limit_in_bytes", rel, (double)max / GIB,
                  (double)used / GIB);
-        consider(out, max - used, what);
+        out->shared_by[MEMORY_CGROUP] = hash_text(machine, rel);
     }
     fclose(f);
 }
 
-void memory_limit_query(struct memory_limit *out)
+void memory_limits_query(struct memory_limits *out)
 {
-    out->bytes = -1;
-    out->source[0] = '\0';
-    char what[160];
-    cgroup_limit(out);
-    int64_t avail = number_after("/proc/meminfo", "MemAvailable:", 1024);
-    snprintf(what, sizeof what, "/proc/meminfo MemAvailable %.2f GiB", (double)avail / GIB);
-    consider(out, avail, what);
+    memset(out, 0, sizeof *out);
+    for (int s = 0; s < MEMORY_SCOPES; s++)
+        out->bytes[s] = -1;
+    const uint64_t machine = machine_id();
+    cgroup_limit(out, machine);
+    out->bytes[MEMORY_NODE] = number_after("/proc/meminfo", "MemAvailable:", 1024);
+    out->shared_by[MEMORY_NODE] = machine;
+    snprintf(out->source[MEMORY_NODE], sizeof out->source[MEMORY_NODE],
+             "/proc/meminfo MemAvailable %.2f GiB", (double)out->bytes[MEMORY_NODE] / GIB);
     struct rlimit r;
     if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
         int64_t cap = r.rlim_cur > (rlim_t)INT64_MAX ? INT64_MAX : (int64_t)r.rlim_cur;
         int64_t mapped = number_after("/proc/self/status", "VmSize:", 1024);
         if (mapped < 0 || mapped > cap)
             mapped = mapped > cap ? cap : 0;
-        snprintf(what, sizeof what, "RLIMIT_AS (ulimit -v) %.2f GiB, %.2f GiB already mapped",
-                 (double)cap / GIB, (double)mapped / GIB);
-        consider(out, cap - mapped, what);
+        out->bytes[MEMORY_PROCESS] = cap - mapped;
+        snprintf(out->source[MEMORY_PROCESS], sizeof out->source[MEMORY_PROCESS],
+                 "RLIMIT_AS (ulimit -v) %.2f GiB, %.2f GiB already mapped", (double)cap / GIB,
+                 (double)mapped / GIB);
     }
 }

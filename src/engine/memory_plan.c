@@ -4,6 +4,11 @@
  * with what the process may still use (memory_limit.c). A plan that cannot fit
  * fails with the breakdown instead of the process being OOM-killed half-way.
  *
+ * The limits that bind several processes bind their plans together: the ranks of one
+ * memory cgroup against the cgroup's limit, the ranks of one machine against its
+ * MemAvailable (ranks on one node each passing alone would exhaust it together);
+ * RLIMIT_AS binds each process alone.
+ *
  * Host memory holds the offloaded states always, and every state when the
  * backend's device memory is host memory (cpu): there the gradient accumulation
  * counters too (grad_counter.c; whole units when the rank accumulates locally:
@@ -12,6 +17,7 @@
  * may still not fit; one that does not fit surely does not. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_internal.h"
 #include "memory_plan.h"
@@ -36,56 +42,123 @@ static int64_t least_gathered(const struct zero_engine *e)
     return (persistent + largest) * (int64_t)e->csize;
 }
 
-static int check_mine(struct zero_engine *e, struct zero_error *err)
+/* This rank's plan: bytes of host memory per tag, and their sum */
+static int64_t plan_of(struct zero_engine *e, struct zero_theory *t, int64_t plan[ZERO_TAG_COUNT])
 {
-    struct zero_theory t;
-    zero_engine_theory(e, &t);
-    int64_t plan[ZERO_TAG_COUNT] = {0}; /* bytes of host memory per tag */
+    zero_engine_theory(e, t);
+    memset(plan, 0, sizeof(int64_t) * ZERO_TAG_COUNT);
     if (e->be->caps & ZERO_CAP_HOST_MEMORY) {
-        plan[ZERO_TAG_PARAMS] += t.params_bytes;
-        plan[ZERO_TAG_GRADS] += t.grads_bytes;
-        plan[ZERO_TAG_MASTER] += t.master_bytes;
-        plan[ZERO_TAG_OPTIM] += t.optim_bytes;
+        plan[ZERO_TAG_PARAMS] += t->params_bytes;
+        plan[ZERO_TAG_GRADS] += t->grads_bytes;
+        plan[ZERO_TAG_MASTER] += t->master_bytes;
+        plan[ZERO_TAG_OPTIM] += t->optim_bytes;
         plan[ZERO_TAG_GATHER] += least_gathered(e);
-        plan[ZERO_TAG_ACCUM] += t.accum_bytes;       /* the accumulation counters (A > 1) */
-        plan[ZERO_TAG_HPZ] += t.hpz_secondary_bytes; /* hpZ's secondary shards */
+        plan[ZERO_TAG_ACCUM] += t->accum_bytes;       /* the accumulation counters (A > 1) */
+        plan[ZERO_TAG_HPZ] += t->hpz_secondary_bytes; /* hpZ's secondary shards */
     }
-    plan[ZERO_TAG_PARAMS] += t.host_params_bytes;
-    plan[ZERO_TAG_GRADS] += t.host_grads_bytes;
-    plan[ZERO_TAG_MASTER] += t.host_master_bytes;
-    plan[ZERO_TAG_OPTIM] += t.host_optim_bytes;
+    plan[ZERO_TAG_PARAMS] += t->host_params_bytes;
+    plan[ZERO_TAG_GRADS] += t->host_grads_bytes;
+    plan[ZERO_TAG_MASTER] += t->host_master_bytes;
+    plan[ZERO_TAG_OPTIM] += t->host_optim_bytes;
     int64_t total = 0;
     for (int g = 0; g < ZERO_TAG_COUNT; g++)
         total += plan[g];
-    struct memory_limit limit;
-    memory_limit_query(&limit);
-    if (limit.bytes < 0 || total <= limit.bytes)
-        return ZERO_OK;
-    char parts[400] = "";
-    size_t used = 0;
-    for (int g = 0; g < ZERO_TAG_COUNT; g++) {
-        if (plan[g] == 0)
-            continue;
-        int n = snprintf(parts + used, sizeof parts - used, "%s%s %.2f GiB", used ? ", " : "",
-                         zero_tag_name(g), (double)plan[g] / GIB);
-        if (n > 0 && (size_t)n < sizeof parts - used)
-            used += (size_t)n;
-    }
-    return zero_fail(err, ZERO_ENOMEM,
-                     "rank %d: not enough memory: the planned peak of host memory is %.2f GiB "
-                     "(%s; stage %d, Ψ = %lld padded elements, N = %d; activations and buffers "
-                     "come on top) but this process may use %.2f GiB (%s); shard more (a higher "
-                     "stage, more ranks, offload) or shrink the model",
-                     e->rank, (double)total / GIB, parts, e->stage_def->number,
-                     (long long)t.psi_padded, e->world, (double)limit.bytes / GIB, limit.source);
+    return total;
 }
 
-/* Collective: a rank whose plan cannot fit stops every rank (the others would
- * wait in the first collective of the states' initialization), and every rank's
- * message ends with the failing rank's own, breakdown included: the programs print
- * rank 0's only. */
+/* What every rank tells the others: its plan and who shares its limits */
+struct share {
+    int64_t total;
+    uint64_t shared_by[MEMORY_SCOPES];
+};
+
+/* The ranks that share scope s's limit with this rank: their plans summed, how many,
+ * and the first few of them listed in ranks */
+static int64_t shared_total(const struct zero_engine *e, const struct share *all, int s, int *count,
+                            char *ranks, size_t len)
+{
+    const struct share *me = &all[e->rank];
+    int64_t sum = 0;
+    size_t used = 0;
+    *count = 0;
+    ranks[0] = '\0';
+    for (int r = 0; r < e->world; r++) {
+        if (r != e->rank && (s == MEMORY_PROCESS || all[r].shared_by[s] != me->shared_by[s]))
+            continue;
+        sum += all[r].total;
+        if (++*count <= 8) {
+            int n = snprintf(ranks + used, len - used, "%s%d", used ? ", " : "", r);
+            if (n > 0 && (size_t)n < len - used)
+                used += (size_t)n;
+        }
+    }
+    if (*count > 8 && used + 5 < len)
+        snprintf(ranks + used, len - used, ", ...");
+    return sum;
+}
+
+/* This rank's verdict once every plan is known: each limit against the plans of the
+ * ranks it binds (its own alone for RLIMIT_AS, its cgroup's for the cgroup's, the
+ * machine's for MemAvailable). */
+static int check_mine(struct zero_engine *e, const struct zero_theory *t,
+                      const int64_t plan[ZERO_TAG_COUNT], const struct share *all,
+                      const struct memory_limits *lim, struct zero_error *err)
+{
+    static const char *const whose[MEMORY_SCOPES] = {"this process", "the cgroup's processes",
+                                                     "this machine's processes"};
+    for (int s = 0; s < MEMORY_SCOPES; s++) {
+        int count;
+        char ranks[96];
+        const int64_t need = shared_total(e, all, s, &count, ranks, sizeof ranks);
+        if (lim->bytes[s] < 0 || need <= lim->bytes[s])
+            continue;
+        char parts[400] = "", together[200] = "";
+        size_t used = 0;
+        for (int g = 0; g < ZERO_TAG_COUNT; g++) {
+            if (plan[g] == 0)
+                continue;
+            int n = snprintf(parts + used, sizeof parts - used, "%s%s %.2f GiB", used ? ", " : "",
+                             zero_tag_name(g), (double)plan[g] / GIB);
+            if (n > 0 && (size_t)n < sizeof parts - used)
+                used += (size_t)n;
+        }
+        if (count > 1)
+            snprintf(together, sizeof together, "; with the %d ranks sharing it (%s) %.2f GiB",
+                     count, ranks, (double)need / GIB);
+        return zero_fail(err, ZERO_ENOMEM,
+                         "rank %d: not enough memory: the planned peak of host memory is %.2f "
+                         "GiB (%s; stage %d, Ψ = %lld padded elements, N = %d; activations and "
+                         "buffers come on top)%s, but %s may use %.2f GiB (%s); shard more (a "
+                         "higher stage, more ranks, offload), run fewer ranks per machine, or "
+                         "shrink the model",
+                         e->rank, (double)all[e->rank].total / GIB, parts, e->stage_def->number,
+                         (long long)t->psi_padded, e->world, together, whose[s],
+                         (double)lim->bytes[s] / GIB, lim->source[s]);
+    }
+    return ZERO_OK;
+}
+
+/* Collective: every rank's plan reaches every rank (a rank whose layout failed sends
+ * 0), each checks the limits it shares, and a rank whose plan cannot fit stops every
+ * rank (the others would wait in the first collective of the states' initialization);
+ * every rank's message ends with the failing rank's own, breakdown included: the
+ * programs print rank 0's only. */
 int engine_check_memory_plan(struct zero_engine *e, int rc, struct zero_error *err)
 {
-    return engine_agree(e, rc ? rc : check_mine(e, err), ZERO_ENOMEM,
+    struct zero_theory t;
+    int64_t plan[ZERO_TAG_COUNT] = {0};
+    struct memory_limits lim;
+    memory_limits_query(&lim);
+    struct share mine = {.total = rc ? 0 : plan_of(e, &t, plan)};
+    memcpy(mine.shared_by, lim.shared_by, sizeof mine.shared_by);
+    struct share *all = malloc((size_t)e->world * sizeof *all);
+    int grc = all ? e->be->host_all_gather(e->bself, &mine, all, sizeof mine) : ZERO_ENOMEM;
+    if (!rc && grc)
+        rc = all ? engine_backend_error(e, grc, err, "exchanging the memory plans")
+                 : zero_fail(err, ZERO_ENOMEM, "rank %d: the memory plans", e->rank);
+    if (!rc)
+        rc = check_mine(e, &t, plan, all, &lim, err);
+    free(all);
+    return engine_agree(e, rc, ZERO_ENOMEM,
                         "cannot hold its planned model states in the memory it may use", err);
 }
