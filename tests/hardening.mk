@@ -31,6 +31,10 @@ TESTS += tests/test_checkpoint_padding.np1 tests/test_checkpoint_padding.np3
 TESTS += tests/test_layers.sh
 EXTRA_DIST += tests/test_layers.sh
 
+# no circle of calls between the library's files, read from the built objects (nm, < 1 s)
+TESTS += tests/test_call_circles.sh
+EXTRA_DIST += tests/test_call_circles.sh
+
 # every ZERO_* knob read through the one table, listed by zero config --env and the docs
 TESTS += tests/test_knobs.sh
 EXTRA_DIST += tests/test_knobs.sh

@@ -3,12 +3,19 @@
  * Files:
  *   cpu_coll.c         entry points of the backend table: argument checks, comm stats,
  *                      requests, mode dispatch; barrier, wait, host_all_gather
+ *   cpu_coll_setup.c   the instance's collective resources: open (path choice), close
+ *   cpu_coll_job.c     exact mode's collectives as one call each, at issue or as a job
  *   cpu_coll_exact.c   exact reduce-scatter / all-reduce: owners combine in tree order
  *   cpu_coll_gather.c  exact all-gather on one node: pieces copied through the window
  *   cpu_coll_native.c  native mode: MPI's own reductions (MPI_I* calls)
  *   cpu_combine.c      the cache-blocked tree combine of N pieces (no MPI)
  *   cpu_shm.c          the shared-memory window peers read each other's pieces from
  *   cpu_progress.c     the communication thread that runs exact non-blocking collectives
+ *   cpu_mpi.c          MPI's error text, datatypes, int counts, the polite wait
+ *
+ * Floors (a file calls only files below it): cpu_coll.c; cpu_progress.c;
+ * cpu_coll_setup.c, cpu_coll_job.c; cpu_coll_native.c, cpu_coll_exact.c;
+ * cpu_coll_gather.c; cpu_shm.c, cpu_combine.c; cpu_mpi.c (tests/test_call_circles.sh).
  *
  * Environment: ZERO_CPU_NO_SHM=1 (read once per open) forces the MPI path even when all
  * ranks share one node, so both paths can be tested on one machine. */
@@ -131,18 +138,36 @@ int cpu_shm_all_gather(struct cpu_state *s, const void *mine, void *recv, size_t
 int cpu_exact_all_reduce_shm(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
                              const struct cpu_split *split);
 
-/* ---- cpu_coll.c helpers used by the other files ---- */
+/* ---- cpu_mpi.c ---- */
+/* Sets "<what> failed: <MPI's text>" (ZERO_ECOMM); returns it. */
 int cpu_mpi_fail(struct cpu_state *s, const char *what, int mpi_err);
+MPI_Datatype cpu_mpi_type(enum zero_dtype t); /* MPI_DATATYPE_NULL if unknown */
+/* MPI counts are ints: ZERO_ENOTSUP (named by op) beyond INT_MAX elements. */
+int cpu_mpi_check_count(struct cpu_state *s, const char *op, size_t elements);
+/* MPI_Wait, or on the communication thread a polling wait that sleeps between tests. */
+int cpu_mpi_complete(struct cpu_state *s, MPI_Request *r);
+
+/* ---- cpu_coll_job.c ---- */
+/* rank r's piece of `total` elements split as evenly as possible (the first total % N
+ * ranks get one more), in s->shm's split arrays */
+struct cpu_split cpu_split_even(struct cpu_state *s, size_t total);
+/* Exact reduce-scatter of N pieces of count elements each; *sent: bytes given away. */
+int cpu_exact_reduce_scatter_equal(struct cpu_state *s, const void *send, enum zero_dtype wire_type,
+                                   void *recv, enum zero_dtype recv_type, size_t count,
+                                   int64_t *sent);
+/* Exact all-reduce of nearly equal pieces; *sent: bytes given away. */
+int cpu_exact_all_reduce(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
+                         size_t count, int64_t *sent);
+/* Exact mode's all-gather of N pieces of count elements on one node, through the window. */
+int cpu_shm_all_gather_equal(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
+                             size_t count);
 /* Runs a queued job's collective on s (the communication thread's copy). */
 int cpu_coll_run_job(struct cpu_state *s, struct zero_request *rq);
 
 /* ---- cpu_progress.c ---- */
-/* MPI_Wait, or on the communication thread a polling wait that sleeps between tests. */
-int cpu_mpi_complete(struct cpu_state *s, MPI_Request *r);
 int cpu_progress_active(const struct cpu_state *s); /* exact mode with a thread */
 void cpu_progress_submit(struct cpu_state *s, struct zero_request *rq); /* rq on the heap */
 int cpu_progress_wait(struct cpu_state *s, struct zero_request *rq);    /* until settled */
-MPI_Datatype cpu_mpi_type(enum zero_dtype t); /* MPI_DATATYPE_NULL if unknown */
 
 /* ---- cpu_coll_native.c ---- */
 int cpu_native_ops_create(struct cpu_state *s);

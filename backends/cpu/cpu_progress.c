@@ -29,10 +29,8 @@
  * collective completes at issue. With N ranks on C cores the 2N threads share the C
  * cores through the kernel's scheduler; nothing is pinned. */
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cpu_coll.h"
 #include "zero/knobs.h"
@@ -47,24 +45,6 @@ struct cpu_progress {
     struct zero_request *head, *tail; /* queued jobs, oldest first */
     int stop;
 };
-
-int cpu_mpi_complete(struct cpu_state *s, MPI_Request *r)
-{
-    if (!s->polite)
-        return MPI_Wait(r, MPI_STATUS_IGNORE);
-    for (int tries = 0;; tries++) {
-        int flag = 0;
-        int err = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
-        if (err != MPI_SUCCESS || flag)
-            return err;
-        if (tries < 32) {
-            sched_yield();
-        } else {
-            struct timespec nap = {0, 20000}; /* 20 us: far below a bucket's combine */
-            nanosleep(&nap, NULL);
-        }
-    }
-}
 
 static void run_job(struct cpu_progress *p, struct zero_request *rq)
 {

@@ -18,6 +18,8 @@ noinst_HEADERS += \
 # collectives: cpu_coll*.c added below
 libzero_la_SOURCES += \
 	%reldir%/cpu_coll.c \
+	%reldir%/cpu_coll_setup.c \
+	%reldir%/cpu_coll_job.c \
 	%reldir%/cpu_coll_exact.c \
 	%reldir%/cpu_coll_gather.c \
 	%reldir%/cpu_coll_native.c \
@@ -25,7 +27,8 @@ libzero_la_SOURCES += \
 	%reldir%/cpu_quant.c \
 	%reldir%/cpu_combine.c \
 	%reldir%/cpu_progress.c \
-	%reldir%/cpu_shm.c
+	%reldir%/cpu_shm.c \
+	%reldir%/cpu_mpi.c
 noinst_HEADERS += %reldir%/cpu_coll.h
 # GPT kernels: token embedding, LayerNorm, causal self-attention
 libzero_la_SOURCES += %reldir%/cpu_gpt_kernels.c

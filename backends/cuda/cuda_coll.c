@@ -46,76 +46,6 @@ static struct zero_coll_counter *request_counter(struct cuda_state *s,
     return rq->group ? &s->stats->group[rq->kind] : &s->stats->kind[rq->kind];
 }
 
-/* ---- timing of completed collectives ---- */
-
-struct cuda_timing {
-    struct pending {
-        cudaEvent_t start, done;
-        struct zero_coll_counter *counter; /* where its seconds go */
-    } * item;
-    size_t n, cap;
-};
-
-static void timing_release(struct pending *p)
-{
-    cudaEventDestroy(p->start);
-    cudaEventDestroy(p->done);
-}
-
-/* Adds the time of every pending collective that finished; with block, waits for all. */
-static int timing_harvest(struct cuda_state *s, int block)
-{
-    struct cuda_timing *t = s->timing;
-    if (t == NULL)
-        return ZERO_OK;
-    size_t kept = 0;
-    cudaError_t err = cudaSuccess;
-    for (size_t i = 0; i < t->n; i++) {
-        struct pending *p = &t->item[i];
-        cudaError_t e = block ? cudaEventSynchronize(p->done) : cudaEventQuery(p->done);
-        if (e == cudaErrorNotReady) {
-            t->item[kept++] = *p;
-            continue;
-        }
-        float ms = 0.0f;
-        if (e == cudaSuccess)
-            e = cudaEventElapsedTime(&ms, p->start, p->done);
-        if (e == cudaSuccess)
-            p->counter->seconds += (double)ms * 1e-3;
-        else if (err == cudaSuccess)
-            err = e;
-        timing_release(p);
-    }
-    t->n = kept;
-    return cuda_check(s, err, "collective timing");
-}
-
-int cuda_coll_drain_timing(struct cuda_state *s)
-{
-    return timing_harvest(s, 1);
-}
-
-static void timing_add(struct cuda_state *s, struct cuda_request *rq)
-{
-    struct cuda_timing *t = s->timing;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        struct pending *a = realloc(t->item, cap * sizeof(*a));
-        if (a == NULL) { /* no room to wait: time it now */
-            struct pending p = {rq->start, rq->done, request_counter(s, rq)};
-            float ms = 0.0f;
-            if (cudaEventSynchronize(p.done) == cudaSuccess &&
-                cudaEventElapsedTime(&ms, p.start, p.done) == cudaSuccess)
-                p.counter->seconds += (double)ms * 1e-3;
-            timing_release(&p);
-            return;
-        }
-        t->item = a;
-        t->cap = cap;
-    }
-    t->item[t->n++] = (struct pending){rq->start, rq->done, request_counter(s, rq)};
-}
-
 /* ---- requests ---- */
 
 static void request_count(struct cuda_state *s, struct cuda_request *rq)
@@ -130,7 +60,7 @@ static void request_count(struct cuda_state *s, struct cuda_request *rq)
     if (rq->done != NULL && rq->start == NULL) /* captured: not timed (cuda_graph.c) */
         cudaEventDestroy(rq->done);
     else if (rq->done != NULL)
-        timing_add(s, rq);
+        cuda_coll_timing_add(s, rq->start, rq->done, request_counter(s, rq));
     rq->start = rq->done = NULL;
 }
 
@@ -156,7 +86,7 @@ static int request_complete(struct cuda_state *s, struct cuda_request *rq)
                         "wait: cudaStreamWaitEvent");
     request_count(s, rq);
     /* no event is queried inside a capture: the times are read after it */
-    int rc2 = s->capturing ? ZERO_OK : timing_harvest(s, 0);
+    int rc2 = s->capturing ? ZERO_OK : cuda_coll_timing_harvest(s, 0);
     return rc != ZERO_OK ? rc : rc2;
 }
 
@@ -263,7 +193,7 @@ static int nccl_begin(struct cuda_state *s, struct cuda_request *rq, enum zero_c
     rq->kind = kind;
     rq->payload_bytes = payload;
     rq->sent_bytes = sent;
-    int rc = s->capturing ? ZERO_OK : timing_harvest(s, 0);
+    int rc = s->capturing ? ZERO_OK : cuda_coll_timing_harvest(s, 0);
     if (rc == ZERO_OK)
         rc = cuda_comm_after_compute(s, zero_coll_kind_name(kind));
     cudaError_t e = cudaSuccess;
@@ -682,21 +612,14 @@ int cuda_coll_init(struct cuda_state *s)
 {
     s->split_count = calloc((size_t)s->size, sizeof(size_t));
     s->split_displ = calloc((size_t)s->size, sizeof(size_t));
-    s->timing = calloc(1, sizeof(*s->timing));
-    if (s->split_count == NULL || s->split_displ == NULL || s->timing == NULL)
+    if (s->split_count == NULL || s->split_displ == NULL || cuda_coll_timing_open(s) != 0)
         return cuda_fail(s, ZERO_ENOMEM, "collectives init: out of memory for %d ranks", s->size);
     return ZERO_OK;
 }
 
 void cuda_coll_fini(struct cuda_state *s)
 {
-    if (s->timing != NULL) {
-        for (size_t i = 0; i < s->timing->n; i++)
-            timing_release(&s->timing->item[i]);
-        free(s->timing->item);
-        free(s->timing);
-        s->timing = NULL;
-    }
+    cuda_coll_timing_close(s);
     cuda_buffer_free(s, &s->pieces, &s->pieces_bytes, ZERO_TAG_COMM);
     cuda_buffer_free(s, &s->wire_tmp, &s->wire_tmp_bytes, ZERO_TAG_COMM);
     free(s->split_count);

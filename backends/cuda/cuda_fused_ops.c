@@ -1,24 +1,15 @@
 /* The cuda backend's optional fused entries (include/zero/backend.h: xent_fused,
- * residual_layernorm_forward, layernorm_forward_stored) and native mode's bucketed embedding
- * backward: the paths that need a check, a workspace or a fallback around their kernels. Native
- * mode runs one fused kernel each (cuda_fast_kernels.cu); exact mode runs the reference entries in
- * sequence, so a fused call gives the bits of the cpu backend's unfused calls and src/nn may take
- * the fused path in either mode. */
+ * residual_layernorm_forward, layernorm_forward_stored): the paths that need a check, a workspace
+ * or a fallback around their kernels. Native mode runs one fused kernel each
+ * (cuda_fast_kernels.cu); exact mode runs the reference entries in sequence, so a fused call gives
+ * the bits of the cpu backend's unfused calls and src/nn may take the fused path in either mode. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cuda_launch.h"
 #include "cuda_ops.h"
 #include "zero_cuda_profile.h"
-#include "zero/knobs.h"
-
-int cuda_fused_disabled(void)
-{
-    const char *env = zero_knob(ZERO_KNOB_CUDA_FUSED);
-    return env != NULL && strcmp(env, "off") == 0;
-}
 
 /* [p, p + bytes) and [q, q + bytes2) share a byte */
 static int overlaps(const void *p, size_t bytes, const void *q, size_t bytes2)
@@ -199,28 +190,4 @@ int cuda_layernorm_forward_stored(void *self, void *y, enum zero_dtype y_type, f
                                         s->compute, y, y_type, mean, rstd, x, res, a, b, weight,
                                         bias, rows, cols, eps),
                                     "layernorm_forward_stored"));
-}
-
-/* ---- the bucketed embedding backward ---- */
-
-int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const int32_t *ids,
-                                   const float *dy, int64_t rows, int64_t cols, int64_t vocab,
-                                   float beta)
-{
-    if (!cuda_fused_disabled() && cuda_embedding_backward_bucketed_supports(rows, cols, vocab)) {
-        size_t bytes = cuda_embedding_backward_bucketed_workspace(rows, vocab);
-        void *ws = NULL;
-        if (bytes > 0 && cuda_alloc(s, bytes, ZERO_TAG_WORKSPACE, &ws) == ZERO_OK) {
-            int rc =
-                cuda_check(s,
-                           cuda_launch_embedding_backward_bucketed(
-                               s->compute, dtable, ids, dy, rows, cols, vocab, beta, ws, bytes),
-                           "embedding_backward: bucketed kernel");
-            cuda_free(s, ws); /* back to the cache; the stream order keeps it for the kernels */
-            return rc;
-        }
-    }
-    return cuda_check(
-        s, cuda_launch_embedding_backward(s->compute, dtable, ids, dy, rows, cols, vocab, beta),
-        "embedding_backward");
 }

@@ -39,7 +39,7 @@ struct cuda_cache;    /* cuda_memory.c */
 struct cuda_hosts;    /* cuda_host.c */
 struct cuda_lt_cache; /* cuda_blaslt.c */
 struct cuda_staged;   /* cuda_staged.c */
-struct cuda_timing;   /* cuda_coll.c: collectives whose time is not read yet */
+struct cuda_timing;   /* cuda_coll_timing.c: collectives whose time is not read yet */
 struct cuda_profile;  /* cuda_profile.c: per-kernel-class times (zero_cuda_profile.h) */
 struct cuda_graphs;   /* cuda_graph.c: the executable graphs by key */
 struct cuda_deferred; /* cuda_step.c: the deferred input checks' record and sites */
@@ -137,11 +137,16 @@ void cuda_deferred_close(struct cuda_state *s);
 int cuda_defer_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
                    int64_t rows, int64_t limit);
 
-/* ---- cuda_host.c ---- */
+/* ---- cuda_host_table.c: host_alloc's blocks ---- */
 /* 1 if p lies inside a live host_alloc block (kernels use it in place; library calls
  * that read memory in tiles, as GEMMs do, stage it first). */
 int cuda_is_host_memory(struct cuda_state *s, const void *p);
 void cuda_hosts_fini(struct cuda_state *s); /* frees the blocks never host_free'd */
+/* Room for one more block; -1 if the host is out of memory. Then insert adds block p. */
+int cuda_host_table_reserve(struct cuda_state *s);
+void cuda_host_table_insert(struct cuda_state *s, void *p, size_t bytes, enum zero_tag tag);
+/* Takes block p (its start) off the table with its size and tag; -1 if it is none. */
+int cuda_host_table_remove(struct cuda_state *s, const void *p, size_t *bytes, enum zero_tag *tag);
 
 /* ---- cuda_blaslt.c ---- */
 /* cuBLASLt handle and workspace unless ZERO_CUDA_GEMM=cublas (then s->lt stays NULL). */
@@ -182,10 +187,20 @@ int cuda_prof_end(struct cuda_state *s, struct cuda_prof_mark *m, double flops, 
                   int rc);
 void cuda_prof_fini(struct cuda_state *s);
 
+/* ---- cuda_coll_timing.c: the device time of completed collectives ---- */
+int cuda_coll_timing_open(struct cuda_state *s); /* -1: out of host memory */
+void cuda_coll_timing_close(struct cuda_state *s);
+/* Adds the time of every pending collective that finished; with block, waits for all. */
+int cuda_coll_timing_harvest(struct cuda_state *s, int block);
+int cuda_coll_drain_timing(struct cuda_state *s); /* every pending time read (synchronize) */
+/* Keeps a completed collective's events (start to done) until done has completed; its
+ * seconds then go to counter (without host memory to keep them: read now, blocking). */
+void cuda_coll_timing_add(struct cuda_state *s, cudaEvent_t start, cudaEvent_t done,
+                          struct zero_coll_counter *counter);
+
 /* ---- cuda_coll.c / cuda_staged.c: set up / tear down in open/close ---- */
 int cuda_coll_init(struct cuda_state *s);
 void cuda_coll_fini(struct cuda_state *s);
-int cuda_coll_drain_timing(struct cuda_state *s); /* every pending time read (synchronize) */
 int cuda_staged_open(struct cuda_state *s, void *comm, char *why, size_t why_len);
 void cuda_staged_close(struct cuda_state *s);
 int cuda_staged_set_mode(struct cuda_state *s, enum zero_coll_mode mode);

@@ -88,9 +88,9 @@ int cuda_attention_backward_stored(void *self, float *dqkv, float *scratch, cons
 int cuda_check_ids(struct cuda_state *s, const char *what, const char *noun, const int32_t *ids,
                    int64_t rows, int64_t limit);
 
-/* 1 when ZERO_CUDA_FUSED=off: native mode runs the unfused kernels in sequence instead of
- * the fused classifier, residual LayerNorm, GEMM epilogues and bucketed embedding backward
- * (to tell on a device which one is wrong) */
+/* cuda_fused_switch.c: 1 when ZERO_CUDA_FUSED=off: native mode runs the unfused kernels in sequence
+ * instead of the fused classifier, residual LayerNorm, GEMM epilogues and bucketed embedding
+ * backward (to tell on a device which one is wrong) */
 int cuda_fused_disabled(void);
 
 /* cuda_fused_ops.c: the optional fused entries (native mode: one kernel; exact mode: the
@@ -104,8 +104,8 @@ int cuda_layernorm_forward_stored(void *self, void *y, enum zero_dtype y_type, f
                                   float *rstd, const float *x, float *res, const float *a,
                                   const float *b, const float *weight, const float *bias,
                                   int64_t rows, int64_t cols, float eps);
-/* native mode's embedding backward: the bucketed kernel in a workspace, the reference
- * kernel where the shape does not fit or no workspace can be had */
+/* cuda_embedding_native.c: native mode's embedding backward: the bucketed kernel in a workspace,
+ * the reference kernel where the shape does not fit or no workspace can be had */
 int cuda_embedding_backward_native(struct cuda_state *s, float *dtable, const int32_t *ids,
                                    const float *dy, int64_t rows, int64_t cols, int64_t vocab,
                                    float beta);

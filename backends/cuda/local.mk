@@ -14,13 +14,17 @@ libzero_la_SOURCES += \
 	%reldir%/cuda_error.c \
 	%reldir%/cuda_memory.c \
 	%reldir%/cuda_host.c \
+	%reldir%/cuda_host_table.c \
 	%reldir%/cuda_blas.c \
 	%reldir%/cuda_blaslt.c \
 	%reldir%/cuda_ops.c \
 	%reldir%/cuda_layer_ops.c \
 	%reldir%/cuda_fused_ops.c \
+	%reldir%/cuda_fused_switch.c \
+	%reldir%/cuda_embedding_native.c \
 	%reldir%/cuda_gemm_epilogue.c \
 	%reldir%/cuda_coll.c \
+	%reldir%/cuda_coll_timing.c \
 	%reldir%/cuda_staged.c \
 	%reldir%/cuda_profile.c \
 	%reldir%/cuda_step.c \

@@ -2,6 +2,7 @@
 libzero_la_SOURCES += \
 	%reldir%/model.c \
 	%reldir%/nn_error.c \
+	%reldir%/operand.c \
 	%reldir%/matmul.c \
 	%reldir%/activation.c \
 	%reldir%/linear.c \

@@ -15,7 +15,9 @@ int nn_backend_fail(struct zero_unit_ctx *ctx, int rc, const char *what);
 int nn_add_affine_params(struct zero_unit *u, const char *prefix, int64_t in, int64_t out, int bias,
                          struct zero_error *err);
 
-/* A GEMM operand (matmul.c): an fp32 activation, or parameter slot `param` of
+/* ---- operand.c: a GEMM operand ---- */
+
+/* A GEMM operand (nn_gemm, matmul.c): an fp32 activation, or parameter slot `param` of
  * ctx, which has a compute-dtype view when the GEMMs run in that dtype.
  * Operands are packed: ld is the stored width. */
 struct nn_operand {
