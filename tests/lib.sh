@@ -62,6 +62,17 @@ small_sweep() {
     under_sanitizers || [ -n "${ZERO_TEST_WORLD_SIZES:-}" ]
 }
 
+# libraries_kb PROG: the kilobytes of the shared libraries PROG (a libtool wrapper or a
+# program) maps, their files' sizes summed; a test under `ulimit -v N` gives
+# N + this, so that a CUDA build's libraries (cuBLASLt and NCCL: 0.8 GB) still load
+libraries_kb() {
+    bin=$(dirname "$1")/.libs/$(basename "$1")
+    [ -x "$bin" ] || bin=$1
+    LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$bin" 2>/dev/null |
+        awk '$3 ~ /^\// {print $3}' | xargs -r stat -L -c %s 2>/dev/null |
+        awk '{s += $1} END {print int(s / 1024)}'
+}
+
 # require_built PROG...: exit 99 (a hard error, not a failed check) unless every
 # PROG is built.
 require_built() {

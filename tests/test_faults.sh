@@ -103,13 +103,15 @@ done
 # the singleton waited for it in OpenBLAS's fork handler: no output, no end. The cpu
 # backend loads OpenBLAS in native mode only, after MPI_Init (cpu_openblas.c), so
 # exact mode gets to the memory check. OPENBLAS_NUM_THREADS (which lib.sh sets) hid
-# the hang; AddressSanitizer's shadow memory does not fit under ulimit -v. (At 150000
-# Open MPI's own start-up ran out of memory in 1 of 8 runs, PMIX's dstore, before our
-# check: 200000 leaves it room and still fails OpenBLAS's 128 MiB buffer.)
+# the hang; AddressSanitizer's shadow memory does not fit under ulimit -v. (Below about
+# 300000 Open MPI's own start-up, PMIX's dstore, can run out of memory before our check
+# under make check: 500000 leaves it room.) Each limit comes on top of the shared
+# libraries' own mapping (a CUDA build's are 0.8 GB).
 # shellcheck disable=SC3045 # dash (Debian's sh), bash and busybox all have ulimit -v
 if ! under_sanitizers; then
-    for lim in 200000 1000000; do
-        (ulimit -v $lim && exec env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS \
+    libs=$(libraries_kb "$mlp")
+    for lim in 500000 1000000; do
+        (ulimit -v $((lim + libs)) && exec env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS \
             -u GOTO_NUM_THREADS timeout 20 $mlp --steps 1 --quiet) \
             >"$tmp/ulimit_$lim.out" 2>"$tmp/ulimit_$lim.err"
         rc=$?
