@@ -177,6 +177,23 @@ summary_line() {
         paste -sd ',' - | sed 's/,/, /g'
 }
 
+# Every file git tracks is in the tarball, except CI's own and git's: a header left out
+# of noinst_HEADERS breaks the tarball's build, a page left out of EXTRA_DIST a link.
+dist_complete() {
+    local tarball missing
+    tarball=$(ls "$1"/libzero-*.tar.gz 2>/dev/null | head -1)
+    if [ -z "$tarball" ] || ! git -C "$srcdir" rev-parse --git-dir >/dev/null 2>&1; then
+        return 0
+    fi
+    missing=$(comm -23 <(git -C "$srcdir" ls-files | grep -v -E '^(\.ci/|\.gitignore$)' | sort) \
+        <(tar tzf "$tarball" | sed 's|^[^/]*/||' | sort))
+    if [ -n "$missing" ]; then
+        echo "$missing" | sed 's/^/  not in the tarball: /'
+        die "add these files to EXTRA_DIST, a _SOURCES or a _HEADERS list"
+    fi
+    echo "the tarball holds every tracked file"
+}
+
 distcheck_in() {
     local dir=$1 start=$SECONDS log
     phase "make distcheck in $dir/"
@@ -187,6 +204,7 @@ distcheck_in() {
     fi
     grep -A1 -E 'archives? ready for distribution' "$log" | paste -sd ' ' - || true
     rm -f "$log"
+    dist_complete "$dir"
     echo "distcheck took $((SECONDS - start)) s"
 }
 

@@ -7,6 +7,6 @@ EXTRA_DIST += %reldir%/README.md %reldir%/design.md %reldir%/quickstart.md %reld
 	%reldir%/configuration.md %reldir%/training.md %reldir%/gpu.md %reldir%/performance.md \
 	%reldir%/verify-your-run.md %reldir%/multi-node.md %reldir%/faults.md %reldir%/tools/ds_reference.py \
 	%reldir%/images/estimate.svg %reldir%/images/memory.svg %reldir%/images/trace.png \
-	%reldir%/tools/trace_to_svg.py
+	%reldir%/tools/trace_to_svg.py %reldir%/tools/adam_grouping.py %reldir%/llama.md
 # Hugging Face model directories in and out (train_gpt --hf-model / --save-hf)
 EXTRA_DIST += %reldir%/hf-models.md
