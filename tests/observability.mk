@@ -2,7 +2,8 @@
 # docs' commands (included by tests/local.mk).
 
 check_PROGRAMS += tests/test_estimate
-tests_test_estimate_SOURCES = tests/test_estimate.c
+tests_test_estimate_SOURCES = tests/test_estimate.c src/cli/svg_chart.c src/cli/svg_chart.h
+tests_test_estimate_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli
 tests_test_estimate_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_estimate_LDADD = $(TEST_LDADD)
 TESTS += tests/test_estimate

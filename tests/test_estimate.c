@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "zero/estimate.h"
-#include "zero/svg_chart.h"
+#include "svg_chart.h"
 
 /* Per-rank device bytes of stage s for Ψ, N, mixed precision, no offload. */
 static double stage_bytes(double psi, int n, int s)

@@ -20,7 +20,6 @@
 #include "zero/safetensors.h"
 #include "zero/estimate.h"
 #include "zero/trace.h"
-#include "zero/svg_chart.h"
 #include "zero/checkpoint.h"
 #include "zero/gpt.h"
 #include "zero/llama.h"

@@ -13,7 +13,7 @@
 #include "zero/estimate.h"
 #include "zero/hf_model.h"
 #include "zero/llama.h"
-#include "zero/svg_chart.h"
+#include "svg_chart.h"
 
 #define MAX_WORLDS 16
 

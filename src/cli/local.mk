@@ -19,6 +19,8 @@ src_cli_zero_SOURCES += %reldir%/config_cmd.c
 # observability: memory estimator, collective schedule, measured memory chart, divergence locator
 src_cli_zero_SOURCES += %reldir%/cli_run.c %reldir%/cli_run.h %reldir%/estimate.c \
 	%reldir%/schedule.c %reldir%/memory.c %reldir%/verify.c
+# the stacked bars of zero estimate --svg and zero memory --svg
+src_cli_zero_SOURCES += %reldir%/svg_chart.c %reldir%/svg_chart.h
 
 # checkpoints: zero ckpt inspect DIR | zero ckpt export DIR -o FILE [--dtype D]
 src_cli_zero_SOURCES += %reldir%/ckpt.c

@@ -7,7 +7,7 @@
 
 #include "cli_run.h"
 #include "commands.h"
-#include "zero/svg_chart.h"
+#include "svg_chart.h"
 
 static const enum zero_tag state_tags[4] = {ZERO_TAG_PARAMS, ZERO_TAG_GRADS, ZERO_TAG_MASTER,
                                             ZERO_TAG_OPTIM};

@@ -1,4 +1,4 @@
-/* Stacked bar charts as SVG. See zero/svg_chart.h.
+/* Stacked bar charts as SVG. See svg_chart.h.
  *
  *   title / subtitle
  *   y axis with round ticks | groups of bars, each bar a stack of segments
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/file_replace.h"
-#include "zero/svg_chart.h"
+#include "svg_chart.h"
 
 #define BAR_W 76.0
 #define BAR_GAP 10.0   /* between bars of one group */
