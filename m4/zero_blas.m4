@@ -47,7 +47,8 @@ AC_RUN_IFELSE([AC_LANG_PROGRAM([[#define _GNU_SOURCE
     return 1;
   fputs(info.dli_fname, f);
   return fclose(f) != 0;]])],
-  [zero_openblas_library=`cat conftest.blaspath`], [], [])
+  [zero_openblas_library=`cat conftest.blaspath`], [],
+  [zero_openblas_library=libopenblas.so.0]) dnl cross-compiling: the soname, found at run time
 rm -f conftest.blaspath
 CPPFLAGS=$zero_save_CPPFLAGS
 LIBS=$zero_save_LIBS
