@@ -73,6 +73,7 @@ const char *cpu_isa_name(enum cpu_isa isa)
     return (unsigned)isa < CPU_ISA_COUNT ? isa_names[isa] : "unknown";
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 /* 1 once AMX may run in this process (cpu_amx.h asks Linux's permission once) */
 static int amx_usable(void)
 {
@@ -83,6 +84,7 @@ static int amx_usable(void)
     }
     return usable;
 }
+#endif
 
 int cpu_isa_supported(enum cpu_isa isa)
 {

@@ -187,7 +187,7 @@ static int write_envelope(const struct runs *r, const char *out, char *msg, size
     json_decref(head);
     for (int s = 0; s < r->t[0].nsteps && !rc; s++) {
         const struct traj_step *a = &r->t[0].steps[s];
-        double loss[MAX_RUNS], norm[MAX_RUNS];
+        double loss[MAX_RUNS] = {0}, norm[MAX_RUNS] = {0}; /* k >= 2 runs fill them */
         for (int i = 0; i < r->k; i++) {
             const struct traj_step *b = trajectory_step_at(&r->t[i], a->step);
             loss[i] = a->start ? 0.0 : b->loss;
