@@ -11,13 +11,8 @@
 
 /* Argument checks shared with cuda: a refusal names the entry. */
 #define CONTRACT(call)                                                                             \
-    do {                                                                                           \
-        char why_[192];                                                                            \
-        int rc_ = (call);                                                                          \
-        if (rc_ != ZERO_OK)                                                                        \
-            return cpu_fail(self, rc_, "%s", why_);                                                \
-    } while (0)
-#define WHY why_, sizeof why_
+    ZERO_CONTRACT(call, cpu_fail(self, zero_contract_rc_, "%s", zero_contract_why_))
+#define WHY ZERO_CONTRACT_WHY
 
 /* ---- RMSNorm ---- */
 

@@ -8,13 +8,8 @@
 
 /* A refusal of the contract, in the backend's words. */
 #define CONTRACT(call)                                                                             \
-    do {                                                                                           \
-        char why_[192];                                                                            \
-        int rc_ = (call);                                                                          \
-        if (rc_ != ZERO_OK)                                                                        \
-            return cuda_fail(s, rc_, "%s", why_);                                                  \
-    } while (0)
-#define WHY why_, sizeof why_
+    ZERO_CONTRACT(call, cuda_fail(s, zero_contract_rc_, "%s", zero_contract_why_))
+#define WHY ZERO_CONTRACT_WHY
 
 static int rmsnorm_forward(void *self, float *y, float *rstd, const float *x, const float *weight,
                            int64_t rows, int64_t cols, float eps)

@@ -14,6 +14,18 @@
 #include "zero/backend.h"
 #include "zero/dtype.h"
 
+/* ZERO_CONTRACT(call, refuse): runs the check `call`, whose why buffer is
+ * ZERO_CONTRACT_WHY, and returns `refuse` when it refuses; `refuse` is the backend's
+ * error helper, reading zero_contract_rc_ and zero_contract_why_. One statement. */
+#define ZERO_CONTRACT_WHY zero_contract_why_, sizeof zero_contract_why_
+#define ZERO_CONTRACT(call, refuse)                                                                \
+    do {                                                                                           \
+        char zero_contract_why_[192];                                                              \
+        int zero_contract_rc_ = (call);                                                            \
+        if (zero_contract_rc_ != ZERO_OK)                                                          \
+            return (refuse);                                                                       \
+    } while (0)
+
 /* open: options with both ledgers and the comm stats, a communicator, a known
  * collective mode. name is the backend's ("cpu"). */
 int zero_contract_open(const char *name, const struct zero_backend_options *opt, const void *comm,
