@@ -173,6 +173,12 @@ static const struct good goods[] = {
       "zero_optimization.offload_param.buffer_count = 5 (default)",
       "zero_optimization.offload_optimizer.buffer_count = 4 (default)",
       "!scheduler.params.warmup_num_steps"}},
+    {"ZeRO++'s non-trainable weights: accepted either way, every parameter here trains",
+     "{\"train_batch_size\": 2, \"zero_optimization\": {\"stage\": 3, "
+     "\"zero_quantized_weights\": true, \"zero_quantized_nontrainable_weights\": true}}",
+     2,
+     {"zero_optimization.stage = 3 (file)",
+      "zero_optimization.zero_quantized_weights = true (file)"}},
     {"world unknown: the batch sizes not given stay null",
      "{\"train_micro_batch_size_per_gpu\": 4}",
      0,

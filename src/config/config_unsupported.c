@@ -76,7 +76,8 @@ static const struct config_unsupported unsupported[] = {
     {ZO "load_from_fp32_weights", "true", "loading from 16-bit weights " NYI},
     {ZO "ignore_unused_parameters", "true", "failing on unused parameters " NYI},
     {ZO "legacy_stage1", "false", "the legacy stage 1 " NYI},
-    {ZO "zero_quantized_nontrainable_weights", "false", "quantized weights " NYI},
+    /* DeepSpeed quantizes the frozen parameters it keeps; every parameter here trains */
+    {ZO "zero_quantized_nontrainable_weights", ANY_BOOL},
     {ZO "zero_quantized_gradients", "false", "quantized gradients (ZeRO++ qgZ) " NYI},
     {ZO "memory_efficient_linear", "true", "the memory-inefficient linear " NYI},
     {ZO "pipeline_loading_checkpoint", "false", "pipelined checkpoint loading " NYI},
