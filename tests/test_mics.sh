@@ -119,6 +119,27 @@ small_sweep || {
     native native_n4_s3_accum 4 3 2 --micro-batch 2 --overlap 1
 }
 
+# zero schedule --mics: the groups' collectives by the group they span (the replica
+# group's are the bytes that cross the shard groups), each next to the comm stats and to
+# its formula, in exact mode (the replica group gathers) and native (it all-reduces)
+for mode in exact native; do
+    run "schedule_$mode" 4 "$zero" schedule --stage 3 --mics 2 --persistence 0 \
+        --reuse-distance 0 --layers 2 --mode "$mode"
+    expect_ok "schedule_$mode" || continue
+    ! grep -q MISMATCH "$tmp/schedule_$mode.out" ||
+        { fail "schedule_$mode: a total differs" && show "schedule_$mode"; }
+    replica=$([ "$mode" = exact ] && echo gather || echo reduce)
+    for row in "shard gather" "replica $replica"; do
+        grep -q "^  $row .* ok$" "$tmp/schedule_$mode.out" || fail "schedule_$mode: no '$row' row"
+    done
+    for line in "world: " "inside the shard groups: " "across them, in the replica groups: "; do
+        grep -q "^  $line.*  ok$" "$tmp/schedule_$mode.out" ||
+            fail "schedule_$mode: no theory line '$line... ok'"
+    done
+    grep -q "group_all_gather" "$tmp/schedule_$mode.out" ||
+        fail "schedule_$mode: no group_all_gather event"
+done
+
 # checkpoints are the flat layout's (each rank writes the flat shard it reduced): 2 steps
 # at N = 4, then 1 more at N = 6, under every pairing of layouts, give one set of bytes
 ckpt() { # ckpt NAME STAGE M_SAVE M_RESUME
