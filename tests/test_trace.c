@@ -29,6 +29,7 @@ static int64_t run_bucket = 0;
 static int run_accum = 1; /* gradient_accumulation_steps */
 static enum zero_coll_mode run_mode = ZERO_COLL_EXACT;
 static int run_mics = 0; /* mics_shard_size (0: off) */
+static int run_hpz = 0;  /* zero_hpz_partition_size (0: off), every unit gathered again */
 
 static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
 {
@@ -48,6 +49,10 @@ static int open_run(struct run *r, int stage, int64_t persistence, struct zero_e
     cfg.libzero.coll_mode = run_mode;
     if (run_mics > 0)
         cfg.zero_optimization.mics_shard_size = run_mics;
+    if (run_hpz > 0) { /* the backward gathers every unit again, from the group */
+        cfg.zero_optimization.zero_hpz_partition_size = run_hpz;
+        cfg.zero_optimization.stage3_max_reuse_distance = 0;
+    }
     MPI_Comm comm = MPI_COMM_WORLD;
     struct zero_backend_options opt = {.coll_mode = run_mode, .device = -1};
     int rc = zero_device_open(&r->dev, "cpu", &comm, &opt, err);
@@ -633,6 +638,47 @@ START_TEST(test_trace_events_name_their_mics_groups_native)
 }
 END_TEST
 
+/* hpZ (groups of g = N ranks): the backward's gathers are the hpZ group's, named so with
+ * their size; the forward's gathers and the reduce-scatters stay the world's. */
+START_TEST(test_trace_events_name_their_hpz_group)
+{
+    int world = mpi_check_size();
+    if (world < 2)
+        return; /* hpZ needs a group of two ranks or more */
+    char path[512];
+    const int64_t steps[1] = {2};
+    run_hpz = world;
+    json_t *root = load_trace(3, steps, 1, path, sizeof path);
+    run_hpz = 0;
+    if (mpi_check_rank() != 0)
+        return;
+    size_t i;
+    json_t *ev;
+    int64_t in_group = 0, in_world = 0;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
+    {
+        json_t *args = json_object_get(ev, "args");
+        const char *coll = json_string_value(json_object_get(args, "collective"));
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        if (!coll || strcmp(coll, "control") == 0 || strcmp(ph, "X") != 0)
+            continue;
+        const char *group = json_string_value(json_object_get(args, "group"));
+        int ranks = (int)json_integer_value(json_object_get(args, "group_ranks"));
+        ck_assert_int_eq(ranks, world);
+        if (strcmp(coll, "group_all_gather") == 0) {
+            ck_assert_str_eq(group, "hpz group 0");
+            in_group++;
+        } else {
+            ck_assert_str_eq(group, "world");
+            in_world++;
+        }
+    }
+    ck_assert_int_gt(in_group, 0);
+    ck_assert_int_gt(in_world, 0);
+    json_decref(root);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("trace");
@@ -658,6 +704,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_native_accumulates_locally_2psi_stage2);
     tcase_add_test(t, test_trace_events_name_their_mics_groups_exact);
     tcase_add_test(t, test_trace_events_name_their_mics_groups_native);
+    tcase_add_test(t, test_trace_events_name_their_hpz_group);
     suite_add_tcase(s, t);
     return s;
 }
