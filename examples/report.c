@@ -236,7 +236,7 @@ static void report_comm_mics(FILE *out, const struct zero_comm_stats *s,
 }
 
 static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
-                               const struct zero_theory *t, int world, int64_t csize)
+                               const struct zero_theory *t, int world, int64_t csize, int64_t accum)
 {
     int64_t g = t->hpz_group_size, n = world, world_sent = 0;
     int64_t group_sent = group_rows(out, s, &world_sent);
@@ -251,9 +251,20 @@ static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
     int64_t measured = group_sent / csize;
     fprintf(out,
             "in-group sent elements per rank: measured %" PRId64 ", theory %" PRId64
-            " = Ψg(g-1)/g (Ψg = %" PRId64 ": the backward's gathers, none across groups)  %s\n",
-            measured, t->group_sent_elements_per_step, t->psi_group,
+            " = %sΨg(g-1)/g (Ψg = %" PRId64 ": the backward's gathers, none across groups)  %s\n",
+            measured, t->group_sent_elements_per_step, accum > 1 ? "A" : "", t->psi_group,
             measured == t->group_sent_elements_per_step ? "ok" : "MISMATCH");
+    if (t->accumulates_locally || n < 2)
+        return; /* the reductions carry fp32 sums: the elements line above is the check */
+    /* the world's elements this step (sent_elements_*: report_comm's theory), of which
+     * (N-g)/(N-1) go to the other groups */
+    int64_t world_elements =
+        accum > 1 ? t->sent_elements_every_micro_step : t->sent_elements_per_step;
+    int64_t theory = world_elements / (n - 1) * (n - g) * csize;
+    fprintf(out,
+            "to other groups: measured %" PRId64 " bytes, theory %" PRId64
+            " = the world's collectives' (N-g)/(N-1), the backward's gathers none  %s\n",
+            inter, theory, inter == theory ? "ok" : "MISMATCH");
 }
 
 void report_comm(FILE *out, const struct zero_engine *e, int world)
@@ -369,7 +380,7 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 ag_sent, t.qwz_gather_sent_bytes, ZERO_QWZ_BLOCK, t.qwz_gather_elements * csize,
                 ag_sent == t.qwz_gather_sent_bytes ? "ok" : "MISMATCH");
     if (hpz)
-        report_comm_groups(out, s, &t, world, csize);
+        report_comm_groups(out, s, &t, world, csize, accum);
     if (mics)
         report_comm_mics(out, s, &t, world);
 }

@@ -141,7 +141,8 @@ struct zero_theory {
     int64_t psi_reused;
     /* hpZ (zero_hpz_partition_size g > 1): the elements of the backward's gathers, which
      * run inside the group from the secondary shards (Ψg; left out of the world volumes
-     * above), the elements this rank sends for them per step, Ψg (g-1)/g, and the
+     * above), the elements this rank sends for them per step, AΨg (g-1)/g with A
+     * micro-steps, and the
      * secondary shards' bytes, the compute dtype's size times Ψ'/g over the
      * non-persistent units (tag hpz_secondary) */
     int hpz_group_size;

@@ -444,6 +444,13 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
                "elements  %s\n(Ψg: the backward's gathers, inside the hpZ group)\n",
                psi, psip, psir, psig, world - 1, world, th,
                total == t.sent_elements_per_step ? "ok" : "MISMATCH");
+        /* a world collective sends each peer alike: (N-g)/(N-1) of it leaves the group */
+        int64_t g = t.hpz_group_size, across = t.sent_elements_per_step / (world - 1) * (world - g);
+        char ac[32];
+        printf("across the groups: (3Ψ - Ψp - Ψr - Ψg)(N-g)/N = %s elements  %s   (the backward's "
+               "gathers: none)\n",
+               cli_num(ac, across),
+               total / (world - 1) * (world - g) == across ? "ok" : "MISMATCH");
     } else if (stage3 && (t.psi_persistent > 0 || t.psi_reused > 0))
         printf("\ntheory: (3Ψ - Ψp - Ψr)(N-1)/N = (3 x %s - %s - %s) x %d/%d = %s elements  %s\n",
                psi, psip, psir, world - 1, world, th,

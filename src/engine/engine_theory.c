@@ -195,7 +195,8 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->hpz_group_size = (int)g;
     t->hpz_node_group = e->hpz.node_group;
     t->psi_group = g > 1 ? backward : 0;
-    t->group_sent_elements_per_step = t->psi_group / g * (g - 1);
+    /* ... once per micro-step, as the forward's */
+    t->group_sent_elements_per_step = e->accum * (t->psi_group / g * (g - 1));
     t->hpz_secondary_bytes = 0;
     for (int u = 0; u < e->nunits && g > 1; u++)
         if (!e->us[u].stage3.persistent)
