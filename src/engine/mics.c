@@ -106,6 +106,8 @@ static int reduce_in_groups(struct zero_engine *e, int unit, const void *send, e
                             void *recv, enum zero_dtype rt, size_t count, struct zero_request **req)
 {
     const struct zero_groups_ops *g = e->be->groups;
+    if (req != NULL)
+        *req = NULL; /* nothing in flight until the all-reduce is issued */
     int bucket = e->reduce.bucket_of_unit[unit];
     size_t m = (size_t)e->mics.size;
     double t0 = engine_now();
