@@ -167,9 +167,11 @@ static int64_t group_rows(FILE *out, const struct zero_comm_stats *s, int64_t *w
     *world_sent = 0;
     for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
         const struct zero_coll_counter *c = &s->group[k];
+        char name[40];
+        snprintf(name, sizeof name, "in-group %s",
+                 k == ZERO_COLL_ALL_GATHER ? "gather" : zero_coll_kind_name(k));
         if (c->calls > 0)
-            fprintf(out, "  in-group %-6s %8" PRId64 " %12.3f %10.3f %10.4f\n",
-                    k == ZERO_COLL_ALL_GATHER ? "gather" : zero_coll_kind_name(k), c->calls,
+            fprintf(out, "  %-15s %8" PRId64 " %12.3f %10.3f %10.4f\n", name, c->calls,
                     (double)c->payload_bytes / MB, (double)c->sent_bytes / MB, c->seconds);
         if (k != ZERO_COLL_CONTROL) {
             *world_sent += s->kind[k].sent_bytes;
@@ -179,8 +181,6 @@ static int64_t group_rows(FILE *out, const struct zero_comm_stats *s, int64_t *w
     return group_sent;
 }
 
-/* MiCS: the shard group's gathers and the replica group's all-gathers of the reduced
- * shards are the groups' rows; the world carries the reduce-scatters alone. */
 /* How the groups sit on the nodes the backend found. */
 static void node_text(char *buf, size_t len, int64_t group, int node_group)
 {
@@ -192,6 +192,10 @@ static void node_text(char *buf, size_t len, int64_t group, int node_group)
         snprintf(buf, len, "the nodes differ in size or interleave");
 }
 
+/* MiCS: the shard group's gathers (and, in native mode, reduce-scatters) and the replica
+ * group's all-gathers of the reduced shards (native mode: all-reduces) are the groups'
+ * rows, split into what stays in the shard group and what crosses to the others; the
+ * world carries the reduce-scatters alone (native mode: nothing). */
 static void report_comm_mics(FILE *out, const struct zero_comm_stats *s,
                              const struct zero_theory *t, int world)
 {
@@ -202,9 +206,28 @@ static void report_comm_mics(FILE *out, const struct zero_comm_stats *s,
     fprintf(out,
             "MiCS shard groups of %" PRId64 " ranks, %" PRId64 " replicas (%s): in-group sent "
             "bytes per rank: measured %" PRId64 ", theory %" PRId64 " = Ψ'(M-1)/M + %" PRId64
-            " Ψ(R-1)/N reduced shards (Ψ' = %" PRId64 ": the parameters' gathers)  %s\n",
+            " %s reduced shards (Ψ' = %" PRId64 ": the parameters' gathers)  %s\n",
             m, world / m, nodes, group_sent, t->group_sent_bytes_per_step, t->mics_reductions,
-            t->psi_gathered, group_sent == t->group_sent_bytes_per_step ? "ok" : "MISMATCH");
+            t->mics_reduces_in_groups ? "(Ψ(M-1)/M + 2Ψ(R-1)/N)" : "Ψ(R-1)/N", t->psi_gathered,
+            group_sent == t->group_sent_bytes_per_step ? "ok" : "MISMATCH");
+    /* the replica group's bytes cross the shard groups (cross[]: the engine's count) */
+    int64_t cross = 0;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++)
+        cross += k != ZERO_COLL_CONTROL ? s->cross[k].sent_bytes : 0;
+    int64_t intra = group_sent - cross,
+            intra_theory = t->mics_gather_bytes + t->mics_intra_reduce_bytes;
+    int native = t->mics_reduces_in_groups;
+    fprintf(out,
+            "  inside the shard groups: measured %" PRId64 ", theory %" PRId64
+            " = Ψ'(M-1)/M gathers%s  %s\n",
+            intra, intra_theory, native ? " + Ψ(M-1)/M per reduction, its reduce-scatter" : "",
+            intra == intra_theory ? "ok" : "MISMATCH");
+    fprintf(out,
+            "  across them, in the replica groups of %" PRId64 ": measured %" PRId64
+            ", theory %" PRId64 " = %s per reduction  %s\n",
+            world / m, cross, t->mics_replica_bytes,
+            native ? "2Ψ(R-1)/N, its all-reduce" : "Ψ(R-1)/N, the reduced shard's all-gather",
+            cross == t->mics_replica_bytes ? "ok" : "MISMATCH");
     if (t->mics_gather_hop > 0)
         fprintf(out,
                 "MiCS hierarchical gathers: inside the node (%d ranks), then across the "
@@ -213,7 +236,7 @@ static void report_comm_mics(FILE *out, const struct zero_comm_stats *s,
 }
 
 static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
-                               const struct zero_theory *t, int world, int64_t csize)
+                               const struct zero_theory *t, int world, int64_t csize, int64_t accum)
 {
     int64_t g = t->hpz_group_size, n = world, world_sent = 0;
     int64_t group_sent = group_rows(out, s, &world_sent);
@@ -228,9 +251,20 @@ static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
     int64_t measured = group_sent / csize;
     fprintf(out,
             "in-group sent elements per rank: measured %" PRId64 ", theory %" PRId64
-            " = Ψg(g-1)/g (Ψg = %" PRId64 ": the backward's gathers, none across groups)  %s\n",
-            measured, t->group_sent_elements_per_step, t->psi_group,
+            " = %sΨg(g-1)/g (Ψg = %" PRId64 ": the backward's gathers, none across groups)  %s\n",
+            measured, t->group_sent_elements_per_step, accum > 1 ? "A" : "", t->psi_group,
             measured == t->group_sent_elements_per_step ? "ok" : "MISMATCH");
+    if (t->accumulates_locally || n < 2)
+        return; /* the reductions carry fp32 sums: the elements line above is the check */
+    /* the world's elements this step (sent_elements_*: report_comm's theory), of which
+     * (N-g)/(N-1) go to the other groups */
+    int64_t world_elements =
+        accum > 1 ? t->sent_elements_every_micro_step : t->sent_elements_per_step;
+    int64_t theory = world_elements / (n - 1) * (n - g) * csize;
+    fprintf(out,
+            "to other groups: measured %" PRId64 " bytes, theory %" PRId64
+            " = the world's collectives' (N-g)/(N-1), the backward's gathers none  %s\n",
+            inter, theory, inter == theory ? "ok" : "MISMATCH");
 }
 
 void report_comm(FILE *out, const struct zero_engine *e, int world)
@@ -274,9 +308,12 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
         measured -= ag_sent / csize;
     int stage3 = c->zero_optimization.stage == 3, hpz = t.hpz_group_size > 1;
     int mics = t.mics_shard_size > 0;
-    const char *formula = mics      ? "Ψ(N-1)/N (MiCS: the gradients' reduce-scatter alone "
-                                      "crosses the groups)"
-                          : !stage3 ? "2Ψ(N-1)/N"
+    int mics_native = mics && t.mics_reduces_in_groups;
+    const char *formula = mics_native ? "0 (MiCS in native mode: the groups reduce, the world "
+                                        "carries nothing)"
+                          : mics      ? "Ψ(N-1)/N (MiCS: the gradients' reduce-scatter alone "
+                                        "crosses the groups)"
+                          : !stage3   ? "2Ψ(N-1)/N"
                           : hpz ? "(3Ψ - Ψp - Ψr - Ψg)(N-1)/N, Ψp = persistent units, Ψr = "
                                   "gathers saved by reuse, Ψg = the backward's gathers, in "
                                   "the hpZ group"
@@ -303,14 +340,16 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     } else {
         /* a reduction every micro-step (exact mode, micro-step-major atoms): (A + 1)Ψ(N-1)/N;
          * local accumulation (native mode, or exact mode with rank-major atoms): 2Ψ(N-1)/N */
-        const char *every = mics      ? "AΨ(N-1)/N (MiCS)"
-                            : !stage3 ? "(A + 1)Ψ(N-1)/N"
-                            : hpz     ? "(A(3Ψ - 2Ψp - Ψr - Ψg) + Ψp)(N-1)/N"
-                                      : "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N";
-        const char *local = mics      ? "Ψ(N-1)/N (MiCS)"
-                            : !stage3 ? "2Ψ(N-1)/N"
-                            : hpz     ? "(A(2Ψ - 2Ψp - Ψr - Ψg) + Ψp + Ψ)(N-1)/N"
-                                      : "(A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N";
+        const char *every = mics_native ? "0 (MiCS in native mode)"
+                            : mics      ? "AΨ(N-1)/N (MiCS)"
+                            : !stage3   ? "(A + 1)Ψ(N-1)/N"
+                            : hpz       ? "(A(3Ψ - 2Ψp - Ψr - Ψg) + Ψp)(N-1)/N"
+                                        : "(A(3Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N";
+        const char *local = mics_native ? "0 (MiCS in native mode)"
+                            : mics      ? "Ψ(N-1)/N (MiCS)"
+                            : !stage3   ? "2Ψ(N-1)/N"
+                            : hpz       ? "(A(2Ψ - 2Ψp - Ψr - Ψg) + Ψp + Ψ)(N-1)/N"
+                                        : "(A(2Ψ - 2Ψp - Ψr) + Ψp + Ψ)(N-1)/N";
         int64_t ran = t.accumulates_locally ? t.sent_elements_local_accumulation
                                             : t.sent_elements_every_micro_step;
         fprintf(out,
@@ -341,7 +380,7 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 ag_sent, t.qwz_gather_sent_bytes, ZERO_QWZ_BLOCK, t.qwz_gather_elements * csize,
                 ag_sent == t.qwz_gather_sent_bytes ? "ok" : "MISMATCH");
     if (hpz)
-        report_comm_groups(out, s, &t, world, csize);
+        report_comm_groups(out, s, &t, world, csize, accum);
     if (mics)
         report_comm_mics(out, s, &t, world);
 }

@@ -467,6 +467,126 @@ START_TEST(test_group_all_gather_concatenates_the_members_in_world_order)
 }
 END_TEST
 
+/* the unit roundoff of t */
+static double unit_roundoff(enum zero_dtype t)
+{
+    return t == ZERO_F32 ? ldexp(1.0, -24) : t == ZERO_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
+}
+
+/* The group's members' tree of element i (leaves as the wire carries them), rounded once
+ * to out_type into out[0]; *magnitude = the sum of the members' |inputs|. */
+static void group_tree(void *out, enum zero_dtype out_type, enum zero_dtype wire_type,
+                       const int *members, int n, size_t i, double *magnitude)
+{
+    float leaves[64], wire[1];
+    *magnitude = 0.0;
+    for (int k = 0; k < n; k++) {
+        put(wire, wire_type, 0, input_value(members[k], i));
+        leaves[k] = get(wire, wire_type, 0);
+        *magnitude += fabs(input_value(members[k], i));
+    }
+    put(out, out_type, 0, zero_tree_sum(leaves, (size_t)n));
+}
+
+/* Elements of buf (n, t), [first, first + n) of the members' sum, that are not the group's
+ * tree bit for bit (exact) or not within native's tolerance of it (count_outside_tolerance's
+ * rule over the G members). */
+static long count_group_misses(const void *buf, enum zero_dtype t, enum zero_dtype wire,
+                               const int *members, int g, size_t first, size_t n, int exact)
+{
+    size_t esize = zero_dtype_size(t);
+    long bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char want[4];
+        double magnitude;
+        group_tree(want, t, wire, members, g, first + i, &magnitude);
+        if (exact) {
+            bad += memcmp(want, (const char *)buf + i * esize, esize) != 0;
+            continue;
+        }
+        double tol = g * (unit_roundoff(wire) + unit_roundoff(t)) * magnitude + ldexp(1.0, -24);
+        bad += !(fabs((double)get(buf, t, i) - (double)get(want, t, 0)) <= tol);
+    }
+    return bad;
+}
+
+/* Groups' reductions (backend_groups.h v2): blocks (rank / 2) and interleaved colors
+ * (rank % 2), on both data paths. Exact mode: every element is the members' canonical
+ * tree bit for bit (reduce-scatter in place and not, fp32 into fp32 and bf16 into fp32;
+ * all-reduce of an uneven count in place); native mode: within rounding of it. Counted in
+ * comm_stats.group with the world's volumes, never in kind. */
+START_TEST(test_group_reductions_sum_the_members_along_their_tree)
+{
+    for (int p = 0; p < PATH_COUNT; p++) {
+        struct zero_device *d = devs[p];
+        const struct zero_groups_ops *g = d->be->groups;
+        for (int mode = 0; mode < 2; mode++) {
+            set_mode(d, (enum zero_coll_mode)mode);
+            for (int split = 0; split < 2; split++) {
+                int color = split ? me % 2 : me / 2, members[8], n = 0, mine = 0;
+                struct zero_group *grp = NULL;
+                ck_assert_int_eq(g->group_open(d->self, color, &grp), ZERO_OK);
+                for (int r = 0; r < nranks; r++)
+                    if ((split ? r % 2 : r / 2) == color)
+                        members[n++] = r;
+                while (members[mine] != me)
+                    mine++;
+                for (int v = 0; v < 3; v++) { /* fp32, in place; fp32; bf16 into fp32 */
+                    enum zero_dtype wire = v == 2 ? ZERO_BF16 : ZERO_F32;
+                    size_t count = 203, wsize = zero_dtype_size(wire);
+                    char *send = xmalloc((size_t)n * count * wsize);
+                    fill_inputs(send, wire, me, 0, (size_t)n * count);
+                    void *recv = v == 0 ? send + (size_t)mine * count * wsize
+                                        : xmalloc(count * sizeof(float));
+                    struct zero_comm_stats before = d->comm_stats;
+                    struct zero_request *req = NULL;
+                    ck_assert_int_eq(g->group_reduce_scatter(d->self, grp, send, wire, recv,
+                                                             ZERO_F32, count, &req),
+                                     ZERO_OK);
+                    ck_assert_int_eq(d->be->wait(d->self, req), ZERO_OK);
+                    if (v == 0) { /* in place: the wire's own dtype */
+                        ASSERT_NONE_WRONG(count_group_misses(recv, ZERO_F32, wire, members, n,
+                                                             (size_t)mine * count, count, !mode),
+                                          "%s path, mode %d, split %d, in place", path_name[p],
+                                          mode, split);
+                    } else {
+                        ASSERT_NONE_WRONG(count_group_misses(recv, ZERO_F32, wire, members, n,
+                                                             (size_t)mine * count, count, !mode),
+                                          "%s path, mode %d, split %d, %s", path_name[p], mode,
+                                          split, zero_dtype_name(wire));
+                        free(recv);
+                    }
+                    const struct zero_coll_counter *c =
+                        &d->comm_stats.group[ZERO_COLL_REDUCE_SCATTER];
+                    ck_assert_int_eq(c->sent_bytes -
+                                         before.group[ZERO_COLL_REDUCE_SCATTER].sent_bytes,
+                                     (int64_t)((size_t)(n - 1) * count * wsize));
+                    ck_assert_int_eq(d->comm_stats.kind[ZERO_COLL_REDUCE_SCATTER].calls,
+                                     before.kind[ZERO_COLL_REDUCE_SCATTER].calls);
+                    free(send);
+                }
+                size_t count = 301; /* uneven over the members */
+                float *buf = xmalloc(count * sizeof(float));
+                fill_inputs(buf, ZERO_F32, me, 0, count);
+                struct zero_comm_stats before = d->comm_stats;
+                ck_assert_int_eq(g->group_all_reduce(d->self, grp, buf, buf, ZERO_F32, count, NULL),
+                                 ZERO_OK);
+                ASSERT_NONE_WRONG(
+                    count_group_misses(buf, ZERO_F32, ZERO_F32, members, n, 0, count, !mode),
+                    "%s path, mode %d, split %d, all-reduce", path_name[p], mode, split);
+                ck_assert_int_eq(d->comm_stats.group[ZERO_COLL_ALL_REDUCE].calls,
+                                 before.group[ZERO_COLL_ALL_REDUCE].calls + 1);
+                ck_assert_int_eq(d->comm_stats.kind[ZERO_COLL_ALL_REDUCE].calls,
+                                 before.kind[ZERO_COLL_ALL_REDUCE].calls);
+                free(buf);
+                g->group_close(d->self, grp);
+            }
+        }
+        set_mode(d, ZERO_COLL_EXACT);
+    }
+}
+END_TEST
+
 START_TEST(test_broadcast_copies_from_every_root)
 {
     for (int p = 0; p < PATH_COUNT; p++) {
@@ -495,11 +615,6 @@ START_TEST(test_broadcast_copies_from_every_root)
 END_TEST
 
 /* ---- native mode ---- */
-
-static double unit_roundoff(enum zero_dtype t)
-{
-    return t == ZERO_F32 ? ldexp(1.0, -24) : t == ZERO_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
-}
 
 /* Native may round every partial sum to the wire type, and then to out_type: the stated
  * tolerance is |native - exact| <= N (u_wire + u_out) sum_r |g_r| + 2^-24 (the absolute
@@ -826,6 +941,7 @@ static Suite *make_suite(void)
     tcase_add_test(exact, test_large_exact_all_reduce_equals_the_tree_and_the_mpi_path);
     tcase_add_test(copies, test_broadcast_copies_from_every_root);
     tcase_add_test(copies, test_group_all_gather_concatenates_the_members_in_world_order);
+    tcase_add_test(copies, test_group_reductions_sum_the_members_along_their_tree);
     suite_add_tcase(s, copies);
 
     TCase *modes = tcase_create("native and non-blocking");

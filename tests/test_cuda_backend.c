@@ -2644,6 +2644,73 @@ START_TEST(test_cuda_group_all_gather_matches_cpu_or_is_refused_host_staged)
 }
 END_TEST
 
+/* Groups' reductions (backend_groups.h v2) over a group of every rank (color 0): in exact
+ * mode the cuda backend's reduce-scatter (fp32 and bf16 wire into fp32) and all-reduce
+ * (an uneven count, in place) give the cpu backend's group bits (the owner combine over
+ * the group's ranks); in native mode (_i 0: NCCL's own) they agree to 1e-5 of (|x| + 1).
+ * Counted in comm_stats.group. Host-staged ranks skip (no groups there). */
+START_TEST(test_cuda_group_reductions_match_cpu)
+{
+    enum zero_coll_mode mode = _i ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
+    const struct zero_groups_ops *g = gpu->be->groups, *cg = cpu->be->groups;
+    struct zero_group *grp = NULL, *cgrp = NULL;
+    if (g->group_open(gpu->self, 0, &grp) != ZERO_OK) {
+        ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "host-staged"));
+        return;
+    }
+    ck_assert_int_eq(cg->group_open(cpu->self, 0, &cgrp), ZERO_OK);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, mode), ZERO_OK);
+    size_t count = 1003, n = (size_t)size_ * count;
+    for (int v = 0; v < 2; v++) {
+        enum zero_dtype wire = v ? ZERO_BF16 : ZERO_F32;
+        float *x = vals(n, 41 + (uint32_t)rank_, 1.0f);
+        struct pair send = both_typed(x, n, wire);
+        void *rc_ = malloc(count * sizeof(float)), *rg = NULL;
+        ck_assert_ptr_nonnull(rc_);
+        ck_assert_int_eq(gpu->be->alloc(gpu->self, count * sizeof(float), ZERO_TAG_WORKSPACE, &rg),
+                         ZERO_OK);
+        int64_t calls = gpu->comm_stats.group[ZERO_COLL_REDUCE_SCATTER].calls;
+        struct zero_request *req = NULL;
+        ck_assert_int_eq(
+            cg->group_reduce_scatter(cpu->self, cgrp, send.c, wire, rc_, ZERO_F32, count, NULL),
+            ZERO_OK);
+        ck_assert_int_eq(
+            g->group_reduce_scatter(gpu->self, grp, send.g, wire, rg, ZERO_F32, count, &req),
+            ZERO_OK);
+        ck_assert_int_eq(gpu->be->wait(gpu->self, req), ZERO_OK);
+        float *got = download_f32(gpu, rg, count, ZERO_F32);
+        if (mode == ZERO_COLL_EXACT)
+            ck_assert_int_eq(memcmp(got, rc_, count * sizeof(float)), 0);
+        else
+            assert_close(got, rc_, count, 1e-5, 1.0, "group_reduce_scatter, native");
+        ck_assert_int_eq(gpu->comm_stats.group[ZERO_COLL_REDUCE_SCATTER].calls, calls + 1);
+        free(got);
+        free(rc_);
+        free(x);
+        gpu->be->free(gpu->self, rg);
+        pair_free(send);
+    }
+    size_t odd = 1001;
+    float *x = vals(odd, 51 + (uint32_t)rank_, 1.0f);
+    struct pair buf = both_typed(x, odd, ZERO_F32);
+    ck_assert_int_eq(cg->group_all_reduce(cpu->self, cgrp, buf.c, buf.c, ZERO_F32, odd, NULL),
+                     ZERO_OK);
+    ck_assert_int_eq(g->group_all_reduce(gpu->self, grp, buf.g, buf.g, ZERO_F32, odd, NULL),
+                     ZERO_OK);
+    float *got = download_f32(gpu, buf.g, odd, ZERO_F32);
+    if (mode == ZERO_COLL_EXACT)
+        ck_assert_int_eq(memcmp(got, buf.c, odd * sizeof(float)), 0);
+    else
+        assert_close(got, buf.c, odd, 1e-5, 1.0, "group_all_reduce, native");
+    free(got);
+    free(x);
+    pair_free(buf);
+    g->group_close(gpu->self, grp);
+    cg->group_close(cpu->self, cgrp);
+    ck_assert_int_eq(gpu->be->set_coll_mode(gpu->self, ZERO_COLL_EXACT), ZERO_OK);
+}
+END_TEST
+
 static Suite *cuda_suite(void)
 {
     Suite *s = suite_create("cuda backend vs cpu backend");
@@ -2727,6 +2794,7 @@ static Suite *cuda_suite(void)
     tcase_add_test(coll, test_cuda_native_collectives_agree_with_cpu_to_rounding);
     tcase_add_test(coll, test_cuda_host_all_gather_and_barrier_work_like_cpu);
     tcase_add_test(coll, test_cuda_group_all_gather_matches_cpu_or_is_refused_host_staged);
+    tcase_add_loop_test(coll, test_cuda_group_reductions_match_cpu, 0, 2);
     suite_add_tcase(s, coll);
     return s;
 }

@@ -57,7 +57,7 @@ sweep() { # sweep TAG NP GROUPS PROG FLAGS...
     fi
 }
 
-# the report: world and in-group bytes next to their formulas, the secondary shards
+# the report: world, in-group and other groups' bytes next to their formulas, the secondary shards
 # in the ledger (Ψ' = 2 units x 8 192 padded elements, 4 bytes, 1/2 each: 0.03 MiB)
 run report 4 "$mlp" --config "$tmp/g2.json" --hidden 32 --layers 2 --batch 24 --steps 2 \
     --persistence 0 --reuse-distance 0
@@ -66,8 +66,17 @@ if expect_ok report; then
         show report
     expect_text report out "in-group sent elements per rank: measured"
     expect_text report out "hpZ groups of 2 ranks (nodes hold 4 ranks each): sent inside the group"
+    expect_text report out "to other groups: measured 163840 bytes, theory 163840 = the world's"
     grep -q '^  hpz_secondary .* ok$' "$tmp/report.out" ||
         fail "report: no hpz_secondary row equal to its theory" || show report
+fi
+# with accumulation the backward gathers again in every micro-step: AΨg(g-1)/g
+run report_accum 4 "$mlp" --config "$tmp/g2.json" --hidden 32 --layers 2 --batch 24 --steps 2 \
+    --persistence 0 --reuse-distance 0 --micro-batch 2
+if expect_ok report_accum; then
+    grep -q MISMATCH "$tmp/report_accum.out" &&
+        fail "report_accum: a count differs from its formula" && show report_accum
+    expect_text report_accum out "measured 49152, theory 49152 = AΨg(g-1)/g"
 fi
 run report_flat 4 "$mlp" --config "$tmp/g1.json" --hidden 32 --layers 2 --batch 24 \
     --steps 2 --persistence 0 --reuse-distance 0
@@ -127,6 +136,8 @@ run schedule 4 "$zero" schedule --stage 3 --hpz 2 --persistence 0 --reuse-distan
 if expect_ok schedule; then
     grep -q MISMATCH "$tmp/schedule.out" && fail "schedule: a total differs" && show schedule
     grep -q '^  in-group gather .* ok ' "$tmp/schedule.out" || fail "schedule: no in-group row"
+    grep -q '^across the groups: (3Ψ - Ψp - Ψr - Ψg)(N-g)/N = .* ok ' "$tmp/schedule.out" ||
+        fail "schedule: no line of the bytes across the groups"
     grep -q ' bwd .* group_all_gather' "$tmp/schedule.out" ||
         grep -q 'group_all_gather' "$tmp/schedule.out" || fail "schedule: no group_all_gather event"
 fi

@@ -8,7 +8,9 @@
 # --reuse-distance 0). The comm report's world and in-group bytes equal their formulas,
 # the ledger's states are 1/M, checkpoints saved under MiCS resume flat (and the other
 # way round) at another world size to the same bits, and a shard size that does not
-# divide the world size, or stage 0, is refused naming the key.
+# divide the world size, or stage 0, is refused naming the key. Native mode reduces in
+# the groups (a reduce-scatter in the shard group, an all-reduce across the replicas):
+# its loss is the exact run's within 1e-4 and its group bytes equal their formulas.
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
 
 mlp="$top_builddir/examples/train_mlp"
@@ -83,6 +85,60 @@ report() { # report NAME STAGE M
 }
 report report_s3 3 2
 small_sweep || report report_s1 1 2
+
+# native mode: the backends' own hierarchy, a reduce-scatter inside the shard group and an
+# all-reduce across the replica group; no reduction runs over the world. The sums come in
+# the library's order, so the loss is the exact run's within 1e-4 (rounding of fp32 sums of
+# a few terms moves it by about 1e-6 here, whatever the CPU), and the bytes inside the
+# shard groups and across them equal their formulas
+native() { # native NAME NP STAGE M [FLAGS]
+    base=$1 ranks=$2 s=$3 m=$4
+    shift 4
+    for mode in exact native; do
+        run "${base}_$mode" "$ranks" "$mlp" --config "$tmp/s${s}_m$m.json" --hidden 32 --layers 2 \
+            --batch 24 --steps 3 --persistence 0 --reuse-distance 0 --mode "$mode" "$@"
+        expect_ok "${base}_$mode" || return
+        ! grep -q MISMATCH "$tmp/${base}_$mode.out" ||
+            { fail "${base}_$mode: a count differs from its formula" && show "${base}_$mode"; }
+    done
+    expect_text "${base}_native" out "theory 0 = 0 (MiCS in native mode"
+    expect_text "${base}_native" out "across them, in the replica groups of $((ranks / m)): measured"
+    expect_text "${base}_native" out "2Ψ(R-1)/N, its all-reduce per reduction  ok"
+    expect_text "${base}_native" out "+ Ψ(M-1)/M per reduction, its reduce-scatter  ok"
+    expect_text "${base}_exact" out "Ψ(R-1)/N, the reduced shard's all-gather per reduction  ok"
+    loss() { sed -n 's/^final: step [0-9]*, loss //p' "$tmp/$1.out"; }
+    awk -v a="$(loss "${base}_exact")" -v b="$(loss "${base}_native")" \
+        'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 1e-4 && d > -1e-4) }' ||
+        fail "$base: native loss $(loss "${base}_native") is not within 1e-4 of exact's $(loss "${base}_exact")"
+}
+native native_n4 4 3 2
+native native_n6 6 3 3
+small_sweep || {
+    native native_n6_s1 6 1 3
+    native native_n4_accum 4 2 2 --micro-batch 3
+    native native_n4_s3_accum 4 3 2 --micro-batch 2 --overlap 1
+}
+
+# zero schedule --mics: the groups' collectives by the group they span (the replica
+# group's are the bytes that cross the shard groups), each next to the comm stats and to
+# its formula, in exact mode (the replica group gathers) and native (it all-reduces)
+for mode in exact native; do
+    run "schedule_$mode" 4 "$zero" schedule --stage 3 --mics 2 --persistence 0 \
+        --reuse-distance 0 --layers 2 --mode "$mode"
+    expect_ok "schedule_$mode" || continue
+    ! grep -q MISMATCH "$tmp/schedule_$mode.out" ||
+        { fail "schedule_$mode: a total differs" && show "schedule_$mode"; }
+    replica=$([ "$mode" = exact ] && echo gather || echo reduce)
+    for row in "shard gather" "replica $replica"; do
+        grep -q "^  $row .* ok$" "$tmp/schedule_$mode.out" || fail "schedule_$mode: no '$row' row"
+    done
+    for line in "world: " "inside the shard groups: " "across them, in the replica groups: "; do
+        grep -q "^  $line.*  ok$" "$tmp/schedule_$mode.out" ||
+            fail "schedule_$mode: no theory line '$line... ok'"
+    done
+    grep -q "group_all_gather" "$tmp/schedule_$mode.out" ||
+        fail "schedule_$mode: no group_all_gather event"
+done
 
 # checkpoints are the flat layout's (each rank writes the flat shard it reduced): 2 steps
 # at N = 4, then 1 more at N = 6, under every pairing of layouts, give one set of bytes

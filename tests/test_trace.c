@@ -2,7 +2,8 @@
  * run at this world size: per step, the elements each collective event implies this
  * rank sends equal the step's measured comm stats and the ZeRO theory (2Ψ(N-1)/N,
  * (3Ψ - Ψp)(N-1)/N) in every stage; the trace file parses (jansson), has one pid per
- * rank with a compute and a communication thread, and only the chosen steps. */
+ * rank with a compute and a communication thread, and only the chosen steps; every
+ * collective names the group it spans (the world; under MiCS its shard or replica group). */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -27,6 +28,8 @@ static int run_overlap = 0;
 static int64_t run_bucket = 0;
 static int run_accum = 1; /* gradient_accumulation_steps */
 static enum zero_coll_mode run_mode = ZERO_COLL_EXACT;
+static int run_mics = 0; /* mics_shard_size (0: off) */
+static int run_hpz = 0;  /* zero_hpz_partition_size (0: off), every unit gathered again */
 
 static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
 {
@@ -44,6 +47,12 @@ static int open_run(struct run *r, int stage, int64_t persistence, struct zero_e
     cfg.gradient_accumulation_steps = run_accum;
     cfg.libzero.align = 64;
     cfg.libzero.coll_mode = run_mode;
+    if (run_mics > 0)
+        cfg.zero_optimization.mics_shard_size = run_mics;
+    if (run_hpz > 0) { /* the backward gathers every unit again, from the group */
+        cfg.zero_optimization.zero_hpz_partition_size = run_hpz;
+        cfg.zero_optimization.stage3_max_reuse_distance = 0;
+    }
     MPI_Comm comm = MPI_COMM_WORLD;
     struct zero_backend_options opt = {.coll_mode = run_mode, .device = -1};
     int rc = zero_device_open(&r->dev, "cpu", &comm, &opt, err);
@@ -366,6 +375,11 @@ START_TEST(test_trace_json_parses_with_one_pid_per_rank_and_two_threads)
         ck_assert(json_number_value(json_object_get(ev, "dur")) >= 0.0);
         if (json_object_get(args, "collective") && json_object_get(args, "bytes"))
             comm_with_bytes++;
+        const char *coll = json_string_value(json_object_get(args, "collective"));
+        if (coll && strcmp(coll, "control") != 0) { /* flat: every collective the world's */
+            ck_assert_str_eq(json_string_value(json_object_get(args, "group")), "world");
+            ck_assert_int_eq(json_integer_value(json_object_get(args, "group_ranks")), world);
+        }
         slices++;
     }
     for (int r = 0; r < world; r++) {
@@ -551,6 +565,120 @@ START_TEST(test_trace_bytes_are_the_compute_dtype_s_in_bf16)
 }
 END_TEST
 
+/* Trace events carry the group their collective spans: under MiCS (shard groups of M =
+ * N/2 ranks where N is even, else 1) every collective slice names its group in its args
+ * ("world", "mics shard group k" with k = rank / M, "mics replica group k" with
+ * k = rank % M) and its size; the gathers are the shard group's, exact mode's gradient
+ * reduce-scatter the world's and its all-gather the replica group's, native mode's
+ * reduce-scatter the shard group's and its all-reduce the replica group's. */
+static void check_trace_groups(enum zero_coll_mode mode)
+{
+    int world = mpi_check_size(), m = world % 2 == 0 ? world / 2 : 1;
+    if (world < 2)
+        return; /* one rank: MiCS's shard group is the world */
+    char path[512];
+    const int64_t steps[1] = {2};
+    run_mics = m;
+    run_mode = mode;
+    json_t *root = load_trace(3, steps, 1, path, sizeof path);
+    run_mics = 0;
+    run_mode = ZERO_COLL_EXACT;
+    if (mpi_check_rank() != 0)
+        return;
+    size_t i;
+    json_t *ev;
+    int seen[4] = {0}; /* shard gathers, world reduce-scatters, replica gathers, replica sums */
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
+    {
+        json_t *args = json_object_get(ev, "args");
+        const char *coll = json_string_value(json_object_get(args, "collective"));
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        if (!coll || strcmp(coll, "control") == 0 || strcmp(ph, "X") != 0)
+            continue;
+        const char *group = json_string_value(json_object_get(args, "group"));
+        int ranks = (int)json_integer_value(json_object_get(args, "group_ranks"));
+        int pid = (int)json_integer_value(json_object_get(ev, "pid"));
+        ck_assert_msg(group != NULL, "%s slice without a group",
+                      json_string_value(json_object_get(ev, "name")));
+        char shard[64], replica[64];
+        snprintf(shard, sizeof shard, "mics shard group %d", pid / m);
+        snprintf(replica, sizeof replica, "mics replica group %d", pid % m);
+        if (strcmp(coll, "group_all_gather") == 0 && strcmp(group, shard) == 0) {
+            ck_assert_int_eq(ranks, m);
+            seen[0]++;
+        } else if (strcmp(coll, "reduce_scatter") == 0 ||
+                   strcmp(coll, "group_reduce_scatter") == 0) {
+            ck_assert_str_eq(group, mode == ZERO_COLL_EXACT ? "world" : shard);
+            ck_assert_int_eq(ranks, mode == ZERO_COLL_EXACT ? world : m);
+            seen[1]++;
+        } else {
+            ck_assert_msg(strcmp(group, replica) == 0, "%s: group %s, expected %s", coll, group,
+                          replica);
+            ck_assert_str_eq(coll,
+                             mode == ZERO_COLL_EXACT ? "group_all_gather" : "group_all_reduce");
+            ck_assert_int_eq(ranks, world / m);
+            seen[mode == ZERO_COLL_EXACT ? 2 : 3]++;
+        }
+    }
+    ck_assert_int_gt(seen[0], 0);
+    ck_assert_int_gt(seen[1], 0);
+    ck_assert_int_gt(seen[mode == ZERO_COLL_EXACT ? 2 : 3], 0);
+    json_decref(root);
+}
+
+START_TEST(test_trace_events_name_their_mics_groups_exact)
+{
+    check_trace_groups(ZERO_COLL_EXACT);
+}
+END_TEST
+
+START_TEST(test_trace_events_name_their_mics_groups_native)
+{
+    check_trace_groups(ZERO_COLL_NATIVE);
+}
+END_TEST
+
+/* hpZ (groups of g = N ranks): the backward's gathers are the hpZ group's, named so with
+ * their size; the forward's gathers and the reduce-scatters stay the world's. */
+START_TEST(test_trace_events_name_their_hpz_group)
+{
+    int world = mpi_check_size();
+    if (world < 2)
+        return; /* hpZ needs a group of two ranks or more */
+    char path[512];
+    const int64_t steps[1] = {2};
+    run_hpz = world;
+    json_t *root = load_trace(3, steps, 1, path, sizeof path);
+    run_hpz = 0;
+    if (mpi_check_rank() != 0)
+        return;
+    size_t i;
+    json_t *ev;
+    int64_t in_group = 0, in_world = 0;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
+    {
+        json_t *args = json_object_get(ev, "args");
+        const char *coll = json_string_value(json_object_get(args, "collective"));
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        if (!coll || strcmp(coll, "control") == 0 || strcmp(ph, "X") != 0)
+            continue;
+        const char *group = json_string_value(json_object_get(args, "group"));
+        int ranks = (int)json_integer_value(json_object_get(args, "group_ranks"));
+        ck_assert_int_eq(ranks, world);
+        if (strcmp(coll, "group_all_gather") == 0) {
+            ck_assert_str_eq(group, "hpz group 0");
+            in_group++;
+        } else {
+            ck_assert_str_eq(group, "world");
+            in_world++;
+        }
+    }
+    ck_assert_int_gt(in_group, 0);
+    ck_assert_int_gt(in_world, 0);
+    json_decref(root);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("trace");
@@ -574,6 +702,9 @@ static Suite *suite(void)
     tcase_add_test(t, test_native_accumulates_locally_2psi_stage0);
     tcase_add_test(t, test_native_accumulates_locally_2psi_stage1);
     tcase_add_test(t, test_native_accumulates_locally_2psi_stage2);
+    tcase_add_test(t, test_trace_events_name_their_mics_groups_exact);
+    tcase_add_test(t, test_trace_events_name_their_mics_groups_native);
+    tcase_add_test(t, test_trace_events_name_their_hpz_group);
     suite_add_tcase(s, t);
     return s;
 }

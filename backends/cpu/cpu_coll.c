@@ -50,8 +50,7 @@ static void request_release_tmp(struct cpu_state *s, struct zero_request *rq)
     rq->tmp = NULL;
 }
 
-/* Wait for MPI if it still works on it, move the result out of the temporary, stamp. */
-static int request_settle(struct cpu_state *s, struct zero_request *rq)
+int cpu_request_settle(struct cpu_state *s, struct zero_request *rq)
 {
     int rc = 0;
     if (rq->settled)
@@ -88,7 +87,7 @@ static int request_finish(struct cpu_state *s, struct zero_request *rq, int rc,
         return rc;
     }
     if (rq->mpi == MPI_REQUEST_NULL || req == NULL)
-        rc = request_settle(s, rq);
+        rc = cpu_request_settle(s, rq);
     if (rc != 0)
         return rc;
     if (req == NULL) {
@@ -97,7 +96,7 @@ static int request_finish(struct cpu_state *s, struct zero_request *rq, int rc,
     }
     *req = malloc(sizeof(**req));
     if (*req == NULL) {
-        request_settle(s, rq);
+        cpu_request_settle(s, rq);
         request_account(s, rq);
         return cpu_fail(s, ZERO_ENOMEM,
                         "%s: no memory for a request handle (the operation did complete)",
@@ -126,7 +125,7 @@ int cpu_wait_timed(void *self, struct zero_request *req, double *done_ago)
     *done_ago = 0.0;
     if (req == NULL)
         return 0;
-    int rc = req->queued ? cpu_progress_wait(s, req) : request_settle(s, req);
+    int rc = req->queued ? cpu_progress_wait(s, req) : cpu_request_settle(s, req);
     if (rc == 0)
         *done_ago = MPI_Wtime() - req->t_done;
     if (rc == 0)
@@ -163,7 +162,8 @@ int cpu_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type, 
     if (s->mode == ZERO_COLL_NATIVE) {
         rc = cpu_mpi_check_count(s, op, n * count);
         if (rc == 0)
-            rc = cpu_native_reduce_scatter(s, send, wire_type, recv, recv_type, count, &rq);
+            rc = cpu_native_reduce_scatter(s, s->comm, s->rank, send, wire_type, recv, recv_type,
+                                           count, &rq);
     } else if (req != NULL && cpu_progress_active(s)) {
         rq.job = (struct cpu_job){send, recv, wire_type, recv_type, count, 0};
         return request_submit(s, &rq, req);
@@ -195,7 +195,7 @@ int cpu_all_reduce(void *self, const void *send, void *recv, enum zero_dtype t, 
     if (s->mode == ZERO_COLL_NATIVE) {
         rc = cpu_mpi_check_count(s, op, count);
         if (rc == 0)
-            rc = cpu_native_all_reduce(s, send, recv, t, count, &rq);
+            rc = cpu_native_all_reduce(s, s->comm, send, recv, t, count, &rq);
     } else if (req != NULL && cpu_progress_active(s)) {
         rq.job = (struct cpu_job){send, recv, t, t, count, 0};
         return request_submit(s, &rq, req);

@@ -172,10 +172,17 @@ int cpu_progress_wait(struct cpu_state *s, struct zero_request *rq);    /* until
 /* ---- cpu_coll_native.c ---- */
 int cpu_native_ops_create(struct cpu_state *s);
 void cpu_native_ops_free(struct cpu_state *s);
-int cpu_native_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dtype wire_type,
-                              void *recv, enum zero_dtype recv_type, size_t count,
-                              struct zero_request *rq);
-int cpu_native_all_reduce(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
-                          size_t count, struct zero_request *rq);
+/* over comm (the world's s->comm or a group's), rank being this rank's in it; a
+ * temporary in rq is finished by cpu_request_settle */
+int cpu_native_reduce_scatter(struct cpu_state *s, MPI_Comm comm, int rank, const void *send,
+                              enum zero_dtype wire_type, void *recv, enum zero_dtype recv_type,
+                              size_t count, struct zero_request *rq);
+int cpu_native_all_reduce(struct cpu_state *s, MPI_Comm comm, const void *send, void *recv,
+                          enum zero_dtype t, size_t count, struct zero_request *rq);
+
+/* ---- cpu_coll.c ---- */
+/* Waits for MPI where it still works on rq, moves the result out of its temporary and
+ * stamps the time (once); 0 or a status. */
+int cpu_request_settle(struct cpu_state *s, struct zero_request *rq);
 
 #endif

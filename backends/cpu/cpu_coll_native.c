@@ -1,6 +1,6 @@
 /* Native mode: MPI's own reductions (MPI_Reduce_scatter_block, MPI_Allreduce and their
- * non-blocking twins). Results agree with exact mode within rounding, not bit for bit:
- * the library picks the order of the additions.
+ * non-blocking twins), on the world's communicator or a group's (cpu_groups.c). Results agree with
+ * exact mode within rounding, not bit for bit: the library picks the order of the additions.
  *
  * fp16/bf16 travel as 16-bit words and are summed by a user-defined MPI operation that
  * widens both operands to fp32, adds, and rounds back: the wire volume stays 2 bytes per
@@ -56,13 +56,13 @@ static MPI_Op sum_op(struct cpu_state *s, enum zero_dtype t)
     return MPI_SUM;
 }
 
-int cpu_native_reduce_scatter(struct cpu_state *s, const void *send, enum zero_dtype wire_type,
-                              void *recv, enum zero_dtype recv_type, size_t count,
-                              struct zero_request *rq)
+int cpu_native_reduce_scatter(struct cpu_state *s, MPI_Comm comm, int rank, const void *send,
+                              enum zero_dtype wire_type, void *recv, enum zero_dtype recv_type,
+                              size_t count, struct zero_request *rq)
 {
     size_t esize = zero_dtype_size(wire_type);
     MPI_Datatype type = cpu_mpi_type(wire_type);
-    int in_place = (const char *)recv == (const char *)send + (size_t)s->rank * count * esize;
+    int in_place = (const char *)recv == (const char *)send + (size_t)rank * count * esize;
 
     /* MPI forbids aliased buffers and knows no type change: go through a temporary,
      * finished (copied or converted into recv) when the operation completes */
@@ -83,25 +83,25 @@ int cpu_native_reduce_scatter(struct cpu_state *s, const void *send, enum zero_d
     }
     int err;
     if (rq->blocking)
-        err = MPI_Reduce_scatter_block(send, dst, (int)count, type, sum_op(s, wire_type), s->comm);
+        err = MPI_Reduce_scatter_block(send, dst, (int)count, type, sum_op(s, wire_type), comm);
     else
-        err = MPI_Ireduce_scatter_block(send, dst, (int)count, type, sum_op(s, wire_type), s->comm,
+        err = MPI_Ireduce_scatter_block(send, dst, (int)count, type, sum_op(s, wire_type), comm,
                                         &rq->mpi);
     if (err != MPI_SUCCESS)
         return cpu_mpi_fail(s, "reduce_scatter: MPI_Reduce_scatter_block", err);
     return 0;
 }
 
-int cpu_native_all_reduce(struct cpu_state *s, const void *send, void *recv, enum zero_dtype t,
-                          size_t count, struct zero_request *rq)
+int cpu_native_all_reduce(struct cpu_state *s, MPI_Comm comm, const void *send, void *recv,
+                          enum zero_dtype t, size_t count, struct zero_request *rq)
 {
     MPI_Datatype type = cpu_mpi_type(t);
     const void *src = send == recv ? MPI_IN_PLACE : send;
     int err;
     if (rq->blocking)
-        err = MPI_Allreduce(src, recv, (int)count, type, sum_op(s, t), s->comm);
+        err = MPI_Allreduce(src, recv, (int)count, type, sum_op(s, t), comm);
     else
-        err = MPI_Iallreduce(src, recv, (int)count, type, sum_op(s, t), s->comm, &rq->mpi);
+        err = MPI_Iallreduce(src, recv, (int)count, type, sum_op(s, t), comm, &rq->mpi);
     if (err != MPI_SUCCESS)
         return cpu_mpi_fail(s, "all_reduce: MPI_Allreduce", err);
     return 0;

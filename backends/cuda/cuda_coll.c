@@ -125,20 +125,21 @@ int cuda_wait_timed(void *self, struct zero_request *req, double *done_ago)
     return cuda_wait(self, req);
 }
 
-/* rank r's piece of `total` split as evenly as possible: the first total % N get one more */
-static void split_even(struct cuda_state *s, size_t total)
+/* rank r's piece of `total` split as evenly as possible over n ranks (the world's or a
+ * group's, n <= s->size): the first total % n get one more */
+static void split_even(struct cuda_state *s, int n, size_t total)
 {
-    size_t base = total / (size_t)s->size, extra = total % (size_t)s->size, at = 0;
-    for (int r = 0; r < s->size; r++) {
+    size_t base = total / (size_t)n, extra = total % (size_t)n, at = 0;
+    for (int r = 0; r < n; r++) {
         s->split_count[r] = base + ((size_t)r < extra);
         s->split_displ[r] = at;
         at += s->split_count[r];
     }
 }
 
-static void split_equal(struct cuda_state *s, size_t count)
+static void split_equal(struct cuda_state *s, int n, size_t count)
 {
-    for (int r = 0; r < s->size; r++) {
+    for (int r = 0; r < n; r++) {
         s->split_count[r] = count;
         s->split_displ[r] = (size_t)r * count;
     }
@@ -224,13 +225,24 @@ static int nccl_end(struct cuda_state *s, struct cuda_request *rq, int rc,
     return request_finish(s, rq, req);
 }
 
-/* Exact reduce-scatter over the current split (s->split_count/displ, `total` elements):
- * grouped send/recv of the pieces, then the tree combine into recv. */
-static int nccl_exact_reduce_scatter(struct cuda_state *s, const void *send,
+/* The ranks a collective runs over: the world's communicator or a group's. */
+struct nccl_ranks {
+    ncclComm_t comm;
+    int rank, size;
+};
+
+static struct nccl_ranks world_ranks(const struct cuda_state *s)
+{
+    return (struct nccl_ranks){s->nccl, s->rank, s->size};
+}
+
+/* Exact reduce-scatter over the current split (s->split_count/displ, `total` elements)
+ * of the ranks w: grouped send/recv of the pieces, then the tree combine into recv. */
+static int nccl_exact_reduce_scatter(struct cuda_state *s, struct nccl_ranks w, const void *send,
                                      enum zero_dtype wire_type, void *recv,
                                      enum zero_dtype recv_type, size_t total)
 {
-    const int n = s->size, me = s->rank;
+    const int n = w.size, me = w.rank;
     const size_t esize = zero_dtype_size(wire_type), mine = s->split_count[me];
     const char *in = send;
     if (total == 0)
@@ -247,11 +259,11 @@ static int nccl_exact_reduce_scatter(struct cuda_state *s, const void *send,
                 continue;
             size_t theirs = s->split_count[p];
             if (theirs > 0)
-                r = ncclSend(in + s->split_displ[p] * esize, theirs * esize, ncclUint8, p, s->nccl,
+                r = ncclSend(in + s->split_displ[p] * esize, theirs * esize, ncclUint8, p, w.comm,
                              s->comm_stream);
             if (r == ncclSuccess && mine > 0)
                 r = ncclRecv(pieces + (size_t)(p < me ? p : p - 1) * mine * esize, mine * esize,
-                             ncclUint8, p, s->nccl, s->comm_stream);
+                             ncclUint8, p, w.comm, s->comm_stream);
         }
         ncclResult_t end = ncclGroupEnd();
         rc = nccl_check(s, r != ncclSuccess ? r : end, "reduce_scatter: ncclSend/ncclRecv");
@@ -265,37 +277,41 @@ static int nccl_exact_reduce_scatter(struct cuda_state *s, const void *send,
                       "reduce_scatter: combine");
 }
 
-/* recv (total) = every rank's piece of the current split, gathered (own piece in place) */
-static int nccl_gather_pieces(struct cuda_state *s, void *recv, size_t esize)
+/* recv (total) = every rank's piece of the current split over w, gathered (own piece in
+ * place) */
+static int nccl_gather_pieces(struct cuda_state *s, struct nccl_ranks w, void *recv, size_t esize)
 {
-    const int me = s->rank;
+    const int me = w.rank;
     char *out = recv;
     ncclResult_t r = ncclGroupStart();
-    for (int p = 0; p < s->size && r == ncclSuccess; p++) {
+    for (int p = 0; p < w.size && r == ncclSuccess; p++) {
         if (p == me)
             continue;
         if (s->split_count[me] > 0)
             r = ncclSend(out + s->split_displ[me] * esize, s->split_count[me] * esize, ncclUint8, p,
-                         s->nccl, s->comm_stream);
+                         w.comm, s->comm_stream);
         if (r == ncclSuccess && s->split_count[p] > 0)
             r = ncclRecv(out + s->split_displ[p] * esize, s->split_count[p] * esize, ncclUint8, p,
-                         s->nccl, s->comm_stream);
+                         w.comm, s->comm_stream);
     }
     ncclResult_t end = ncclGroupEnd();
     return nccl_check(s, r != ncclSuccess ? r : end, "all_reduce: gather of the pieces");
 }
 
-static int nccl_reduce_scatter(struct cuda_state *s, const void *send, enum zero_dtype wire_type,
-                               void *recv, enum zero_dtype recv_type, size_t count,
-                               struct zero_request **req)
+/* The world's reduce-scatter (group 0) or a group's (group 1: w is the group's ranks,
+ * counted in stats->group). */
+static int nccl_reduce_scatter(struct cuda_state *s, struct nccl_ranks w, int group,
+                               const void *send, enum zero_dtype wire_type, void *recv,
+                               enum zero_dtype recv_type, size_t count, struct zero_request **req)
 {
-    size_t n = (size_t)s->size, wsize = zero_dtype_size(wire_type);
+    size_t n = (size_t)w.size, wsize = zero_dtype_size(wire_type);
     struct cuda_request rq;
     int rc = nccl_begin(s, &rq, ZERO_COLL_REDUCE_SCATTER, (int64_t)(n * count * wsize),
                         (int64_t)((n - 1) * count * wsize));
+    rq.group = group;
     if (rc == ZERO_OK && s->mode == ZERO_COLL_EXACT) {
-        split_equal(s, count);
-        rc = nccl_exact_reduce_scatter(s, send, wire_type, recv, recv_type, n * count);
+        split_equal(s, w.size, count);
+        rc = nccl_exact_reduce_scatter(s, w, send, wire_type, recv, recv_type, n * count);
     } else if (rc == ZERO_OK && count > 0) {
         void *dst = recv;
         if (recv_type != wire_type) /* NCCL knows no type change: through a temporary */
@@ -306,7 +322,7 @@ static int nccl_reduce_scatter(struct cuda_state *s, const void *send, enum zero
         if (rc == ZERO_OK)
             rc = nccl_check(s,
                             ncclReduceScatter(send, dst, count, nccl_type(wire_type), ncclSum,
-                                              s->nccl, s->comm_stream),
+                                              w.comm, s->comm_stream),
                             "reduce_scatter: ncclReduceScatter");
         if (rc == ZERO_OK && dst != recv)
             rc = cuda_check(s,
@@ -317,23 +333,25 @@ static int nccl_reduce_scatter(struct cuda_state *s, const void *send, enum zero
     return nccl_end(s, &rq, rc, req);
 }
 
-static int nccl_all_reduce(struct cuda_state *s, const void *send, void *recv, enum zero_dtype t,
-                           size_t count, struct zero_request **req)
+/* The world's all-reduce (group 0) or a group's (group 1), as nccl_reduce_scatter. */
+static int nccl_all_reduce(struct cuda_state *s, struct nccl_ranks w, int group, const void *send,
+                           void *recv, enum zero_dtype t, size_t count, struct zero_request **req)
 {
     size_t esize = zero_dtype_size(t);
-    split_even(s, count);
-    size_t mine = s->split_count[s->rank];
-    int64_t sent = (int64_t)((count - mine + (size_t)(s->size - 1) * mine) * esize);
+    split_even(s, w.size, count);
+    size_t mine = s->split_count[w.rank];
+    int64_t sent = (int64_t)((count - mine + (size_t)(w.size - 1) * mine) * esize);
     struct cuda_request rq;
     int rc = nccl_begin(s, &rq, ZERO_COLL_ALL_REDUCE, (int64_t)(count * esize), sent);
+    rq.group = group;
     if (rc == ZERO_OK && s->mode == ZERO_COLL_EXACT) {
-        char *my_piece = (char *)recv + s->split_displ[s->rank] * esize;
-        rc = nccl_exact_reduce_scatter(s, send, t, my_piece, t, count);
-        if (rc == ZERO_OK && count > 0 && s->size > 1)
-            rc = nccl_gather_pieces(s, recv, esize);
+        char *my_piece = (char *)recv + s->split_displ[w.rank] * esize;
+        rc = nccl_exact_reduce_scatter(s, w, send, t, my_piece, t, count);
+        if (rc == ZERO_OK && count > 0 && w.size > 1)
+            rc = nccl_gather_pieces(s, w, recv, esize);
     } else if (rc == ZERO_OK && count > 0) {
         rc = nccl_check(
-            s, ncclAllReduce(send, recv, count, nccl_type(t), ncclSum, s->nccl, s->comm_stream),
+            s, ncclAllReduce(send, recv, count, nccl_type(t), ncclSum, w.comm, s->comm_stream),
             "all_reduce: ncclAllReduce");
     }
     return nccl_end(s, &rq, rc, req);
@@ -385,7 +403,7 @@ int cuda_reduce_scatter(void *self, const void *send, enum zero_dtype wire_type,
                              cuda_staged_reduce_scatter(s, send, wire_type, recv, recv_type, count),
                              req);
 #ifdef ZERO_HAVE_NCCL
-    return nccl_reduce_scatter(s, send, wire_type, recv, recv_type, count, req);
+    return nccl_reduce_scatter(s, world_ranks(s), 0, send, wire_type, recv, recv_type, count, req);
 #else
     return cuda_fail(s, ZERO_ENOTSUP, "reduce_scatter: built without NCCL");
 #endif
@@ -405,7 +423,7 @@ int cuda_all_reduce(void *self, const void *send, void *recv, enum zero_dtype t,
         return staged_finish(s, ZERO_COLL_ALL_REDUCE,
                              cuda_staged_all_reduce(s, send, recv, t, count), req);
 #ifdef ZERO_HAVE_NCCL
-    return nccl_all_reduce(s, send, recv, t, count, req);
+    return nccl_all_reduce(s, world_ranks(s), 0, send, recv, t, count, req);
 #else
     return cuda_fail(s, ZERO_ENOTSUP, "all_reduce: built without NCCL");
 #endif
@@ -596,6 +614,49 @@ static int cuda_group_all_gather(void *self, struct zero_group *group, const voi
 #endif
 }
 
+/* The group's reductions: the world's code on the group's communicator (exact mode's
+ * owner combine over the group's ranks, or NCCL's own), queued on the comm stream. */
+static int cuda_group_reduce_scatter(void *self, struct zero_group *group, const void *send,
+                                     enum zero_dtype wire_type, void *recv,
+                                     enum zero_dtype recv_type, size_t count,
+                                     struct zero_request **req)
+{
+    struct cuda_state *s = self;
+    if (req != NULL)
+        *req = NULL;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_reduce_scatter(group->rank, group->size, send, wire_type, recv,
+                                          recv_type, count, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "group_reduce_scatter: %s", why);
+#ifdef ZERO_HAVE_NCCL
+    struct nccl_ranks w = {group->nccl, group->rank, group->size};
+    return nccl_reduce_scatter(s, w, 1, send, wire_type, recv, recv_type, count, req);
+#else
+    (void)send, (void)recv, (void)count;
+    return cuda_fail(s, ZERO_ENOTSUP, "group_reduce_scatter: built without NCCL");
+#endif
+}
+
+static int cuda_group_all_reduce(void *self, struct zero_group *group, const void *send, void *recv,
+                                 enum zero_dtype t, size_t count, struct zero_request **req)
+{
+    struct cuda_state *s = self;
+    if (req != NULL)
+        *req = NULL;
+    char why[ZERO_ERRMSG_LEN];
+    int rc = zero_contract_all_reduce(send, recv, t, count, why, sizeof why);
+    if (rc != ZERO_OK)
+        return cuda_fail(s, rc, "group_all_reduce: %s", why);
+#ifdef ZERO_HAVE_NCCL
+    struct nccl_ranks w = {group->nccl, group->rank, group->size};
+    return nccl_all_reduce(s, w, 1, send, recv, t, count, req);
+#else
+    (void)send, (void)recv, (void)count;
+    return cuda_fail(s, ZERO_ENOTSUP, "group_all_reduce: built without NCCL");
+#endif
+}
+
 const struct zero_groups_ops cuda_groups_ops = {
     .version = ZERO_GROUPS_OPS_VERSION,
     .node_group_size = cuda_node_group_size,
@@ -604,6 +665,8 @@ const struct zero_groups_ops cuda_groups_ops = {
     .group_rank = cuda_group_rank,
     .group_size = cuda_group_size,
     .group_all_gather = cuda_group_all_gather,
+    .group_reduce_scatter = cuda_group_reduce_scatter,
+    .group_all_reduce = cuda_group_all_reduce,
 };
 
 /* ---- lifetime ---- */

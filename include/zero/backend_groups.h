@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define ZERO_GROUPS_OPS_VERSION 1
+#define ZERO_GROUPS_OPS_VERSION 2 /* 2: group_reduce_scatter, group_all_reduce */
 
 struct zero_group; /* opaque: one backend's sub-communicator */
 
@@ -44,6 +44,23 @@ struct zero_groups_ops {
      * group_rank*count*size. req as the core's collectives (NULL blocks; a backend may
      * complete at issue and hand back NULL). */
     int (*group_all_gather)(void *self, struct zero_group *group, const void *send, void *recv,
+                            enum zero_dtype t, size_t count, struct zero_request **req);
+    /* The reductions over the group's G ranks, as the world's (zero/backend.h) with the
+     * group's rank g in place of r: group rank g receives recv (count, recv_type) = the
+     * sum over the members of send[g count .. (g+1) count) (G count, wire_type), in fp32;
+     * in place when recv == send + g count size(wire) and the types agree. Exact mode:
+     * the owner combines the G members' pieces along the canonical tree over the group
+     * ranks (tree.h), rounding once, so the bits do not depend on the transport; native
+     * mode: the library's own reduction (MPI_Reduce_scatter_block, ncclReduceScatter). A
+     * group reduction is not the world's tree: the engine uses them where the bits may
+     * change (MiCS in native mode), never in exact mode's gradient path. req as above. */
+    int (*group_reduce_scatter)(void *self, struct zero_group *group, const void *send,
+                                enum zero_dtype wire_type, void *recv, enum zero_dtype recv_type,
+                                size_t count, struct zero_request **req);
+    /* recv (count) = the sum over the members of send (count); send == recv allowed.
+     * Exact mode: the group's exact reduce-scatter of nearly equal pieces, then their
+     * all-gather; native: MPI_Allreduce, ncclAllReduce. */
+    int (*group_all_reduce)(void *self, struct zero_group *group, const void *send, void *recv,
                             enum zero_dtype t, size_t count, struct zero_request **req);
 };
 

@@ -32,6 +32,10 @@ struct zero_comm_stats {
     /* over a group (zero/backend_groups.h: hpZ's backward gathers): every byte of these
      * stays between the members of the group */
     struct zero_coll_counter group[ZERO_COLL_KIND_COUNT];
+    /* the part of group[] whose group spans the layout's groups (MiCS's replica group:
+     * its bytes cross between the shard groups), added by the engine, which knows what
+     * each group is for; group[] less cross[] stays inside one group */
+    struct zero_coll_counter cross[ZERO_COLL_KIND_COUNT];
 };
 
 const char *zero_coll_kind_name(enum zero_coll_kind k); /* "reduce_scatter", ... */

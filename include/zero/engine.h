@@ -141,7 +141,8 @@ struct zero_theory {
     int64_t psi_reused;
     /* hpZ (zero_hpz_partition_size g > 1): the elements of the backward's gathers, which
      * run inside the group from the secondary shards (Ψg; left out of the world volumes
-     * above), the elements this rank sends for them per step, Ψg (g-1)/g, and the
+     * above), the elements this rank sends for them per step, AΨg (g-1)/g with A
+     * micro-steps, and the
      * secondary shards' bytes, the compute dtype's size times Ψ'/g over the
      * non-persistent units (tag hpz_secondary) */
     int hpz_group_size;
@@ -161,6 +162,13 @@ struct zero_theory {
     /* MiCS: group_sent_elements_per_step in bytes (the replica group's all-gathers carry
      * fp32 where each micro-step's sum goes into an fp32 accumulation slot) */
     int64_t group_sent_bytes_per_step;
+    /* MiCS: group_sent_bytes_per_step by group: the shard group's parameter gathers
+     * (Ψ'(M-1)/M) and, in native mode, reduce-scatters (Ψ(M-1)/M per reduction), inside
+     * the shard group; the replica group's all-gathers (exact mode, Ψ(R-1)/N per
+     * reduction) or all-reduces (native mode, 2Ψ(R-1)/N), across the shard groups.
+     * mics_reduces_in_groups: 1 in native mode, where no reduction runs over the world */
+    int64_t mics_gather_bytes, mics_intra_reduce_bytes, mics_replica_bytes;
+    int mics_reduces_in_groups;
     /* qwZ (zero_quantized_weights): the parameter all-gathers' share of the sent
      * elements above, (A(2Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N, and the bytes they really send per
      * rank in int8: (N-1) times the slot bytes, 4 ceil(s/B) + s rounded up to 4 (shard s,

@@ -32,6 +32,17 @@ enum zero_event_kind {
     ZERO_EV_KIND_COUNT
 };
 
+/* The ranks a collective spans (hierarchical layouts, docs/multi-node.md). */
+enum zero_event_group {
+    ZERO_EVG_WORLD = 0,    /* every rank (and events that are no collective) */
+    ZERO_EVG_HPZ,          /* hpZ's group of g consecutive ranks */
+    ZERO_EVG_MICS_SHARD,   /* MiCS's shard group of M consecutive ranks */
+    ZERO_EVG_MICS_REPLICA, /* MiCS's replica group: the N/M ranks holding one shard */
+    ZERO_EVG_COUNT
+};
+/* "world", "hpz group", "mics shard group", "mics replica group" */
+const char *zero_event_group_name(enum zero_event_group g);
+
 struct zero_event {
     enum zero_event_kind kind;
     int unit;               /* -1 when the event is not about one unit */
@@ -42,6 +53,11 @@ struct zero_event {
     int64_t step;           /* optimizer steps taken before this event */
     int64_t micro_step;     /* micro-steps taken before this event */
     double t_begin, t_end;  /* seconds since the engine was created */
+    /* collectives: the ranks they span; group_index says which group of its kind this
+     * rank is in (hpZ and shard groups: rank / size; replica groups: rank % M; 0 for the
+     * world), group_size how many ranks it has (N for the world) */
+    enum zero_event_group group;
+    int group_index, group_size;
 };
 
 typedef void (*zero_event_fn)(void *user, const struct zero_event *ev);

@@ -153,8 +153,9 @@ _Static_assert(sizeof(struct zero_llama_ops) - offsetof(struct zero_llama_ops, r
                "llama_entries must name every entry of struct zero_llama_ops");
 #define GROUPS(name) AT(struct zero_groups_ops, name)
 static const struct entry groups_entries[] = {
-    GROUPS(node_group_size), GROUPS(group_open), GROUPS(group_close),
-    GROUPS(group_rank),      GROUPS(group_size), GROUPS(group_all_gather),
+    GROUPS(node_group_size),      GROUPS(group_open),       GROUPS(group_close),
+    GROUPS(group_rank),           GROUPS(group_size),       GROUPS(group_all_gather),
+    GROUPS(group_reduce_scatter), GROUPS(group_all_reduce),
 };
 _Static_assert(sizeof(struct zero_groups_ops) - offsetof(struct zero_groups_ops, node_group_size) ==
                    LEN(groups_entries) * sizeof(entry_fn),

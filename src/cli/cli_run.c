@@ -54,7 +54,9 @@ static const char help_rest[] =
     "  --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at "
     "once)\n"
     "  --hpz G              zero_hpz_partition_size: stage 3's backward gathers inside groups of\n"
-    "                       G consecutive ranks (ZeRO++ hpZ; 1: off)\n";
+    "                       G consecutive ranks (ZeRO++ hpZ; 1: off)\n"
+    "  --mics M             mics_shard_size: the states sharded in groups of M consecutive ranks\n"
+    "                       and replicated across the N/M groups (MiCS / HSDP, stages 1-3)\n";
 
 const char *cli_model_flags_help(int stage_flag)
 {
@@ -83,7 +85,7 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         "--overlap",        "--prefetch",   "--persistence", "--max-live",
         "--reuse-distance", "--precision",  "--atom-order",  "--hpz",
         "--model",          "--block-size", "--vocab-size",  "--heads",
-        "--kv-heads",       "--hf-config",
+        "--kv-heads",       "--hf-config",  "--mics",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -186,9 +188,10 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
             z->stage3_param_persistence_threshold = x;
         else if (strcmp(flag, "--reuse-distance") == 0)
             z->stage3_max_reuse_distance = x;
-        else if (strcmp(flag, "--hpz") == 0) {
+        else if (strcmp(flag, "--hpz") == 0 || strcmp(flag, "--mics") == 0) {
             bad |= x > 1 << 20;
-            z->zero_hpz_partition_size = (int)x;
+            *(strcmp(flag, "--hpz") == 0 ? &z->zero_hpz_partition_size : &z->mics_shard_size) =
+                (int)x;
         } else
             z->stage3_max_live_parameters = x;
     }

@@ -125,20 +125,22 @@ static int is_collective(const struct zero_event *ev)
     return ev->collective != NULL && strcmp(ev->collective, "control") != 0;
 }
 
+/* a collective over a group (hpZ's, MiCS's shard or replica groups) */
 static int is_group(const struct zero_event *ev)
 {
-    return ev->collective != NULL && strcmp(ev->collective, "group_all_gather") == 0;
+    return is_collective(ev) && ev->group != ZERO_EVG_WORLD;
 }
 
-/* world: the ranks a world collective spans; group: those a group collective spans */
-static int64_t sent_by_rank(const struct zero_event *ev, int world, int group)
+/* What this rank sends of ev: (S-1)/S of its buffer over the S ranks it spans, twice
+ * that for an all-reduce. world: the ranks a world collective spans. */
+static int64_t sent_by_rank(const struct zero_event *ev, int world)
 {
     if (is_group(ev))
-        world = group;
+        world = ev->group_size;
     if (!is_collective(ev) || world < 2)
         return 0;
     int64_t part = ev->elements / world * (world - 1);
-    return strcmp(ev->collective, "all_reduce") == 0 ? 2 * part : part;
+    return strstr(ev->collective, "all_reduce") != NULL ? 2 * part : part;
 }
 
 /* The phase an event belongs to, from the order of the stream. */
@@ -146,10 +148,10 @@ enum phase { FORWARD, BACKWARD, UPDATE };
 static const char *const phase_name[] = {"fwd", "bwd", "step"};
 
 static void detail(char *buf, size_t len, const struct zero_event *ev, const int64_t *padded,
-                   int rank, int world, int group)
+                   int rank, int world)
 {
     char a[32], b[32], c[32];
-    int64_t sent = sent_by_rank(ev, world, group);
+    int64_t sent = sent_by_rank(ev, world);
     switch (ev->kind) {
     case ZERO_EV_FORWARD:
     case ZERO_EV_BACKWARD:
@@ -174,11 +176,14 @@ static void detail(char *buf, size_t len, const struct zero_event *ev, const int
         break;
     case ZERO_EV_OPTIMIZER: {
         int64_t whole = ev->unit >= 0 ? padded[ev->unit] : 0;
+        /* MiCS: shard rank % M of M */
+        int shard =
+            ev->elements > 0 && whole > ev->elements ? rank % (int)(whole / ev->elements) : rank;
         if (ev->elements == whole || world == 1)
             snprintf(buf, len, "Adam on the whole unit");
         else
-            snprintf(buf, len, "Adam on shard %d: [%s, %s) of %s", rank,
-                     cli_num(a, ev->elements * rank), cli_num(b, ev->elements * (rank + 1)),
+            snprintf(buf, len, "Adam on shard %d: [%s, %s) of %s", shard,
+                     cli_num(a, ev->elements * shard), cli_num(b, ev->elements * (shard + 1)),
                      cli_num(c, whole));
         break;
     }
@@ -255,7 +260,7 @@ static void print_events(const struct recorder *r, const struct zero_model *mode
     for (int i = 0; i < r->n; i++) {
         const struct zero_event *ev = &r->ev[i];
         ph = phase_of(ev, ph, micro0, accum);
-        detail(what, sizeof what, ev, padded, rank, world, r->group);
+        detail(what, sizeof what, ev, padded, rank, world);
         if (accum > 1 && ph != UPDATE)
             snprintf(phase, sizeof phase, "%s.%lld", ph == FORWARD ? "fwd" : "bwd",
                      (long long)(ev->micro_step - micro0 + 1));
@@ -272,6 +277,8 @@ static void print_events(const struct recorder *r, const struct zero_model *mode
 
 static enum zero_coll_kind coll_kind(const char *name)
 {
+    if (strncmp(name, "group_", 6) == 0)
+        name += 6; /* a group's collective: the kind it counts as */
     if (strcmp(name, "reduce_scatter") == 0)
         return ZERO_COLL_REDUCE_SCATTER;
     if (strcmp(name, "all_gather") == 0)
@@ -281,6 +288,73 @@ static enum zero_coll_kind coll_kind(const char *name)
     if (strcmp(name, "broadcast") == 0)
         return ZERO_COLL_BROADCAST;
     return ZERO_COLL_CONTROL;
+}
+
+/* MiCS: the groups' collectives by the group they span, each next to the comm stats
+ * (the replica group's are cross[], the shard group's the rest of group[]) and to its
+ * formula, then the world's total against its own; returns 1 if everything agrees. */
+static int print_mics_totals(const struct recorder *r, const struct zero_engine *e,
+                             const struct zero_theory *t, int world, int64_t world_total)
+{
+    enum { SHARD, REPLICA };
+    int64_t calls[2][ZERO_COLL_KIND_COUNT] = {{0}}, buffer[2][ZERO_COLL_KIND_COUNT] = {{0}},
+            bytes[2][ZERO_COLL_KIND_COUNT] = {{0}};
+    for (int i = 0; i < r->n; i++) {
+        const struct zero_event *ev = &r->ev[i];
+        if (!is_group(ev) || ev->kind == ZERO_EV_GATHER_WAIT)
+            continue;
+        int g = ev->group == ZERO_EVG_MICS_REPLICA ? REPLICA : SHARD;
+        enum zero_coll_kind k = coll_kind(ev->collective);
+        calls[g][k]++;
+        buffer[g][k] += ev->elements;
+        bytes[g][k] += sent_by_rank(ev, world) * ev->element_bytes;
+    }
+    const struct zero_comm_stats *m = &zero_engine_last_step(e)->comm;
+    int64_t esize = (int64_t)zero_dtype_size(zero_engine_compute_dtype(e));
+    int64_t msize = t->mics_shard_size, replicas = world / msize, sum[2] = {0, 0};
+    int ok = 1;
+    printf("  MiCS: shard groups of %lld ranks, replica groups of %lld (bytes / %lld)\n",
+           (long long)msize, (long long)replicas, (long long)esize);
+    for (int g = SHARD; g <= REPLICA; g++)
+        for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
+            const struct zero_coll_counter *all = &m->group[k], *cross = &m->cross[k];
+            int64_t mcalls = g == REPLICA ? cross->calls : all->calls - cross->calls;
+            int64_t mbytes = g == REPLICA ? cross->sent_bytes : all->sent_bytes - cross->sent_bytes;
+            if (k == ZERO_COLL_CONTROL || (calls[g][k] == 0 && mcalls == 0))
+                continue;
+            char name[40], a[32], b[32], c[32];
+            snprintf(name, sizeof name, "%s %s", g == SHARD ? "shard" : "replica",
+                     k == ZERO_COLL_ALL_GATHER ? "gather" : "reduce");
+            int good = bytes[g][k] == mbytes && calls[g][k] == mcalls;
+            printf("  %-15s %6lld %14s %14s %14s  %s\n", name, (long long)calls[g][k],
+                   cli_num(a, buffer[g][k]), cli_num(b, bytes[g][k] / esize),
+                   cli_num(c, mbytes / esize), good ? "ok" : "MISMATCH");
+            ok &= good;
+            sum[g] += bytes[g][k];
+        }
+    int native = t->mics_reduces_in_groups;
+    int64_t intra = t->mics_gather_bytes + t->mics_intra_reduce_bytes;
+    int accum = zero_engine_config(e)->gradient_accumulation_steps > 1;
+    int world_ok = world_total == t->sent_elements_per_step || accum;
+    char a[32], b[32], psi[32], psig[32];
+    cli_num(psi, t->psi_padded);
+    cli_num(psig, t->psi_gathered);
+    printf("\ntheory, MiCS (M = %lld, R = N/M = %lld), elements per rank:\n", (long long)msize,
+           (long long)replicas);
+    printf("  world: %s = %s  %s\n",
+           native ? "0 (native mode: the groups reduce)"
+                  : "Ψ(N-1)/N, the gradients' reduce-scatter",
+           cli_num(a, t->sent_elements_per_step), world_ok ? "ok" : "MISMATCH");
+    printf("  inside the shard groups: Ψ'(M-1)/M gathers%s = %s  %s\n",
+           native ? " + Ψ(M-1)/M reduce-scatter" : "", cli_num(b, intra / esize),
+           sum[SHARD] == intra ? "ok" : "MISMATCH");
+    printf("  across them, in the replica groups: %s = %s  %s\n",
+           native ? "2Ψ(R-1)/N all-reduce" : "Ψ(R-1)/N all-gather of the reduced shard",
+           cli_num(a, t->mics_replica_bytes / esize),
+           sum[REPLICA] == t->mics_replica_bytes ? "ok" : "MISMATCH");
+    printf("(Ψ = %s elements padded; Ψ' = %s, the parameters' gathers%s)\n", psi, psig,
+           accum ? "; with accumulation per reduction" : "");
+    return ok && world_ok && sum[SHARD] == intra && sum[REPLICA] == t->mics_replica_bytes;
 }
 
 /* Totals per collective next to the comm stats; returns 1 if everything agrees. */
@@ -294,7 +368,7 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
         if (is_group(ev) && ev->kind != ZERO_EV_GATHER_WAIT) {
             group_calls++;
             group_buffer += ev->elements;
-            group_sent += sent_by_rank(ev, world, r->group);
+            group_sent += sent_by_rank(ev, world);
             continue;
         }
         if (!is_collective(ev))
@@ -302,7 +376,7 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
         enum zero_coll_kind k = coll_kind(ev->collective);
         calls[k]++;
         buffer[k] += ev->elements;
-        sent[k] += sent_by_rank(ev, world, r->group);
+        sent[k] += sent_by_rank(ev, world);
     }
     const struct zero_comm_stats *m = &zero_engine_last_step(e)->comm;
     /* the wire carries the compute dtype: 4 bytes an element in fp32, 2 in fp16/bf16 */
@@ -346,6 +420,8 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
 
     struct zero_theory t;
     zero_engine_theory(e, &t);
+    if (t.mics_shard_size > 0)
+        return print_mics_totals(r, e, &t, world, total) && ok;
     const struct zero_config *c = zero_engine_config(e);
     /* a stage that shards the parameters gathers them for forward and backward: 3Ψ */
     int stage3 = zero_stage_get(c->zero_optimization.stage)->shards_params;
@@ -368,6 +444,13 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
                "elements  %s\n(Ψg: the backward's gathers, inside the hpZ group)\n",
                psi, psip, psir, psig, world - 1, world, th,
                total == t.sent_elements_per_step ? "ok" : "MISMATCH");
+        /* a world collective sends each peer alike: (N-g)/(N-1) of it leaves the group */
+        int64_t g = t.hpz_group_size, across = t.sent_elements_per_step / (world - 1) * (world - g);
+        char ac[32];
+        printf("across the groups: (3Ψ - Ψp - Ψr - Ψg)(N-g)/N = %s elements  %s   (the backward's "
+               "gathers: none)\n",
+               cli_num(ac, across),
+               total / (world - 1) * (world - g) == across ? "ok" : "MISMATCH");
     } else if (stage3 && (t.psi_persistent > 0 || t.psi_reused > 0))
         printf("\ntheory: (3Ψ - Ψp - Ψr)(N-1)/N = (3 x %s - %s - %s) x %d/%d = %s elements  %s\n",
                psi, psip, psir, world - 1, world, th,
@@ -441,7 +524,8 @@ int zero_cmd_schedule(int argc, char **argv)
         if (!rc && run.rank == a.rank) {
             int64_t *padded = calloc((size_t)run.model->nunits, sizeof *padded);
             for (int i = 0; padded && i < rec->n; i++) /* a reduction covers the whole unit */
-                if (rec->ev[i].kind == ZERO_EV_REDUCE && rec->ev[i].unit >= 0)
+                if (rec->ev[i].kind == ZERO_EV_REDUCE && rec->ev[i].unit >= 0 &&
+                    rec->ev[i].elements > padded[rec->ev[i].unit]) /* not MiCS's replica part */
                     padded[rec->ev[i].unit] = rec->ev[i].elements;
             print_header(&a, &run);
             print_events(rec, run.model, padded, run.rank, run.world,

@@ -52,7 +52,7 @@ static int reduce_block_sums(struct zero_engine *e, int u, float *sum, void *min
         return e->be->cast(e->bself, mine, e->cdt, sum + s->shard_begin, ZERO_F32, shard);
     }
     /* the reduced shard is rounded to the compute dtype once, as it lands */
-    return mics_reduce_scatter(e, sum, ZERO_F32, mine, e->cdt, shard, NULL, NULL);
+    return mics_reduce_scatter(e, u, sum, ZERO_F32, mine, e->cdt, shard, NULL, NULL);
 }
 
 int atom_order_reduce(struct zero_engine *e, int u, float *sum, void *mine, struct zero_error *err)
@@ -65,7 +65,8 @@ int atom_order_reduce(struct zero_engine *e, int u, float *sum, void *mine, stru
     if (rc)
         return engine_backend_error(e, rc, err, "reduction of the rank-major gradient of %s",
                                     e->model->units[u]->name);
-    engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
+    if (whole || !mics_reports_reductions(&e->mics)) /* else mics.c reported them */
+        engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
     if (e->stage_def->reduce != ZERO_STAGE_ALL_REDUCE || whole)
         return ZERO_OK;
     /* stage 0: every rank needs the whole gradient (in the compute dtype) */

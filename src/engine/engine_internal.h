@@ -171,9 +171,14 @@ static inline int64_t engine_update_offset(const struct zero_engine *e, int u)
     return zero_stage_offset_in(e->stage_def->shards_optim, e->stage_def->shards_params,
                                 e->us[u].shard_begin);
 }
-/* Reports an event [t0, now] to the observer, if any. */
+/* Reports an event [t0, now] to the observer, if any. A "group_all_gather" is over
+ * hpZ's group, or MiCS's shard group; any other collective over the world. */
 void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
                   const char *collective, int64_t elements, double t0);
+/* The same for a collective over group whose elements are element_bytes each. */
+void engine_group_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
+                        const char *collective, int64_t elements, int element_bytes,
+                        enum zero_event_group group, double t0);
 /* Waits for req (NULL: completed at issue, nothing to do), then reports the wait
  * [now, return] as wait_kind and the collective's flight [t_issue, completion] as
  * ZERO_EV_INFLIGHT (the completion the backend saw: wait_timed). */

@@ -92,6 +92,13 @@ static void mics_theory(const struct zero_engine *e, struct zero_theory *t, int6
         return;
     int64_t n = e->world, m = e->mics.size, r = e->mics.replicas, a = e->accum;
     int64_t reductions = a > 1 && !t->accumulates_locally ? a : 1, reduce = padded / n * (n - 1);
+    /* native mode: the reductions run in the groups (mics_reduces_in_groups), none over
+     * the world */
+    int in_groups = mics_reduces_in_groups(e) && e->cfg.zero_optimization.reduce_scatter;
+    t->mics_reduces_in_groups = in_groups;
+    int64_t world_share = reduce; /* what a broadcast of the shards sends */
+    if (in_groups)
+        reduce = 0;
     t->psi_gathered = !e->stage_def->shards_params
                           ? padded
                           : a * (2 * padded - 2 * persistent - t->psi_reused) + persistent;
@@ -110,16 +117,31 @@ static void mics_theory(const struct zero_engine *e, struct zero_theory *t, int6
     if (!e->stage_def->shards_params && !e->cfg.zero_optimization.allgather_partitions) {
         /* one world broadcast per shard instead of the group's gathers, counted as the
          * flat theory counts them */
-        t->sent_elements_per_step += reduce;
-        t->sent_elements_every_micro_step += reduce;
-        t->sent_elements_local_accumulation += reduce;
-        t->sent_elements_accumulated += reduce;
+        t->sent_elements_per_step += world_share;
+        t->sent_elements_every_micro_step += world_share;
+        t->sent_elements_local_accumulation += world_share;
+        t->sent_elements_accumulated += world_share;
         t->psi_gathered = 0;
     }
     int64_t replica = reductions * (padded / n) * (r - 1), c = (int64_t)e->csize;
     int64_t wire = a > 1 && !t->accumulates_locally && r > 1 ? 4 : c; /* into fp32 slots */
-    t->group_sent_elements_per_step = t->psi_gathered / m * (m - 1) + replica;
-    t->group_sent_bytes_per_step = t->psi_gathered / m * (m - 1) * c + replica * wire;
+    int64_t gathers = t->psi_gathered / m * (m - 1);
+    t->mics_intra_reduce_bytes = 0; /* the shard group's reduce-scatters (native mode) */
+    t->mics_replica_bytes = replica * wire;
+    if (in_groups) {
+        /* the locally accumulated fp32 sum goes into the compute dtype's shard; a
+         * micro-step's gradient (compute dtype) into an fp32 slot */
+        int64_t rs_wire = t->accumulates_locally ? 4 : c;
+        int64_t ar_wire = a > 1 && !t->accumulates_locally ? 4 : c;
+        replica *= 2; /* an all-reduce of the shard sends its reduce-scatter and its gather */
+        t->mics_intra_reduce_bytes = reductions * (padded / m) * (m - 1) * rs_wire;
+        t->mics_replica_bytes = replica * ar_wire;
+        gathers += reductions * (padded / m) * (m - 1);
+    }
+    t->group_sent_elements_per_step = gathers + replica;
+    t->mics_gather_bytes = t->psi_gathered / m * (m - 1) * c;
+    t->group_sent_bytes_per_step =
+        t->mics_gather_bytes + t->mics_intra_reduce_bytes + t->mics_replica_bytes;
 }
 
 void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
@@ -173,7 +195,8 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     t->hpz_group_size = (int)g;
     t->hpz_node_group = e->hpz.node_group;
     t->psi_group = g > 1 ? backward : 0;
-    t->group_sent_elements_per_step = t->psi_group / g * (g - 1);
+    /* ... once per micro-step, as the forward's */
+    t->group_sent_elements_per_step = e->accum * (t->psi_group / g * (g - 1));
     t->hpz_secondary_bytes = 0;
     for (int u = 0; u < e->nunits && g > 1; u++)
         if (!e->us[u].stage3.persistent)

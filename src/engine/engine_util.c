@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_internal.h"
 #include "zero/fault.h"
@@ -70,8 +71,38 @@ double engine_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
-                  const char *collective, int64_t elements, double t0)
+/* The group a collective of the groups (backend_groups.h) spans: a gather hpZ's where
+ * it is on, else MiCS's shard group (the replica group's gathers say so themselves);
+ * MiCS's native reductions, a reduce-scatter in the shard group, an all-reduce in the
+ * replica group. */
+static enum zero_event_group event_group(const struct zero_engine *e, const char *collective)
+{
+    if (collective == NULL || strncmp(collective, "group_", 6) != 0)
+        return ZERO_EVG_WORLD;
+    if (strcmp(collective, "group_all_reduce") == 0)
+        return ZERO_EVG_MICS_REPLICA;
+    if (strcmp(collective, "group_reduce_scatter") == 0)
+        return ZERO_EVG_MICS_SHARD;
+    return e->hpz.size > 1 ? ZERO_EVG_HPZ : ZERO_EVG_MICS_SHARD;
+}
+
+/* ev's group, which one of its kind and its size */
+static void set_group(const struct zero_engine *e, struct zero_event *ev, enum zero_event_group g)
+{
+    int size = g == ZERO_EVG_HPZ            ? e->hpz.size
+               : g == ZERO_EVG_MICS_SHARD   ? e->mics.size
+               : g == ZERO_EVG_MICS_REPLICA ? e->mics.replicas
+                                            : e->world;
+    ev->group = g;
+    ev->group_size = size;
+    ev->group_index = g == ZERO_EVG_MICS_REPLICA ? e->rank % e->mics.size
+                      : g == ZERO_EVG_WORLD      ? 0
+                                                 : e->rank / size;
+}
+
+void engine_group_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
+                        const char *collective, int64_t elements, int element_bytes,
+                        enum zero_event_group group, double t0)
 {
     if (!e->observer)
         return;
@@ -81,14 +112,34 @@ void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, in
         .bucket = bucket,
         .collective = collective,
         .elements = elements,
-        /* the optimizer updates the fp32 master; everything else moves the compute dtype */
-        .element_bytes = kind == ZERO_EV_OPTIMIZER ? 4 : (int)e->csize,
+        .element_bytes = element_bytes,
         .step = e->global_steps,
         .micro_step = e->micro_steps,
         .t_begin = t0 - e->t_created,
         .t_end = engine_now() - e->t_created,
     };
+    set_group(e, &ev, group);
     e->observer(e->observer_user, &ev);
+}
+
+void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
+                  const char *collective, int64_t elements, double t0)
+{
+    /* the optimizer updates the fp32 master; everything else moves the compute dtype */
+    engine_group_event(e, kind, unit, bucket, collective, elements,
+                       kind == ZERO_EV_OPTIMIZER ? 4 : (int)e->csize, event_group(e, collective),
+                       t0);
+}
+
+const char *zero_event_group_name(enum zero_event_group g)
+{
+    static const char *const names[ZERO_EVG_COUNT] = {
+        [ZERO_EVG_WORLD] = "world",
+        [ZERO_EVG_HPZ] = "hpz group",
+        [ZERO_EVG_MICS_SHARD] = "mics shard group",
+        [ZERO_EVG_MICS_REPLICA] = "mics replica group",
+    };
+    return (int)g >= 0 && g < ZERO_EVG_COUNT ? names[g] : "?";
 }
 
 int engine_wait(struct zero_engine *e, struct zero_request *req, enum zero_event_kind wait_kind,
@@ -113,6 +164,7 @@ int engine_wait(struct zero_engine *e, struct zero_request *req, enum zero_event
         .t_begin = t_issue - e->t_created,
         .t_end = engine_now() - done_ago - e->t_created,
     };
+    set_group(e, &ev, event_group(e, collective));
     if (ev.t_end < ev.t_begin)
         ev.t_end = ev.t_begin;
     e->observer(e->observer_user, &ev);

@@ -104,13 +104,15 @@ static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *e
                      ? e->be->copy(e->bself, s->grads, sum, padded * sizeof(float))
                      : e->be->cast(e->bself, s->grads, e->cdt, sum, ZERO_F32, padded);
     } else {
-        rc = mics_reduce_scatter(e, sum, ZERO_F32, grad_landing(e, u), e->cdt, shard, NULL, NULL);
+        rc =
+            mics_reduce_scatter(e, u, sum, ZERO_F32, grad_landing(e, u), e->cdt, shard, NULL, NULL);
     }
     counter_release(&s->counter);
     if (rc)
         return engine_backend_error(e, rc, err, "reduction of the accumulated gradient of %s",
                                     e->model->units[u]->name);
-    engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
+    if (all_reduce || !mics_reports_reductions(&e->mics)) /* else mics.c reported them */
+        engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
     return ZERO_OK;
 }
 
@@ -127,7 +129,7 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
     if (reduce_accumulates_locally(e))
         return accumulate_locally(e, u, err);
     double t0 = engine_now();
-    int all_reduce = e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE;
+    int all_reduce = e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE, by_mics = 0;
     const char *coll =
         (all_reduce && e->accum == 1) || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
     if (e->accum > 1 && z->reduce_scatter) {
@@ -136,7 +138,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
         rc = counter_take(e, &s->counter, &s->reduce.into, err);
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
-        rc = mics_reduce_scatter(e, send, t, s->reduce.into, ZERO_F32, shard, req, &s->mics);
+        rc = mics_reduce_scatter(e, u, send, t, s->reduce.into, ZERO_F32, shard, req, &s->mics);
+        by_mics = 1;
     } else if (all_reduce) {
         rc = e->be->all_reduce(e->bself, s->grads, s->grads, t, (size_t)s->layout.padded, req);
     } else if (!z->reduce_scatter) {
@@ -147,15 +150,17 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
             rc = e->be->copy(e->bself, s->grads, engine_at(e, s->local_grad, s->shard_begin),
                              shard * e->csize);
     } else { /* stage 1 in place into its slice; stages 2-3 into the shard */
-        rc = mics_reduce_scatter(e, grad_micro_step(e, u), t, grad_landing(e, u), t, shard, req,
+        rc = mics_reduce_scatter(e, u, grad_micro_step(e, u), t, grad_landing(e, u), t, shard, req,
                                  &s->mics);
+        by_mics = 1;
     }
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
                                     e->model->units[u]->name);
     s->reduce.t_issue = t0;
-    s->reduce.coll = coll;
-    engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
+    s->reduce.coll = by_mics && mics_reduces_in_groups(e) ? "group_all_reduce" : coll;
+    if (!by_mics || !mics_reports_reductions(&e->mics)) /* else mics.c reported its two */
+        engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
     return ZERO_OK;
 }
 
@@ -166,8 +171,11 @@ static int complete_bucket(struct zero_engine *e, int b, struct zero_error *err)
         int u = e->nunits - 1 - pos;
         struct unit_states *s = &e->us[u];
         if (s->reduce.req) {
+            struct zero_comm_stats before = e->dev->comm_stats;
             int rc = engine_wait(e, s->reduce.req, ZERO_EV_REDUCE_WAIT, u, b, s->reduce.coll,
                                  s->layout.padded, s->reduce.t_issue);
+            if (mics_reduces_in_groups(e)) /* the replica group's all-reduce, counted now */
+                mics_count_replica(e, &before);
             s->reduce.req = NULL;
             if (rc)
                 return engine_backend_error(e, rc, err, "waiting for the reduction of %s",

@@ -92,13 +92,63 @@ int mics_all_gather(struct zero_engine *e, const void *send, void *recv, enum ze
     return rc ? rc : g->group_all_gather(e->bself, m->cross_group, mine, recv, t, block, req);
 }
 
-int mics_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype st, void *recv,
-                        enum zero_dtype rt, size_t count, struct zero_request **req,
+int mics_reduces_in_groups(const struct zero_engine *e)
+{
+    return mics_on(&e->mics) && e->mics.replicas > 1 &&
+           e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE;
+}
+
+/* Native mode: the backends' own hierarchy. The shard group reduce-scatters its M
+ * members' gradients (member j gets the group's sum of shard j), then the replica group
+ * all-reduces those R partial sums: the sum over all N ranks, in the library's order.
+ * The replica all-reduce stays in flight (req) where the caller overlaps. */
+static int reduce_in_groups(struct zero_engine *e, int unit, const void *send, enum zero_dtype st,
+                            void *recv, enum zero_dtype rt, size_t count, struct zero_request **req)
+{
+    const struct zero_groups_ops *g = e->be->groups;
+    if (req != NULL)
+        *req = NULL; /* nothing in flight until the all-reduce is issued */
+    int bucket = e->reduce.bucket_of_unit[unit];
+    size_t m = (size_t)e->mics.size;
+    double t0 = engine_now();
+    int rc =
+        g->group_reduce_scatter(e->bself, e->mics.shard_group, send, st, recv, rt, count, NULL);
+    if (rc)
+        return rc;
+    engine_group_event(e, ZERO_EV_REDUCE, unit, bucket, "group_reduce_scatter",
+                       (int64_t)(m * count), (int)zero_dtype_size(st), ZERO_EVG_MICS_SHARD, t0);
+    struct zero_comm_stats before = e->dev->comm_stats;
+    t0 = engine_now();
+    rc = g->group_all_reduce(e->bself, e->mics.replica_group, recv, recv, rt, count, req);
+    mics_count_replica(e, &before); /* where it completed at issue */
+    if (!rc)
+        engine_group_event(e, ZERO_EV_REDUCE, unit, bucket, "group_all_reduce", (int64_t)count,
+                           (int)zero_dtype_size(rt), ZERO_EVG_MICS_REPLICA, t0);
+    return rc;
+}
+
+void mics_count_replica(struct zero_engine *e, const struct zero_comm_stats *before)
+{
+    struct zero_comm_stats *now = &e->dev->comm_stats;
+    for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
+        struct zero_coll_counter *c = &now->cross[k];
+        const struct zero_coll_counter *g = &now->group[k], *b = &before->group[k];
+        c->calls += g->calls - b->calls;
+        c->payload_bytes += g->payload_bytes - b->payload_bytes;
+        c->sent_bytes += g->sent_bytes - b->sent_bytes;
+        c->seconds += g->seconds - b->seconds;
+    }
+}
+
+int mics_reduce_scatter(struct zero_engine *e, int unit, const void *send, enum zero_dtype st,
+                        void *recv, enum zero_dtype rt, size_t count, struct zero_request **req,
                         struct unit_mics *pending)
 {
     const struct mics_plan *m = &e->mics;
     if (!mics_on(m) || m->replicas == 1) /* one shard group: the world's reduce-scatter */
         return e->be->reduce_scatter(e->bself, send, st, recv, rt, count, req);
+    if (mics_reduces_in_groups(e))
+        return reduce_in_groups(e, unit, send, st, recv, rt, count, req);
     int in_flight = req != NULL && pending != NULL; /* else two collectives in sequence */
     if (req != NULL)
         *req = NULL;
@@ -116,13 +166,17 @@ int mics_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype
     /* this rank's world piece lands as part k of its shard; the replica group (ordered
      * by k) then all-gathers the R parts in place */
     char *part = (char *)recv + (size_t)(e->rank / m->size) * c * rsize;
-    struct unit_mics now = {.sent = sent, .part = part, .recv = recv, .type = rt, .part_count = c};
+    struct unit_mics now = {
+        .unit = unit, .sent = sent, .part = part, .recv = recv, .type = rt, .part_count = c};
+    double t0 = engine_now();
     if (!rc)
         rc = e->be->reduce_scatter(e->bself, sent, st, part, rt, c, in_flight ? req : NULL);
     if (rc) {
         e->be->free(e->bself, sent);
         return rc;
     }
+    engine_group_event(e, ZERO_EV_REDUCE, unit, e->reduce.bucket_of_unit[unit], "reduce_scatter",
+                       (int64_t)(count * (size_t)m->size), (int)ssize, ZERO_EVG_WORLD, t0);
     if (!in_flight)
         return mics_reduce_finish(e, &now);
     *pending = now; /* sent stays alive while the reduce-scatter reads it */
@@ -135,8 +189,16 @@ int mics_reduce_finish(struct zero_engine *e, struct unit_mics *pending)
         return ZERO_OK;
     struct unit_mics p = *pending;
     mics_unit_destroy(e, pending);
-    return e->be->groups->group_all_gather(e->bself, e->mics.replica_group, p.part, p.recv, p.type,
-                                           p.part_count, NULL);
+    struct zero_comm_stats before = e->dev->comm_stats;
+    double t0 = engine_now();
+    int rc = e->be->groups->group_all_gather(e->bself, e->mics.replica_group, p.part, p.recv,
+                                             p.type, p.part_count, NULL);
+    mics_count_replica(e, &before); /* blocking: counted at its return */
+    if (!rc)                        /* the reduced shard: its R parts */
+        engine_group_event(e, ZERO_EV_REDUCE, p.unit, e->reduce.bucket_of_unit[p.unit],
+                           "group_all_gather", (int64_t)(p.part_count * (size_t)e->mics.replicas),
+                           (int)zero_dtype_size(p.type), ZERO_EVG_MICS_REPLICA, t0);
+    return rc;
 }
 
 void mics_unit_destroy(struct zero_engine *e, struct unit_mics *pending)

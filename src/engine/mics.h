@@ -16,6 +16,10 @@
  * hierarchy chooses where the contributions travel, never the order in which they
  * are added: MiCS gives flat ZeRO's and stage 0's bits at every M.
  *
+ * Native mode reduces through the groups instead (the backends' own hierarchy): a
+ * reduce-scatter inside the shard group, then an all-reduce across the replica group;
+ * the sum is the library's, as native mode's always is.
+ *
  * mics_hierarchical_params_gather (stage 3): a shard group that spans P nodes of L
  * ranks gathers in two hops: inside the node (the node's L shards, one block), then
  * across the nodes (the P blocks); a copy either way, so the same bits.
@@ -47,6 +51,7 @@ struct mics_plan {
 /* One unit's reduction whose world reduce-scatter is in flight (overlap_comm): the
  * replica group's all-gather that completes it, once the reduce-scatter is waited. */
 struct unit_mics {
+    int unit;             /* whose gradient: the replica gather's event */
     void *sent;           /* (N, c) the pieces in rank order, freed at the finish */
     void *part, *recv;    /* the landed part k of recv (count,): gathered in place */
     enum zero_dtype type; /* recv's */
@@ -74,16 +79,39 @@ static inline int mics_world_piece(const struct mics_plan *m, int rank)
  * all-gather. In place when send == recv + shard index * count. A backend status. */
 int mics_all_gather(struct zero_engine *e, const void *send, void *recv, enum zero_dtype t,
                     size_t count, struct zero_request **req);
+/* 1 when the gradients are reduced by the groups' own reductions (native mode, more
+ * than one shard group): a reduce-scatter in the shard group, then an all-reduce in the
+ * replica group, nothing over the world; exact mode keeps the world's canonical tree. */
+int mics_reduces_in_groups(const struct zero_engine *e);
 /* recv (count, rt) = this rank's shard of the sum over all N ranks of send (M count, st)
- * in the canonical order; flat: the world reduce-scatter. With req and pending the world
+ * (unit's gradient: its events)
+ * in the canonical order (native mode: the groups' order, mics_reduces_in_groups); flat:
+ * the world reduce-scatter. With req and pending the world
  * reduce-scatter stays in flight (req) and mics_reduce_finish completes recv after the
  * wait; else it completes at issue (*req = NULL). A backend status. */
-int mics_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype st, void *recv,
-                        enum zero_dtype rt, size_t count, struct zero_request **req,
+int mics_reduce_scatter(struct zero_engine *e, int unit, const void *send, enum zero_dtype st,
+                        void *recv, enum zero_dtype rt, size_t count, struct zero_request **req,
                         struct unit_mics *pending);
+/* 1 when mics_reduce_scatter reports its collectives' events itself (more than one
+ * shard group: the reduction takes two collectives, each over its own ranks); else the
+ * caller reports the world reduce-scatter. */
+static inline int mics_reports_reductions(const struct mics_plan *m)
+{
+    return m->shard_group != NULL && m->replicas > 1;
+}
+/* The name of a gather of shards in the events: "group_all_gather" with MiCS on (the
+ * shard group's), else "all_gather" (the world's). */
+static inline const char *mics_gather_name(const struct mics_plan *m)
+{
+    return m->shard_group != NULL ? "group_all_gather" : "all_gather";
+}
 /* After the wait for a reduction issued with pending: the replica group's all-gather
  * (nothing when none is pending). A backend status. */
 int mics_reduce_finish(struct zero_engine *e, struct unit_mics *pending);
+/* Adds what the groups' counters gained since before (the replica group's collective
+ * just counted) to the comm stats' cross[], the bytes that cross the shard groups. */
+struct zero_comm_stats;
+void mics_count_replica(struct zero_engine *e, const struct zero_comm_stats *before);
 /* Frees what a reduction left pending (engine teardown, after its wait). */
 void mics_unit_destroy(struct zero_engine *e, struct unit_mics *pending);
 

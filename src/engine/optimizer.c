@@ -126,15 +126,15 @@ static int gather_params(struct zero_engine *e, struct zero_error *err)
                                           e->model->units[u]->name);
             else
                 engine_event(e, ZERO_EV_PARAM_GATHER, u, -1,
-                             z->allgather_partitions ? "all_gather" : "broadcast", s->layout.padded,
-                             t0);
+                             z->allgather_partitions ? mics_gather_name(&e->mics) : "broadcast",
+                             s->layout.padded, t0);
         }
         for (int u = first[g]; u < first[g + 1]; u++) {
             if (!req[u])
                 continue;
             /* a slice of its own: the step's time in it is the gather's, not the engine's */
-            int w = engine_wait(e, req[u], ZERO_EV_PARAM_GATHER_WAIT, u, -1, "all_gather",
-                                e->us[u].layout.padded, t_issue[u]);
+            int w = engine_wait(e, req[u], ZERO_EV_PARAM_GATHER_WAIT, u, -1,
+                                mics_gather_name(&e->mics), e->us[u].layout.padded, t_issue[u]);
             req[u] = NULL;
             if (w && !rc)
                 rc = engine_backend_error(e, w, err, "waiting for parameter all-gather");

@@ -113,7 +113,8 @@ static int start_gather(struct zero_engine *e, int u, int prefetch, int backward
     s->stage3.state = ZERO_UNIT_INFLIGHT;
     s->stage3.t_issue = t0;
     engine_event(e, prefetch ? ZERO_EV_PREFETCH : ZERO_EV_GATHER, u, -1,
-                 s->stage3.from_group ? "group_all_gather" : "all_gather", s->layout.padded, t0);
+                 s->stage3.from_group ? "group_all_gather" : mics_gather_name(&e->mics),
+                 s->layout.padded, t0);
     return ZERO_OK;
 }
 
@@ -121,7 +122,7 @@ static int finish_gather(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
     double t0 = engine_now();
-    const char *what = s->stage3.from_group ? "group_all_gather" : "all_gather";
+    const char *what = s->stage3.from_group ? "group_all_gather" : mics_gather_name(&e->mics);
     int rc = s->stage3.req ? engine_wait(e, s->stage3.req, ZERO_EV_GATHER_WAIT, u, -1, what,
                                          s->layout.padded, s->stage3.t_issue)
                            : ZERO_OK;
@@ -325,7 +326,8 @@ int stage3_gather_persistent(struct zero_engine *e, struct zero_error *err)
             double t0 = engine_now();
             if ((rc = stage3_all_gather(e, u, NULL, err)))
                 return rc;
-            engine_event(e, ZERO_EV_PARAM_GATHER, u, -1, "all_gather", s->layout.padded, t0);
+            engine_event(e, ZERO_EV_PARAM_GATHER, u, -1, mics_gather_name(&e->mics),
+                         s->layout.padded, t0);
         }
     }
     return ZERO_OK;

@@ -30,5 +30,6 @@ void zero_comm_stats_diff(struct zero_comm_stats *out, const struct zero_comm_st
     for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
         counter_diff(&out->kind[k], &a->kind[k], &b->kind[k]);
         counter_diff(&out->group[k], &a->group[k], &b->group[k]);
+        counter_diff(&out->cross[k], &a->cross[k], &b->cross[k]);
     }
 }

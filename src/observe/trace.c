@@ -11,10 +11,12 @@
 struct record {
     enum zero_event_kind kind;
     int unit, bucket;
-    char collective[20];
+    char collective[24]; /* "group_reduce_scatter" */
     int64_t elements, step, micro_step;
     int element_bytes; /* the event's: 2 in fp16/bf16 */
     double t_begin, t_end;
+    enum zero_event_group group; /* the ranks a collective spans */
+    int group_index, group_size;
 };
 
 struct zero_trace {
@@ -99,6 +101,9 @@ void zero_trace_observe(void *trace, const struct zero_event *ev)
     r->micro_step = ev->micro_step;
     r->t_begin = ev->t_begin;
     r->t_end = ev->t_end;
+    r->group = ev->group;
+    r->group_index = ev->group_index;
+    r->group_size = ev->group_size;
 }
 
 /* ---- JSON text ---- */
@@ -160,16 +165,32 @@ static int on_compute_track(enum zero_event_kind k)
            k == ZERO_EV_OPTIMIZER;
 }
 
-/* Elements this rank puts on the wire for the collective (ring-equivalent volumes). */
+/* Elements this rank puts on the wire for the collective (ring-equivalent volumes) over
+ * the ranks it spans: the world's, or its group's ("group_all_gather" is an all_gather). */
 static int64_t sent_elements(const struct record *r, int world)
 {
-    if (world < 2)
+    const char *c = strncmp(r->collective, "group_", 6) == 0 ? r->collective + 6 : r->collective;
+    int n = r->group == ZERO_EVG_WORLD ? world : r->group_size;
+    if (n < 2)
         return 0;
-    if (strcmp(r->collective, "reduce_scatter") == 0 || strcmp(r->collective, "all_gather") == 0)
-        return r->elements / world * (world - 1);
-    if (strcmp(r->collective, "all_reduce") == 0)
-        return 2 * (r->elements / world * (world - 1));
+    if (strcmp(c, "reduce_scatter") == 0 || strcmp(c, "all_gather") == 0)
+        return r->elements / n * (n - 1);
+    if (strcmp(c, "all_reduce") == 0)
+        return 2 * (r->elements / n * (n - 1));
     return 0;
+}
+
+/* A collective's group in its args: "group":"mics shard group 1","group_ranks":2 (the
+ * world: "world" and N). */
+static void add_group(struct text *b, const struct record *r, int world)
+{
+    if (!r->collective[0] || strcmp(r->collective, "control") == 0)
+        return;
+    if (r->group == ZERO_EVG_WORLD)
+        add(b, ",\"group\":\"world\",\"group_ranks\":%d", world);
+    else
+        add(b, ",\"group\":\"%s %d\",\"group_ranks\":%d", zero_event_group_name(r->group),
+            r->group_index, r->group_size);
 }
 
 static void add_metadata(struct text *b, int rank)
@@ -218,6 +239,8 @@ static void add_flight(struct text *b, const struct zero_trace *t, const struct 
                 r->collective[0] ? "\"" : "");
         if (!end && r->bucket >= 0)
             add(b, ",\"bucket\":%d", r->bucket);
+        if (!end)
+            add_group(b, r, t->world);
         add(b, end ? "}" : "}}");
     }
 }
@@ -253,6 +276,7 @@ static void add_record(struct text *b, const struct zero_trace *t, const struct 
         add(b, ",\"collective\":\"%s\"", r->collective);
     if (r->bucket >= 0)
         add(b, ",\"bucket\":%d", r->bucket);
+    add_group(b, r, t->world);
     int64_t sent = sent_elements(r, t->world);
     if (sent > 0)
         add(b, ",\"sent_elements\":%lld,\"sent_bytes\":%lld", (long long)sent,
