@@ -6,7 +6,9 @@
  * stage 3 (tied embedding: the head writes wte's gradient first), and NVMe offload
  * of the optimizer and the parameters. And the plan is not loose: for the GPT at
  * stage 3 its sum is within 2x of the ledgers' summed tag peaks, and for NVMe
- * offload the workspace plan is within 1.5x of the workspace peak (the rings). */
+ * offload the workspace plan is within 1.5x of the workspace peak (the rings), both
+ * less the backend's fixed packing allowance (product_workspace_bytes), which is
+ * sized for large products. */
 #include <check.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@ struct probe {
     /* outputs */
     int64_t plan[ZERO_TAG_COUNT], peak[ZERO_TAG_COUNT];
     int64_t plan_total, peak_total;
+    int64_t packing; /* the backend's fixed scratch of one product, in the workspace plan */
 };
 
 static void defaults(struct probe *p, int stage)
@@ -120,6 +123,9 @@ static int run(struct probe *p, struct zero_error *err)
         }
     if (!rc) {
         p->plan_total = zero_engine_memory_plan(e, p->plan);
+        p->packing = dev->be->product_workspace_bytes
+                         ? (int64_t)dev->be->product_workspace_bytes(dev->self)
+                         : 0;
         const struct zero_ledger *d = zero_engine_ledger(e), *h = zero_engine_host_ledger(e);
         for (int t = 0; t < ZERO_TAG_COUNT; t++) {
             p->peak[t] = d->peak[t] + h->peak[t];
@@ -203,9 +209,13 @@ START_TEST(test_gpt_stage3_peaks_within_the_plan_and_the_plan_within_2x)
     defaults(&p, 3);
     p.gpt = 1;
     bounded(&p, "gpt stage 3");
-    ck_assert_msg(mpi_check_all(p.plan_total <= 2 * p.peak_total),
-                  "gpt stage 3: rank %d: plan %lld more than twice the peaks %lld",
-                  mpi_check_rank(), (long long)p.plan_total, (long long)p.peak_total);
+    /* less the backend's packing allowance, sized for the largest products (MiBs a
+     * thread), which a toy model's products never come near */
+    ck_assert_msg(mpi_check_all(p.plan_total - p.packing <= 2 * p.peak_total),
+                  "gpt stage 3: rank %d: plan %lld (%lld of it packing) more than twice the "
+                  "peaks %lld",
+                  mpi_check_rank(), (long long)p.plan_total, (long long)p.packing,
+                  (long long)p.peak_total);
     p = (struct probe){0};
     defaults(&p, 3);
     p.gpt = 1;
@@ -223,7 +233,8 @@ START_TEST(test_nvme_offload_buffers_within_the_plan)
     use_nvme(&p, 1);
     bounded(&p, "nvme params and optimizer, stage 3 bf16");
     /* the rings dominate the workspace: counted, and not twice */
-    ck_assert_msg(mpi_check_all(2 * p.plan[ZERO_TAG_WORKSPACE] <= 3 * p.peak[ZERO_TAG_WORKSPACE]),
+    ck_assert_msg(mpi_check_all(2 * (p.plan[ZERO_TAG_WORKSPACE] - p.packing) <=
+                                3 * p.peak[ZERO_TAG_WORKSPACE]),
                   "rank %d: workspace plan %lld, peak %lld", mpi_check_rank(),
                   (long long)p.plan[ZERO_TAG_WORKSPACE], (long long)p.peak[ZERO_TAG_WORKSPACE]);
     p = (struct probe){0};

@@ -207,44 +207,63 @@ static int64_t peak_grad_work(const struct zero_engine *e)
     return peak;
 }
 
-/* A unit's layer-side copies where its layers round GEMM operands or widen stored
- * activations (compute_lowers_operands): the two operands of one product, each a
- * part of the unit's input, output, parameters (fp32), scratch or widened saved
- * activations, and each stored activation widened at most once at a time. */
-static int64_t operand_copies(const struct zero_engine *e, int u, int64_t rows)
+/* The largest operand of a product in unit u's compute, at fp32: a part of the
+ * unit's input, output, parameters (its fetch set), scratch or widened saved
+ * activations */
+static int64_t largest_operand(const struct zero_engine *e, int u, int64_t rows)
 {
-    if (!compute_lowers_operands(e, u))
-        return 0;
     const struct zero_unit *unit = e->model->units[u];
     int64_t saved = (int64_t)compute_saved_bytes(e, u, rows);
     int64_t largest = max64(rows * unit->in_width * 4, out_bytes(e, u, rows));
     largest = max64(largest, max64(2 * saved, (int64_t)compute_scratch_bytes(e, u, rows)));
-    largest = max64(largest, 4 * fetch_set(e, u, 0));
-    return 2 * largest + 2 * saved;
+    return max64(largest, 4 * fetch_set(e, u, 0));
 }
 
-/* workspace: the largest unit scratch (one unit computes at a time) and layer-side
- * operand copies; mixed precision's fp32 copies of a fetch set's parameters
- * (dropped after each unit's compute) and the fp32 gradient workspaces; the
- * gradient norm's blocks (8 bytes per align elements of the shards); one unit's
- * fp32 staging of zero_engine_write_param; the device's loss sum. Sums of the
+/* A unit's layer-side copies where its layers round GEMM operands or widen stored
+ * activations (compute_lowers_operands): the two operands of one product, and each
+ * stored activation widened at most once at a time. */
+static int64_t operand_copies(const struct zero_engine *e, int u, int64_t rows)
+{
+    if (!compute_lowers_operands(e, u))
+        return 0;
+    return 2 * largest_operand(e, u, rows) + 2 * (int64_t)compute_saved_bytes(e, u, rows);
+}
+
+/* The backend's own scratch in one call of a unit's layers: fp32 copies of a
+ * product's three operands (native mode's widened 16-bit operands, an fp32 plane of
+ * C, a classifier's row) and its fixed part (product_workspace_bytes: packing). */
+static int64_t backend_products(const struct zero_engine *e, int u, int64_t rows)
+{
+    const int64_t fixed =
+        e->be->product_workspace_bytes ? (int64_t)e->be->product_workspace_bytes(e->bself) : 0;
+    return 3 * largest_operand(e, u, rows) + fixed;
+}
+
+/* workspace: the largest unit scratch (one unit computes at a time), layer-side
+ * operand copies and the backend's scratch of one call; mixed precision's fp32 copies of a fetch
+ * set's parameters (dropped after each unit's compute) and the fp32 gradient workspaces; the
+ * gradient norm's blocks (8 bytes per align elements of the shards); in mixed
+ * precision the fp32 staging of one zero_engine_write_param (at most a unit); the
+ * device's loss sum. Sums of the
  * maxima: at least the maximum of the sums. */
 int64_t peak_workspace_bytes(const struct zero_engine *e, int64_t rows)
 {
     int64_t scratch = 0, copies = 0, param_work = 0, norm = 0;
     for (int u = 0; u < e->nunits; u++) {
         scratch = max64(scratch, (int64_t)compute_scratch_bytes(e, u, rows));
-        copies = max64(copies, operand_copies(e, u, rows));
+        copies = max64(copies, operand_copies(e, u, rows) + backend_products(e, u, rows));
         param_work = max64(param_work, e->mixed ? 4 * fetch_set(e, u, 0) : 0);
         norm += 8 * (e->us[u].layout.shard / e->cfg.libzero.align + 1);
     }
-    return scratch + copies + param_work + peak_grad_work(e) + norm + 4 * largest_unit(e) + 16;
+    const int64_t write_param = e->mixed ? 4 * largest_unit(e) : 0;
+    return scratch + copies + param_work + peak_grad_work(e) + norm + write_param + 16;
 }
 
 /* comm (the backend's own buffers; these are the cpu backend's): a reduce-scatter's
- * shared-memory segment (the N - 1 foreign pieces, in 64 KiB steps) and its MPI
- * staging (the same pieces), each less than the largest unit at 4 bytes an element;
- * native mode's temporaries, one shard per reduction in flight (at most every unit's). */
+ * shared-memory segment of the N - 1 foreign pieces (in 64 KiB steps) on one node, or
+ * its MPI staging of the same pieces across nodes, less than the largest unit at 4
+ * bytes an element either way; native mode's temporaries, one shard per reduction in
+ * flight (at most every unit's). */
 int64_t peak_comm_bytes(const struct zero_engine *e)
 {
     if (e->world <= 1)
@@ -252,7 +271,7 @@ int64_t peak_comm_bytes(const struct zero_engine *e)
     int64_t shards = 0;
     for (int u = 0; u < e->nunits; u++)
         shards += e->us[u].layout.shard;
-    int64_t bytes = 2 * 4 * largest_unit(e) + 64 * 1024;
+    int64_t bytes = 4 * largest_unit(e) + 64 * 1024;
     return bytes + (e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE ? 4 * shards : 0);
 }
 
