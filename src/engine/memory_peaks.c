@@ -207,8 +207,22 @@ static int64_t peak_grad_work(const struct zero_engine *e)
     return peak;
 }
 
+/* Elements of the largest parameter unit u's compute reads: its own or an external */
+static int64_t largest_param(const struct zero_engine *e, int u)
+{
+    const struct zero_unit *unit = e->model->units[u];
+    int64_t largest = 0;
+    for (int p = 0; p < unit->nparams; p++)
+        largest = max64(largest, zero_param_numel(&unit->params[p]));
+    for (int x = 0; x < unit->nexternal; x++) {
+        const struct zero_unit *o = e->model->units[unit->external[x].unit];
+        largest = max64(largest, zero_param_numel(&o->params[unit->external[x].param]));
+    }
+    return largest;
+}
+
 /* The largest operand of a product in unit u's compute, at fp32: a part of the
- * unit's input, output, parameters (its fetch set), scratch or widened saved
+ * unit's input, output, one parameter (or its gradient), scratch or widened saved
  * activations */
 static int64_t largest_operand(const struct zero_engine *e, int u, int64_t rows)
 {
@@ -216,7 +230,7 @@ static int64_t largest_operand(const struct zero_engine *e, int u, int64_t rows)
     int64_t saved = (int64_t)compute_saved_bytes(e, u, rows);
     int64_t largest = max64(rows * unit->in_width * 4, out_bytes(e, u, rows));
     largest = max64(largest, max64(2 * saved, (int64_t)compute_scratch_bytes(e, u, rows)));
-    return max64(largest, 4 * fetch_set(e, u, 0));
+    return max64(largest, 4 * largest_param(e, u));
 }
 
 /* A unit's layer-side copies where its layers round GEMM operands or widen stored
@@ -229,14 +243,16 @@ static int64_t operand_copies(const struct zero_engine *e, int u, int64_t rows)
     return 2 * largest_operand(e, u, rows) + 2 * (int64_t)compute_saved_bytes(e, u, rows);
 }
 
-/* The backend's own scratch in one call of a unit's layers: fp32 copies of a
- * product's three operands (native mode's widened 16-bit operands, an fp32 plane of
- * C, a classifier's row) and its fixed part (product_workspace_bytes: packing). */
+/* The backend's own scratch in one call of a unit's layers: its fixed part
+ * (product_workspace_bytes: packing) and fp32 copies of the product's operands, all
+ * three where any data is 16-bit (native mode widens A and B, a 16-bit C goes
+ * through an fp32 plane), else the plane of C alone (an epilogue's). */
 static int64_t backend_products(const struct zero_engine *e, int u, int64_t rows)
 {
     const int64_t fixed =
         e->be->product_workspace_bytes ? (int64_t)e->be->product_workspace_bytes(e->bself) : 0;
-    return 3 * largest_operand(e, u, rows) + fixed;
+    const int copies = e->mixed || compute_lowers_operands(e, u) ? 3 : 1;
+    return copies * largest_operand(e, u, rows) + fixed;
 }
 
 /* workspace: the largest unit scratch (one unit computes at a time), layer-side

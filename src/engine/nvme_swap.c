@@ -99,9 +99,26 @@ int nvme_holds_optim(const struct zero_engine *e, int u)
     return e->nvme.swap && nv(e)->opt_off[u] >= 0;
 }
 
+/* offload_param's rule: the first shards, in unit order, stay in host memory up to
+ * max_in_cpu elements; the rest are on NVMe */
+static int param_shard_on_nvme(const struct zero_engine *e, int u)
+{
+    int64_t in_cpu = 0;
+    for (int v = 0; v <= u && e->nvme.param; v++) {
+        int64_t shard = e->us[v].layout.shard;
+        int stays =
+            shard > 0 && in_cpu + shard <= e->cfg.zero_optimization.offload_param.max_in_cpu;
+        in_cpu += stays ? shard : 0;
+        if (v == u)
+            return shard > 0 && !stays;
+    }
+    return 0;
+}
+
 int nvme_holds_params(const struct zero_engine *e, int u)
 {
-    return e->nvme.swap && nv(e)->par_off[u] >= 0;
+    /* before nvme_open (the memory plan's theory): where it will put the shard */
+    return e->nvme.swap ? nv(e)->par_off[u] >= 0 : param_shard_on_nvme(e, u);
 }
 
 /* ---- configuration ---- */
@@ -343,18 +360,13 @@ static int64_t chunk_elements(const struct zero_engine *e)
     return chunk;
 }
 
-/* The largest parameter shard on NVMe (past max_in_cpu, in unit order): what a
- * parameter buffer holds; 0 when no shard is on NVMe */
+/* The largest parameter shard on NVMe: what a parameter buffer holds; 0 when none is */
 static int64_t largest_nvme_param_shard(const struct zero_engine *e)
 {
-    int64_t in_cpu = 0, largest = 0;
-    for (int u = 0; u < e->nunits && e->nvme.param; u++) {
-        int64_t shard = e->us[u].layout.shard;
-        if (shard > 0 && in_cpu + shard <= e->cfg.zero_optimization.offload_param.max_in_cpu)
-            in_cpu += shard;
-        else if (shard > largest)
-            largest = shard;
-    }
+    int64_t largest = 0;
+    for (int u = 0; u < e->nunits; u++)
+        if (param_shard_on_nvme(e, u) && e->us[u].layout.shard > largest)
+            largest = e->us[u].layout.shard;
     return largest;
 }
 
@@ -376,20 +388,13 @@ int64_t nvme_buffer_bytes(const struct zero_engine *e)
 
 void nvme_unit_load_peak(const struct zero_engine *e, int64_t peak[ZERO_TAG_COUNT])
 {
-    int64_t in_cpu = 0, opt = 0, par = 0; /* the largest shards nvme_unit_load brings in */
-    for (int u = 0; u < e->nunits; u++) {
-        int64_t shard = e->us[u].layout.shard;
-        if (e->nvme.opt && shard > opt)
-            opt = shard;
-        if (e->nvme.param && shard > 0 &&
-            in_cpu + shard <= e->cfg.zero_optimization.offload_param.max_in_cpu)
-            in_cpu += shard;
-        else if (e->nvme.param && shard > par)
-            par = shard;
-    }
+    int64_t opt = 0; /* the largest shards nvme_unit_load brings in */
+    for (int u = 0; u < e->nunits; u++)
+        if (e->nvme.opt && e->us[u].layout.shard > opt)
+            opt = e->us[u].layout.shard;
     peak[ZERO_TAG_MASTER] += 4 * opt;
     peak[ZERO_TAG_OPTIM] += 4 * opt * optim_count(e);
-    peak[ZERO_TAG_PARAMS] += par * (int64_t)e->csize;
+    peak[ZERO_TAG_PARAMS] += largest_nvme_param_shard(e) * (int64_t)e->csize;
 }
 
 int nvme_open(struct zero_engine *e, struct zero_error *err)

@@ -56,7 +56,8 @@ void nvme_unit_load_peak(const struct zero_engine *e, int64_t peak[ZERO_TAG_COUN
 /* Closes and removes the swap files. */
 void nvme_close(struct zero_engine *e);
 
-/* 1 if unit u's master and optimizer state / parameter shard are on NVMe. */
+/* 1 if unit u's master and optimizer state / parameter shard are on NVMe; before
+ * nvme_open, nvme_holds_params says where nvme_open will put the shard. */
 int nvme_holds_optim(const struct zero_engine *e, int u);
 int nvme_holds_params(const struct zero_engine *e, int u);
 
