@@ -69,4 +69,5 @@ check_PROGRAMS += tests/test_memory_peaks
 tests_test_memory_peaks_SOURCES = tests/test_memory_peaks.c tests/mpi_check.h
 tests_test_memory_peaks_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_memory_peaks_LDADD = $(TEST_LDADD)
-TESTS += tests/test_memory_peaks.np1 tests/test_memory_peaks.np2 tests/test_memory_peaks.np3
+TESTS += tests/test_memory_peaks.np1 tests/test_memory_peaks.np2 tests/test_memory_peaks.np3 \
+	tests/test_memory_peaks.np4
