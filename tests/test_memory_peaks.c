@@ -4,8 +4,8 @@
  * most zero_engine_memory_plan's bytes for that tag: MLP at stages 0 and 3, fp32
  * and bf16, with small buckets and overlap, activation checkpointing, a tiny GPT at
  * stage 3 (tied embedding: the head writes wte's gradient first), and NVMe offload
- * of the optimizer and the parameters. And the plan is not loose: for the GPT at
- * stage 3 its sum is within 2x of the ledgers' summed tag peaks, and for NVMe
+ * of the optimizer and the parameters, qwZ, hpZ and MiCS (at 4 ranks). And the plan is not loose:
+ * for the GPT at stage 3 its sum is within 2x of the ledgers' summed tag peaks, and for NVMe
  * offload the workspace plan is within 1.5x of the workspace peak (the rings), both
  * less the backend's fixed packing allowance (product_workspace_bytes), which is
  * sized for large products. */
@@ -244,6 +244,28 @@ START_TEST(test_nvme_offload_buffers_within_the_plan)
 }
 END_TEST
 
+/* ZeRO++'s qwZ (int8 slots of the gathers in flight), hpZ (the secondary shards) and
+ * MiCS (the reordered gradient copy of each reduction) where the world allows them */
+START_TEST(test_zero_plus_plus_and_mics_buffers_within_the_plan)
+{
+    struct probe p;
+    defaults(&p, 3);
+    p.cfg.bf16.enabled = 1;
+    p.cfg.zero_optimization.zero_quantized_weights = 1;
+    bounded(&p, "qwz stage 3 bf16");
+    if (mpi_check_size() % 2 != 0 || mpi_check_size() < 4)
+        return; /* hpZ and MiCS groups of 2 in a world of 2 are the world itself */
+    p = (struct probe){0};
+    defaults(&p, 3);
+    p.cfg.zero_optimization.zero_hpz_partition_size = 2;
+    bounded(&p, "hpz stage 3");
+    p = (struct probe){0};
+    defaults(&p, 3);
+    p.cfg.zero_optimization.mics_shard_size = 2;
+    bounded(&p, "mics stage 3");
+}
+END_TEST
+
 static Suite *peaks_suite(void)
 {
     Suite *s = suite_create("memory_peaks");
@@ -254,6 +276,7 @@ static Suite *peaks_suite(void)
     tcase_add_test(tc, test_mlp_stage3_checkpointed_peaks_within_the_plan);
     tcase_add_test(tc, test_gpt_stage3_peaks_within_the_plan_and_the_plan_within_2x);
     tcase_add_test(tc, test_nvme_offload_buffers_within_the_plan);
+    tcase_add_test(tc, test_zero_plus_plus_and_mics_buffers_within_the_plan);
     suite_add_tcase(s, tc);
     return s;
 }
