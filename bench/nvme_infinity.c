@@ -186,6 +186,18 @@ int main(int argc, char **argv)
     }
     if (rc)
         fprintf(stderr, "rank %d: %s\n", rank, err.msg);
+    if (!rc && rank == 0) { /* the memory plan checked at creation against what happened */
+        int64_t plan[ZERO_TAG_COUNT];
+        const int64_t total = zero_engine_memory_plan(e, plan);
+        const struct zero_ledger *d = zero_engine_ledger(e), *h = zero_engine_host_ledger(e);
+        printf("host memory, rank 0, plan / ledger peak (GiB):");
+        for (int g = 0; g < ZERO_TAG_COUNT; g++)
+            if (plan[g] || d->peak[g] || h->peak[g])
+                printf(" %s %.3f / %.3f", zero_tag_name(g), plan[g] / 1073741824.0,
+                       (d->peak[g] + h->peak[g]) / 1073741824.0);
+        printf("; total %.3f / %.3f (all tags at once)\n", total / 1073741824.0,
+               (d->peak_total + h->peak_total) / 1073741824.0);
+    }
     free(x);
     free(y);
     zero_engine_destroy(e); /* removes the swap files */

@@ -63,3 +63,11 @@ tests_test_atom_order_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
 tests_test_atom_order_LDADD = $(TEST_LDADD)
 TESTS += tests/test_atom_order.np1 tests/test_atom_order.np2 tests/test_atom_order.np3 \
 	tests/test_atom_order.np4
+
+# the memory plan bounds every tag's ledger peak (src/engine/memory_peaks.c), and not loosely
+check_PROGRAMS += tests/test_memory_peaks
+tests_test_memory_peaks_SOURCES = tests/test_memory_peaks.c tests/mpi_check.h
+tests_test_memory_peaks_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_memory_peaks_LDADD = $(TEST_LDADD)
+TESTS += tests/test_memory_peaks.np1 tests/test_memory_peaks.np2 tests/test_memory_peaks.np3 \
+	tests/test_memory_peaks.np4

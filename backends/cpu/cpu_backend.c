@@ -288,4 +288,5 @@ const struct zero_backend zero_backend_cpu = {
     .groups = &cpu_groups_ops,
     .bf16_dot = &cpu_bf16_dot_ops,
     .quant = &cpu_quant_ops,
+    .product_workspace_bytes = cpu_product_workspace_bytes,
 };

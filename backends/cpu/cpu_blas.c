@@ -96,6 +96,12 @@ static int exact_gemm(struct cpu_state *s, const struct cpu_gemm_args *g)
     return cpu_free(s, ws);
 }
 
+size_t cpu_product_workspace_bytes(void *self)
+{
+    const struct cpu_state *s = self;
+    return cpu_gemm_workspace_bound(s->gemm_threads); /* native mode's copies are operands' */
+}
+
 /* g's products: the bf16 contract that is on where g's operands are both bf16 (as
  * stored or rounded while packing), else the fp32 chain */
 static enum cpu_product bf16_product_of(const struct cpu_state *s, const struct cpu_gemm_args *g)

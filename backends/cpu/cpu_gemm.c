@@ -779,6 +779,16 @@ size_t cpu_gemm_workspace_bytes(enum cpu_isa isa, int threads, const struct cpu_
     return most;
 }
 
+size_t cpu_gemm_workspace_bound(int threads)
+{
+    /* make_plan's per thread: an A block (MC, kc) or all of A within A_WHOLE_BYTES, a B
+     * block of at most KC x NC floats (kc rounded up to a tile block at most) */
+    const int64_t kc = KC + BF16_TILE_BLOCK, a = MC * kc * (int64_t)sizeof(float);
+    const int64_t per_thread =
+        round_up((a > A_WHOLE_BYTES ? a : A_WHOLE_BYTES) + kc * NC * (int64_t)sizeof(float), 64);
+    return (size_t)(per_thread * (threads < 1 ? 1 : threads));
+}
+
 void cpu_gemm_exact(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g, void *workspace)
 {
     if (g->m == 0 || g->n == 0)

@@ -85,6 +85,9 @@ struct cpu_gemm_args {
 /* Bytes of workspace cpu_gemm_exact needs for g on that many threads: the most any
  * variant of this build needs, so that the same on every processor. */
 size_t cpu_gemm_workspace_bytes(enum cpu_isa isa, int threads, const struct cpu_gemm_args *g);
+/* At least cpu_gemm_workspace_bytes of any product on `threads` threads, less its
+ * (m, n) fp32 plane: the packing panels' most */
+size_t cpu_gemm_workspace_bound(int threads);
 
 /* Computes g with the named variant (which must be supported) on up to
  * `threads` threads; workspace holds cpu_gemm_workspace_bytes(...) bytes,

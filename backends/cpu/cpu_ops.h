@@ -27,6 +27,8 @@ int cpu_synchronize(void *self);
 extern const struct zero_llama_ops cpu_llama_ops;
 
 /* cpu_blas.c */
+/* The backend table's product_workspace_bytes: exact GEMM's packing panels */
+size_t cpu_product_workspace_bytes(void *self);
 int cpu_gemm(void *self, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
              const void *a, enum zero_dtype a_type, int64_t lda, const void *b,
              enum zero_dtype b_type, int64_t ldb, float beta, void *c, enum zero_dtype c_type,

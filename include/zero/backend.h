@@ -315,6 +315,12 @@ struct zero_backend {
     const struct zero_groups_ops *groups;           /* zero/backend_groups.h */
     const struct zero_bf16_dot_ops *bf16_dot;       /* zero/backend_bf16_dot.h */
     const struct zero_quant_ops *quant;             /* zero/backend_quant.h */
+
+    /* ---- optional entries: NULL = the backend has none ---- */
+    /* The most workspace one product (gemm and the entries built on it) allocates
+     * beyond fp32 copies of its three operands (cpu: the packing panels of its
+     * threads): the memory plan's share of the backend's own scratch. */
+    size_t (*product_workspace_bytes)(void *self);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

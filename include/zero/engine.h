@@ -88,6 +88,12 @@ const struct zero_ledger *zero_engine_host_ledger(const struct zero_engine *e);
  * hold, by tag (master, optimizer state, parameters; the files add padding to
  * 4 KiB per unit); all zero without NVMe offload. */
 const struct zero_ledger *zero_engine_nvme_ledger(const struct zero_engine *e);
+/* The memory plan the engine checked at creation: per tag, an upper bound of the bytes
+ * of host memory this rank's ledgers (device, where the backend's memory is the host's,
+ * and host) hold at their peak while training on micro-batches of
+ * train_micro_batch_size_per_gpu samples (the model's rows_per_sample rows each);
+ * returns their sum (docs/memory.md, "Predicted before it is allocated"). */
+int64_t zero_engine_memory_plan(const struct zero_engine *e, int64_t bytes[ZERO_TAG_COUNT]);
 /* Bytes read from and written to the swap files since the engine was created. */
 void zero_engine_nvme_io(const struct zero_engine *e, int64_t *read, int64_t *written);
 const struct zero_comm_stats *zero_engine_comm_stats(const struct zero_engine *e);

@@ -163,6 +163,10 @@ struct zero_unit {
 struct zero_model {
     int nunits;
     struct zero_unit **units;
+    /* rows of a micro-batch per sample: a sequence model's block size (a sample is T
+     * token rows); 0 or 1: a sample is one row. The memory plan sizes activations
+     * for train_micro_batch_size_per_gpu samples of it. */
+    int64_t rows_per_sample;
 };
 
 int zero_model_create(struct zero_model **m, struct zero_error *err);

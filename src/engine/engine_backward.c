@@ -90,7 +90,7 @@ static int backward_unit(struct zero_engine *e, int u, float **dy, struct zero_e
     if (!rc)
         rc = offer_direct(e, u, &ctx, err);
     float *dx = NULL;
-    size_t scratch = compute_scratch_bytes(e, u);
+    size_t scratch = compute_scratch_bytes(e, u, e->rows);
     if (!rc && u > 0)
         rc = engine_alloc(e, (size_t)e->rows * (size_t)unit->in_width * sizeof(float),
                           ZERO_TAG_ACTIVATIONS, (void **)&dx, "input gradient", err);

@@ -109,8 +109,8 @@ static int forward_unit(struct zero_engine *e, int u, enum pass pass, struct zer
         return rc;
     int64_t width = predict ? unit->predict_width : unit->out_width;
     size_t out_bytes = (size_t)e->rows * (size_t)width * sizeof(float);
-    size_t saved = compute_saved_bytes(e, u);
-    size_t scratch = compute_scratch_bytes(e, u);
+    size_t saved = compute_saved_bytes(e, u, e->rows);
+    size_t scratch = compute_scratch_bytes(e, u, e->rows);
     if ((rc =
              engine_alloc(e, out_bytes, ZERO_TAG_ACTIVATIONS, (void **)&s->out, unit->name, err)) ||
         (saved &&
@@ -146,7 +146,7 @@ int engine_recompute_unit(struct zero_engine *e, int u, struct zero_unit_ctx *ct
 {
     const struct zero_unit *unit = e->model->units[u];
     struct unit_states *s = &e->us[u];
-    size_t saved = compute_saved_bytes(e, u);
+    size_t saved = compute_saved_bytes(e, u, e->rows);
     float *y = NULL;
     int rc = engine_alloc(e, (size_t)e->rows * (size_t)unit->out_width * sizeof(float),
                           ZERO_TAG_ACTIVATIONS, (void **)&y, "recomputed output", err);

@@ -22,6 +22,7 @@ libzero_la_SOURCES += \
 	%reldir%/loss_scaler.c \
 	%reldir%/lr_schedule.c \
 	%reldir%/memory_plan.c \
+	%reldir%/memory_peaks.c \
 	%reldir%/memory_limit.c \
 	%reldir%/device_step.c \
 	%reldir%/env_agree.c
@@ -34,7 +35,7 @@ noinst_HEADERS += %reldir%/offload.h %reldir%/nvme_swap.h %reldir%/env_agree.h
 noinst_HEADERS += %reldir%/atom_order.h %reldir%/engine_internal.h %reldir%/stage.h \
 	%reldir%/placement.h %reldir%/optimizer_args.h %reldir%/stage3.h %reldir%/hpz.h %reldir%/mics.h %reldir%/qwz.h \
 	%reldir%/grad_reduce.h %reldir%/grad_counter.h %reldir%/gathered.h %reldir%/unit_compute.h \
-	%reldir%/engine_forward.h %reldir%/engine_states.h %reldir%/init_rng.h %reldir%/memory_plan.h \
+	%reldir%/engine_forward.h %reldir%/engine_states.h %reldir%/init_rng.h %reldir%/memory_plan.h %reldir%/memory_peaks.h \
 	%reldir%/optimizer.h %reldir%/memory_limit.h %reldir%/device_step.h
 zeroinclude_HEADERS += include/zero/engine.h include/zero/zero.h include/zero/events.h \
 	include/zero/loss_scaler.h include/zero/config.h

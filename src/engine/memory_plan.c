@@ -1,20 +1,24 @@
 /* Memory predicted: before the engine allocates its model states it adds up
- * what it is about to hold in host memory, tag by tag (the ledger's theory,
- * src/engine/engine_theory.c, plus the stage-3 gathers it cannot avoid), and compares the sum
- * with what the process may still use (memory_limit.c). A plan that cannot fit
- * fails with the breakdown instead of the process being OOM-killed half-way.
+ * what it is about to hold in host memory, tag by tag: the ledger's theory of the
+ * model states (src/engine/engine_theory.c) and upper bounds of the transient
+ * tags, the stage-3 gathers, reduce buckets, activations, workspace and NVMe
+ * offload's buffers (memory_peaks.c), and compares the sum with what the process
+ * may still use (memory_limit.c). A plan that cannot fit fails with the breakdown
+ * instead of the process being OOM-killed half-way.
  *
  * The limits that bind several processes bind their plans together: the ranks of one
  * memory cgroup against the cgroup's limit, the ranks of one machine against its
  * MemAvailable (ranks on one node each passing alone would exhaust it together);
  * RLIMIT_AS binds each process alone.
  *
- * Host memory holds the offloaded states always, and every state when the
- * backend's device memory is host memory (cpu): there the gradient accumulation
- * counters too (grad_counter.c; whole units when the rank accumulates locally:
- * native fast mode, rank-major atoms). The plan is a lower bound:
- * activations, reduce buckets and workspace come on top, so a plan that fits
- * may still not fit; one that does not fit surely does not. */
+ * Host memory holds the offloaded states and NVMe's buffers always, and every tag
+ * when the backend's device memory is host memory (cpu): there the gradient
+ * accumulation counters too (grad_counter.c; whole units when the rank accumulates
+ * locally: native fast mode, rank-major atoms). Each tag's plan bounds the ledger's
+ * peak of that tag from above (tests/test_memory_peaks.c checks it), for
+ * micro-batches of train_micro_batch_size_per_gpu samples: a plan that does not fit
+ * surely would not; one that fits leaves out only what no tag counts (the allocator's
+ * overhead, the libraries, the program's own buffers). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,37 +26,22 @@
 #include "engine_internal.h"
 #include "memory_plan.h"
 #include "memory_limit.h"
+#include "memory_peaks.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-/* Stage 3's gathers at their least: the persistent units and the largest unit
- * fetched with the owners of its external parameters (stage3_check_live_limit). */
-static int64_t least_gathered(const struct zero_engine *e)
-{
-    if (!e->stage_def->shards_params)
-        return 0;
-    int64_t persistent = 0, largest = 0;
-    for (int u = 0; u < e->nunits; u++) {
-        const struct unit_states *s = &e->us[u];
-        if (s->stage3.persistent)
-            persistent += s->layout.padded;
-        else if (s->layout.padded > largest)
-            largest = s->layout.padded;
-    }
-    return (persistent + largest) * (int64_t)e->csize;
-}
-
 /* This rank's plan: bytes of host memory per tag, and their sum */
-static int64_t plan_of(struct zero_engine *e, struct zero_theory *t, int64_t plan[ZERO_TAG_COUNT])
+static int64_t plan_of(const struct zero_engine *e, struct zero_theory *t,
+                       int64_t plan[ZERO_TAG_COUNT])
 {
     zero_engine_theory(e, t);
     memset(plan, 0, sizeof(int64_t) * ZERO_TAG_COUNT);
-    if (e->be->caps & ZERO_CAP_HOST_MEMORY) {
+    const int device_is_host = (e->be->caps & ZERO_CAP_HOST_MEMORY) != 0;
+    if (device_is_host) {
         plan[ZERO_TAG_PARAMS] += t->params_bytes;
         plan[ZERO_TAG_GRADS] += t->grads_bytes;
         plan[ZERO_TAG_MASTER] += t->master_bytes;
         plan[ZERO_TAG_OPTIM] += t->optim_bytes;
-        plan[ZERO_TAG_GATHER] += least_gathered(e);
         plan[ZERO_TAG_ACCUM] += t->accum_bytes;       /* the accumulation counters (A > 1) */
         plan[ZERO_TAG_HPZ] += t->hpz_secondary_bytes; /* hpZ's secondary shards */
     }
@@ -60,10 +49,18 @@ static int64_t plan_of(struct zero_engine *e, struct zero_theory *t, int64_t pla
     plan[ZERO_TAG_GRADS] += t->host_grads_bytes;
     plan[ZERO_TAG_MASTER] += t->host_master_bytes;
     plan[ZERO_TAG_OPTIM] += t->host_optim_bytes;
+    /* gathers, buckets, activations, workspace, NVMe buffers: memory_peaks.c */
+    memory_peaks_add(e, device_is_host, plan);
     int64_t total = 0;
     for (int g = 0; g < ZERO_TAG_COUNT; g++)
         total += plan[g];
     return total;
+}
+
+int64_t zero_engine_memory_plan(const struct zero_engine *e, int64_t bytes[ZERO_TAG_COUNT])
+{
+    struct zero_theory t;
+    return plan_of(e, &t, bytes);
 }
 
 /* What every rank tells the others: its plan and who shares its limits */
@@ -115,7 +112,7 @@ static int check_mine(struct zero_engine *e, const struct zero_theory *t,
         char parts[400] = "", together[200] = "";
         size_t used = 0;
         for (int g = 0; g < ZERO_TAG_COUNT; g++) {
-            if (plan[g] == 0)
+            if (plan[g] < GIB / 200) /* would print 0.00 GiB */
                 continue;
             int n = snprintf(parts + used, sizeof parts - used, "%s%s %.2f GiB", used ? ", " : "",
                              zero_tag_name(g), (double)plan[g] / GIB);
@@ -125,15 +122,18 @@ static int check_mine(struct zero_engine *e, const struct zero_theory *t,
         if (count > 1)
             snprintf(together, sizeof together, "; with the %d ranks sharing it (%s) %.2f GiB",
                      count, ranks, (double)need / GIB);
-        return zero_fail(err, ZERO_ENOMEM,
-                         "rank %d: not enough memory: the planned peak of host memory is %.2f "
-                         "GiB (%s; stage %d, Ψ = %lld padded elements, N = %d; activations and "
-                         "buffers come on top)%s, but %s may use %.2f GiB (%s); shard more (a "
-                         "higher stage, more ranks, offload), run fewer ranks per machine, or "
-                         "shrink the model",
-                         e->rank, (double)all[e->rank].total / GIB, parts, e->stage_def->number,
-                         (long long)t->psi_padded, e->world, together, whose[s],
-                         (double)lim->bytes[s] / GIB, lim->source[s]);
+        return zero_fail(
+            err, ZERO_ENOMEM,
+            "rank %d: not enough memory: the planned peak of host memory is %.2f "
+            "GiB (%s; stage %d, Ψ = %lld padded elements, N = %d; micro-batches of %lld "
+            "rows)%s, but %s may use %.2f GiB (%s); shard more (a "
+            "higher stage, more ranks, offload), shrink the buffers "
+            "(reduce_bucket_size, stage3_max_live_parameters, the offload "
+            "buffer counts) or the micro-batch, run fewer ranks per machine, or "
+            "shrink the model",
+            e->rank, (double)all[e->rank].total / GIB, parts, e->stage_def->number,
+            (long long)t->psi_padded, e->world, (long long)memory_peaks_rows(e), together, whose[s],
+            (double)lim->bytes[s] / GIB, lim->source[s]);
     }
     return ZERO_OK;
 }
@@ -159,6 +159,6 @@ int engine_check_memory_plan(struct zero_engine *e, int rc, struct zero_error *e
     if (!rc)
         rc = check_mine(e, &t, plan, all, &lim, err);
     free(all);
-    return engine_agree(e, rc, ZERO_ENOMEM,
-                        "cannot hold its planned model states in the memory it may use", err);
+    return engine_agree(e, rc, ZERO_ENOMEM, "cannot hold its planned peak in the memory it may use",
+                        err);
 }

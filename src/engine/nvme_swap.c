@@ -99,9 +99,26 @@ int nvme_holds_optim(const struct zero_engine *e, int u)
     return e->nvme.swap && nv(e)->opt_off[u] >= 0;
 }
 
+/* offload_param's rule: the first shards, in unit order, stay in host memory up to
+ * max_in_cpu elements; the rest are on NVMe */
+static int param_shard_on_nvme(const struct zero_engine *e, int u)
+{
+    int64_t in_cpu = 0;
+    for (int v = 0; v <= u && e->nvme.param; v++) {
+        int64_t shard = e->us[v].layout.shard;
+        int stays =
+            shard > 0 && in_cpu + shard <= e->cfg.zero_optimization.offload_param.max_in_cpu;
+        in_cpu += stays ? shard : 0;
+        if (v == u)
+            return shard > 0 && !stays;
+    }
+    return 0;
+}
+
 int nvme_holds_params(const struct zero_engine *e, int u)
 {
-    return e->nvme.swap && nv(e)->par_off[u] >= 0;
+    /* before nvme_open (the memory plan's theory): where it will put the shard */
+    return e->nvme.swap ? nv(e)->par_off[u] >= 0 : param_shard_on_nvme(e, u);
 }
 
 /* ---- configuration ---- */
@@ -327,6 +344,59 @@ static int64_t unit_record_bytes(const struct nvme_swap *s, int64_t shard)
     return full * s->nparts * pad(s->chunk * 4) + s->nparts * pad(rest * 4);
 }
 
+/* The optimizer ring's chunk: sub_group_size elements (a multiple of CHUNK_QUANTUM), never
+ * more than the largest shard needs */
+static int64_t chunk_elements(const struct zero_engine *e)
+{
+    int64_t maxshard = 0;
+    for (int u = 0; u < e->nunits; u++)
+        if (e->us[u].layout.shard > maxshard)
+            maxshard = e->us[u].layout.shard;
+    int64_t sub = e->cfg.zero_optimization.sub_group_size / CHUNK_QUANTUM * CHUNK_QUANTUM;
+    int64_t chunk = sub < CHUNK_QUANTUM ? CHUNK_QUANTUM : sub;
+    int64_t need = (maxshard + CHUNK_QUANTUM - 1) / CHUNK_QUANTUM * CHUNK_QUANTUM;
+    if (need < chunk)
+        chunk = need > 0 ? need : CHUNK_QUANTUM; /* the ring never outgrows the largest shard */
+    return chunk;
+}
+
+/* The largest parameter shard on NVMe: what a parameter buffer holds; 0 when none is */
+static int64_t largest_nvme_param_shard(const struct zero_engine *e)
+{
+    int64_t largest = 0;
+    for (int u = 0; u < e->nunits; u++)
+        if (param_shard_on_nvme(e, u) && e->us[u].layout.shard > largest)
+            largest = e->us[u].layout.shard;
+    return largest;
+}
+
+int64_t nvme_buffer_bytes(const struct zero_engine *e)
+{
+    if (!e->nvme.opt && !e->nvme.param)
+        return 0;
+    const struct zero_optimization_config *z = &e->cfg.zero_optimization;
+    const int64_t chunk = chunk_elements(e), nparts = 1 + optim_count(e);
+    const int64_t part = pad(chunk * 4), maxpar = largest_nvme_param_shard(e);
+    int64_t bytes = 0;
+    if (e->nvme.opt) /* the ring: the optimizer record and the gradient's stage per buffer */
+        bytes += z->offload_optimizer.buffer_count * (nparts * part + part + PAGE);
+    if (maxpar > 0) /* the parameter ring: one shard per buffer */
+        bytes += z->offload_param.buffer_count * (pad(maxpar * (int64_t)e->csize) + PAGE);
+    int64_t pbounce = pad(chunk * (int64_t)e->csize);
+    return bytes + (nparts * part > pbounce ? nparts * part : pbounce) + PAGE; /* the bounce */
+}
+
+void nvme_unit_load_peak(const struct zero_engine *e, int64_t peak[ZERO_TAG_COUNT])
+{
+    int64_t opt = 0; /* the largest shards nvme_unit_load brings in */
+    for (int u = 0; u < e->nunits; u++)
+        if (e->nvme.opt && e->us[u].layout.shard > opt)
+            opt = e->us[u].layout.shard;
+    peak[ZERO_TAG_MASTER] += 4 * opt;
+    peak[ZERO_TAG_OPTIM] += 4 * opt * optim_count(e);
+    peak[ZERO_TAG_PARAMS] += largest_nvme_param_shard(e) * (int64_t)e->csize;
+}
+
 int nvme_open(struct zero_engine *e, struct zero_error *err)
 {
     if (!e->nvme.opt && !e->nvme.param)
@@ -346,15 +416,8 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     s->chunk_begin = malloc((size_t)e->nunits * sizeof(int64_t));
     if (!s->opt_off || !s->par_off || !s->loaded || !s->chunk_unit || !s->chunk_begin)
         return zero_fail(err, ZERO_ENOMEM, "rank %d: NVMe offload tables", e->rank);
-    int64_t maxshard = 0, in_cpu = 0, maxpar = 0;
-    for (int u = 0; u < e->nunits; u++)
-        if (e->us[u].layout.shard > maxshard)
-            maxshard = e->us[u].layout.shard;
-    int64_t sub = z->sub_group_size / CHUNK_QUANTUM * CHUNK_QUANTUM;
-    s->chunk = sub < CHUNK_QUANTUM ? CHUNK_QUANTUM : sub;
-    int64_t need = (maxshard + CHUNK_QUANTUM - 1) / CHUNK_QUANTUM * CHUNK_QUANTUM;
-    if (need < s->chunk)
-        s->chunk = need > 0 ? need : CHUNK_QUANTUM; /* the ring never outgrows the largest shard */
+    int64_t in_cpu = 0, maxpar = 0;
+    s->chunk = chunk_elements(e);
     int64_t obytes = 0, pbytes = 0;
     int nchunks = 0;
     for (int u = 0; u < e->nunits; u++) {

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zero/ledger.h"
+
 struct zero_engine;
 struct zero_error;
 
@@ -43,10 +45,19 @@ int nvme_configure(struct zero_engine *e, struct zero_error *err);
 /* Creates (or, after a crash, rebuilds) this rank's swap files once the
  * layouts are known, and prints the I/O engine chosen (rank 0). */
 int nvme_open(struct zero_engine *e, struct zero_error *err);
+/* Host memory nvme_open's buffers will take (the rings and the bounce buffer, each with
+ * its alignment page): the memory plan's share of NVMe offload; 0 without it. Once the
+ * layouts are known. */
+int64_t nvme_buffer_bytes(const struct zero_engine *e);
+/* Adds to peak (bytes per tag) the host buffers nvme_unit_load gives the largest unit
+ * whose states are on NVMe (master, optimizer state, parameter shard): the rare paths
+ * (initialization, checkpoints, the gathered scope) load one unit at a time. */
+void nvme_unit_load_peak(const struct zero_engine *e, int64_t peak[ZERO_TAG_COUNT]);
 /* Closes and removes the swap files. */
 void nvme_close(struct zero_engine *e);
 
-/* 1 if unit u's master and optimizer state / parameter shard are on NVMe. */
+/* 1 if unit u's master and optimizer state / parameter shard are on NVMe; before
+ * nvme_open, nvme_holds_params says where nvme_open will put the shard. */
 int nvme_holds_optim(const struct zero_engine *e, int u);
 int nvme_holds_params(const struct zero_engine *e, int u);
 

@@ -110,31 +110,36 @@ static enum zero_dtype act_type(const struct zero_engine *e, const struct zero_u
 }
 
 /* What a unit's sizing entries see: the backend and the dtypes, nothing of a pass */
-static void sizing_ctx(const struct zero_engine *e, const struct zero_unit *unit,
+static void sizing_ctx(const struct zero_engine *e, const struct zero_unit *unit, int64_t rows,
                        struct zero_unit_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->be = e->be;
     ctx->bself = e->bself;
-    ctx->rows = e->rows;
+    ctx->rows = rows;
     ctx->matmul_type = e->matmul_type;
     ctx->act_type = act_type(e, unit);
 }
 
-size_t compute_saved_bytes(const struct zero_engine *e, int u)
+size_t compute_saved_bytes(const struct zero_engine *e, int u, int64_t rows)
 {
     const struct zero_unit *unit = e->model->units[u];
     struct zero_unit_ctx ctx;
-    sizing_ctx(e, unit, &ctx);
+    sizing_ctx(e, unit, rows, &ctx);
     return unit->ops->saved_bytes(unit, &ctx);
 }
 
-size_t compute_scratch_bytes(const struct zero_engine *e, int u)
+size_t compute_scratch_bytes(const struct zero_engine *e, int u, int64_t rows)
 {
     const struct zero_unit *unit = e->model->units[u];
     struct zero_unit_ctx ctx;
-    sizing_ctx(e, unit, &ctx);
+    sizing_ctx(e, unit, rows, &ctx);
     return unit->ops->scratch_bytes(unit, &ctx);
+}
+
+int compute_lowers_operands(const struct zero_engine *e, int u)
+{
+    return e->matmul_type != ZERO_F32 || act_type(e, e->model->units[u]) != ZERO_F32;
 }
 
 int compute_fill_params(struct zero_engine *e, int u, struct zero_unit_ctx *ctx,

@@ -48,6 +48,7 @@ int zero_nn_build_gpt(struct zero_model **m, const struct zero_gpt_config *c,
         zero_model_destroy(model);
         return rc;
     }
+    model->rows_per_sample = c->block_size;
     *m = model;
     return ZERO_OK;
 }

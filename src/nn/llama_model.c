@@ -53,6 +53,7 @@ int zero_nn_build_llama(struct zero_model **m, const struct zero_llama_config *c
         zero_model_destroy(model);
         return rc;
     }
+    model->rows_per_sample = b->block_size;
     *m = model;
     return ZERO_OK;
 }
