@@ -104,7 +104,15 @@ START_TEST(test_backend_check_refuses_a_missing_core_entry_or_a_partial_group)
     t = *cpu;
     t.abi_version = ZERO_BACKEND_ABI - 1;
     ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_ENOTSUP);
-    ck_assert_ptr_nonnull(strstr(why, "interface version 2, need 3"));
+    char version_why[64];
+    snprintf(version_why, sizeof version_why, "interface version %d, need %d", ZERO_BACKEND_ABI - 1,
+             ZERO_BACKEND_ABI);
+    ck_assert_ptr_nonnull(strstr(why, version_why));
+    t = *cpu;
+    t.product_workspace_bytes = NULL; /* the memory plan's entry (ABI 4) */
+    ck_assert_int_eq(zero_backend_check(&t, why, sizeof why), ZERO_EINVAL);
+    ck_assert_str_eq(why,
+                     "backend 'cpu' has no product_workspace_bytes (every core entry is required)");
 
     struct zero_classifier_ops old = *cpu->classifier;
     old.version = ZERO_CLASSIFIER_OPS_VERSION + 1;

@@ -123,9 +123,7 @@ static int run(struct probe *p, struct zero_error *err)
         }
     if (!rc) {
         p->plan_total = zero_engine_memory_plan(e, p->plan);
-        p->packing = dev->be->product_workspace_bytes
-                         ? (int64_t)dev->be->product_workspace_bytes(dev->self)
-                         : 0;
+        p->packing = (int64_t)dev->be->product_workspace_bytes(dev->self);
         const struct zero_ledger *d = zero_engine_ledger(e), *h = zero_engine_host_ledger(e);
         for (int t = 0; t < ZERO_TAG_COUNT; t++)
             p->peak[t] = d->peak[t] + h->peak[t];

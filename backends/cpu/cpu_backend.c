@@ -239,6 +239,7 @@ const struct zero_backend zero_backend_cpu = {
     .to_host = cpu_to_host,
     .from_host = cpu_from_host,
     .fill = cpu_fill,
+    .product_workspace_bytes = cpu_product_workspace_bytes,
     .host_alloc = cpu_host_alloc,
     .host_free = cpu_host_free,
     .copy_async = cpu_copy_async,
@@ -288,5 +289,4 @@ const struct zero_backend zero_backend_cpu = {
     .groups = &cpu_groups_ops,
     .bf16_dot = &cpu_bf16_dot_ops,
     .quant = &cpu_quant_ops,
-    .product_workspace_bytes = cpu_product_workspace_bytes,
 };

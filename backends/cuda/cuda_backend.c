@@ -376,6 +376,7 @@ const struct zero_backend zero_backend_cuda = {
     .to_host = cuda_to_host,
     .from_host = cuda_from_host,
     .fill = cuda_fill,
+    .product_workspace_bytes = cuda_product_workspace_bytes,
 
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,

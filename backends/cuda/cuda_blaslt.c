@@ -364,6 +364,12 @@ int cuda_blas_capture_workspace(struct cuda_state *s)
     return rc;
 }
 
+size_t cuda_product_workspace_bytes(void *self)
+{
+    (void)self; /* one workspace for every product, held from open (or the first capture) */
+    return LT_WORKSPACE_BYTES;
+}
+
 void cuda_lt_close(struct cuda_state *s)
 {
     if (s->plans != NULL) {

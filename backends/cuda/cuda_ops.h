@@ -12,6 +12,8 @@ int cuda_copy(void *self, void *dst, const void *src, size_t bytes);
 int cuda_to_host(void *self, void *host, const void *dev, size_t bytes);
 int cuda_from_host(void *self, void *dev, const void *host, size_t bytes);
 int cuda_fill(void *self, void *x, enum zero_dtype t, double value, size_t n);
+/* cuda_blaslt.c: the cuBLASLt workspace every product shares */
+size_t cuda_product_workspace_bytes(void *self);
 int cuda_copy_async(void *self, void *dst, const void *src, size_t bytes, enum zero_stream s);
 int cuda_event_create(void *self, void **ev);
 int cuda_event_destroy(void *self, void *ev);

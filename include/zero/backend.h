@@ -49,8 +49,9 @@ extern "C" {
 /* The core table's version: it changes whenever an entry of struct zero_backend is
  * added, removed or changes meaning (the groups carry versions of their own).
  * 2: host memory for offload (host_alloc, host_free, copy_async).
- * 3: every entry required (wait_timed moved in); optional entries moved into groups. */
-#define ZERO_BACKEND_ABI 3
+ * 3: every entry required (wait_timed moved in); optional entries moved into groups.
+ * 4: product_workspace_bytes (the memory plan bounds the backend's scratch). */
+#define ZERO_BACKEND_ABI 4
 
 enum zero_coll_mode {
     ZERO_COLL_EXACT = 0, /* owner combines pieces in canonical tree order: bit-reproducible */
@@ -142,6 +143,11 @@ struct zero_backend {
     int (*to_host)(void *self, void *host, const void *dev, size_t bytes);   /* synchronous */
     int (*from_host)(void *self, void *dev, const void *host, size_t bytes); /* synchronous */
     int (*fill)(void *self, void *x, enum zero_dtype t, double value, size_t n);
+    /* The most scratch one product (gemm and the entries built on it) allocates
+     * beyond fp32 copies of its three operands (cpu: the exact GEMM's packing panels
+     * of its threads; cuda: the cuBLASLt workspace it holds from open): the memory
+     * plan's share of the backend's own scratch (src/engine/memory_peaks.c). */
+    size_t (*product_workspace_bytes)(void *self);
 
     /* ---- host memory for ZeRO-Offload ----
      * Host memory that copy_async moves asynchronously and that every entry of this
@@ -315,12 +321,6 @@ struct zero_backend {
     const struct zero_groups_ops *groups;           /* zero/backend_groups.h */
     const struct zero_bf16_dot_ops *bf16_dot;       /* zero/backend_bf16_dot.h */
     const struct zero_quant_ops *quant;             /* zero/backend_quant.h */
-
-    /* ---- optional entries: NULL = the backend has none ---- */
-    /* The most workspace one product (gemm and the entries built on it) allocates
-     * beyond fp32 copies of its three operands (cpu: the packing panels of its
-     * threads): the memory plan's share of the backend's own scratch. */
-    size_t (*product_workspace_bytes)(void *self);
 };
 
 /* ---- the registry (src/base/registry.c) ---- */

@@ -46,6 +46,7 @@ static const struct entry core_entries[] = {
     CORE(to_host),
     CORE(from_host),
     CORE(fill),
+    CORE(product_workspace_bytes),
     CORE(host_alloc),
     CORE(host_free),
     CORE(copy_async),

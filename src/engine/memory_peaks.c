@@ -249,8 +249,7 @@ static int64_t operand_copies(const struct zero_engine *e, int u, int64_t rows)
  * through an fp32 plane), else the plane of C alone (an epilogue's). */
 static int64_t backend_products(const struct zero_engine *e, int u, int64_t rows)
 {
-    const int64_t fixed =
-        e->be->product_workspace_bytes ? (int64_t)e->be->product_workspace_bytes(e->bself) : 0;
+    const int64_t fixed = (int64_t)e->be->product_workspace_bytes(e->bself);
     const int copies = e->mixed || compute_lowers_operands(e, u) ? 3 : 1;
     return copies * largest_operand(e, u, rows) + fixed;
 }
