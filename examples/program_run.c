@@ -1,5 +1,6 @@
 /* See program_run.h. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "program_run.h"
 #include "example_mpi.h"
@@ -8,42 +9,51 @@
 #include "sample_order.h"
 #include "trajectory.h"
 
-/* The trainer's start-up, then the reference flags' (taken out of argv before it). */
-struct wrapped {
-    const struct program_app *app;
-    void *ctx;
-    const struct reference_flags *flags;
-    int status; /* the flags' usage error, 0 if none */
-    const char *msg;
-};
-
-static void wrapped_startup(void *ctx, int argc, char **argv, struct program_startup *su, int *help)
+void program_init(struct program *p, const char *prog, int *argc, char ***argv)
 {
-    struct wrapped *w = ctx;
-    if (w->status) { /* argv may still hold the bad flag: the trainer's parser would object */
-        program_fail_text(su, w->status, w->msg);
-        return;
-    }
-    w->app->startup(w->ctx, argc, argv, su, help);
-    reference_flags_startup(w->flags, su);
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    memset(p, 0, sizeof *p);
+    p->prog = prog;
+    MPI_Comm_rank(MPI_COMM_WORLD, &p->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p->world);
+    p->flags_status =
+        reference_flags_take(&p->flags, prog, argc, *argv, p->flags_msg, sizeof p->flags_msg);
 }
 
-/* --order-seed and --trajectory, after --resume: the trajectory starts from the weights
- * the loop starts from */
-static int reference_begin(const struct program_app *app, struct program *p,
-                           const struct reference_flags *f, struct sample_order *order)
+int program_agree(struct program *p, struct program_startup *su)
 {
+    if (p->flags_status == 0)
+        reference_flags_startup(&p->flags, su);
+    int status = program_startup_agree(su, MPI_COMM_WORLD);
+    program_startup_free(su);
+    return status;
+}
+
+int program_usage(const struct program *p, void (*usage)(FILE *out))
+{
+    if (p->rank == 0) {
+        usage(stdout);
+        fputs(reference_flags_usage(), stdout);
+    }
+    return 0;
+}
+
+int program_reference(struct program *p)
+{
+    const struct reference_flags *f = &p->flags;
     struct zero_error err = {0};
     int64_t global = 0;
-    int rc = zero_size_mul(&global, p->micro, p->accum * p->world, "--order-seed", &err);
+    int rc =
+        zero_size_mul(&global, p->atoms.micro, p->atoms.accum * p->world, "--order-seed", &err);
     if (!rc)
-        rc = sample_order_init(order, f->order_seed, global, &err);
-    p->order = order;
+        rc = sample_order_init(&p->order, f->order_seed, global, &err);
+    p->atoms.perm = &p->order;
     rc = example_agree(rc, &err, MPI_COMM_WORLD);
-    const struct trajectory_run run = {.prog = app->prog,
+    const struct trajectory_run run = {.prog = p->prog,
                                        .world = p->world,
-                                       .micro = p->micro,
-                                       .accum = p->accum,
+                                       .micro = p->atoms.micro,
+                                       .accum = p->atoms.accum,
                                        .order_seed = f->order_seed};
     if (!rc && f->trajectory)
         rc = trajectory_open(&p->trajectory, f->trajectory,
@@ -54,62 +64,29 @@ static int reference_begin(const struct program_app *app, struct program *p,
     return rc ? 1 : 0;
 }
 
-int program_run(const struct program_app *app, void *ctx, int argc, char **argv)
+int program_close(struct program *p, int status)
 {
-    struct reference_flags flags;
-    char msg[1280];
-    struct wrapped w = {.app = app, .ctx = ctx, .flags = &flags, .msg = msg};
-    w.status = reference_flags_take(&flags, app->prog, &argc, argv, msg, sizeof msg);
-    int begun = program_begin(app->prog, argc, argv, wrapped_startup, app->usage, &w);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (begun == 0 && rank == 0 && w.status == 0)
-        fputs(reference_flags_usage(), stdout); /* after --help's text */
-    if (begun >= 0)
-        return begun;
-    int status = app->before_setup ? app->before_setup(ctx) : -1;
-    if (status >= 0)
-        return status;
     struct zero_error err = {0};
-    struct sample_order order = {0};
-    struct program p = {0};
-    status = 0;
-    if (app->setup(ctx, &err)) {
-        program_error(&(struct program){.prog = app->prog, .rank = rank}, "", &err);
-        status = 1;
-        goto out;
-    }
-    p = app->describe(ctx);
-    if (rank == 0 && !p.quiet && app->header)
-        app->header(ctx);
-    if ((status = program_resume(&p)))
-        goto out;
-    app->resumed(ctx, p.first_step);
-    if ((status = reference_begin(app, &p, &flags, &order)))
-        goto out;
-    if (app->before_train && (status = app->before_train(ctx, &p)))
-        goto out;
-    if ((status = program_train(&p)))
-        goto out;
-    status = app->after_train(ctx, &p);
-out:
-    /* the trajectory is renamed into place also when the loop stopped on a NaN */
-    if (p.trajectory && trajectory_close(p.trajectory, MPI_COMM_WORLD, &err)) {
-        program_error(&p, "--trajectory: ", &err);
+    if (p->trajectory && trajectory_close(p->trajectory, MPI_COMM_WORLD, &err)) {
+        program_error(p, "--trajectory: ", &err);
         status = status ? status : 1;
     }
-    sample_order_free(&order);
+    p->trajectory = NULL;
+    sample_order_free(&p->order);
     program_live_engine(NULL);
-    app->teardown(ctx);
+    return status;
+}
+
+int program_end(int status)
+{
+    fflush(stdout);
+    MPI_Finalize();
     return status;
 }
 
 int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
-                          struct zero_model *model, struct zero_device *dev, int quiet,
-                          struct zero_error *err)
+                          struct zero_model *model, struct zero_device *dev, struct zero_error *err)
 {
-    if (quiet)
-        setenv("ZERO_NVME_QUIET", "1", 1);
     int rc = example_agree(zero_engine_create(e, cfg, model, dev, err), err, MPI_COMM_WORLD);
     program_live_engine(*e);
     return rc;
@@ -128,19 +105,6 @@ int program_batch_buffers(int64_t rows, int64_t a_width, size_t a_size, void **a
     if (!rc && !*b)
         rc = err->code;
     return example_agree(rc, err, MPI_COMM_WORLD);
-}
-
-int program_main(int argc, char **argv, const struct program_app *app, void *ctx, int *rank,
-                 int *world)
-{
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, rank);
-    MPI_Comm_size(MPI_COMM_WORLD, world);
-    int status = program_run(app, ctx, argc, argv);
-    fflush(stdout);
-    MPI_Finalize();
-    return status;
 }
 
 void program_checkpoints(struct program *p, const char *save_dir, const char *resume_dir,

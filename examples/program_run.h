@@ -1,53 +1,51 @@
-/* A trainer's whole run on the program driver (program.h), written once for train_mlp
- * and train_gpt:
+/* A trainer's life cycle on the program driver (program.h), in the order its main calls
+ * the pieces:
  *
- *   program_begin (flags, config, input files, the start-up agreement)
- *   -> setup (device, model, engine, data) -> the header (rank 0)
- *   -> --resume -> program_train (the loop, checkpoints) -> after_train
- *   -> teardown,
+ *   program_init (MPI, the reference flags) -> program_startup_begin, the trainer's own
+ *   flags, program_agree (the start-up agreement) -> [program_usage after --help]
+ *   -> the trainer's set-up -> program_attach, program_checkpoints -> program_resume
+ *   -> program_reference -> the step loop (program.h) -> program_reports
+ *   -> program_close -> the trainer's teardown -> program_end,
  *
- * with a failure at any point reported once and turned into the exit status. A trainer
- * fills a struct program_app with its pieces; what happens after the loop (samples,
- * traces, reports, saved weights, the final line) stays the trainer's. */
+ * with a failure at any point reported once and turned into the exit status. What
+ * happens after the loop (samples, traces, saved weights, the final line) stays the
+ * trainer's. */
 #ifndef EXAMPLES_PROGRAM_RUN_H
 #define EXAMPLES_PROGRAM_RUN_H
 
 #include "program.h"
 
-struct program_app {
-    const char *prog; /* "train_mlp" */
-    program_startup_fn startup;
-    void (*usage)(FILE *out);
-    /* After the agreement, before setup: >= 0 ends the run with that status (train_mlp's
-     * --write-synthetic-data). NULL goes on. */
-    int (*before_setup)(void *ctx);
-    int (*setup)(void *ctx, struct zero_error *err);
-    void (*header)(void *ctx); /* rank 0, unless the run is quiet; may be NULL */
-    /* The loop's description; program_checkpoints fills its checkpointing. */
-    struct program (*describe)(void *ctx);
-    /* After --resume: the step the data continues with. */
-    void (*resumed)(void *ctx, int64_t first_step);
-    /* Around the loop: 0 goes on, else the exit status. before_train may be NULL. */
-    int (*before_train)(void *ctx, const struct program *p);
-    int (*after_train)(void *ctx, const struct program *p);
-    void (*teardown)(void *ctx);
-};
+/* MPI_Init_thread (MULTIPLE, for the cpu backend's communication thread), this rank and
+ * the world size into *p, and the reference flags (reference_flags.h) taken out of
+ * *argc / *argv (a usage error waits for program_startup_begin). */
+void program_init(struct program *p, const char *prog, int *argc, char ***argv);
 
-/* Runs app on ctx (the trainer, its rank and world already set); returns the exit
- * status. */
-int program_run(const struct program_app *app, void *ctx, int argc, char **argv);
+/* The reference flags' fields added to su, then the start-up agreement
+ * (program_startup_agree; su is freed). Returns 0 on every rank to go on, else the
+ * exit status every rank returns. */
+int program_agree(struct program *p, struct program_startup *su);
 
-/* A trainer's main: MPI_Init_thread (MULTIPLE, for the cpu backend's communication
- * thread), this rank and the world size into *rank and *world (ctx's fields), program_run,
- * MPI_Finalize; returns the exit status. */
-int program_main(int argc, char **argv, const struct program_app *app, void *ctx, int *rank,
-                 int *world);
+/* --help: rank 0 prints usage's text, then the reference flags'. Returns 0. */
+int program_usage(const struct program *p, void (*usage)(FILE *out));
+
+/* --order-seed and --trajectory, after --resume: the trajectory starts from the weights
+ * the loop starts from. Collective. Returns 0, or 1 on every rank after rank 0 printed
+ * why. */
+int program_reference(struct program *p);
+
+/* After the loop or a failure (status): the trajectory renamed into place (also when the
+ * loop stopped on a NaN), the sample order freed, program_die's engine forgotten.
+ * Returns status, or 1 when the trajectory failed. */
+int program_close(struct program *p, int status);
+
+/* MPI_Finalize; returns status. */
+int program_end(int status);
 
 /* zero_engine_create, agreed over MPI_COMM_WORLD: every rank returns the lowest
- * failing rank's status and message (example_agree). quiet: without the
- * engine's informational line on stderr (NVMe offload's I/O choice). */
+ * failing rank's status and message (example_agree). cfg->quiet: without the engine's
+ * informational line on stderr (NVMe offload's I/O choice). */
 int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
-                          struct zero_model *model, struct zero_device *dev, int quiet,
+                          struct zero_model *model, struct zero_device *dev,
                           struct zero_error *err);
 
 /* A micro-batch's two host buffers, their sizes checked (zero_size_mul, zero_size_alloc):
@@ -57,7 +55,7 @@ int program_batch_buffers(int64_t rows, int64_t a_width, size_t a_size, void **a
                           size_t b_size, void **b, const char *what, struct zero_error *err);
 
 /* p->ck from the checkpoint flags; the steps, the global batch (p->cfg), quiet and the
- * rank come from p itself. */
+ * rank come from p itself (after program_attach). */
 void program_checkpoints(struct program *p, const char *save_dir, const char *resume_dir,
                          int64_t every, int64_t keep_last);
 

@@ -364,6 +364,13 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
             zero_engine_create(&r->engine, &r->m.cfg, r->model, r->dev, err), err, comm);
     if (rc)
         cli_run_close(r);
+    else
+        r->atoms =
+            (struct program_atoms){.order = zero_engine_config(r->engine)->libzero.atom_order,
+                                   .rank = r->rank,
+                                   .world = r->world,
+                                   .accum = r->m.cfg.gradient_accumulation_steps,
+                                   .micro = r->m.cfg.train_micro_batch_size_per_gpu};
     return rc;
 }
 
@@ -398,9 +405,18 @@ static void fill(void *ctx, int64_t first, int64_t rows, int64_t at, struct zero
 
 int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err)
 {
-    return program_micro_steps(r->engine, step, r->rank, r->world,
-                               r->m.cfg.gradient_accumulation_steps,
-                               r->m.cfg.train_micro_batch_size_per_gpu, fill, r, NULL, NULL, err);
+    for (int64_t i = 0; i < r->atoms.accum; i++) { /* the engine updates at the last */
+        struct zero_batch b;
+        program_fill(&r->atoms, step, i, fill, r, &b);
+        int rc = zero_engine_forward(r->engine, &b, NULL, err);
+        if (rc == ZERO_OK)
+            rc = zero_engine_backward(r->engine, err);
+        if (rc == ZERO_OK)
+            rc = zero_engine_step(r->engine, NULL, err);
+        if (rc != ZERO_OK)
+            return rc;
+    }
+    return ZERO_OK;
 }
 
 void cli_run_close(struct cli_run *r)

@@ -48,9 +48,10 @@ struct cli_run {
     struct zero_engine *engine;
     struct cli_model m; /* batch sizes resolved for this world */
     int rank, world;
-    float *x;        /* (micro_batch, hidden); NULL for the transformers */
-    int32_t *y;      /* (micro_batch) labels, or (micro_batch, T) next tokens */
-    int32_t *tokens; /* (micro_batch, T): the transformers' inputs */
+    float *x;                   /* (micro_batch, hidden); NULL for the transformers */
+    int32_t *y;                 /* (micro_batch) labels, or (micro_batch, T) next tokens */
+    int32_t *tokens;            /* (micro_batch, T): the transformers' inputs */
+    struct program_atoms atoms; /* which samples this rank reads at each micro-step */
 };
 
 /* Builds m's model (--model) into *model. */
