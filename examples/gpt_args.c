@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flag_number.h"
+#include "program/flag_number.h"
 #include "gpt_args.h"
-#include "program.h"
+#include "program/program.h"
 #include "zero/hf_model.h"
 #include "zero/llama.h"
 #include "zero/config_json.h"

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flag_number.h"
+#include "program/flag_number.h"
 #include "mlp_args.h"
-#include "program.h"
+#include "program/program.h"
 #include "zero/config_json.h"
 
 static const char usage_text[] =

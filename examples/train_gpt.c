@@ -18,16 +18,16 @@
 
 #include <mpi.h>
 
-#include "checkpointing.h"
-#include "example_mpi.h"
+#include "program/checkpointing.h"
+#include "program/example_mpi.h"
 #include "gpt_args.h"
 #include "gpt_generate.h"
 #include "gpt_source.h"
 #include "hf_io.h"
-#include "program_run.h"
-#include "report.h"
+#include "program/program_run.h"
+#include "program/report.h"
 #include "stage_memory.h"
-#include "weights_io.h"
+#include "program/weights_io.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
 

@@ -14,13 +14,13 @@
 
 #include <mpi.h>
 
-#include "example_mpi.h"
+#include "program/example_mpi.h"
 #include "mlp_args.h"
-#include "checkpointing.h"
+#include "program/checkpointing.h"
 #include "mlp_data.h"
-#include "program_run.h"
-#include "report.h"
-#include "weights_io.h"
+#include "program/program_run.h"
+#include "program/report.h"
+#include "program/weights_io.h"
 #include "zero/checkpoint.h"
 #include "zero/trace.h"
 #include "zero/zero.h"

@@ -11,8 +11,8 @@
 
 #include <mpi.h>
 
-#include "example_mpi.h" /* example_agree_naming_ranks: the runs agree on a status */
-#include "program.h"
+#include "program/example_mpi.h" /* example_agree_naming_ranks: the runs agree on a status */
+#include "program/program.h"
 #include "zero/zero.h"
 
 enum cli_model_kind { CLI_MODEL_MLP = 0, CLI_MODEL_GPT2, CLI_MODEL_LLAMA };

@@ -15,8 +15,8 @@
  *                       calls them (program_run.h).
  *
  * Programs may call MPI; the library never does. */
-#ifndef EXAMPLES_PROGRAM_H
-#define EXAMPLES_PROGRAM_H
+#ifndef ZERO_PROGRAM_PROGRAM_H
+#define ZERO_PROGRAM_PROGRAM_H
 
 #include <stddef.h>
 #include <stdint.h>

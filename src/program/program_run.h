@@ -10,8 +10,8 @@
  * with a failure at any point reported once and turned into the exit status. What
  * happens after the loop (samples, traces, saved weights, the final line) stays the
  * trainer's. */
-#ifndef EXAMPLES_PROGRAM_RUN_H
-#define EXAMPLES_PROGRAM_RUN_H
+#ifndef ZERO_PROGRAM_PROGRAM_RUN_H
+#define ZERO_PROGRAM_PROGRAM_RUN_H
 
 #include "program.h"
 

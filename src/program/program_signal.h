@@ -2,8 +2,8 @@
  * same step, through the program's own end (the engine destroyed, its swap files
  * removed, nothing saved): the handler only records the signal, and the loop asks
  * the ranks after each step (program_train). */
-#ifndef EXAMPLES_PROGRAM_SIGNAL_H
-#define EXAMPLES_PROGRAM_SIGNAL_H
+#ifndef ZERO_PROGRAM_PROGRAM_SIGNAL_H
+#define ZERO_PROGRAM_PROGRAM_SIGNAL_H
 
 /* Installs the handler for SIGTERM and SIGINT and makes the communicator the ranks
  * agree over (a duplicate of MPI_COMM_WORLD). Collective; once per process. */
