@@ -11,7 +11,8 @@
 #   example_mpi.c             a status agreed over MPI
 #   report.c                  the end-of-run memory and communication tables
 #   weights_io.c              whole weights in .safetensors (--init-weights, --save-weights)
-#   flag_number.c             numbers in flags, checked
+#   flags.c, flag_number.c    every program's flag table: parser, --help lines, fields;
+#                             numbers in flags, checked
 noinst_LTLIBRARIES += libprogram.la
 libprogram_la_SOURCES = %reldir%/program.c %reldir%/program.h \
 	%reldir%/program_run.c %reldir%/program_run.h \
@@ -23,4 +24,5 @@ libprogram_la_SOURCES = %reldir%/program.c %reldir%/program.h \
 	%reldir%/example_mpi.c %reldir%/example_mpi.h \
 	%reldir%/report.c %reldir%/report.h \
 	%reldir%/weights_io.c %reldir%/weights_io.h \
-	%reldir%/flag_number.c %reldir%/flag_number.h
+	%reldir%/flag_number.c %reldir%/flag_number.h \
+	%reldir%/flags.c %reldir%/flags.h
