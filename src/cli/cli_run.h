@@ -35,9 +35,10 @@ struct cli_model {
 /* hidden 64, 4 layers, 10 classes, micro-batch 4, AdamW lr 1e-3, stage 0. */
 void cli_model_defaults(struct cli_model *m);
 
-/* Takes argv[*i] if it is one of the model or engine flags (cli_model_flags_help),
- * consuming its value too (*i advances). Returns 1 if taken, 0 if not one of
- * these, -1 on a bad or missing value with "--flag: why" in msg. */
+/* Takes argv[*i] if it is one of the model or engine flags (cli_model_flags_help; a
+ * flag table, src/program/flags.h's flags_take), consuming its value too (*i
+ * advances). Returns 1 if taken, 0 if not one of these, -1 on a bad or missing value
+ * with "--flag: why" in msg. */
 int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg, size_t len);
 /* The flags cli_model_flag takes, as --help lines; stage_flag: include --stage. */
 const char *cli_model_flags_help(int stage_flag);

@@ -157,6 +157,34 @@ enum flags_result flags_parse(const char *prog, const struct flag *t, int n, int
     return FLAGS_OK;
 }
 
+int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
+               const struct flag **taken, char *msg, size_t len)
+{
+    const char *arg = argv[*i];
+    if (strncmp(arg, "--", 2) != 0)
+        return 0;
+    for (int k = 0; k < n; k++) {
+        if (!t[k].name || strcmp(arg + 2, t[k].name) != 0)
+            continue;
+        *taken = &t[k];
+        if (t[k].kind == FLAG_SET)
+            return store(&t[k], NULL) == 0 ? 1 : -1;
+        if (*i + 1 >= argc) {
+            snprintf(msg, len, "%s needs a value", arg);
+            return -1;
+        }
+        const char *v = argv[++*i];
+        if (store(&t[k], v) != 0) {
+            char what[128];
+            want(&t[k], what, sizeof what);
+            snprintf(msg, len, "%s: '%s' is not %s", arg, v, what);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 const char *flags_find(const char *name, int argc, char **argv)
 {
     const char *value = NULL;

@@ -73,6 +73,13 @@ enum flags_result flags_parse(const char *prog, const struct flag *t, int n, int
  * (flags_parse reports them). Returns FLAGS_HELP when --help is among the flags. */
 enum flags_result flags_scan(const struct flag *t, int n, int argc, char **argv, int *given);
 
+/* One flag at argv[*i], for a program that reads its own flags too: returns 0 when it
+ * is not "--name" of an entry of t, else 1 with *taken the entry and its value stored
+ * (*i moves past the value), or -1 with "--name needs a value" or "--name: 'v' is not
+ * W" in msg. */
+int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
+               const struct flag **taken, char *msg, size_t len);
+
 /* The value of flag `name` ("--config"), wherever it stands in argv, as "--name V" or
  * "--name=V"; NULL when absent (the last one wins). For a flag that shapes the others'
  * defaults, read before flags_parse. */

@@ -1,7 +1,7 @@
 /* SIGTERM and SIGINT end a training run at a step boundary, on every rank at the
  * same step, through the program's own end (the engine destroyed, its swap files
  * removed, nothing saved): the handler only records the signal, and the loop asks
- * the ranks after each step (program_train). */
+ * the ranks before each step and after the last (program_stopped). */
 #ifndef ZERO_PROGRAM_PROGRAM_SIGNAL_H
 #define ZERO_PROGRAM_PROGRAM_SIGNAL_H
 

@@ -1,4 +1,4 @@
-/* The flags every trainer of the program driver takes for a reference run (program_run
+/* The flags every trainer of the program driver takes for a reference run (program_init
  * takes them out of argv before the trainer's own parser sees the rest):
  *
  *   --trajectory FILE                the trajectory file (trajectory.h)
