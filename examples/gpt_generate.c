@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "example_mpi.h"
+#include "program/example_mpi.h"
 #include "base/exact_math.h" /* libzero's exp: the same samples on every machine */
 #include "gpt_generate.h"
 

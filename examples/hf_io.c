@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "example_mpi.h"
+#include "program/example_mpi.h"
 
 static size_t tensor_numel(const struct zero_llama_tensor *t)
 {

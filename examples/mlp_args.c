@@ -1,15 +1,14 @@
-/* Command-line options of examples/train_mlp: getopt_long, every value checked
- * and every error naming its flag. */
-#include <errno.h>
-#include <getopt.h>
+/* Command-line options of examples/train_mlp: one flag table (src/program/flags.h),
+ * every value checked and every error naming its flag. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "flag_number.h"
+#include "program/flags.h"
 #include "mlp_args.h"
-#include "program.h"
+#include "program/program.h"
 #include "zero/config_json.h"
 
 static const char usage_text[] =
@@ -109,118 +108,6 @@ const char *mlp_args_usage(void)
     return usage_text;
 }
 
-enum {
-    OPT_STAGE = 256,
-    OPT_HIDDEN,
-    OPT_LAYERS,
-    OPT_CLASSES,
-    OPT_BATCH,
-    OPT_MICRO,
-    OPT_STEPS,
-    OPT_LR,
-    OPT_CLIP,
-    OPT_SEED,
-    OPT_DATA_SEED,
-    OPT_MODE,
-    OPT_ATOM_ORDER,
-    OPT_PREFETCH,
-    OPT_PERSISTENCE,
-    OPT_REUSE,
-    OPT_MAX_LIVE,
-    OPT_BUCKET,
-    OPT_OVERLAP,
-    OPT_ALIGN,
-    OPT_INIT,
-    OPT_SAVE,
-    OPT_DATA,
-    OPT_WRITE_DATA,
-    OPT_SAMPLES,
-    OPT_QUIET,
-    OPT_VERBOSE,
-    OPT_HELP,
-    OPT_CONFIG,
-    OPT_PRECISION,
-    OPT_SAVE_DTYPE,
-    OPT_TRACE,
-    OPT_TRACE_STEPS,
-    OPT_SAVE_CKPT,
-    OPT_CKPT_EVERY,
-    OPT_KEEP_LAST,
-    OPT_RESUME
-};
-
-static const struct option options[] = {
-    {"stage", required_argument, NULL, OPT_STAGE},
-    {"hidden", required_argument, NULL, OPT_HIDDEN},
-    {"layers", required_argument, NULL, OPT_LAYERS},
-    {"classes", required_argument, NULL, OPT_CLASSES},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"micro-batch", required_argument, NULL, OPT_MICRO},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"lr", required_argument, NULL, OPT_LR},
-    {"clip", required_argument, NULL, OPT_CLIP},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"data-seed", required_argument, NULL, OPT_DATA_SEED},
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"atom-order", required_argument, NULL, OPT_ATOM_ORDER},
-    {"prefetch", required_argument, NULL, OPT_PREFETCH},
-    {"persistence", required_argument, NULL, OPT_PERSISTENCE},
-    {"reuse-distance", required_argument, NULL, OPT_REUSE},
-    {"max-live", required_argument, NULL, OPT_MAX_LIVE},
-    {"bucket", required_argument, NULL, OPT_BUCKET},
-    {"overlap", required_argument, NULL, OPT_OVERLAP},
-    {"align", required_argument, NULL, OPT_ALIGN},
-    {"init-weights", required_argument, NULL, OPT_INIT},
-    {"save-weights", required_argument, NULL, OPT_SAVE},
-    {"data", required_argument, NULL, OPT_DATA},
-    {"write-synthetic-data", required_argument, NULL, OPT_WRITE_DATA},
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"quiet", no_argument, NULL, OPT_QUIET},
-    {"verbose", no_argument, NULL, OPT_VERBOSE},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"precision", required_argument, NULL, OPT_PRECISION},
-    {"save-dtype", required_argument, NULL, OPT_SAVE_DTYPE},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
-    {"save-checkpoint", required_argument, NULL, OPT_SAVE_CKPT},
-    {"checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY},
-    {"keep-last", required_argument, NULL, OPT_KEEP_LAST},
-    {"resume", required_argument, NULL, OPT_RESUME},
-    {NULL, 0, NULL, 0},
-};
-
-/* An integer in [min, max], the whole text consumed ("5e5" too, as the config takes). */
-static int parse_int(const char *text, int64_t min, int64_t max, int64_t *out)
-{
-    return flag_integer(text, (double)min, (double)max, out);
-}
-
-static int parse_u64(const char *text, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (text[0] == '-')
-        return -1;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end != '\0')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* A finite number >= min (> min when strict). */
-static int parse_real(const char *text, double min, int strict, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !isfinite(v) || v < min || (strict && v == min))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static void set_defaults(struct mlp_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -234,215 +121,90 @@ static void set_defaults(struct mlp_args *a)
     program_config_adamw(&a->cfg, 1e-4, 0.999, 0.01, 0.0);
 }
 
-/* Applies one integer-valued option; -1 if out of range. */
-static int set_int_option(struct mlp_args *a, int opt, const char *v)
+/* What the table's choice flags hold until the parse maps them (-1: not given, the
+ * defaults or --config stand). */
+struct choices {
+    int mode, atom_order, precision, save_dtype;
+};
+
+static const char *const modes[] = {"exact", "native", NULL};
+static const char *const atom_orders[] = {"micro_step_major", "rank_major", NULL};
+/* zero_dtype_parse's names of the three dtypes, and which each is */
+static const char *const dtypes[] = {"fp32", "float32", "float",    "fp16", "float16",
+                                     "half", "bf16",    "bfloat16", NULL};
+static const enum zero_dtype dtype_of[] = {ZERO_F32, ZERO_F32, ZERO_F32,  ZERO_F16,
+                                           ZERO_F16, ZERO_F16, ZERO_BF16, ZERO_BF16};
+
+#define NFLAGS 40
+#define I64MAX ((double)INT64_MAX)
+/* what a bad value is not */
+#define DTYPES "fp32, fp16 or bf16"
+#define POSITIVE "an integer >= 1"
+#define COUNT "an integer >= 0"
+
+/* The table, pointing into a and c (train_mlp --help's text is its own, usage_text). */
+static int table(struct mlp_args *a, struct choices *c, struct flag *t)
 {
     struct zero_optimization_config *z = &a->cfg.zero_optimization;
-    int64_t n;
-    switch (opt) {
-    case OPT_STAGE:
-        if (parse_int(v, 0, 3, &n))
-            return -1;
-        z->stage = (int)n;
-        return 0;
-    case OPT_LAYERS:
-        if (parse_int(v, 0, 1000000, &n))
-            return -1;
-        a->layers = (int)n;
-        return 0;
-    case OPT_OVERLAP:
-        if (parse_int(v, 0, 1, &n))
-            return -1;
-        z->overlap_comm = (int)n;
-        return 0;
-    case OPT_STEPS:
-    case OPT_PREFETCH:
-    case OPT_PERSISTENCE:
-    case OPT_REUSE:
-        if (parse_int(v, 0, INT64_MAX, &n))
-            return -1;
-        break;
-    default:
-        if (parse_int(v, 1, INT64_MAX, &n))
-            return -1;
-        break;
-    }
-    switch (opt) {
-    case OPT_HIDDEN:
-        a->hidden = n;
-        break;
-    case OPT_CLASSES:
-        a->classes = n;
-        break;
-    case OPT_BATCH:
-        a->batch = n;
-        break;
-    case OPT_MICRO:
-        a->micro_batch = n;
-        break;
-    case OPT_STEPS:
-        a->steps = n;
-        break;
-    case OPT_SAMPLES:
-        a->samples = n;
-        break;
-    case OPT_PREFETCH:
-        z->stage3_prefetch_bucket_size = n;
-        break;
-    case OPT_PERSISTENCE:
-        z->stage3_param_persistence_threshold = n;
-        break;
-    case OPT_REUSE:
-        z->stage3_max_reuse_distance = n;
-        break;
-    case OPT_MAX_LIVE:
-        z->stage3_max_live_parameters = n;
-        break;
-    case OPT_BUCKET:
-        z->reduce_bucket_size = n;
-        break;
-    case OPT_ALIGN:
-        a->cfg.libzero.align = n;
-        break;
-    case OPT_CKPT_EVERY:
-        a->checkpoint_every = n;
-        break;
-    case OPT_KEEP_LAST:
-        a->keep_last = n;
-        break;
-    default:
-        return -1;
-    }
+    const struct flag all[] = {
+        FLAG_NUM_WANT("stage", "S", NULL, FLAG_INT, &z->stage, 0, 3, "0, 1, 2 or 3"),
+        FLAG_NUM_WANT("hidden", "H", NULL, FLAG_I64, &a->hidden, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("layers", "L", NULL, FLAG_INT, &a->layers, 0, 1000000, COUNT),
+        FLAG_NUM_WANT("classes", "C", NULL, FLAG_I64, &a->classes, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("batch", "B", NULL, FLAG_I64, &a->batch, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("micro-batch", "m", NULL, FLAG_I64, &a->micro_batch, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("steps", "K", NULL, FLAG_I64, &a->steps, 0, I64MAX, COUNT),
+        FLAG_NUM_WANT("lr", "X", NULL, FLAG_REAL, &a->cfg.optimizer.lr, DBL_TRUE_MIN, DBL_MAX,
+                      "a finite number > 0"),
+        FLAG_NUM_WANT("clip", "X", NULL, FLAG_REAL, &a->cfg.gradient_clipping, 0, DBL_MAX,
+                      "a finite number >= 0"),
+        FLAG_ANY("seed", "N", NULL, FLAG_U64, &a->cfg.libzero.seed),
+        FLAG_ANY("data-seed", "N", NULL, FLAG_U64, &a->data_seed),
+        FLAG_ONE_OF_WANT("mode", "M", NULL, &c->mode, modes, "exact or native"),
+        FLAG_ONE_OF_WANT("atom-order", "O", NULL, &c->atom_order, atom_orders,
+                         "micro_step_major or rank_major"),
+        FLAG_NUM_WANT("prefetch", "N", NULL, FLAG_I64, &z->stage3_prefetch_bucket_size, 0, I64MAX,
+                      COUNT),
+        FLAG_NUM_WANT("persistence", "N", NULL, FLAG_I64, &z->stage3_param_persistence_threshold, 0,
+                      I64MAX, COUNT),
+        FLAG_NUM_WANT("reuse-distance", "N", NULL, FLAG_I64, &z->stage3_max_reuse_distance, 0,
+                      I64MAX, COUNT),
+        FLAG_NUM_WANT("max-live", "N", NULL, FLAG_I64, &z->stage3_max_live_parameters, 1, I64MAX,
+                      POSITIVE),
+        FLAG_NUM_WANT("bucket", "N", NULL, FLAG_I64, &z->reduce_bucket_size, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("overlap", "0|1", NULL, FLAG_INT, &z->overlap_comm, 0, 1, "0 or 1"),
+        FLAG_NUM_WANT("align", "N", NULL, FLAG_I64, &a->cfg.libzero.align, 1, I64MAX, POSITIVE),
+        FLAG_ANY("init-weights", "FILE", NULL, FLAG_STR, &a->init_weights),
+        FLAG_ANY("save-weights", "FILE", NULL, FLAG_STR, &a->save_weights),
+        FLAG_ANY("data", "FILE", NULL, FLAG_STR, &a->data),
+        FLAG_ANY("write-synthetic-data", "FILE", NULL, FLAG_STR, &a->write_data),
+        FLAG_NUM_WANT("samples", "S", NULL, FLAG_I64, &a->samples, 1, I64MAX, POSITIVE),
+        FLAG_ANY("quiet", NULL, NULL, FLAG_SET, &a->quiet),
+        FLAG_ANY("verbose", NULL, NULL, FLAG_SET, &a->verbose),
+        FLAG_ANY("config", "FILE", NULL, FLAG_STR, &a->config),
+        FLAG_ONE_OF_WANT("precision", "P", NULL, &c->precision, dtypes, DTYPES),
+        FLAG_ONE_OF_WANT("save-dtype", "D", NULL, &c->save_dtype, dtypes, DTYPES),
+        FLAG_ANY("trace", "FILE", NULL, FLAG_STR, &a->trace),
+        FLAG_ANY("trace-steps", "LIST", NULL, FLAG_STR, &a->trace_steps),
+        FLAG_ANY("save-checkpoint", "DIR", NULL, FLAG_STR, &a->save_checkpoint),
+        FLAG_NUM_WANT("checkpoint-every", "K", NULL, FLAG_I64, &a->checkpoint_every, 1, I64MAX,
+                      POSITIVE),
+        FLAG_NUM_WANT("keep-last", "M", NULL, FLAG_I64, &a->keep_last, 1, I64MAX, POSITIVE),
+        FLAG_ANY("resume", "DIR", NULL, FLAG_STR, &a->resume),
+    };
+    _Static_assert(sizeof all / sizeof all[0] <= NFLAGS, "NFLAGS is too small for the table");
+    const int n = (int)(sizeof all / sizeof all[0]);
+    for (int i = 0; i < n; i++)
+        t[i] = all[i];
+    return n;
+}
+
+static int given_flag(const struct flag *t, const int *given, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(t[i].name, name) == 0)
+            return given[i];
     return 0;
-}
-
-/* What an integer option accepts, for its error message. */
-static const char *int_range(int opt)
-{
-    switch (opt) {
-    case OPT_STAGE:
-        return "0, 1, 2 or 3";
-    case OPT_OVERLAP:
-        return "0 or 1";
-    case OPT_LAYERS:
-    case OPT_STEPS:
-    case OPT_PREFETCH:
-    case OPT_PERSISTENCE:
-    case OPT_REUSE:
-        return "an integer >= 0";
-    default:
-        return "an integer >= 1";
-    }
-}
-
-/* Applies option opt with value v; -1 with msg filled on a bad value. */
-static int apply(struct mlp_args *a, int opt, const char *name, const char *v, char *msg,
-                 size_t len)
-{
-    double x;
-    switch (opt) {
-    case OPT_LR:
-        if (parse_real(v, 0.0, 1, &x))
-            goto bad_real;
-        a->cfg.optimizer.lr = x;
-        return 0;
-    case OPT_CLIP:
-        if (parse_real(v, 0.0, 0, &x))
-            goto bad_real;
-        a->cfg.gradient_clipping = x;
-        return 0;
-    case OPT_SEED:
-    case OPT_DATA_SEED: {
-        uint64_t s;
-        if (parse_u64(v, &s)) {
-            snprintf(msg, len, "train_mlp: --%s: '%s' is not an unsigned integer", name, v);
-            return -1;
-        }
-        *(opt == OPT_SEED ? &a->cfg.libzero.seed : &a->data_seed) = s;
-        return 0;
-    }
-    case OPT_MODE:
-        if (strcmp(v, "exact") == 0)
-            a->cfg.libzero.coll_mode = ZERO_COLL_EXACT;
-        else if (strcmp(v, "native") == 0)
-            a->cfg.libzero.coll_mode = ZERO_COLL_NATIVE;
-        else {
-            snprintf(msg, len, "train_mlp: --mode: '%s' is not exact or native", v);
-            return -1;
-        }
-        return 0;
-    case OPT_ATOM_ORDER:
-        if (strcmp(v, "micro_step_major") == 0)
-            a->cfg.libzero.atom_order = ZERO_ATOM_MICRO_STEP_MAJOR;
-        else if (strcmp(v, "rank_major") == 0)
-            a->cfg.libzero.atom_order = ZERO_ATOM_RANK_MAJOR;
-        else {
-            snprintf(msg, len,
-                     "train_mlp: --atom-order: '%s' is not micro_step_major or rank_major", v);
-            return -1;
-        }
-        return 0;
-    case OPT_PRECISION: {
-        int t = zero_dtype_parse(v);
-        if (t != ZERO_F32 && t != ZERO_F16 && t != ZERO_BF16) {
-            snprintf(msg, len, "train_mlp: --precision: '%s' is not fp32, fp16 or bf16", v);
-            return -1;
-        }
-        a->cfg.fp16.enabled = t == ZERO_F16;
-        a->cfg.bf16.enabled = t == ZERO_BF16;
-        return 0;
-    }
-    case OPT_SAVE_DTYPE: {
-        int t = zero_dtype_parse(v);
-        if (t != ZERO_F32 && t != ZERO_F16 && t != ZERO_BF16) {
-            snprintf(msg, len, "train_mlp: --save-dtype: '%s' is not fp32, fp16 or bf16", v);
-            return -1;
-        }
-        a->save_dtype = (enum zero_dtype)t;
-        return 0;
-    }
-    case OPT_INIT:
-        a->init_weights = v;
-        return 0;
-    case OPT_SAVE:
-        a->save_weights = v;
-        return 0;
-    case OPT_DATA:
-        a->data = v;
-        return 0;
-    case OPT_WRITE_DATA:
-        a->write_data = v;
-        return 0;
-    case OPT_TRACE:
-        a->trace = v;
-        return 0;
-    case OPT_TRACE_STEPS:
-        a->trace_steps = v;
-        return 0;
-    case OPT_SAVE_CKPT:
-        a->save_checkpoint = v;
-        return 0;
-    case OPT_RESUME:
-        a->resume = v;
-        return 0;
-    case OPT_CONFIG:
-        return 0; /* loaded before the other flags */
-    case OPT_QUIET:
-        a->quiet = 1;
-        return 0;
-    case OPT_VERBOSE:
-        a->verbose = 1;
-        return 0;
-    default:
-        if (set_int_option(a, opt, v) == 0)
-            return 0;
-        snprintf(msg, len, "train_mlp: --%s: '%s' is not %s", name, v, int_range(opt));
-        return -1;
-    }
-bad_real:
-    snprintf(msg, len, "train_mlp: --%s: '%s' is not a finite number %s 0", name, v,
-             opt == OPT_LR ? ">" : ">=");
-    return -1;
 }
 
 /* --config FILE under the flags: the file overrides the defaults where it
@@ -478,52 +240,35 @@ static int load_config(struct mlp_args *a, int *overlap_derived, char *msg, size
     return 0;
 }
 
-/* The value of --config, and whether --overlap or --help is given; parsing
- * errors wait for the second pass. */
-static void prescan(struct mlp_args *a, int argc, char **argv, int *overlap_given, int *help)
-{
-    opterr = 0; /* we name the flag ourselves */
-    optind = 0; /* glibc: 0 resets getopt fully (1 keeps the last parse's position in a word) */
-    int opt, index;
-    while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
-        if (opt == OPT_CONFIG)
-            a->config = optarg;
-        *overlap_given |= opt == OPT_OVERLAP;
-        *help |= opt == OPT_HELP;
-    }
-}
-
 enum mlp_args_result mlp_args_parse(struct mlp_args *a, int argc, char **argv, char *msg,
                                     size_t msg_len)
 {
     set_defaults(a);
     msg[0] = '\0';
-    int overlap_given = 0, help = 0, overlap_derived = 0;
-    prescan(a, argc, argv, &overlap_given, &help);
-    if (help)
+    struct choices c = {-1, -1, -1, -1};
+    struct flag t[NFLAGS];
+    int given[NFLAGS], overlap_derived = 0;
+    int n = table(a, &c, t);
+    /* --help and --config's path first; parsing errors wait for the second pass */
+    if (flags_scan(t, n, argc, argv, given) == FLAGS_HELP)
         return MLP_ARGS_HELP;
+    int overlap_given = given_flag(t, given, n, "overlap");
     if (a->config && load_config(a, &overlap_derived, msg, msg_len))
         return MLP_ARGS_USAGE;
-    optind = 0; /* glibc: 0 resets getopt fully (1 keeps the last parse's position in a word) */
-    int opt, index;
-    while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
-        if (opt == '?') {
-            snprintf(msg, msg_len, "train_mlp: unknown option '%s' (see --help)", argv[optind - 1]);
-            return MLP_ARGS_USAGE;
-        }
-        if (opt == ':') {
-            snprintf(msg, msg_len, "train_mlp: option '%s' needs a value", argv[optind - 1]);
-            return MLP_ARGS_USAGE;
-        }
-        if (opt == OPT_HELP)
-            return MLP_ARGS_HELP;
-        if (apply(a, opt, options[index].name, optarg, msg, msg_len))
-            return MLP_ARGS_USAGE;
+    enum flags_result r = flags_parse("train_mlp", t, n, argc, argv, NULL, msg, msg_len);
+    if (r != FLAGS_OK)
+        return r == FLAGS_HELP ? MLP_ARGS_HELP : MLP_ARGS_USAGE;
+    if (c.mode >= 0)
+        a->cfg.libzero.coll_mode = c.mode == 0 ? ZERO_COLL_EXACT : ZERO_COLL_NATIVE;
+    if (c.atom_order >= 0)
+        a->cfg.libzero.atom_order =
+            c.atom_order == 0 ? ZERO_ATOM_MICRO_STEP_MAJOR : ZERO_ATOM_RANK_MAJOR;
+    if (c.precision >= 0) {
+        a->cfg.fp16.enabled = dtype_of[c.precision] == ZERO_F16;
+        a->cfg.bf16.enabled = dtype_of[c.precision] == ZERO_BF16;
     }
-    if (optind < argc) {
-        snprintf(msg, msg_len, "train_mlp: unexpected argument '%s' (see --help)", argv[optind]);
-        return MLP_ARGS_USAGE;
-    }
+    if (c.save_dtype >= 0)
+        a->save_dtype = dtype_of[c.save_dtype];
     /* an overlap_comm the file left to DeepSpeed's rule follows --stage too */
     struct zero_optimization_config *z = &a->cfg.zero_optimization;
     if (overlap_derived && !overlap_given)

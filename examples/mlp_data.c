@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "example_mpi.h"
+#include "program/example_mpi.h"
 #include "mlp_data.h"
 #include "zero/safetensors.h"
 #include "zero/size.h"

@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "example_mpi.h"
+#include "program/example_mpi.h"
 #include "stage_memory.h"
 
 #define MIB (1024.0 * 1024.0)

@@ -18,16 +18,16 @@
 
 #include <mpi.h>
 
-#include "checkpointing.h"
-#include "example_mpi.h"
+#include "program/checkpointing.h"
+#include "program/example_mpi.h"
 #include "gpt_args.h"
 #include "gpt_generate.h"
 #include "gpt_source.h"
 #include "hf_io.h"
-#include "program_run.h"
-#include "report.h"
+#include "program/program_run.h"
+#include "program/report.h"
 #include "stage_memory.h"
-#include "weights_io.h"
+#include "program/weights_io.h"
 #include "zero/gpt.h"
 #include "zero/zero.h"
 
@@ -45,7 +45,6 @@ struct trainer {
     struct zero_tokenizer *tok; /* --tokenizer: text in, text out; NULL: bytes or ids */
     int32_t *tokens, *labels;   /* (m, T) each */
     double val_loss;            /* the last validation, or -1 */
-    int64_t first_step;         /* --resume: where the data continues */
 };
 
 /* ---- setup ---- */
@@ -109,9 +108,8 @@ static int resolve_config(struct trainer *t, char *msg, size_t len)
     return 0;
 }
 
-static int setup(void *ctx, struct zero_error *err)
+static int setup(struct trainer *t, struct zero_error *err)
 {
-    struct trainer *t = ctx;
     const struct gpt_args *a = &t->a;
     MPI_Comm comm = MPI_COMM_WORLD;
     int rc = program_device_open(&t->dev, &t->cfg, comm, err);
@@ -130,7 +128,8 @@ static int setup(void *ctx, struct zero_error *err)
         zero_error_wrap(err, "--data: ");
     if ((rc = example_agree(rc, err, comm)))
         return rc;
-    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, t->a.quiet, err)))
+    t->cfg.quiet = a->quiet; /* the engine's own informational lines too */
+    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, err)))
         return rc;
     /* Hugging Face GPT-2 files: GPT2LMHeadModel prefixes "transformer.", and
      * older ones carry the causal-mask buffers and the tied head */
@@ -164,9 +163,8 @@ static int setup(void *ctx, struct zero_error *err)
     return rc;
 }
 
-static void teardown(void *ctx)
+static void teardown(struct trainer *t)
 {
-    struct trainer *t = ctx;
     free(t->tokens);
     free(t->labels);
     gpt_source_close(&t->src);
@@ -197,9 +195,8 @@ static void print_schedule(const struct gpt_args *a, const struct zero_config *c
         printf("warmup %lld, %s", (long long)a->warmup, schedule_names[a->schedule]);
 }
 
-static void print_header(void *ctx)
+static void print_header(const struct trainer *t)
 {
-    const struct trainer *t = ctx;
     const struct gpt_args *a = &t->a;
     const struct zero_config *c = &t->cfg;
     struct zero_theory th;
@@ -270,9 +267,8 @@ static void print_memory_short(const struct zero_ledger *l)
            (double)l->peak[ZERO_TAG_ACTIVATIONS] / MIB, (double)l->peak_total / MIB);
 }
 
-static void print_step(void *ctx)
+static void print_step(const struct trainer *t)
 {
-    const struct trainer *t = ctx;
     const struct zero_step_info *s = zero_engine_last_step(t->engine);
     const double tokens = (double)(t->cfg.train_batch_size * t->T);
     printf("step %4lld/%lld | loss %.4f | lr %.2e | %8.0f tok/s | %6.1f ms", (long long)s->step,
@@ -331,46 +327,14 @@ static void fill(void *ctx, int64_t first, int64_t rows, int64_t at, struct zero
 }
 
 /* every --val-every steps and after the last: the validation loss */
-static void after_step(void *ctx, int64_t done)
+static void validate_due(struct trainer *t, int64_t done)
 {
-    struct trainer *t = ctx;
     if (done == t->a.steps || (t->a.val_every > 0 && done % t->a.val_every == 0)) {
         t->val_loss = validate(t);
         if (t->rank == 0 && !t->a.quiet)
             printf("step %4lld/%lld | val loss %.4f\n", (long long)done, (long long)t->a.steps,
                    t->val_loss);
     }
-}
-
-static struct program describe(void *ctx)
-{
-    struct trainer *t = ctx;
-    struct program p = {
-        .prog = "train_gpt",
-        .rank = t->rank,
-        .world = t->world,
-        .engine = t->engine,
-        .first_step = t->first_step,
-        .steps = t->a.steps,
-        .accum = t->accum,
-        .micro = t->m,
-        .cfg = &t->cfg,
-        .quiet = t->a.quiet,
-        .fill = fill,
-        .print_step = print_step,
-        .after_step = after_step,
-        .ctx = t,
-        .model = t->model,
-    };
-    program_checkpoints(&p, t->a.save_checkpoint, t->a.resume, t->a.checkpoint_every,
-                        t->a.keep_last);
-    p.ck.arch = gpt_arch_name(t->a.arch); /* recorded, and checked on --resume */
-    return p;
-}
-
-static void resumed(void *ctx, int64_t first_step)
-{
-    ((struct trainer *)ctx)->first_step = first_step;
 }
 
 /* ---- after training ---- */
@@ -537,9 +501,8 @@ static int tokenizer_vocab(struct trainer *t, const char *path, char *msg, size_
 
 /* Flags, config and input files, this rank's view: its status and the fields
  * every rank must agree on (program.h). */
-static void startup(void *ctx, int argc, char **argv, struct program_startup *su, int *help)
+static void startup(struct trainer *t, int argc, char **argv, struct program_startup *su, int *help)
 {
-    struct trainer *t = ctx;
     char msg[1024 + 256];
     enum gpt_args_result parsed = gpt_args_parse(&t->a, argc, argv, msg, sizeof msg);
     if (!program_startup_parsed(su, parsed == GPT_ARGS_HELP, parsed == GPT_ARGS_USAGE, msg, help))
@@ -575,15 +538,14 @@ static void usage(FILE *out)
 }
 
 /* samples, the accuracy, the reports, --memory-table, --save-weights and the final line */
-static int after_train(void *ctx, const struct program *p)
+static int finish(struct trainer *t, const struct program *p)
 {
-    struct trainer *t = ctx;
     struct zero_error err = {0};
     if (t->a.sample_tokens > 0)
         sample(t);
     double accuracy = addition_accuracy(t);
     program_reports(p, t->a.steps > 0);
-    double last_loss = t->a.steps > t->first_step ? zero_engine_last_step(t->engine)->loss : 0.0;
+    double last_loss = t->a.steps > p->first_step ? zero_engine_last_step(t->engine)->loss : 0.0;
     if (t->a.memory_table && memory_table(t, &err)) {
         program_error(p, "--memory-table: ", &err);
         return 1;
@@ -619,20 +581,73 @@ static int after_train(void *ctx, const struct program *p)
     return 0;
 }
 
-static const struct program_app app = {
-    .prog = "train_gpt",
-    .startup = startup,
-    .usage = usage,
-    .setup = setup,
-    .header = print_header,
-    .describe = describe,
-    .resumed = resumed,
-    .after_train = after_train,
-    .teardown = teardown,
-};
-
 int main(int argc, char **argv)
 {
     struct trainer t = {0};
-    return program_main(argc, argv, &app, &t, &t.rank, &t.world);
+    struct program p;
+    program_init(&p, "train_gpt", &argc, &argv);
+    t.rank = p.rank, t.world = p.world;
+
+    /* flags, config and input files: every rank agrees before anything collective */
+    struct program_startup su;
+    int help = 0;
+    if (program_startup_begin(&p, &su))
+        startup(&t, argc, argv, &su, &help);
+    int status = program_agree(&p, &su);
+    if (status == 0 && help)
+        return program_end(program_usage(&p, usage));
+    if (status != 0)
+        return program_end(status);
+    p.quiet = t.a.quiet;
+
+    /* device, model, tokenizer, data, engine, initial weights */
+    struct zero_error err = {0};
+    if (setup(&t, &err)) {
+        program_error(&p, "", &err);
+        status = 1;
+        goto out;
+    }
+    program_attach(&p, t.engine, t.model, &t.cfg, t.a.steps);
+    program_checkpoints(&p, t.a.save_checkpoint, t.a.resume, t.a.checkpoint_every, t.a.keep_last);
+    p.ck.arch = gpt_arch_name(t.a.arch); /* recorded, and checked on --resume */
+    if (p.rank == 0 && !p.quiet)
+        print_header(&t);
+    if ((status = program_resume(&p)) || (status = program_reference(&p)))
+        goto out;
+
+    /* DeepSpeed's loop: forward, backward and step for every micro-batch, the engine
+     * updating at the last one of the step */
+    for (int64_t step = p.first_step; step < p.steps; step++) {
+        if ((status = program_stopped(&p, step)))
+            goto out;
+        for (int64_t i = 0; i < p.atoms.accum; i++) {
+            struct zero_batch b;
+            program_fill(&p.atoms, step, i, fill, &t, &b);
+            program_lap(&p, NULL);
+            int rc = zero_engine_forward(t.engine, &b, NULL, &err);
+            program_lap(&p, &p.clock.forward);
+            if (rc == ZERO_OK)
+                rc = zero_engine_backward(t.engine, &err);
+            program_lap(&p, &p.clock.backward);
+            if (rc == ZERO_OK)
+                rc = zero_engine_step(t.engine, NULL, &err);
+            program_lap(&p, &p.clock.step);
+            if (rc != ZERO_OK)
+                program_die(p.prog, p.rank, &err);
+        }
+        if (program_step_due(&p, step))
+            print_step(&t);
+        if ((status = program_step_done(&p, step)))
+            goto out;
+        validate_due(&t, step + 1);
+    }
+    if ((status = program_stopped(&p, p.steps))) /* during the last step: nothing saved */
+        goto out;
+
+    /* samples, the accuracy, the reports, --memory-table, --save-weights, the final line */
+    status = finish(&t, &p);
+out:
+    status = program_close(&p, status);
+    teardown(&t);
+    return program_end(status);
 }

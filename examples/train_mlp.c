@@ -14,13 +14,13 @@
 
 #include <mpi.h>
 
-#include "example_mpi.h"
+#include "program/example_mpi.h"
 #include "mlp_args.h"
-#include "checkpointing.h"
+#include "program/checkpointing.h"
 #include "mlp_data.h"
-#include "program_run.h"
-#include "report.h"
-#include "weights_io.h"
+#include "program/program_run.h"
+#include "program/report.h"
+#include "program/weights_io.h"
 #include "zero/checkpoint.h"
 #include "zero/trace.h"
 #include "zero/zero.h"
@@ -37,7 +37,6 @@ struct trainer {
     float *inputs;            /* (micro_batch, hidden) */
     int32_t *labels;          /* (micro_batch) */
     struct zero_trace *trace; /* --trace: the engine's observer */
-    int64_t first_step;       /* --resume: the checkpoint's data position */
 };
 
 /* ---- setup ---- */
@@ -81,9 +80,8 @@ static int resolve_batch(struct trainer *t, char *msg, size_t len)
     return 0;
 }
 
-static int setup(void *ctx, struct zero_error *err)
+static int setup(struct trainer *t, struct zero_error *err)
 {
-    struct trainer *t = ctx;
     const struct mlp_args *a = &t->a;
     MPI_Comm comm = MPI_COMM_WORLD;
     int rc = program_device_open(&t->dev, &t->cfg, comm, err);
@@ -91,7 +89,8 @@ static int setup(void *ctx, struct zero_error *err)
         rc = zero_nn_build_mlp(&t->model, a->hidden, a->layers, a->classes, err);
     if ((rc = example_agree(rc, err, comm)))
         return rc;
-    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, t->a.quiet, err)))
+    t->cfg.quiet = a->quiet; /* the engine's own informational lines too */
+    if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, err)))
         return rc;
     if (a->init_weights && (rc = weights_load(t->engine, t->model, a->init_weights, comm, err)))
         return zero_error_wrap(err, "--init-weights: ");
@@ -114,9 +113,8 @@ static int setup(void *ctx, struct zero_error *err)
     return rc;
 }
 
-static void teardown(void *ctx)
+static void teardown(struct trainer *t)
 {
-    struct trainer *t = ctx;
     free(t->inputs);
     free(t->labels);
     mlp_data_free(&t->data);
@@ -128,9 +126,8 @@ static void teardown(void *ctx)
 
 /* ---- what rank 0 prints ---- */
 
-static void print_header(void *ctx)
+static void print_header(const struct trainer *t)
 {
-    const struct trainer *t = ctx;
     const struct mlp_args *a = &t->a;
     const struct zero_config *c = &t->cfg;
     struct zero_theory th;
@@ -177,9 +174,8 @@ static void print_header(void *ctx)
         }
 }
 
-static void print_step(void *ctx)
+static void print_step(const struct trainer *t)
 {
-    const struct trainer *t = ctx;
     const struct zero_step_info *s = zero_engine_last_step(t->engine);
     printf("step %lld/%lld | loss %.4f | lr %.2e | grad norm %.3g | %.0f ms | sent %.3g MB",
            (long long)s->step, (long long)t->a.steps, s->loss, s->lr, s->grad_norm,
@@ -201,35 +197,6 @@ static void fill(void *ctx, int64_t first, int64_t rows, int64_t at, struct zero
     struct trainer *t = ctx;
     mlp_data_fill(&t->data, first, rows, t->inputs + at * t->a.hidden, t->labels + at);
     *b = (struct zero_batch){.rows = at + rows, .inputs = t->inputs, .labels = t->labels};
-}
-
-static struct program describe(void *ctx)
-{
-    struct trainer *t = ctx;
-    struct program p = {
-        .prog = "train_mlp",
-        .rank = t->rank,
-        .world = t->world,
-        .engine = t->engine,
-        .first_step = t->first_step,
-        .steps = t->a.steps,
-        .accum = t->cfg.gradient_accumulation_steps,
-        .micro = t->cfg.train_micro_batch_size_per_gpu,
-        .cfg = &t->cfg,
-        .quiet = t->a.quiet,
-        .fill = fill,
-        .print_step = print_step,
-        .ctx = t,
-        .model = t->model,
-    };
-    program_checkpoints(&p, t->a.save_checkpoint, t->a.resume, t->a.checkpoint_every,
-                        t->a.keep_last);
-    return p;
-}
-
-static void resumed(void *ctx, int64_t first_step)
-{
-    ((struct trainer *)ctx)->first_step = first_step;
 }
 
 /* --trace: record the chosen steps' engine events; zero_trace_write saves them. */
@@ -268,9 +235,8 @@ static int write_data(const struct mlp_args *a, int rank)
 
 /* Flags, config and input files, this rank's view: its status and the fields
  * every rank must agree on (program.h). */
-static void startup(void *ctx, int argc, char **argv, struct program_startup *su, int *help)
+static void startup(struct trainer *t, int argc, char **argv, struct program_startup *su, int *help)
 {
-    struct trainer *t = ctx;
     char msg[1024 + 256];
     enum mlp_args_result parsed = mlp_args_parse(&t->a, argc, argv, msg, sizeof msg);
     if (!program_startup_parsed(su, parsed == MLP_ARGS_HELP, parsed == MLP_ARGS_USAGE, msg, help))
@@ -294,17 +260,9 @@ static void usage(FILE *out)
     fputs(mlp_args_usage(), out);
 }
 
-/* --write-synthetic-data: the file is the whole run */
-static int before_setup(void *ctx)
-{
-    struct trainer *t = ctx;
-    return t->a.write_data ? write_data(&t->a, t->rank) : -1;
-}
-
 /* --trace (with --trace-steps): the observer records from the first step on */
-static int before_train(void *ctx, const struct program *p)
+static int trace_begin(struct trainer *t, const struct program *p)
 {
-    struct trainer *t = ctx;
     struct zero_error err = {0};
     if ((t->a.trace || t->a.trace_steps) && (!t->a.trace || start_trace(t, &err))) {
         if (p->rank == 0)
@@ -316,9 +274,8 @@ static int before_train(void *ctx, const struct program *p)
 }
 
 /* the trace, the reports, --save-weights and the final line */
-static int after_train(void *ctx, const struct program *p)
+static int finish(struct trainer *t, const struct program *p)
 {
-    struct trainer *t = ctx;
     struct zero_error err = {0};
     if (t->a.trace &&
         example_agree(zero_trace_write(t->trace, t->dev, t->a.trace, &err), &err, MPI_COMM_WORLD)) {
@@ -335,7 +292,7 @@ static int after_train(void *ctx, const struct program *p)
         return 1;
     }
     if (p->rank == 0) {
-        if (t->a.steps > t->first_step)
+        if (t->a.steps > p->first_step)
             printf("final: step %lld, loss %.17g\n", (long long)t->a.steps,
                    zero_engine_last_step(t->engine)->loss);
         else
@@ -346,22 +303,74 @@ static int after_train(void *ctx, const struct program *p)
     return 0;
 }
 
-static const struct program_app app = {
-    .prog = "train_mlp",
-    .startup = startup,
-    .usage = usage,
-    .before_setup = before_setup,
-    .setup = setup,
-    .header = print_header,
-    .describe = describe,
-    .resumed = resumed,
-    .before_train = before_train,
-    .after_train = after_train,
-    .teardown = teardown,
-};
-
 int main(int argc, char **argv)
 {
     struct trainer t = {0};
-    return program_main(argc, argv, &app, &t, &t.rank, &t.world);
+    struct program p;
+    program_init(&p, "train_mlp", &argc, &argv);
+    t.rank = p.rank, t.world = p.world;
+
+    /* flags, config and input files: every rank agrees before anything collective */
+    struct program_startup su;
+    int help = 0;
+    if (program_startup_begin(&p, &su))
+        startup(&t, argc, argv, &su, &help);
+    int status = program_agree(&p, &su);
+    if (status == 0 && help)
+        return program_end(program_usage(&p, usage));
+    if (status == 0 && t.a.write_data) /* --write-synthetic-data: the file is the whole run */
+        status = write_data(&t.a, t.rank);
+    if (status != 0 || t.a.write_data)
+        return program_end(status);
+    p.quiet = t.a.quiet;
+
+    /* device, model, engine, data */
+    struct zero_error err = {0};
+    if (setup(&t, &err)) {
+        program_error(&p, "", &err);
+        status = 1;
+        goto out;
+    }
+    program_attach(&p, t.engine, t.model, &t.cfg, t.a.steps);
+    program_checkpoints(&p, t.a.save_checkpoint, t.a.resume, t.a.checkpoint_every, t.a.keep_last);
+    if (p.rank == 0 && !p.quiet)
+        print_header(&t);
+    if ((status = program_resume(&p)) || (status = program_reference(&p)) ||
+        (status = trace_begin(&t, &p)))
+        goto out;
+
+    /* DeepSpeed's loop: forward, backward and step for every micro-batch, the engine
+     * updating at the last one of the step */
+    for (int64_t step = p.first_step; step < p.steps; step++) {
+        if ((status = program_stopped(&p, step)))
+            goto out;
+        for (int64_t i = 0; i < p.atoms.accum; i++) {
+            struct zero_batch b;
+            program_fill(&p.atoms, step, i, fill, &t, &b);
+            program_lap(&p, NULL);
+            int rc = zero_engine_forward(t.engine, &b, NULL, &err);
+            program_lap(&p, &p.clock.forward);
+            if (rc == ZERO_OK)
+                rc = zero_engine_backward(t.engine, &err);
+            program_lap(&p, &p.clock.backward);
+            if (rc == ZERO_OK)
+                rc = zero_engine_step(t.engine, NULL, &err);
+            program_lap(&p, &p.clock.step);
+            if (rc != ZERO_OK)
+                program_die(p.prog, p.rank, &err);
+        }
+        if (program_step_due(&p, step))
+            print_step(&t);
+        if ((status = program_step_done(&p, step)))
+            goto out;
+    }
+    if ((status = program_stopped(&p, p.steps))) /* during the last step: nothing saved */
+        goto out;
+
+    /* the trace, the reports, --save-weights and the final line */
+    status = finish(&t, &p);
+out:
+    status = program_close(&p, status);
+    teardown(&t);
+    return program_end(status);
 }

@@ -48,9 +48,10 @@ fuzz_fuzz_tokens_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_tokens_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_tokens_LDADD = $(FUZZ_LDADD)
 # train_mlp's and train_gpt's flag parsers
-fuzz_fuzz_args_SOURCES = fuzz/fuzz_args.c fuzz/fuzz_util.h examples/mlp_args.c examples/flag_number.c \
-	examples/gpt_args.c examples/program.c examples/program_signal.c examples/checkpointing.c \
-	examples/trajectory.c examples/sample_order.c examples/example_mpi.c
+fuzz_fuzz_args_SOURCES = fuzz/fuzz_args.c fuzz/fuzz_util.h examples/mlp_args.c \
+	examples/gpt_args.c src/program/flags.c src/program/flag_number.c src/program/program.c \
+	src/program/program_signal.c src/program/checkpointing.c src/program/trajectory.c \
+	src/program/sample_order.c src/program/example_mpi.c
 fuzz_fuzz_args_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
 fuzz_fuzz_args_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_args_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)

@@ -11,6 +11,8 @@
 #   checkpoint/  sharded checkpoints: format, metadata, files, reading, offline export
 #   io/          safetensors, asynchronous file I/O (io_uring or threads)
 #   observe/     ledger, comm counters, trace, estimator and theory formulas, charts
+#   program/     the program driver the trainers and the zero tool link (libprogram.la, not
+#                libzero: it calls MPI)
 #   cli/         the zero command-line tool
 include %reldir%/base/local.mk
 include %reldir%/engine/local.mk
@@ -21,4 +23,5 @@ include %reldir%/config/local.mk
 include %reldir%/checkpoint/local.mk
 include %reldir%/io/local.mk
 include %reldir%/observe/local.mk
+include %reldir%/program/local.mk
 include %reldir%/cli/local.mk

@@ -7,7 +7,7 @@ EXTRA_DIST += tests/test_examples.sh
 
 # tests/test_startup_agreement.sh: every rank of train_mlp, train_gpt and the zero
 # tool's MPI commands agrees on its flags, config and input files before it acts
-# (examples/program.c); a difference or a one-rank error is named, never a hang.
+# (src/program/program.c); a difference or a one-rank error is named, never a hang.
 TESTS += tests/test_startup_agreement.sh
 EXTRA_DIST += tests/test_startup_agreement.sh
 

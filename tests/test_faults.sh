@@ -178,7 +178,7 @@ expect_error out_step_file 2 "ck_step/step_000001 is a regular file, not a check
 # ---- SIGTERM and SIGINT: every rank stops after the same step, the swap files go ----
 # The default action killed the ranks mid-step and left the swap files (issue 28 item
 # 5). Now the handler records the signal, the ranks agree on it after each step
-# (examples/program_signal.c), rank 0 prints "stopped by signal N at step S", the
+# (src/program/program_signal.c), rank 0 prints "stopped by signal N at step S", the
 # engine is destroyed and nothing is saved. Signalled: mpirun (which passes SIGTERM on
 # to every rank), every rank, one rank alone (the others learn it from the agreement),
 # a singleton;

@@ -21,7 +21,7 @@ for t in dir fifo; do
     expect_error config_$t 1 "$what"
     run mlp_config_$t 0 timeout 20 "$mlp" $small --config "$tmp/$t"
     expect_error mlp_config_$t 2 "$what"
-    # an unusable input is a usage error, found at start-up (examples/program.c): exit 2
+    # an unusable input is a usage error, found at start-up (src/program/program.c): exit 2
     run mlp_data_$t 0 timeout 20 "$mlp" $small --data "$tmp/$t"
     expect_error mlp_data_$t 2 "$what"
     run mlp_init_$t 0 timeout 20 "$mlp" $small --init-weights "$tmp/$t"

@@ -3,14 +3,17 @@
 # the source tree (no build needed; pure shell and awk, a second or so):
 #   1. the core (src/, include/) never includes MPI, BLAS, CUDA or NCCL headers (mpi.h,
 #      cblas.h, openblas*, cuda*, cublas*, nccl*): only backends/ do. src/cli is the zero
-#      tool, a program like examples/: it may include mpi.h (it starts MPI), nothing else;
+#      tool, a program like examples/, and src/program the driver programs link (not part
+#      of libzero): they may include mpi.h (programs start MPI), nothing else;
 #   2. src/base includes nothing from the other src/ folders (it is what backends may use);
 #   3. backends/ include nothing from src/ except src/base/ (and include/zero/);
 #   4. the folders of src/ include each other without a cycle (the graph comes from the
 #      `#include "folder/file.h"` lines; a cycle is named, folder by folder); known_edges
 #      may allow one while it is being removed (the test says when it is gone);
 #   5. the engine's state (src/engine/engine_internal.h) is seen by src/engine alone: the
-#      other layers reach the engine through include/zero/engine.h and its functions.
+#      other layers reach the engine through include/zero/engine.h and its functions;
+#   6. the library (src/ but src/program and src/cli, include/) includes nothing from
+#      src/program: the driver calls MPI, so only programs link it.
 # LAYERS_ROOT=DIR checks another tree (how the test was shown to fail on planted errors).
 # shellcheck source=SCRIPTDIR/lib.sh
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
@@ -36,7 +39,7 @@ vendor='^(mpi\.h|cblas\.h|openblas.*|cuda.*|cublas.*|nccl.*)$'
 # 1. no vendor header in the core
 includes src include | awk -F: -v re="$vendor" '
     { hdr = $2 }
-    hdr ~ re && !(hdr == "mpi.h" && $1 ~ /^src\/cli\//) {
+    hdr ~ re && !(hdr == "mpi.h" && $1 ~ /^src\/(cli|program)\//) {
         print "FAIL: " $1 " includes <" hdr ">: the core never sees MPI, BLAS, CUDA or NCCL (only backends/ do)"
     }' >"$tmp/vendor"
 
@@ -109,7 +112,14 @@ includes src backends examples tests include | awk -F: '
         print "FAIL: " $1 " includes \"" $2 "\": only src/engine sees the engine'"'"'s state (use its functions)"
     }' >"$tmp/engine"
 
-for check in vendor layers cycles engine; do
+# 6. the driver stays out of the library
+includes src include | awk -F: '
+    { hdr = $2; sub(/^(\.\.\/)+/, "", hdr); sub(/^src\//, "", hdr) }
+    hdr ~ /^program\// && $1 !~ /^src\/(program|cli)\// {
+        print "FAIL: " $1 " includes \"" $2 "\": the library includes nothing from src/program (it calls MPI; only programs link it)"
+    }' >"$tmp/driver"
+
+for check in vendor layers cycles engine driver; do
     while read -r line; do
         case $line in
         FAIL:*) fail "${line#FAIL: }" ;;
@@ -118,4 +128,4 @@ for check in vendor layers cycles engine; do
     done <"$tmp/$check"
 done
 
-finish "test_layers: the core is free of vendor headers, src/base and backends/ keep to their layers, src/ folders form no cycle, the engine's state stays in src/engine"
+finish "test_layers: the core is free of vendor headers, src/base and backends/ keep to their layers, src/ folders form no cycle, the engine's state stays in src/engine, the driver stays out of the library"

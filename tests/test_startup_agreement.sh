@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_startup_agreement -- every program agrees on start-up before it acts
-# (examples/program.c): a rank whose flags, config or input files fail, or
+# (src/program/program.c): a rank whose flags, config or input files fail, or
 # differ from rank 0's, is named with the flag or key by rank 0, and the whole
 # job exits non-zero within seconds instead of hanging. Ranks get different
 # arguments through Open MPI's MPMD syntax (-np 1 prog A : -np 1 prog B); every

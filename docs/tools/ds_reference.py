@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A libzero trainer's model trained by DeepSpeed, writing libzero's trajectory format
-(examples/trajectory.h), so that `zero diff` compares the two runs step by step.
+(src/program/trajectory.h), so that `zero diff` compares the two runs step by step.
 
 Run by hand, never in CI (it needs torch, deepspeed and, for GPT-2, transformers;
 docs/verify-your-run.md):

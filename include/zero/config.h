@@ -199,6 +199,9 @@ struct zero_config {
      * bit per key of the key table (not a JSON key; the engine refuses a config
      * with one left) */
     uint32_t auto_pending[6];
+    /* not a JSON key either: a program's --quiet; the engine then prints no informational
+     * line (NVMe offload's I/O choice, as ZERO_NVME_QUIET does) */
+    int quiet;
 };
 
 void zero_config_defaults(struct zero_config *c);

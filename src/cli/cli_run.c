@@ -1,10 +1,11 @@
 /* The toy model, its flags and one training step for the zero subcommands. See cli_run.h. */
-#include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_run.h"
+#include "program/flags.h"
 
 void cli_model_defaults(struct cli_model *m)
 {
@@ -65,139 +66,104 @@ const char *cli_model_flags_help(int stage_flag)
     return stage_flag ? both : help_rest;
 }
 
-static int parse_i64(const char *s, int64_t min, int64_t *out)
+#define NFLAGS 32
+#define I64MAX ((double)INT64_MAX)
+#define POSITIVE "an integer >= 1"
+#define COUNT "an integer >= 0"
+
+static const char *const kinds[] = {"mlp", "gpt2", "llama", NULL}; /* enum cli_model_kind */
+static const char *const modes[] = {"exact", "native", NULL};
+static const char *const atom_orders[] = {"micro_step_major", "rank_major", NULL};
+static const char *const precisions[] = {"fp32", "bf16", "fp16", NULL};
+
+/* What the choice flags and --hf-config hold until cli_model_flag applies them. */
+struct taken_values {
+    int mode, atom_order, precision;
+    const char *hf_config;
+};
+
+/* The flags of cli_model_flags_help, pointing into m and v. */
+static int model_flags(struct cli_model *m, struct taken_values *v, struct flag *t)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < min)
+    struct zero_optimization_config *z = &m->cfg.zero_optimization;
+    const struct flag all[] = {
+        FLAG_NUM_WANT("stage", "S", NULL, FLAG_INT, &z->stage, 0, 3, "0, 1, 2 or 3"),
+        FLAG_NUM_WANT("hidden", "H", NULL, FLAG_I64, &m->hidden, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("layers", "L", NULL, FLAG_INT, &m->layers, 1, 100000, POSITIVE),
+        FLAG_NUM_WANT("classes", "C", NULL, FLAG_I64, &m->classes, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("micro-batch", "m", NULL, FLAG_I64, &m->micro_batch, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("batch", "B", NULL, FLAG_I64, &m->batch, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("lr", "X", NULL, FLAG_REAL, &m->cfg.optimizer.lr, DBL_TRUE_MIN, DBL_MAX,
+                      "a number > 0"),
+        FLAG_NUM_WANT("seed", "N", NULL, FLAG_U64, &m->cfg.libzero.seed, 0, 0, COUNT),
+        FLAG_NUM_WANT("data-seed", "N", NULL, FLAG_U64, &m->data_seed, 0, 0, COUNT),
+        FLAG_ONE_OF_WANT("mode", "M", NULL, &v->mode, modes, "exact or native"),
+        FLAG_NUM_WANT("align", "N", NULL, FLAG_I64, &m->cfg.libzero.align, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("bucket", "N", NULL, FLAG_I64, &z->reduce_bucket_size, 1, I64MAX, POSITIVE),
+        FLAG_NUM_WANT("overlap", "0|1", NULL, FLAG_INT, &z->overlap_comm, 0, 1, "0 or 1"),
+        FLAG_NUM_WANT("prefetch", "N", NULL, FLAG_I64, &z->stage3_prefetch_bucket_size, 0, I64MAX,
+                      COUNT),
+        FLAG_NUM_WANT("persistence", "N", NULL, FLAG_I64, &z->stage3_param_persistence_threshold, 0,
+                      I64MAX, COUNT),
+        FLAG_NUM_WANT("max-live", "N", NULL, FLAG_I64, &z->stage3_max_live_parameters, 1, I64MAX,
+                      POSITIVE),
+        FLAG_NUM_WANT("reuse-distance", "N", NULL, FLAG_I64, &z->stage3_max_reuse_distance, 0,
+                      I64MAX, COUNT),
+        FLAG_ONE_OF_WANT("precision", "P", NULL, &v->precision, precisions, "fp32, bf16 or fp16"),
+        FLAG_ONE_OF_WANT("atom-order", "O", NULL, &v->atom_order, atom_orders,
+                         "micro_step_major or rank_major"),
+        FLAG_NUM_WANT("hpz", "G", NULL, FLAG_INT, &z->zero_hpz_partition_size, 1, 1 << 20,
+                      POSITIVE),
+        FLAG_NUM_WANT("mics", "M", NULL, FLAG_INT, &z->mics_shard_size, 1, 1 << 20, POSITIVE),
+        FLAG_ONE_OF_WANT("model", "NAME", NULL, &m->kind, kinds, "mlp, gpt2 or llama"),
+        FLAG_NUM_WANT("block-size", "T", NULL, FLAG_I64, &m->block, 1, 1000000, POSITIVE),
+        FLAG_NUM_WANT("vocab-size", "V", NULL, FLAG_I64, &m->vocab, 1, 1000000, POSITIVE),
+        FLAG_NUM_WANT("heads", "H", NULL, FLAG_INT, &m->heads, 1, 1000000, POSITIVE),
+        FLAG_NUM_WANT("kv-heads", "K", NULL, FLAG_INT, &m->kv_heads, 1, 1000000, POSITIVE),
+        FLAG_ANY("hf-config", "FILE", NULL, FLAG_STR, &v->hf_config),
+    };
+    _Static_assert(sizeof all / sizeof all[0] <= NFLAGS, "NFLAGS is too small for the table");
+    const int n = (int)(sizeof all / sizeof all[0]);
+    for (int i = 0; i < n; i++)
+        t[i] = all[i];
+    return n;
+}
+
+/* --hf-config FILE: the Llama of a Hugging Face config.json, its shape over the flags
+ * before it */
+static int take_hf_config(struct cli_model *m, const char *path, char *msg, size_t len)
+{
+    struct zero_error err = {0};
+    if (zero_hf_config_read(&m->hf, path, NULL, 0, &err)) {
+        snprintf(msg, len, "--hf-config: %s", err.msg);
         return -1;
-    *out = v;
-    return 0;
+    }
+    m->hf_config = path, m->kind = CLI_MODEL_LLAMA;
+    m->hidden = m->hf.hidden_size, m->layers = m->hf.num_hidden_layers;
+    m->heads = m->hf.num_attention_heads, m->kv_heads = m->hf.num_key_value_heads;
+    m->vocab = m->hf.vocab_size;
+    return 1;
 }
 
 int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg, size_t len)
 {
-    static const char *const names[] = {
-        "--stage",          "--hidden",     "--layers",      "--classes",
-        "--micro-batch",    "--batch",      "--lr",          "--seed",
-        "--data-seed",      "--mode",       "--align",       "--bucket",
-        "--overlap",        "--prefetch",   "--persistence", "--max-live",
-        "--reuse-distance", "--precision",  "--atom-order",  "--hpz",
-        "--model",          "--block-size", "--vocab-size",  "--heads",
-        "--kv-heads",       "--hf-config",  "--mics",
-    };
-    const char *flag = argv[*i];
-    size_t k = 0, n = sizeof names / sizeof names[0];
-    while (k < n && strcmp(flag, names[k]) != 0)
-        k++;
-    if (k == n)
-        return 0;
-    if (*i + 1 >= argc) {
-        snprintf(msg, len, "%s needs a value", flag);
-        return -1;
-    }
-    const char *v = argv[++*i];
-    struct zero_optimization_config *z = &m->cfg.zero_optimization;
-    int64_t x = 0;
-    int bad = 0;
-    const char *want = "an integer >= 1";
-    if (strcmp(flag, "--hf-config") == 0) {
-        struct zero_error err = {0};
-        if (zero_hf_config_read(&m->hf, v, NULL, 0, &err)) {
-            snprintf(msg, len, "--hf-config: %s", err.msg);
-            return -1;
-        }
-        m->hf_config = v, m->kind = CLI_MODEL_LLAMA;
-        m->hidden = m->hf.hidden_size, m->layers = m->hf.num_hidden_layers;
-        m->heads = m->hf.num_attention_heads, m->kv_heads = m->hf.num_key_value_heads;
-        m->vocab = m->hf.vocab_size;
-    } else if (strcmp(flag, "--model") == 0) {
-        static const char *const kinds[] = {"mlp", "gpt2", "llama"};
-        m->kind = -1;
-        for (int j = 0; j < 3; j++)
-            if (strcmp(v, kinds[j]) == 0)
-                m->kind = j;
-        bad = m->kind < 0;
-        want = "mlp, gpt2 or llama";
-    } else if (strcmp(flag, "--block-size") == 0 || strcmp(flag, "--vocab-size") == 0 ||
-               strcmp(flag, "--heads") == 0 || strcmp(flag, "--kv-heads") == 0) {
-        bad = parse_i64(v, 1, &x) || x > 1000000;
-        if (strcmp(flag, "--block-size") == 0)
-            m->block = x;
-        else if (strcmp(flag, "--vocab-size") == 0)
-            m->vocab = x;
-        else if (strcmp(flag, "--heads") == 0)
-            m->heads = (int)x;
-        else
-            m->kv_heads = (int)x;
-    } else if (strcmp(flag, "--lr") == 0) {
-        char *end;
-        double lr = strtod(v, &end);
-        bad = end == v || *end || !(lr > 0.0);
-        m->cfg.optimizer.lr = lr;
-        want = "a number > 0";
-    } else if (strcmp(flag, "--mode") == 0) {
-        bad = strcmp(v, "exact") != 0 && strcmp(v, "native") != 0;
-        m->cfg.libzero.coll_mode = strcmp(v, "native") == 0 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
-        want = "exact or native";
-    } else if (strcmp(flag, "--atom-order") == 0) {
-        bad = strcmp(v, "micro_step_major") != 0 && strcmp(v, "rank_major") != 0;
+    struct taken_values v = {0};
+    struct flag t[NFLAGS];
+    const struct flag *f = NULL;
+    int n = model_flags(m, &v, t);
+    int took = flags_take(t, n, argc, argv, i, &f, msg, len);
+    if (took <= 0)
+        return took;
+    if (f->dst == &v.hf_config)
+        return take_hf_config(m, v.hf_config, msg, len);
+    if (f->dst == &v.mode)
+        m->cfg.libzero.coll_mode = v.mode == 1 ? ZERO_COLL_NATIVE : ZERO_COLL_EXACT;
+    else if (f->dst == &v.atom_order)
         m->cfg.libzero.atom_order =
-            strcmp(v, "rank_major") == 0 ? ZERO_ATOM_RANK_MAJOR : ZERO_ATOM_MICRO_STEP_MAJOR;
-        want = "micro_step_major or rank_major";
-    } else if (strcmp(flag, "--precision") == 0) {
-        bad = strcmp(v, "fp32") != 0 && strcmp(v, "bf16") != 0 && strcmp(v, "fp16") != 0;
-        m->cfg.bf16.enabled = strcmp(v, "bf16") == 0;
-        m->cfg.fp16.enabled = strcmp(v, "fp16") == 0;
-        want = "fp32, bf16 or fp16";
-    } else if (strcmp(flag, "--stage") == 0 || strcmp(flag, "--overlap") == 0) {
-        int stage = strcmp(flag, "--stage") == 0;
-        bad = parse_i64(v, 0, &x) || x > (stage ? 3 : 1);
-        want = stage ? "0, 1, 2 or 3" : "0 or 1";
-        *(stage ? &z->stage : &z->overlap_comm) = (int)x;
-    } else {
-        int zero_ok = strcmp(flag, "--prefetch") == 0 || strcmp(flag, "--persistence") == 0 ||
-                      strcmp(flag, "--seed") == 0 || strcmp(flag, "--data-seed") == 0 ||
-                      strcmp(flag, "--reuse-distance") == 0;
-        bad = parse_i64(v, zero_ok ? 0 : 1, &x);
-        if (zero_ok)
-            want = "an integer >= 0";
-        if (strcmp(flag, "--hidden") == 0)
-            m->hidden = x;
-        else if (strcmp(flag, "--layers") == 0) {
-            bad |= x > 100000;
-            m->layers = (int)x;
-        } else if (strcmp(flag, "--classes") == 0)
-            m->classes = x;
-        else if (strcmp(flag, "--micro-batch") == 0)
-            m->micro_batch = x;
-        else if (strcmp(flag, "--batch") == 0)
-            m->batch = x;
-        else if (strcmp(flag, "--seed") == 0)
-            m->cfg.libzero.seed = (uint64_t)x;
-        else if (strcmp(flag, "--data-seed") == 0)
-            m->data_seed = (uint64_t)x;
-        else if (strcmp(flag, "--align") == 0)
-            m->cfg.libzero.align = x;
-        else if (strcmp(flag, "--bucket") == 0)
-            z->reduce_bucket_size = x;
-        else if (strcmp(flag, "--prefetch") == 0)
-            z->stage3_prefetch_bucket_size = x;
-        else if (strcmp(flag, "--persistence") == 0)
-            z->stage3_param_persistence_threshold = x;
-        else if (strcmp(flag, "--reuse-distance") == 0)
-            z->stage3_max_reuse_distance = x;
-        else if (strcmp(flag, "--hpz") == 0 || strcmp(flag, "--mics") == 0) {
-            bad |= x > 1 << 20;
-            *(strcmp(flag, "--hpz") == 0 ? &z->zero_hpz_partition_size : &z->mics_shard_size) =
-                (int)x;
-        } else
-            z->stage3_max_live_parameters = x;
-    }
-    if (bad) {
-        snprintf(msg, len, "%s: '%s' is not %s", flag, v, want);
-        return -1;
+            v.atom_order == 1 ? ZERO_ATOM_RANK_MAJOR : ZERO_ATOM_MICRO_STEP_MAJOR;
+    else if (f->dst == &v.precision) {
+        m->cfg.bf16.enabled = v.precision == 1;
+        m->cfg.fp16.enabled = v.precision == 2;
     }
     return 1;
 }
@@ -367,6 +333,13 @@ int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Co
             zero_engine_create(&r->engine, &r->m.cfg, r->model, r->dev, err), err, comm);
     if (rc)
         cli_run_close(r);
+    else
+        r->atoms =
+            (struct program_atoms){.order = zero_engine_config(r->engine)->libzero.atom_order,
+                                   .rank = r->rank,
+                                   .world = r->world,
+                                   .accum = r->m.cfg.gradient_accumulation_steps,
+                                   .micro = r->m.cfg.train_micro_batch_size_per_gpu};
     return rc;
 }
 
@@ -401,9 +374,18 @@ static void fill(void *ctx, int64_t first, int64_t rows, int64_t at, struct zero
 
 int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err)
 {
-    return program_micro_steps(r->engine, step, r->rank, r->world,
-                               r->m.cfg.gradient_accumulation_steps,
-                               r->m.cfg.train_micro_batch_size_per_gpu, fill, r, NULL, NULL, err);
+    for (int64_t i = 0; i < r->atoms.accum; i++) { /* the engine updates at the last */
+        struct zero_batch b;
+        program_fill(&r->atoms, step, i, fill, r, &b);
+        int rc = zero_engine_forward(r->engine, &b, NULL, err);
+        if (rc == ZERO_OK)
+            rc = zero_engine_backward(r->engine, err);
+        if (rc == ZERO_OK)
+            rc = zero_engine_step(r->engine, NULL, err);
+        if (rc != ZERO_OK)
+            return rc;
+    }
+    return ZERO_OK;
 }
 
 void cli_run_close(struct cli_run *r)

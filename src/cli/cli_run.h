@@ -11,8 +11,8 @@
 
 #include <mpi.h>
 
-#include "example_mpi.h" /* example_agree_naming_ranks: the runs agree on a status */
-#include "program.h"
+#include "program/example_mpi.h" /* example_agree_naming_ranks: the runs agree on a status */
+#include "program/program.h"
 #include "zero/zero.h"
 
 enum cli_model_kind { CLI_MODEL_MLP = 0, CLI_MODEL_GPT2, CLI_MODEL_LLAMA };
@@ -35,9 +35,10 @@ struct cli_model {
 /* hidden 64, 4 layers, 10 classes, micro-batch 4, AdamW lr 1e-3, stage 0. */
 void cli_model_defaults(struct cli_model *m);
 
-/* Takes argv[*i] if it is one of the model or engine flags (cli_model_flags_help),
- * consuming its value too (*i advances). Returns 1 if taken, 0 if not one of
- * these, -1 on a bad or missing value with "--flag: why" in msg. */
+/* Takes argv[*i] if it is one of the model or engine flags (cli_model_flags_help; a
+ * flag table, src/program/flags.h's flags_take), consuming its value too (*i
+ * advances). Returns 1 if taken, 0 if not one of these, -1 on a bad or missing value
+ * with "--flag: why" in msg. */
 int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg, size_t len);
 /* The flags cli_model_flag takes, as --help lines; stage_flag: include --stage. */
 const char *cli_model_flags_help(int stage_flag);
@@ -48,9 +49,10 @@ struct cli_run {
     struct zero_engine *engine;
     struct cli_model m; /* batch sizes resolved for this world */
     int rank, world;
-    float *x;        /* (micro_batch, hidden); NULL for the transformers */
-    int32_t *y;      /* (micro_batch) labels, or (micro_batch, T) next tokens */
-    int32_t *tokens; /* (micro_batch, T): the transformers' inputs */
+    float *x;                   /* (micro_batch, hidden); NULL for the transformers */
+    int32_t *y;                 /* (micro_batch) labels, or (micro_batch, T) next tokens */
+    int32_t *tokens;            /* (micro_batch, T): the transformers' inputs */
+    struct program_atoms atoms; /* which samples this rank reads at each micro-step */
 };
 
 /* Builds m's model (--model) into *model. */

@@ -4,14 +4,8 @@
 # The zero tool: a dispatcher (zero.c) and one file per subcommand (see commands.h).
 bin_PROGRAMS += %reldir%/zero
 src_cli_zero_SOURCES = %reldir%/zero.c %reldir%/commands.h %reldir%/selftest.c
-src_cli_zero_LDADD = libzero.la $(JANSSON_LIBS)
-# the commands that run under MPI agree on start-up and step through examples/'s driver
-src_cli_zero_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
-src_cli_zero_SOURCES += examples/program.c examples/program.h \
-	examples/program_signal.c examples/program_signal.h \
-	examples/checkpointing.c examples/checkpointing.h \
-	examples/example_mpi.c examples/example_mpi.h \
-	examples/trajectory.c examples/trajectory.h examples/sample_order.c examples/sample_order.h
+# the commands that run under MPI agree on start-up and step through src/program's driver
+src_cli_zero_LDADD = libprogram.la libzero.la $(JANSSON_LIBS)
 
 # ds_config.json: zero config FILE [--world N]
 src_cli_zero_SOURCES += %reldir%/config_cmd.c

@@ -1,4 +1,4 @@
-/* A trajectory file (examples/trajectory.h) read back whole: its header's fields and every
+/* A trajectory file (src/program/trajectory.h) read back whole: its header's fields and every
  * step's numbers, hashes and weights file. */
 #ifndef ZERO_CLI_TRAJECTORY_READ_H
 #define ZERO_CLI_TRAJECTORY_READ_H

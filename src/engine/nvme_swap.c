@@ -516,7 +516,7 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
     if ((rc = slot_alloc(e, &s->bounce, s->bounce_bytes, 0, s->opt.fd >= 0 ? &s->opt : &s->par,
                          NULL, 0, 0, err)))
         return rc;
-    if (e->rank == 0 && !zero_knob(ZERO_KNOB_NVME_QUIET)) {
+    if (e->rank == 0 && !e->cfg.quiet && !zero_knob(ZERO_KNOB_NVME_QUIET)) {
         const struct swap_file *f = s->opt.fd >= 0 ? &s->opt : &s->par;
         fprintf(stderr,
                 "libzero: NVMe offload: %s%s%s per rank (%lld + %lld bytes), %s, %s, chunks of "

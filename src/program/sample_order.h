@@ -11,8 +11,8 @@
  * under every seed as they do under the default. What stays in its one order: the sums
  * inside a sample (a GEMM's chain over its inner dimension, LayerNorm's statistics,
  * attention's), and the norm's fixed blocks. */
-#ifndef EXAMPLES_SAMPLE_ORDER_H
-#define EXAMPLES_SAMPLE_ORDER_H
+#ifndef ZERO_PROGRAM_SAMPLE_ORDER_H
+#define ZERO_PROGRAM_SAMPLE_ORDER_H
 
 #include <stdint.h>
 

@@ -7,13 +7,16 @@
  *                       before anything collective happens, and rank 0 names the
  *                       rank and the field of any failure or difference. A rank
  *                       that fails alone no longer leaves the others waiting.
- *   run loop            micro-steps (forward, backward, step), the progress
- *                       line, checkpoints and a non-finite-loss stop.
- *   main                MPI_Init, the program's run, MPI_Finalize (program_run.h).
+ *   run loop            the pieces of a trainer's step loop: a micro-batch's
+ *                       samples, the clock, the trajectory, checkpoints, a
+ *                       non-finite-loss stop and a signal's (the trainer itself
+ *                       calls forward, backward and step).
+ *   life cycle          MPI_Init to MPI_Finalize, in the order a trainer's main
+ *                       calls them (program_run.h).
  *
  * Programs may call MPI; the library never does. */
-#ifndef EXAMPLES_PROGRAM_H
-#define EXAMPLES_PROGRAM_H
+#ifndef ZERO_PROGRAM_PROGRAM_H
+#define ZERO_PROGRAM_PROGRAM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +25,11 @@
 #include <mpi.h>
 
 #include "checkpointing.h"
+#include "reference_flags.h"
+#include "sample_order.h"
 #include "zero/zero.h"
+
+struct trajectory;
 
 /* ---- start-up agreement ---- */
 
@@ -86,6 +93,13 @@ int program_outputs_distinct(struct program_startup *s, const char *ckdir, int n
 void program_startup_files(struct program_startup *s, const char *data, const char *init_weights,
                            const char *save_checkpoint);
 
+struct program;
+
+/* This rank's start-up record su (freed by program_agree), the fault sites' rank and the
+ * signal handlers set up; the reference flags' usage error recorded. Returns 1 when the
+ * trainer parses its own flags into su, 0 when they failed already. */
+int program_startup_begin(struct program *p, struct program_startup *su);
+
 /* Collective. Exchanges every rank's status and fields. Returns 0 on every rank
  * when all are ok and all fields equal rank 0's; otherwise rank 0 has printed
  * the failing ranks' messages or the first differing field of each differing
@@ -93,59 +107,80 @@ void program_startup_files(struct program_startup *s, const char *data, const ch
  * the same non-zero exit status. */
 int program_startup_agree(struct program_startup *s, MPI_Comm comm);
 
-/* Fills su with this rank's view of its arguments; *help = 1 for --help. */
-typedef void (*program_startup_fn)(void *ctx, int argc, char **argv, struct program_startup *su,
-                                   int *help);
-
-/* The start-up of a program: startup() records this rank's status and fields,
- * the ranks agree (program_startup_agree). Returns -1 to go on, else the exit
- * status every rank returns: 0 after --help (rank 0 printed usage), or the
- * agreement's. */
-int program_begin(const char *prog, int argc, char **argv, program_startup_fn startup,
-                  void (*usage)(FILE *out), void *ctx);
-
 /* ---- the run loop ---- */
 
 /* Fills rows at .. at + rows - 1 of the micro-batch with the global samples first ..
- * first + rows - 1, and sets *b to the micro-batch's rows 0 .. at + rows - 1. The driver
+ * first + rows - 1, and sets *b to the micro-batch's rows 0 .. at + rows - 1. program_fill
  * fills a micro-batch in one call (at 0), or row by row under --order-seed. */
 typedef void (*program_fill_fn)(void *ctx, int64_t first, int64_t rows, int64_t at,
                                 struct zero_batch *b);
+
+/* Which samples a rank reads: its micro-step i of global batch `step` holds its atom's
+ * (zero_atom_first_sample_in). */
+struct program_atoms {
+    enum zero_atom_order order; /* the engine's libzero.atom_order */
+    int rank, world;
+    int64_t accum, micro;      /* gradient accumulation, rows per micro-step */
+    struct sample_order *perm; /* --order-seed; NULL: the default order */
+};
+
+/* The micro-batch of micro-step i of global batch `step`: fill (ctx) writes the atom's
+ * samples, through a->perm's permutation unless it is NULL. */
+void program_fill(const struct program_atoms *a, int64_t step, int64_t i, program_fill_fn fill,
+                  void *ctx, struct zero_batch *b);
 
 /* wall_clock_breakdown: seconds in forward, backward and step since the last
  * timing line. */
 struct program_clock {
     double forward, backward, step;
-    int64_t micro_steps;
+    double lap; /* when the running lap began */
 };
-
-struct sample_order;
-
-/* The micro-steps of global batch `step`: each fills its atom's samples
- * (zero_atom_first_sample; through order's permutation unless it is NULL) and runs
- * forward, backward and step, timed into clock unless it is NULL. */
-int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world, int64_t accum,
-                        int64_t micro, program_fill_fn fill, void *ctx, struct program_clock *clock,
-                        struct sample_order *order, struct zero_error *err);
 
 struct program {
     const char *prog; /* "train_mlp" */
     int rank, world;
+    int quiet; /* no header, progress lines or reports (--quiet) */
+    /* program_attach's */
     struct zero_engine *engine;
-    int64_t first_step, steps;     /* the loop runs first_step .. steps - 1 */
-    int64_t accum, micro;          /* gradient accumulation, rows per micro-step */
-    const struct zero_config *cfg; /* steps_per_print, wall_clock_breakdown */
-    int quiet;
-    struct example_checkpointing ck;
-    program_fill_fn fill;
-    void (*print_step)(void *ctx);               /* rank 0, unless quiet; may be NULL */
-    void (*after_step)(void *ctx, int64_t done); /* after the checkpoint; may be NULL */
-    void *ctx;
     const struct zero_model *model; /* the trainer's, for the trajectory's names */
-    /* set by program_run from the reference flags (reference_flags.h) */
-    struct sample_order *order;    /* --order-seed; NULL: the default order */
+    const struct zero_config *cfg;  /* steps_per_print, wall_clock_breakdown */
+    int64_t first_step, steps;      /* the loop runs first_step .. steps - 1 */
+    struct program_atoms atoms;
+    struct example_checkpointing ck; /* program_checkpoints' */
+    /* the reference flags (reference_flags.h), taken out of argv by program_init */
+    struct reference_flags flags;
+    int flags_status; /* their usage error, 0 if none */
+    char flags_msg[1280];
+    struct sample_order order;     /* --order-seed */
     struct trajectory *trajectory; /* --trajectory; NULL: none */
+    /* the step in progress */
+    struct program_clock clock;
+    int64_t timed; /* optimizer steps in clock */
+    int due;       /* this step prints its progress */
 };
+
+/* The engine, model and config the loop runs on, and its length: first_step 0 (until
+ * program_resume), the atoms from cfg's batch sizes and the engine's atom order. */
+void program_attach(struct program *p, struct zero_engine *e, const struct zero_model *model,
+                    const struct zero_config *cfg, int64_t steps);
+
+/* One lap of the clock: the seconds since the last lap go to *slot (NULL: the clock
+ * only starts). */
+void program_lap(struct program *p, double *slot);
+
+/* Before step `done` (0-based) and after the last: 128 + N on every rank after a rank
+ * received signal N (SIGTERM, SIGINT: program_signal.h), rank 0 having printed that the
+ * run stopped there, saving nothing; else 0. Collective. */
+int program_stopped(const struct program *p, int64_t done);
+
+/* After step `step`'s micro-steps: --trajectory's record. Returns 1 when the trainer's
+ * progress line is due now (steps_per_print, on rank 0 of a run that is not quiet). */
+int program_step_due(struct program *p, int64_t step);
+
+/* After the progress line: the wall_clock_breakdown line, the checkpoint. Returns 0, or
+ * 1 on every rank after rank 0 printed that the step's loss (the global mean, the same
+ * on every rank) is not finite. */
+int program_step_done(struct program *p, int64_t step);
 
 /* Prints err ("prog: rank R: ...") and ends the job. Collective where it can be: when every rank
  * dies within seconds (an error the engine agreed on), each destroys the engine program_live_engine
@@ -154,12 +189,6 @@ struct program {
 _Noreturn void program_die(const char *prog, int rank, const struct zero_error *err);
 /* The engine program_die destroys (NULL: none). */
 void program_live_engine(struct zero_engine *e);
-
-/* The training loop. Returns 0, or 1 on every rank after rank 0 printed that a
- * step's loss (the global mean, the same on every rank) is not finite, or 128 + N on
- * every rank after a rank received signal N (SIGTERM, SIGINT: program_signal.h); the
- * ranks ask after each step, and rank 0 prints "stopped by signal N at step S". */
-int program_train(struct program *p);
 
 /* --resume (p->ck.resume_dir; nothing without it): loads the checkpoint into
  * p->engine and sets p->first_step from its data position. Collective. Returns

@@ -1,8 +1,8 @@
 /* Whole model weights in .safetensors files, by PyTorch state_dict name
  * ("<unit>.<param>", e.g. layers.0.0.weight), so they interchange with
  * torch.nn modules of the same structure. Shared by the example trainers. */
-#ifndef EXAMPLES_WEIGHTS_IO_H
-#define EXAMPLES_WEIGHTS_IO_H
+#ifndef ZERO_PROGRAM_WEIGHTS_IO_H
+#define ZERO_PROGRAM_WEIGHTS_IO_H
 
 #include <mpi.h>
 

@@ -1,7 +1,7 @@
 /* MPI glue the example programs share: agreeing on a status, and broadcasting
  * buffers of any size. The library itself never calls MPI; programs may. */
-#ifndef EXAMPLES_EXAMPLE_MPI_H
-#define EXAMPLES_EXAMPLE_MPI_H
+#ifndef ZERO_PROGRAM_EXAMPLE_MPI_H
+#define ZERO_PROGRAM_EXAMPLE_MPI_H
 
 #include <stddef.h>
 

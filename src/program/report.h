@@ -1,7 +1,7 @@
 /* End-of-run tables for the example trainers: the memory ledger next to the
  * ZeRO paper's formula, and one step's communication next to theory. */
-#ifndef EXAMPLES_REPORT_H
-#define EXAMPLES_REPORT_H
+#ifndef ZERO_PROGRAM_REPORT_H
+#define ZERO_PROGRAM_REPORT_H
 
 #include <stdio.h>
 

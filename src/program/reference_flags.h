@@ -1,12 +1,12 @@
-/* The flags every trainer of the program driver takes for a reference run (program_run
+/* The flags every trainer of the program driver takes for a reference run (program_init
  * takes them out of argv before the trainer's own parser sees the rest):
  *
  *   --trajectory FILE                the trajectory file (trajectory.h)
  *   --trajectory-weights-every K     also the whole weights every K steps (0: only at the start)
  *   --order-seed S                   the global batch's samples in a seeded order
  *                                    (sample_order.h); 0, the default, is exact mode's own */
-#ifndef EXAMPLES_REFERENCE_FLAGS_H
-#define EXAMPLES_REFERENCE_FLAGS_H
+#ifndef ZERO_PROGRAM_REFERENCE_FLAGS_H
+#define ZERO_PROGRAM_REFERENCE_FLAGS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -23,7 +23,7 @@
 #include "zero/safetensors.h"
 
 /* program_die's own communicator (a duplicate of MPI_COMM_WORLD made by every
- * rank in program_begin): its one exchange never matches another collective */
+ * rank in program_startup_begin): its one exchange never matches another collective */
 static MPI_Comm die_comm = MPI_COMM_NULL;
 static struct zero_engine *live_engine;
 /* ---- fields ---- */
@@ -492,26 +492,16 @@ int program_startup_agree(struct program_startup *s, MPI_Comm comm)
     return status;
 }
 
-int program_begin(const char *prog, int argc, char **argv, program_startup_fn startup,
-                  void (*usage)(FILE *out), void *ctx)
+int program_startup_begin(struct program *p, struct program_startup *su)
 {
-    struct program_startup su;
-    program_startup_init(&su, prog);
-    int help = 0, rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    zero_fault_set_rank(rank, world); /* ZERO_FAULT's RANKS from the first site on */
+    program_startup_init(su, p->prog);
+    zero_fault_set_rank(p->rank, p->world); /* ZERO_FAULT's RANKS from the first site on */
     if (die_comm == MPI_COMM_NULL)
         MPI_Comm_dup(MPI_COMM_WORLD, &die_comm);
     program_signals_install();
-    startup(ctx, argc, argv, &su, &help);
-    int status = program_startup_agree(&su, MPI_COMM_WORLD);
-    program_startup_free(&su);
-    if (status)
-        return status;
-    if (help && rank == 0)
-        usage(stdout);
-    return help ? 0 : -1;
+    if (p->flags_status) /* argv may still hold the bad flag: the trainer's parser would object */
+        program_fail_text(su, p->flags_status, p->flags_msg);
+    return p->flags_status == 0;
 }
 
 /* ---- the run loop ---- */
@@ -523,37 +513,40 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int program_micro_steps(struct zero_engine *e, int64_t step, int rank, int world, int64_t accum,
-                        int64_t micro, program_fill_fn fill, void *ctx, struct program_clock *clock,
-                        struct sample_order *order, struct zero_error *err)
+void program_fill(const struct program_atoms *a, int64_t step, int64_t i, program_fill_fn fill,
+                  void *ctx, struct zero_batch *b)
 {
-    enum zero_atom_order atoms = zero_engine_config(e)->libzero.atom_order;
-    for (int64_t i = 0; i < accum; i++) {
-        int64_t first = zero_atom_first_sample_in(atoms, step, i, rank, world, accum, micro);
-        struct zero_batch b = {.rows = micro};
-        if (order == NULL || order->seed == 0)
-            fill(ctx, first, micro, 0, &b);
-        else /* row j of the atom holds the sample the step's permutation puts there */
-            for (int64_t j = 0; j < micro; j++)
-                fill(ctx, sample_order_at(order, first + j), 1, j, &b);
-        double t0 = clock ? seconds_now() : 0.0;
-        int rc = zero_engine_forward(e, &b, NULL, err);
-        double t1 = clock ? seconds_now() : 0.0;
-        if (rc == ZERO_OK)
-            rc = zero_engine_backward(e, err);
-        double t2 = clock ? seconds_now() : 0.0;
-        if (rc == ZERO_OK)
-            rc = zero_engine_step(e, NULL, err);
-        if (clock) {
-            clock->forward += t1 - t0;
-            clock->backward += t2 - t1;
-            clock->step += seconds_now() - t2;
-            clock->micro_steps++;
-        }
-        if (rc != ZERO_OK)
-            return rc;
-    }
-    return ZERO_OK;
+    int64_t first =
+        zero_atom_first_sample_in(a->order, step, i, a->rank, a->world, a->accum, a->micro);
+    *b = (struct zero_batch){.rows = a->micro};
+    if (a->perm == NULL || a->perm->seed == 0)
+        fill(ctx, first, a->micro, 0, b);
+    else /* row j of the atom holds the sample the step's permutation puts there */
+        for (int64_t j = 0; j < a->micro; j++)
+            fill(ctx, sample_order_at(a->perm, first + j), 1, j, b);
+}
+
+void program_attach(struct program *p, struct zero_engine *e, const struct zero_model *model,
+                    const struct zero_config *cfg, int64_t steps)
+{
+    p->engine = e;
+    p->model = model;
+    p->cfg = cfg;
+    p->first_step = 0;
+    p->steps = steps;
+    p->atoms = (struct program_atoms){.order = zero_engine_config(e)->libzero.atom_order,
+                                      .rank = p->rank,
+                                      .world = p->world,
+                                      .accum = cfg->gradient_accumulation_steps,
+                                      .micro = cfg->train_micro_batch_size_per_gpu};
+}
+
+void program_lap(struct program *p, double *slot)
+{
+    double now = seconds_now();
+    if (slot)
+        *slot += now - p->clock.lap;
+    p->clock.lap = now;
 }
 
 /* steps_per_print: whether optimizer step `step` (1-based) of `total` prints its
@@ -623,56 +616,47 @@ _Noreturn void program_die(const char *prog, int rank, const struct zero_error *
 
 /* The signal the ranks agree one of them received, after `done` steps: rank 0 says
  * so, and the run ends there on every rank, saving nothing. */
-static int stopped_by_signal(const struct program *p, int64_t done)
+int program_stopped(const struct program *p, int64_t done)
 {
     int sig = program_signals_agree();
     if (sig && p->rank == 0)
         fprintf(stderr, "%s: stopped by signal %d (%s) at step %lld of %lld; nothing saved\n",
                 p->prog, sig, sig == SIGINT ? "SIGINT" : "SIGTERM", (long long)done,
                 (long long)p->steps);
-    return sig;
+    return sig ? 128 + sig : 0;
 }
 
-int program_train(struct program *p)
+int program_step_due(struct program *p, int64_t step)
 {
     struct zero_error err = {0};
-    struct program_clock clock = {0};
-    int64_t timed = 0; /* optimizer steps in clock */
-    int sig;
-    for (int64_t step = p->first_step; step < p->steps; step++) {
-        if ((sig = stopped_by_signal(p, step)))
-            return 128 + sig;
-        if (program_micro_steps(p->engine, step, p->rank, p->world, p->accum, p->micro, p->fill,
-                                p->ctx, &clock, p->order, &err))
-            program_die(p->prog, p->rank, &err);
-        if (p->trajectory &&
-            trajectory_step(p->trajectory, p->engine, p->model, MPI_COMM_WORLD, &err))
-            program_die(p->prog, p->rank, &err);
-        timed++;
-        if (progress_due(p->cfg, step + 1, p->steps)) {
-            if (p->rank == 0 && !p->quiet && p->print_step)
-                p->print_step(p->ctx);
-            if (p->rank == 0 && !p->quiet && p->cfg && p->cfg->wall_clock_breakdown)
-                print_wall_clock(p->engine, &clock, timed);
-            clock = (struct program_clock){0};
-            timed = 0;
-        }
-        const struct zero_step_info *s = zero_engine_last_step(p->engine);
-        if (!isfinite(s->loss) && !s->skipped) {
-            if (p->rank == 0)
-                fprintf(stderr,
-                        "%s: step %lld: the loss is %g: the training diverged or started from "
-                        "non-finite weights; stopping\n",
-                        p->prog, (long long)step + 1, s->loss);
-            return 1;
-        }
-        if (example_checkpoint_after(p->engine, &p->ck, step + 1, &err))
-            program_die(p->prog, p->rank, &err);
-        if (p->after_step)
-            p->after_step(p->ctx, step + 1);
+    if (p->trajectory && trajectory_step(p->trajectory, p->engine, p->model, MPI_COMM_WORLD, &err))
+        program_die(p->prog, p->rank, &err);
+    p->timed++;
+    p->due = progress_due(p->cfg, step + 1, p->steps);
+    return p->due && p->rank == 0 && !p->quiet;
+}
+
+int program_step_done(struct program *p, int64_t step)
+{
+    struct zero_error err = {0};
+    if (p->due) {
+        if (p->rank == 0 && !p->quiet && p->cfg && p->cfg->wall_clock_breakdown)
+            print_wall_clock(p->engine, &p->clock, p->timed);
+        p->clock.forward = p->clock.backward = p->clock.step = 0.0;
+        p->timed = 0;
     }
-    /* a signal during the last step: the weights are not saved either */
-    return (sig = stopped_by_signal(p, p->steps)) ? 128 + sig : 0;
+    const struct zero_step_info *s = zero_engine_last_step(p->engine);
+    if (!isfinite(s->loss) && !s->skipped) {
+        if (p->rank == 0)
+            fprintf(stderr,
+                    "%s: step %lld: the loss is %g: the training diverged or started from "
+                    "non-finite weights; stopping\n",
+                    p->prog, (long long)step + 1, s->loss);
+        return 1;
+    }
+    if (example_checkpoint_after(p->engine, &p->ck, step + 1, &err))
+        program_die(p->prog, p->rank, &err);
+    return 0;
 }
 
 int program_resume(struct program *p)

@@ -3,8 +3,8 @@
  * and --resume DIR (the latest checkpoint in DIR, on any world size and
  * stage). The user metadata records where the data continues ("next_step") and
  * the model's architecture ("arch"). */
-#ifndef EXAMPLES_CHECKPOINTING_H
-#define EXAMPLES_CHECKPOINTING_H
+#ifndef ZERO_PROGRAM_CHECKPOINTING_H
+#define ZERO_PROGRAM_CHECKPOINTING_H
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* flag_number.h -- a flag's integer value in every form its config key takes. */
-#ifndef EXAMPLES_FLAG_NUMBER_H
-#define EXAMPLES_FLAG_NUMBER_H
+#ifndef ZERO_PROGRAM_FLAG_NUMBER_H
+#define ZERO_PROGRAM_FLAG_NUMBER_H
 
 #include <stdint.h>
 

@@ -26,8 +26,8 @@
  *
  * The file is written to a temporary next to FILE, flushed after every line, and renamed
  * onto FILE when the run ends (also when it stops on a non-finite loss). */
-#ifndef EXAMPLES_TRAJECTORY_H
-#define EXAMPLES_TRAJECTORY_H
+#ifndef ZERO_PROGRAM_TRAJECTORY_H
+#define ZERO_PROGRAM_TRAJECTORY_H
 
 #include <stdint.h>
 

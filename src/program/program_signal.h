@@ -1,9 +1,9 @@
 /* SIGTERM and SIGINT end a training run at a step boundary, on every rank at the
  * same step, through the program's own end (the engine destroyed, its swap files
  * removed, nothing saved): the handler only records the signal, and the loop asks
- * the ranks after each step (program_train). */
-#ifndef EXAMPLES_PROGRAM_SIGNAL_H
-#define EXAMPLES_PROGRAM_SIGNAL_H
+ * the ranks before each step and after the last (program_stopped). */
+#ifndef ZERO_PROGRAM_PROGRAM_SIGNAL_H
+#define ZERO_PROGRAM_PROGRAM_SIGNAL_H
 
 /* Installs the handler for SIGTERM and SIGINT and makes the communicator the ranks
  * agree over (a duplicate of MPI_COMM_WORLD). Collective; once per process. */
