@@ -114,6 +114,17 @@ static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *e
     return ZERO_OK;
 }
 
+/* Stages 2-3's reduce-scatter of the local gradient: qgZ's all-to-alls where it is on. */
+static int reduce_scatter_shard(struct zero_engine *e, int u, const void *send, void *recv,
+                                enum zero_dtype rt, struct zero_request **req)
+{
+    struct unit_states *s = &e->us[u];
+    size_t shard = (size_t)s->layout.shard;
+    if (qgz_on(e))
+        return qgz_reduce_scatter(e, send, e->cdt, recv, rt, shard);
+    return mics_reduce_scatter(e, send, e->cdt, recv, rt, shard, req, &s->mics);
+}
+
 static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
@@ -136,7 +147,7 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
         rc = counter_take(e, &s->counter, &s->reduce.into, err);
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
-        rc = mics_reduce_scatter(e, send, t, s->reduce.into, ZERO_F32, shard, req, &s->mics);
+        rc = reduce_scatter_shard(e, u, send, s->reduce.into, ZERO_F32, req);
     } else if (all_reduce) {
         rc = e->be->all_reduce(e->bself, s->grads, s->grads, t, (size_t)s->layout.padded, req);
     } else if (!z->reduce_scatter) {
@@ -147,8 +158,7 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
             rc = e->be->copy(e->bself, s->grads, engine_at(e, s->local_grad, s->shard_begin),
                              shard * e->csize);
     } else { /* stage 1 in place into its slice; stages 2-3 into the shard */
-        rc = mics_reduce_scatter(e, grad_micro_step(e, u), t, grad_landing(e, u), t, shard, req,
-                                 &s->mics);
+        rc = reduce_scatter_shard(e, u, grad_micro_step(e, u), grad_landing(e, u), t, req);
     }
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",
