@@ -248,12 +248,13 @@ static void report_comm_qgz(FILE *out, const struct zero_comm_stats *s, const st
     node_text(nodes, sizeof nodes, g, t->qgz_node_group);
     fprintf(out,
             "qgZ int%d all-to-all sent bytes per rank, groups of %" PRId64 " ranks (%s), %" PRId64
-            " groups: inside the group measured %" PRId64 ", theory %" PRId64
+            " group%s: inside the group measured %" PRId64 ", theory %" PRId64
             " = (g-1) P slots; to other groups measured %" PRId64 ", theory %" PRId64
             " = (P-1) slots; per reduction of a shard s, a slot 4 ceil(s/%d) + %s rounded up "
             "to 4 (the reduce-scatter in the compute dtype: %" PRId64 ")  %s\n",
-            t->qgz_bits, g, nodes, p, intra, t->qgz_intra_bytes, inter, t->qgz_inter_bytes,
-            ZERO_QWZ_BLOCK, t->qgz_bits == 4 ? "ceil(s/2)" : "s", t->qgz_reduce_elements * csize,
+            t->qgz_bits, g, nodes, p, p == 1 ? "" : "s", intra, t->qgz_intra_bytes, inter,
+            t->qgz_inter_bytes, ZERO_QWZ_BLOCK, t->qgz_bits == 4 ? "ceil(s/2)" : "s",
+            t->qgz_reduce_elements * csize,
             intra == t->qgz_intra_bytes && inter == t->qgz_inter_bytes ? "ok" : "MISMATCH");
 }
 
