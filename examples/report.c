@@ -364,7 +364,7 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
         if (t.accumulates_locally)
             fprintf(out, "  reducing every micro-step instead: %" PRId64 " = %s\n",
                     t.sent_elements_every_micro_step, every);
-        else
+        else if (!qgz) /* qgZ does not take rank-major atoms */
             fprintf(out, "  accumulating locally, reducing once per step (%s): %" PRId64 " = %s\n",
                     stage3 ? "--atom-order rank_major"
                            : "--atom-order rank_major, or --mode native",

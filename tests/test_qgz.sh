@@ -80,6 +80,33 @@ if expect_ok hops; then
         fail "hops: int4 bytes are not 2 x 5 280 inside and 5 280 across: $line"
 fi
 
+# with 2 micro-steps each reduction lands in an fp32 accumulation slot, twice a step
+printf '{"train_batch_size": 24, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3, "zero_quantized_gradients": true}}\n' >"$tmp/accum.json"
+for i in 1 2; do
+    run "accum$i" 3 "$mlp" --config "$tmp/accum.json" --hidden 32 --layers 2 --steps 2 \
+        --persistence 0 --reuse-distance 0 --save-weights "$tmp/accum$i.st"
+done
+if expect_ok accum1 && expect_ok accum2; then
+    grep -q MISMATCH "$tmp/accum1.out" && fail "accum: a count differs from its formula" &&
+        show accum1
+    grep -q '^qgZ int4 all-to-all sent bytes per rank.* ok$' "$tmp/accum1.out" ||
+        fail "accum: no qgZ bytes line equal to its formula" || show accum1
+    cmp -s "$tmp/accum1.st" "$tmp/accum2.st" ||
+        fail "accum: two qgZ runs with accumulation gave different weights"
+fi
+
+# zero schedule's view: the all-to-alls' bytes and the gathers' elements, each equal to
+# the comm stats and to the theory
+run schedule 4 "$zero" schedule --stage 3 --hpz 2 --qgz 4 --persistence 0 --reuse-distance 0 \
+    --hidden 16 --layers 2 --align 64
+if expect_ok schedule; then
+    grep -q MISMATCH "$tmp/schedule.out" && fail "schedule: a count differs" && show schedule
+    grep -q '^  qgZ int4 all-to-all (bytes): 3 reductions; .*  ok$' "$tmp/schedule.out" ||
+        fail "schedule: no qgZ line equal to the comm stats" || show schedule
+    grep -q '^theory: (2Ψ - Ψp - Ψr - Ψg)(N-1)/N = .*  ok$' "$tmp/schedule.out" ||
+        fail "schedule: the gathers' theory does not hold" || show schedule
+fi
+
 # refused: another stage, another width, a combination not done
 run stage2 0 "$mlp" --config "$tmp/q4.json" --stage 2 --hidden 32 --layers 1 --steps 1 --quiet
 expect_error stage2 1 "zero_optimization.zero_quantized_gradients = true needs stage 3 (stage is 2)"

@@ -54,7 +54,9 @@ static const char help_rest[] =
     "  --reuse-distance N   stage3_max_reuse_distance, elements (0: keep only what is reused at "
     "once)\n"
     "  --hpz G              zero_hpz_partition_size: stage 3's backward gathers inside groups of\n"
-    "                       G consecutive ranks (ZeRO++ hpZ; 1: off)\n";
+    "                       G consecutive ranks (ZeRO++ hpZ; 1: off)\n"
+    "  --qgz BITS           zero_quantized_gradients with libzero.qgz_bits BITS (4 or 8): stage\n"
+    "                       3's gradient reduce-scatter as quantized all-to-alls (ZeRO++ qgZ)\n";
 
 const char *cli_model_flags_help(int stage_flag)
 {
@@ -83,7 +85,7 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         "--overlap",        "--prefetch",   "--persistence", "--max-live",
         "--reuse-distance", "--precision",  "--atom-order",  "--hpz",
         "--model",          "--block-size", "--vocab-size",  "--heads",
-        "--kv-heads",       "--hf-config",
+        "--kv-heads",       "--hf-config",  "--qgz",
     };
     const char *flag = argv[*i];
     size_t k = 0, n = sizeof names / sizeof names[0];
@@ -149,6 +151,11 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
         m->cfg.bf16.enabled = strcmp(v, "bf16") == 0;
         m->cfg.fp16.enabled = strcmp(v, "fp16") == 0;
         want = "fp32, bf16 or fp16";
+    } else if (strcmp(flag, "--qgz") == 0) {
+        bad = parse_i64(v, 0, &x) || (x != 4 && x != 8);
+        z->zero_quantized_gradients = 1;
+        m->cfg.libzero.qgz_bits = (int)x;
+        want = "4 or 8";
     } else if (strcmp(flag, "--stage") == 0 || strcmp(flag, "--overlap") == 0) {
         int stage = strcmp(flag, "--stage") == 0;
         bad = parse_i64(v, 0, &x) || x > (stage ? 3 : 1);

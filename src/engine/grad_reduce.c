@@ -139,8 +139,9 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
         return accumulate_locally(e, u, err);
     double t0 = engine_now();
     int all_reduce = e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE;
-    const char *coll =
-        (all_reduce && e->accum == 1) || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
+    const char *coll = qgz_on(e) ? "all_to_all" /* qgZ's, inside and across the groups */
+                       : (all_reduce && e->accum == 1) || !z->reduce_scatter ? "all_reduce"
+                                                                             : "reduce_scatter";
     if (e->accum > 1 && z->reduce_scatter) {
         /* accumulation: this micro-step's sum stays fp32 in a counter slot */
         const void *send = grad_micro_step(e, u);
