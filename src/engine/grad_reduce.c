@@ -120,8 +120,11 @@ static int reduce_scatter_shard(struct zero_engine *e, int u, const void *send, 
 {
     struct unit_states *s = &e->us[u];
     size_t shard = (size_t)s->layout.shard;
-    if (qgz_on(e))
+    if (qgz_on(e)) { /* blocking: nothing stays in flight */
+        if (req != NULL)
+            *req = NULL;
         return qgz_reduce_scatter(e, send, e->cdt, recv, rt, shard);
+    }
     return mics_reduce_scatter(e, send, e->cdt, recv, rt, shard, req, &s->mics);
 }
 

@@ -37,7 +37,8 @@ int qgz_open(struct zero_engine *e, struct zero_error *err)
                          e->be->name);
     q->bits = e->cfg.libzero.qgz_bits;
     q->bytes = calloc(2 * (size_t)e->world, sizeof *q->bytes);
-    if (q->bytes == NULL)
+    q->piece = calloc((size_t)e->world, sizeof *q->piece);
+    if (q->bytes == NULL || q->piece == NULL)
         return zero_fail(err, ZERO_ENOMEM, "rank %d: qgZ's all-to-all counts", e->rank);
     if (e->hpz.size > 1) { /* hpZ's groups are the hierarchy's */
         q->size = e->hpz.size;
@@ -67,6 +68,7 @@ void qgz_close(struct zero_engine *e)
     if (q->owns_group && q->group != NULL)
         e->be->groups->group_close(e->bself, q->group);
     free(q->bytes);
+    free(q->piece);
     *q = (struct qgz_plan){.size = 1};
 }
 
@@ -146,21 +148,18 @@ int qgz_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype 
     const struct qgz_plan *q = &e->qgz;
     int g = q->size, p = e->world / g, l = q->rank;
     size_t slot = qgz_slot_bytes(q->bits, (int64_t)shard);
-    int *at = malloc((size_t)e->world * sizeof *at);
+    int *at = q->piece;
     char *out = NULL, *in = NULL; /* (N, slot) bytes each way, at most */
     float *sums = NULL;           /* (N, shard) fp32: hop 1's g P slots, hop 2's P */
-    size_t rows = (size_t)e->world;
-    int rc = at == NULL ? ZERO_ENOMEM : ZERO_OK;
-    if (!rc)
-        rc = e->be->alloc(e->bself, (size_t)e->world * slot, ZERO_TAG_BUCKETS, (void **)&out);
+    int rc = e->be->alloc(e->bself, (size_t)e->world * slot, ZERO_TAG_BUCKETS, (void **)&out);
     if (!rc)
         rc = e->be->alloc(e->bself, (size_t)e->world * slot, ZERO_TAG_BUCKETS, (void **)&in);
     if (!rc)
-        rc = e->be->alloc(e->bself, rows * shard * 4, ZERO_TAG_BUCKETS, (void **)&sums);
+        rc = e->be->alloc(e->bself, (size_t)e->world * shard * 4, ZERO_TAG_BUCKETS, (void **)&sums);
     /* hop 1: member j gets the pieces q g + j of the P groups, (j, q) in send order */
     const void *mine = send; /* after hop 1: (P, shard) fp32 group sums of pieces q g + l */
     enum zero_dtype mt = st;
-    int identity = 1;
+    int from_send = 1; /* no hop 1: hop 2 reads the local gradient's pieces q g + l */
     if (!rc && g > 1) {
         for (int j = 0; j < g; j++)
             for (int k = 0; k < p; k++)
@@ -175,12 +174,12 @@ int qgz_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype 
             rc = tree_rows(e, sums + (size_t)k * shard, (size_t)p * shard, shard, 0, (size_t)g);
         mine = sums;
         mt = ZERO_F32;
-        identity = 0;
+        from_send = 0;
     }
     /* hop 2: the group sum of piece q g + l goes to rank q g + l */
     if (!rc && p > 1) {
         for (int k = 0; k < p; k++)
-            at[k] = identity ? k * g + l : k;
+            at[k] = from_send ? k * g + l : k;
         rc = quantize_pieces(e, mine, mt, shard, at, p, out);
         /* world peers k g + l: slot k in both directions, nothing to the others */
         if (!rc)
@@ -192,13 +191,12 @@ int qgz_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype 
         mine = sums;
         mt = ZERO_F32;
     }
-    if (!rc && mt == rt) /* N = 1: nothing travelled, nothing was quantized */
+    if (!rc && mt == rt) /* fp32 into fp32; or N = 1, where nothing travelled */
         rc = e->be->copy(e->bself, recv, mine, shard * zero_dtype_size(rt));
     else if (!rc)
         rc = e->be->cast(e->bself, recv, rt, mine, mt, shard);
     e->be->free(e->bself, sums);
     e->be->free(e->bself, in);
     e->be->free(e->bself, out);
-    free(at);
     return rc;
 }

@@ -36,6 +36,7 @@ struct qgz_plan {
     struct zero_group *group; /* hop 1's (NULL where g = 1) */
     int owns_group;           /* opened here (else hpZ's) */
     size_t *bytes;            /* (2 N) host: the all-to-all's send and recv bytes per peer */
+    int *piece;               /* (N) host: which piece of the local gradient each slot holds */
 };
 
 /* The bytes of one slot for a piece of `piece` elements in `bits`-bit codes. */
