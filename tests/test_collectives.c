@@ -17,6 +17,7 @@
 #include "base/tree.h"
 #include "zero/backend.h"
 #include "zero/backend_groups.h"
+#include "zero/backend_quant.h"
 #include "zero/error.h"
 
 enum { PATH_SHM, PATH_MPI, PATH_COUNT };
@@ -467,6 +468,65 @@ START_TEST(test_group_all_gather_concatenates_the_members_in_world_order)
 }
 END_TEST
 
+/* The quant group's all_to_all (qgZ's): rank r sends r + j + 1 bytes of value
+ * (r, j) to member j, and none to the members j = r + 1 (mod n) where n > 2, over the
+ * world and over a group of the interleaved ranks (rank % 2); every rank receives its
+ * own part copied and each peer's in member order, counted in kind[] for the world and
+ * group[] for the group, sent = the bytes to the others. */
+static void all_to_all_once(struct zero_device *d, struct zero_group *grp, int n, int mine,
+                            const int *members)
+{
+    size_t *sb = xmalloc(2 * (size_t)n * sizeof *sb), *rb = sb + n, ts = 0, tr = 0, sent = 0;
+    for (int j = 0; j < n; j++) {
+        int skip_to = n > 2 && j == (mine + 1) % n, skip_from = n > 2 && mine == (j + 1) % n;
+        sb[j] = skip_to ? 0 : (size_t)(members[mine] + members[j] + 1);
+        rb[j] = skip_from ? 0 : (size_t)(members[j] + members[mine] + 1);
+        ts += sb[j];
+        tr += rb[j];
+        sent += j != mine ? sb[j] : 0;
+    }
+    unsigned char *send = xmalloc(ts + 1), *recv = xmalloc(tr + 1);
+    for (int j = 0, at = 0; j < n; at += (int)sb[j], j++)
+        memset(send + at, (members[mine] * 16 + members[j]) & 0xff, sb[j]);
+    struct zero_comm_stats before = d->comm_stats;
+    ck_assert_int_eq(d->be->quant->all_to_all(d->self, grp, send, sb, recv, rb), ZERO_OK);
+    long bad = 0;
+    for (int j = 0, at = 0; j < n; at += (int)rb[j], j++)
+        for (size_t i = 0; i < rb[j]; i++)
+            bad += recv[at + i] != ((members[j] * 16 + members[mine]) & 0xff);
+    ASSERT_NONE_WRONG(bad, "all_to_all over %s, bytes", grp ? "a group" : "the world");
+    const struct zero_coll_counter *c = grp ? &d->comm_stats.group[ZERO_COLL_ALL_TO_ALL]
+                                            : &d->comm_stats.kind[ZERO_COLL_ALL_TO_ALL];
+    const struct zero_coll_counter *b =
+        grp ? &before.group[ZERO_COLL_ALL_TO_ALL] : &before.kind[ZERO_COLL_ALL_TO_ALL];
+    ck_assert_int_eq(c->calls - b->calls, 1);
+    ck_assert_int_eq(c->sent_bytes - b->sent_bytes, (int64_t)sent);
+    free(send);
+    free(recv);
+    free(sb);
+}
+
+START_TEST(test_all_to_all_delivers_each_members_bytes_in_member_order)
+{
+    struct zero_device *d = devs[PATH_SHM];
+    ck_assert_ptr_nonnull(d->be->quant);
+    int world[8];
+    for (int r = 0; r < nranks; r++)
+        world[r] = r;
+    all_to_all_once(d, NULL, nranks, me, world);
+    struct zero_group *grp = NULL;
+    ck_assert_int_eq(d->be->groups->group_open(d->self, me % 2, &grp), ZERO_OK);
+    int members[8], n = 0, mine = 0;
+    for (int r = 0; r < nranks; r++)
+        if (r % 2 == me % 2) {
+            mine = r == me ? n : mine;
+            members[n++] = r;
+        }
+    all_to_all_once(d, grp, n, mine, members);
+    d->be->groups->group_close(d->self, grp);
+}
+END_TEST
+
 START_TEST(test_broadcast_copies_from_every_root)
 {
     for (int p = 0; p < PATH_COUNT; p++) {
@@ -826,6 +886,7 @@ static Suite *make_suite(void)
     tcase_add_test(exact, test_large_exact_all_reduce_equals_the_tree_and_the_mpi_path);
     tcase_add_test(copies, test_broadcast_copies_from_every_root);
     tcase_add_test(copies, test_group_all_gather_concatenates_the_members_in_world_order);
+    tcase_add_test(copies, test_all_to_all_delivers_each_members_bytes_in_member_order);
     suite_add_tcase(s, copies);
 
     TCase *modes = tcase_create("native and non-blocking");

@@ -2678,6 +2678,40 @@ START_TEST(test_cuda_group_all_gather_matches_cpu_or_is_refused_host_staged)
 }
 END_TEST
 
+/* The quant group's all_to_all over the world: with NCCL every rank gets from rank j
+ * the j-th block of 100 bytes rank j filled with its number, the same as the cpu
+ * backend's, counted in comm_stats.kind; host-staged, refused naming why. */
+START_TEST(test_cuda_all_to_all_delivers_blocks_in_rank_order_or_is_refused_host_staged)
+{
+    size_t block = 100, n = (size_t)size_;
+    size_t *bytes = malloc(n * sizeof *bytes);
+    unsigned char *host = malloc(n * block), *back = malloc(n * block);
+    ck_assert(bytes && host && back);
+    for (size_t j = 0; j < n; j++)
+        bytes[j] = block;
+    memset(host, rank_ & 0xff, n * block);
+    void *send = upload(gpu, host, n * block), *recv = NULL;
+    ck_assert_int_eq(gpu->be->alloc(gpu->self, n * block, ZERO_TAG_WORKSPACE, &recv), ZERO_OK);
+    int64_t calls = gpu->comm_stats.kind[ZERO_COLL_ALL_TO_ALL].calls;
+    int rc = gpu->be->quant->all_to_all(gpu->self, NULL, send, bytes, recv, bytes);
+    if (rc != ZERO_OK) {
+        ck_assert_int_eq(rc, ZERO_ENOTSUP);
+        ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "host-staged"));
+    } else {
+        ck_assert_int_eq(gpu->be->to_host(gpu->self, back, recv, n * block), ZERO_OK);
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < block; i++)
+                ck_assert_int_eq(back[j * block + i], (int)(j & 0xff));
+        ck_assert_int_eq(gpu->comm_stats.kind[ZERO_COLL_ALL_TO_ALL].calls, calls + 1);
+    }
+    gpu->be->free(gpu->self, send);
+    gpu->be->free(gpu->self, recv);
+    free(bytes);
+    free(host);
+    free(back);
+}
+END_TEST
+
 static Suite *cuda_suite(void)
 {
     Suite *s = suite_create("cuda backend vs cpu backend");
@@ -2762,6 +2796,8 @@ static Suite *cuda_suite(void)
     tcase_add_test(coll, test_cuda_native_collectives_agree_with_cpu_to_rounding);
     tcase_add_test(coll, test_cuda_host_all_gather_and_barrier_work_like_cpu);
     tcase_add_test(coll, test_cuda_group_all_gather_matches_cpu_or_is_refused_host_staged);
+    tcase_add_test(coll,
+                   test_cuda_all_to_all_delivers_blocks_in_rank_order_or_is_refused_host_staged);
     suite_add_tcase(s, coll);
     return s;
 }
