@@ -95,6 +95,15 @@ if expect_ok accum1 && expect_ok accum2; then
         fail "accum: two qgZ runs with accumulation gave different weights"
 fi
 
+# native mode with overlap_comm takes the same (blocking) path: the same bytes twice
+printf '{"zero_optimization": {"stage": 3, "zero_quantized_gradients": true, "overlap_comm": true}, "libzero": {"collectives": "native"}}\n' >"$tmp/native.json"
+for i in 1 2; do
+    run "native$i" 3 "$mlp" --config "$tmp/native.json" --hidden 32 --layers 2 --batch 24 \
+        --steps 3 --quiet --save-weights "$tmp/native$i.st"
+done
+expect_ok native1 && expect_ok native2 && { cmp -s "$tmp/native1.st" "$tmp/native2.st" ||
+    fail "native: two qgZ runs in native mode with overlap gave different weights"; }
+
 # zero schedule's view: the all-to-alls' bytes and the gathers' elements, each equal to
 # the comm stats and to the theory
 run schedule 4 "$zero" schedule --stage 3 --hpz 2 --qgz 4 --persistence 0 --reuse-distance 0 \
