@@ -102,6 +102,9 @@ int cpu_all_to_all(void *self, struct zero_group *group, const void *send, const
     struct cpu_state *s = self;
     MPI_Comm comm = group != NULL ? group->comm : s->comm;
     int n = group != NULL ? group->size : s->size, me = group != NULL ? group->rank : s->rank;
+    if (send_bytes[me] != recv_bytes[me])
+        return cpu_fail(s, ZERO_EINVAL, "all_to_all: %zu bytes to itself, %zu from itself",
+                        send_bytes[me], recv_bytes[me]);
     int *v = malloc(4 * (size_t)n * sizeof *v); /* send counts, displs, recv counts, displs */
     if (v == NULL)
         return cpu_fail(s, ZERO_ENOMEM, "all_to_all: out of memory for %d ranks", n);

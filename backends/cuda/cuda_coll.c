@@ -604,6 +604,9 @@ int cuda_all_to_all(void *self, struct zero_group *group, const void *send,
 {
     struct cuda_state *s = self;
     int n = group != NULL ? group->size : s->size, me = group != NULL ? group->rank : s->rank;
+    if (send_bytes[me] != recv_bytes[me])
+        return cuda_fail(s, ZERO_EINVAL, "all_to_all: %zu bytes to itself, %zu from itself",
+                         send_bytes[me], recv_bytes[me]);
 #ifdef ZERO_HAVE_NCCL
     if (s->comm_kind != CUDA_COMM_NCCL)
         return cuda_fail(s, ZERO_ENOTSUP, "all_to_all: needs NCCL (not the host-staged path)");

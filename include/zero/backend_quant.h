@@ -50,9 +50,9 @@ struct zero_quant_ops {
     /* All-to-all of bytes over group's G ranks (NULL: the world's N): send holds
      * send_bytes[j] bytes for member j, back to back in member order, and recv receives
      * recv_bytes[j] from member j, back to back (host arrays of G; a 0 skips the pair;
-     * this rank's own part is copied). Blocking. Counted as ZERO_COLL_ALL_TO_ALL, in the
-     * comm stats' group[] for a group, kind[] for the world; sent = the bytes to the
-     * other members. */
+     * this rank's own part, the same size both ways, is copied). Blocking. Counted as
+     * ZERO_COLL_ALL_TO_ALL, in the comm stats' group[] for a group, kind[] for the world; sent =
+     * the bytes to the other members. */
     int (*all_to_all)(void *self, struct zero_group *group, const void *send,
                       const size_t *send_bytes, void *recv, const size_t *recv_bytes);
 };
