@@ -6,8 +6,10 @@
 # zero_hpz_partition_size), oversubscribed, the GPT trains to the same bytes twice; it
 # differs from the unquantized run by a bounded amount after 3 steps (the final loss
 # within 0.02, every weight within 0.01; 0.0025 measured); the comm report's bytes
-# inside and across the groups equal their formula; stage 2 with the key and a code
-# width of 5 are refused naming the key, and `zero config` shows both keys.
+# inside and across the groups equal their formula (also at N = 6 in groups of 3, with
+# accumulation, and in `zero schedule`); native mode with overlap repeats its bytes;
+# stage 2 with the key and a code width of 5 are refused naming the key, and
+# `zero config` shows both keys.
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
 
 mlp="$top_builddir/examples/train_mlp"
@@ -80,6 +82,18 @@ if expect_ok hops; then
         fail "hops: int4 bytes are not 2 x 5 280 inside and 5 280 across: $line"
 fi
 
+# N = 6 in groups of 3 (not a power of two: trees of 3 members, then of 2 groups), int8
+if ! small_sweep; then
+    printf '{"zero_optimization": {"stage": 3, "zero_quantized_gradients": true, "zero_hpz_partition_size": 3}, "libzero": {"qgz_bits": 8}}\n' >"$tmp/h3.json"
+    run n6 6 "$mlp" --config "$tmp/h3.json" --hidden 32 --layers 2 --batch 24 --steps 2 \
+        --persistence 0 --reuse-distance 0
+    if expect_ok n6; then
+        grep -q MISMATCH "$tmp/n6.out" && fail "n6: a count differs from its formula" && show n6
+        grep -q '^qgZ int8 all-to-all sent bytes per rank, groups of 3 ranks .*, 2 groups: .* ok$' \
+            "$tmp/n6.out" || fail "n6: no qgZ line in groups of 3 equal to its formula" || show n6
+    fi
+fi
+
 # with 2 micro-steps each reduction lands in an fp32 accumulation slot, twice a step
 printf '{"train_batch_size": 24, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3, "zero_quantized_gradients": true}}\n' >"$tmp/accum.json"
 for i in 1 2; do
@@ -129,4 +143,4 @@ printf '{"train_batch_size": 24, "zero_optimization": {"stage": 3, "zero_quantiz
 run config 0 "$zero" config "$tmp/cfg.json" --world 4
 expect_ok config && expect_line config out "zero_optimization.zero_quantized_gradients = true (file)" &&
     expect_line config out "libzero.qgz_bits = 8 (file)"
-finish "qgZ at N = 2, 3, 4 (one and two hops), int4 and int8: deterministic, within its bound of the unquantized run, all-to-all bytes equal to their formula; stage 2 and 5 bits refused naming the key"
+finish "qgZ at N = 2, 3, 4, 6 (one and two hops), int4 and int8: deterministic, within its bound of the unquantized run, all-to-all bytes equal to their formula; stage 2 and 5 bits refused naming the key"
