@@ -29,6 +29,11 @@ EXTRA_DIST += tests/test_hpz.sh
 # bound of the unquantized run, int8 bytes equal to their formula; stages 1-2 refused
 TESTS += tests/test_qwz.sh
 EXTRA_DIST += tests/test_qwz.sh
+# ZeRO++ qgZ: stage 3's int4/int8 all-to-all gradient exchange, one and two hops:
+# deterministic at N = 2, 3, 4, within a bound of the unquantized run, bytes equal to
+# their formula inside and across the groups; stage 2 and other widths refused
+TESTS += tests/test_qgz.sh
+EXTRA_DIST += tests/test_qgz.sh
 
 # MiCS / HSDP: states sharded within shard groups, replicated across them, stages 1-3,
 # give stage 0's bits at N = 4 and 6, MLP and GPT, fp32 and bf16; comm counts; refusals

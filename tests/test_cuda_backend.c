@@ -570,6 +570,40 @@ START_TEST(test_cuda_quant_int8_codes_and_values_match_cpu_bits)
 }
 END_TEST
 
+/* qgZ's int4 blocks: the scales, the packed nibbles (an odd count: the last high nibble
+ * 0) and the dequantized values of every float type are the cpu's bits */
+START_TEST(test_cuda_quant_int4_codes_and_values_match_cpu_bits)
+{
+    enum { N = 2 * 256 + 3 * 256 + 77, B = 256, NB = (N + B - 1) / B };
+    float *x = vals(N, 22, 2.0f);
+    for (size_t i = 256; i < 512; i++)
+        x[i] = 0.0f;
+    x[600] = INFINITY;
+    const enum zero_dtype types[] = {ZERO_F32, ZERO_F16, ZERO_BF16};
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        enum zero_dtype t = types[k];
+        struct pair in = both_blank(N * zero_dtype_size(t)), f = both(x, N * sizeof(float));
+        ON_BOTH(cpu->be->cast(cpu->self, in.c, t, f.c, ZERO_F32, N),
+                gpu->be->cast(gpu->self, in.g, t, f.g, ZERO_F32, N));
+        struct pair scales = both_blank(NB * sizeof(float)), q = both_blank((N + 1) / 2);
+        struct pair out = both_blank(N * zero_dtype_size(t));
+        ON_BOTH(cpu->be->quant->quantize_int4(cpu->self, in.c, t, N, B, scales.c, q.c),
+                gpu->be->quant->quantize_int4(gpu->self, in.g, t, N, B, scales.g, q.g));
+        ON_BOTH(cpu->be->quant->dequantize_int4(cpu->self, scales.c, q.c, N, B, out.c, t),
+                gpu->be->quant->dequantize_int4(gpu->self, scales.g, q.g, N, B, out.g, t));
+        pair_same(scales, "quantize_int4 scales");
+        pair_same(q, "quantize_int4 nibbles");
+        pair_same(out, "dequantize_int4 values");
+        pair_free(in);
+        pair_free(f);
+        pair_free(scales);
+        pair_free(q);
+        pair_free(out);
+    }
+    free(x);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- optimizers */
 
 static void adam_both(int adamw, float wd, enum zero_dtype grad_type, int with_copy)
@@ -2711,6 +2745,40 @@ START_TEST(test_cuda_group_reductions_match_cpu)
 }
 END_TEST
 
+/* The quant group's all_to_all over the world: with NCCL every rank gets from rank j
+ * the j-th block of 100 bytes rank j filled with its number, the same as the cpu
+ * backend's, counted in comm_stats.kind; host-staged, refused naming why. */
+START_TEST(test_cuda_all_to_all_delivers_blocks_in_rank_order_or_is_refused_host_staged)
+{
+    size_t block = 100, n = (size_t)size_;
+    size_t *bytes = malloc(n * sizeof *bytes);
+    unsigned char *host = malloc(n * block), *back = malloc(n * block);
+    ck_assert(bytes && host && back);
+    for (size_t j = 0; j < n; j++)
+        bytes[j] = block;
+    memset(host, rank_ & 0xff, n * block);
+    void *send = upload(gpu, host, n * block), *recv = NULL;
+    ck_assert_int_eq(gpu->be->alloc(gpu->self, n * block, ZERO_TAG_WORKSPACE, &recv), ZERO_OK);
+    int64_t calls = gpu->comm_stats.kind[ZERO_COLL_ALL_TO_ALL].calls;
+    int rc = gpu->be->quant->all_to_all(gpu->self, NULL, send, bytes, recv, bytes);
+    if (rc != ZERO_OK) {
+        ck_assert_int_eq(rc, ZERO_ENOTSUP);
+        ck_assert_ptr_nonnull(strstr(gpu->be->last_error(gpu->self), "host-staged"));
+    } else {
+        ck_assert_int_eq(gpu->be->to_host(gpu->self, back, recv, n * block), ZERO_OK);
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < block; i++)
+                ck_assert_int_eq(back[j * block + i], (int)(j & 0xff));
+        ck_assert_int_eq(gpu->comm_stats.kind[ZERO_COLL_ALL_TO_ALL].calls, calls + 1);
+    }
+    gpu->be->free(gpu->self, send);
+    gpu->be->free(gpu->self, recv);
+    free(bytes);
+    free(host);
+    free(back);
+}
+END_TEST
+
 static Suite *cuda_suite(void)
 {
     Suite *s = suite_create("cuda backend vs cpu backend");
@@ -2730,6 +2798,7 @@ static Suite *cuda_suite(void)
     tcase_add_test(elem, test_cuda_cast_x128_packs_and_tails_match_cpu_bits);
     tcase_add_test(elem, test_cuda_axpy_scale_add_match_cpu_bits);
     tcase_add_test(elem, test_cuda_quant_int8_codes_and_values_match_cpu_bits);
+    tcase_add_test(elem, test_cuda_quant_int4_codes_and_values_match_cpu_bits);
     tcase_add_test(elem, test_cuda_adamw_matches_cpu_bits_over_five_steps);
     tcase_add_test(elem, test_cuda_adam_l2_with_bf16_grads_and_copy_matches_cpu_bits);
     tcase_add_test(elem, test_cuda_sgd_nesterov_and_momentum_match_cpu_bits);
@@ -2795,6 +2864,8 @@ static Suite *cuda_suite(void)
     tcase_add_test(coll, test_cuda_host_all_gather_and_barrier_work_like_cpu);
     tcase_add_test(coll, test_cuda_group_all_gather_matches_cpu_or_is_refused_host_staged);
     tcase_add_loop_test(coll, test_cuda_group_reductions_match_cpu, 0, 2);
+    tcase_add_test(coll,
+                   test_cuda_all_to_all_delivers_blocks_in_rank_order_or_is_refused_host_staged);
     suite_add_tcase(s, coll);
     return s;
 }

@@ -58,6 +58,31 @@ START_TEST(test_cpu_quant_int8_scales_codes_and_values)
 }
 END_TEST
 
+/* qgZ's int4 format: scale = max |x| / 7 (1 and 2 here), ties to even (3.5 -> 4,
+ * 2.5 -> 2, -0.5 -> 0), clamped to [-7, 7], element 2i in the low nibble of byte i,
+ * an odd count's last high nibble 0, and the values the codes stand for */
+START_TEST(test_cpu_quant_int4_scales_nibbles_and_values)
+{
+    struct zero_device *dev = open_cpu(ZERO_COLL_EXACT, 1);
+    const struct zero_quant_ops *q = dev->be->quant;
+    const float x[] = {7.0f, -3.5f, 2.5f, -0.5f, 0.0f, 0.0f, 0.0f, 0.0f, -14.0f};
+    const float want_scales[] = {1.0f, 0.0f, 2.0f};
+    /* codes 7, -4 | 2, 0 | 0, 0 | 0, 0 | -7: -4 = 0xC, -7 = 0x9 */
+    const uint8_t want_bytes[] = {0xC7, 0x02, 0x00, 0x00, 0x09};
+    const float want_values[] = {7.0f, -4.0f, 2.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, -14.0f};
+    float scales[3], y[9];
+    uint8_t bytes[5];
+    ck_assert_int_eq(q->quantize_int4(dev->self, x, ZERO_F32, 9, 4, scales, bytes), ZERO_OK);
+    ck_assert_int_eq(memcmp(scales, want_scales, sizeof scales), 0);
+    ck_assert_int_eq(memcmp(bytes, want_bytes, sizeof bytes), 0);
+    ck_assert_int_eq(q->dequantize_int4(dev->self, scales, bytes, 9, 4, y, ZERO_F32), ZERO_OK);
+    ck_assert_int_eq(memcmp(y, want_values, sizeof y), 0);
+    ck_assert_int_eq(q->quantize_int4(dev->self, x, ZERO_F32, 9, 0, scales, bytes), ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(dev->be->last_error(dev->self), "quantize_int4: a block of 0"));
+    zero_device_close(dev);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- registry */
 
 START_TEST(test_registry_lists_and_finds_the_cpu_backend)
@@ -358,6 +383,7 @@ static Suite *device_suite(void)
     tcase_add_test(reg, test_backend_check_refuses_a_missing_core_entry_or_a_partial_group);
     tcase_add_test(reg, test_device_open_cpu_reports_rank_and_size);
     tcase_add_test(reg, test_cpu_quant_int8_scales_codes_and_values);
+    tcase_add_test(reg, test_cpu_quant_int4_scales_nibbles_and_values);
     tcase_add_test(reg, test_device_open_unknown_backend_names_the_available_ones);
     tcase_add_test(reg, test_exact_mode_runs_blas_on_one_thread_unless_asked);
     suite_add_tcase(s, reg);

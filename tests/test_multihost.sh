@@ -139,6 +139,30 @@ for c in 1:2:false 3:2:false 3:4:true; do
     fi
 done
 
+# qgZ with the nodes as its groups (no hpZ): two hops, inside the node then across it;
+# the same bytes twice, the bytes across the nodes equal to their formula, and the bits
+# of one node with the groups forced to 2 ranks (zero_hpz_partition_size 2: the same
+# two hops, the same sums)
+printf '{"zero_optimization": {"stage": 3, "zero_quantized_gradients": true}}\n' >"$tmp/qgz.json"
+printf '{"zero_optimization": {"stage": 3, "zero_quantized_gradients": true, "zero_hpz_partition_size": 2}}\n' >"$tmp/qgz_hpz.json"
+for i in 1 2; do
+    # shellcheck disable=SC2086
+    two_nodes "two_qgz$i" "$train" --config "$tmp/qgz.json" $hpz_args \
+        --save-weights "$tmp/two_qgz$i.st"
+done
+if expect_ok two_qgz1 && expect_ok two_qgz2; then
+    cmp -s "$tmp/two_qgz1.st" "$tmp/two_qgz2.st" ||
+        fail "two_qgz: two qgZ runs on 2 x 2 ranks gave different weights"
+    grep -q '^qgZ int4 all-to-all sent bytes per rank, groups of 2 ranks (the nodes), 2 groups: .* ok$' \
+        "$tmp/two_qgz1.out" || { fail "two_qgz: no qgZ line over the nodes equal to its formula"; show two_qgz1; }
+    grep -q MISMATCH "$tmp/two_qgz1.out" && { fail "two_qgz: a count differs"; show two_qgz1; }
+    # shellcheck disable=SC2086
+    run one_qgz 4 "$train" --config "$tmp/qgz_hpz.json" $hpz_args --quiet \
+        --save-weights "$tmp/one_qgz.st"
+    expect_ok one_qgz && { cmp -s "$tmp/one_qgz.st" "$tmp/two_qgz1.st" ||
+        fail "two_qgz: qgZ over two nodes differs from one node in forced groups of 2"; }
+fi
+
 # node-local rank detection and the path, from the stage-0 runs
 if [ -s "$tmp/two_s0.err" ]; then
     lines=$(grep -c "node rank [01] of 2 on zt-node-[ab]: MPI_Alltoallv path, communication thread" \
@@ -154,4 +178,4 @@ if [ -s "$tmp/two_s0.err" ]; then
     lines=$(grep -c "node rank [0-3] of 4 on .*: shared-memory path" "$tmp/one_s0.err")
     [ "$lines" -eq 4 ] || fail "one node: expected 4 ranks on one node on the shared-memory path"
 fi
-finish "2 x 2 ranks across two network namespaces (TCP, MPI_Alltoallv) match one node, stages 0-3, hpZ with the node as the group, MiCS with the node as the shard group (stages 1-3) and across both nodes in two hops"
+finish "2 x 2 ranks across two network namespaces (TCP, MPI_Alltoallv) match one node, stages 0-3, hpZ with the node as the group, MiCS with the node as the shard group (stages 1-3) and across both nodes in two hops, qgZ's two hops over the nodes deterministic and equal to forced groups"

@@ -261,6 +261,49 @@ static int cpu_group_all_reduce(void *self, struct zero_group *group, const void
     return rc;
 }
 
+/* MPI_Alltoallv of bytes on the group's communicator, or the caller's duplicate of the
+ * world (the communication thread has its own). */
+int cpu_all_to_all(void *self, struct zero_group *group, const void *send, const size_t *send_bytes,
+                   void *recv, const size_t *recv_bytes)
+{
+    struct cpu_state *s = self;
+    MPI_Comm comm = group != NULL ? group->comm : s->comm;
+    int n = group != NULL ? group->size : s->size, me = group != NULL ? group->rank : s->rank;
+    if (send_bytes[me] != recv_bytes[me])
+        return cpu_fail(s, ZERO_EINVAL, "all_to_all: %zu bytes to itself, %zu from itself",
+                        send_bytes[me], recv_bytes[me]);
+    int *v = malloc(4 * (size_t)n * sizeof *v); /* send counts, displs, recv counts, displs */
+    if (v == NULL)
+        return cpu_fail(s, ZERO_ENOMEM, "all_to_all: out of memory for %d ranks", n);
+    size_t at_send = 0, at_recv = 0, sent = 0;
+    for (int j = 0; j < n; j++) {
+        v[j] = (int)send_bytes[j];
+        v[n + j] = (int)at_send;
+        v[2 * n + j] = (int)recv_bytes[j];
+        v[3 * n + j] = (int)at_recv;
+        at_send += send_bytes[j];
+        at_recv += recv_bytes[j];
+        sent += j != me ? send_bytes[j] : 0;
+    }
+    if (at_send > (size_t)INT32_MAX || at_recv > (size_t)INT32_MAX) {
+        free(v);
+        return cpu_fail(s, ZERO_ENOTSUP, "all_to_all: %zu bytes exceed MPI's int count",
+                        at_send > at_recv ? at_send : at_recv);
+    }
+    double t0 = MPI_Wtime();
+    int err = MPI_Alltoallv(send, v, v + n, MPI_BYTE, recv, v + 2 * n, v + 3 * n, MPI_BYTE, comm);
+    free(v);
+    if (err != MPI_SUCCESS)
+        return cpu_mpi_fail(s, "all_to_all: MPI_Alltoallv", err);
+    struct zero_coll_counter *c = group != NULL ? &s->stats->group[ZERO_COLL_ALL_TO_ALL]
+                                                : &s->stats->kind[ZERO_COLL_ALL_TO_ALL];
+    c->calls++;
+    c->payload_bytes += (int64_t)at_send;
+    c->sent_bytes += (int64_t)sent;
+    c->seconds += MPI_Wtime() - t0;
+    return ZERO_OK;
+}
+
 const struct zero_groups_ops cpu_groups_ops = {
     .version = ZERO_GROUPS_OPS_VERSION,
     .node_group_size = cpu_node_group_size,

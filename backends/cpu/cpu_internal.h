@@ -64,6 +64,10 @@ int cpu_wait_timed(void *self, struct zero_request *req, double *done_ago);
 int cpu_host_all_gather(void *self, const void *send_host, void *recv_host, size_t bytes);
 /* cpu_groups.c: the groups table (zero/backend_groups.h) */
 extern const struct zero_groups_ops cpu_groups_ops;
+struct zero_group; /* zero/backend_groups.h */
+/* the quant group's all_to_all (zero/backend_quant.h), beside the groups it runs over */
+int cpu_all_to_all(void *self, struct zero_group *group, const void *send, const size_t *send_bytes,
+                   void *recv, const size_t *recv_bytes);
 extern const struct zero_quant_ops cpu_quant_ops; /* cpu_quant.c */
 
 #endif

@@ -657,6 +657,61 @@ static int cuda_group_all_reduce(void *self, struct zero_group *group, const voi
 #endif
 }
 
+/* The quant group's all-to-all (zero/backend_quant.h): grouped ncclSend/ncclRecv of
+ * bytes on the group's communicator or the world's, this rank's own part a copy, all on
+ * the comm stream; blocking. */
+int cuda_all_to_all(void *self, struct zero_group *group, const void *send,
+                    const size_t *send_bytes, void *recv, const size_t *recv_bytes)
+{
+    struct cuda_state *s = self;
+    int n = group != NULL ? group->size : s->size, me = group != NULL ? group->rank : s->rank;
+    if (send_bytes[me] != recv_bytes[me])
+        return cuda_fail(s, ZERO_EINVAL, "all_to_all: %zu bytes to itself, %zu from itself",
+                         send_bytes[me], recv_bytes[me]);
+#ifdef ZERO_HAVE_NCCL
+    if (s->comm_kind != CUDA_COMM_NCCL)
+        return cuda_fail(s, ZERO_ENOTSUP, "all_to_all: needs NCCL (not the host-staged path)");
+    ncclComm_t comm = group != NULL ? group->nccl : s->nccl;
+    size_t payload = 0, sent = 0;
+    for (int j = 0; j < n; j++) {
+        payload += send_bytes[j];
+        sent += j != me ? send_bytes[j] : 0;
+    }
+    struct cuda_request rq;
+    int rc = nccl_begin(s, &rq, ZERO_COLL_ALL_TO_ALL, (int64_t)payload, (int64_t)sent);
+    rq.group = group != NULL;
+    const char *out = send;
+    char *in = recv;
+    size_t at_send = 0, at_recv = 0;
+    ncclResult_t r = ncclSuccess;
+    int started = rc == ZERO_OK;
+    if (started)
+        r = ncclGroupStart();
+    for (int j = 0; j < n && rc == ZERO_OK && r == ncclSuccess; j++) {
+        if (j == me && send_bytes[j] > 0)
+            rc = cuda_check(s,
+                            cudaMemcpyAsync(in + at_recv, out + at_send, send_bytes[j],
+                                            cudaMemcpyDeviceToDevice, s->comm_stream),
+                            "all_to_all: own part");
+        else if (j != me && send_bytes[j] > 0)
+            r = ncclSend(out + at_send, send_bytes[j], ncclUint8, j, comm, s->comm_stream);
+        if (j != me && r == ncclSuccess && recv_bytes[j] > 0)
+            r = ncclRecv(in + at_recv, recv_bytes[j], ncclUint8, j, comm, s->comm_stream);
+        at_send += send_bytes[j];
+        at_recv += recv_bytes[j];
+    }
+    if (started) {
+        ncclResult_t end = ncclGroupEnd();
+        int nrc = nccl_check(s, r != ncclSuccess ? r : end, "all_to_all: ncclSend/ncclRecv");
+        rc = rc != ZERO_OK ? rc : nrc;
+    }
+    return nccl_end(s, &rq, rc, NULL);
+#else
+    (void)send, (void)send_bytes, (void)recv, (void)recv_bytes, (void)n, (void)me;
+    return cuda_fail(s, ZERO_ENOTSUP, "all_to_all: built without NCCL");
+#endif
+}
+
 const struct zero_groups_ops cuda_groups_ops = {
     .version = ZERO_GROUPS_OPS_VERSION,
     .node_group_size = cuda_node_group_size,

@@ -231,6 +231,10 @@ cudaError_t cuda_launch_quantize_int8(cudaStream_t st, const void *x, enum zero_
                                       size_t block, float *scales, int8_t *q);
 cudaError_t cuda_launch_dequantize_int8(cudaStream_t st, const float *scales, const int8_t *q,
                                         size_t n, size_t block, void *y, enum zero_dtype t);
+cudaError_t cuda_launch_quantize_int4(cudaStream_t st, const void *x, enum zero_dtype t, size_t n,
+                                      size_t block, float *scales, uint8_t *q);
+cudaError_t cuda_launch_dequantize_int4(cudaStream_t st, const float *scales, const uint8_t *q,
+                                        size_t n, size_t block, void *y, enum zero_dtype t);
 
 #ifdef __cplusplus
 }

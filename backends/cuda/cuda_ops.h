@@ -155,6 +155,10 @@ int cuda_host_all_gather(void *self, const void *send_host, void *recv_host, siz
 /* cuda_coll.c: the groups table (zero/backend_groups.h) */
 extern const struct zero_groups_ops cuda_groups_ops;
 extern const struct zero_quant_ops cuda_quant_ops; /* cuda_quant.c */
+struct zero_group;                                 /* zero/backend_groups.h */
+/* the quant group's all_to_all (cuda_coll.c, beside the groups it runs over) */
+int cuda_all_to_all(void *self, struct zero_group *group, const void *send,
+                    const size_t *send_bytes, void *recv, const size_t *recv_bytes);
 
 /* cuda_step.c: the loss kept on the device, the deferred checks' verdict */
 int cuda_loss_accumulate(void *self, double *acc, float *last, const float *losses, size_t n,

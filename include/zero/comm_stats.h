@@ -16,7 +16,8 @@ enum zero_coll_kind {
     ZERO_COLL_ALL_GATHER,
     ZERO_COLL_ALL_REDUCE,
     ZERO_COLL_BROADCAST,
-    ZERO_COLL_CONTROL, /* small host exchanges: norms, flags, config hashes, unit order */
+    ZERO_COLL_CONTROL,    /* small host exchanges: norms, flags, config hashes, unit order */
+    ZERO_COLL_ALL_TO_ALL, /* qgZ's exchange of quantized gradients (zero/backend_quant.h) */
     ZERO_COLL_KIND_COUNT
 };
 

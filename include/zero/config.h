@@ -100,6 +100,10 @@ struct zero_optimization_config {
      * one fp32 scale per ZERO_QWZ_BLOCK elements, dequantized into the compute dtype */
     int zero_quantized_weights; /* 0 */
 #define ZERO_QWZ_BLOCK 256      /* elements per fp32 scale of qwZ's int8 codes */
+    /* ZeRO++ qgZ (stage 3): the gradients' reduce-scatter becomes an all-to-all of
+     * block-wise quantized codes (libzero.qgz_bits, one fp32 scale per ZERO_QWZ_BLOCK),
+     * in two hops where there are groups: inside the group, then across */
+    int zero_quantized_gradients; /* 0 */
     struct zero_offload_config offload_optimizer;
     struct zero_offload_config offload_param;
 };
@@ -178,6 +182,8 @@ struct zero_libzero_config {
      * step has run (cuda backend only; docs/gpu.md, "CUDA Graphs") */
     int cuda_graphs;
     enum zero_activations activations; /* fp32 */
+    /* qgZ's code width (zero_quantized_gradients): 4 (the ZeRO++ paper's) or 8 */
+    int qgz_bits; /* 4 */
 };
 
 struct zero_config {

@@ -180,6 +180,13 @@ struct zero_theory {
      * rank in int8: (N-1) times the slot bytes, 4 ceil(s/B) + s rounded up to 4 (shard s,
      * B = ZERO_QWZ_BLOCK), summed over the same gathers; 0 when off */
     int64_t qwz_gather_elements, qwz_gather_sent_bytes;
+    /* qgZ (zero_quantized_gradients): the reduce-scatters' share of the sent elements
+     * above, AΨ(N-1)/N, and the bytes qgZ's all-to-alls really send per rank, per
+     * reduction of a shard s in groups of g (P = N/g): inside the group (g-1) P slots,
+     * to the other groups (P-1) slots, a slot being 4 ceil(s/B) + the codes (s/2 bytes
+     * in int4, s in int8) rounded up to 4; summed over the step's reductions; 0 when off */
+    int qgz_bits, qgz_group_size, qgz_node_group;
+    int64_t qgz_reduce_elements, qgz_intra_bytes, qgz_inter_bytes;
     /* per rank in device memory (the ledger), from the stage formula on padded sizes */
     int64_t model_state_bytes;
     int64_t params_bytes, grads_bytes, master_bytes, optim_bytes;

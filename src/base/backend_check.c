@@ -171,8 +171,8 @@ _Static_assert(sizeof(struct zero_bf16_dot_ops) -
                "bf16_dot_entries must name every entry of struct zero_bf16_dot_ops");
 #define QUANT(name) AT(struct zero_quant_ops, name)
 static const struct entry quant_entries[] = {
-    QUANT(quantize_int8),
-    QUANT(dequantize_int8),
+    QUANT(quantize_int8),   QUANT(dequantize_int8), QUANT(quantize_int4),
+    QUANT(dequantize_int4), QUANT(all_to_all),
 };
 _Static_assert(sizeof(struct zero_quant_ops) - offsetof(struct zero_quant_ops, quantize_int8) ==
                    LEN(quant_entries) * sizeof(entry_fn),

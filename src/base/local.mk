@@ -26,7 +26,7 @@ zeroinclude_HEADERS += include/zero/fault.h
 
 # dtypes, conversions, the shard layout
 libzero_la_SOURCES += %reldir%/dtype.c %reldir%/layout.c
-noinst_HEADERS += %reldir%/dtype_convert.h %reldir%/bf16_dot.h %reldir%/bf16_tile.h %reldir%/quant_int8.h
+noinst_HEADERS += %reldir%/dtype_convert.h %reldir%/bf16_dot.h %reldir%/bf16_tile.h %reldir%/quant_int8.h %reldir%/quant_int4.h
 # the Llama kernels' shared elementwise math (cpu and cuda)
 noinst_HEADERS += %reldir%/llama_math.h
 zeroinclude_HEADERS += include/zero/backend_llama.h

@@ -57,7 +57,9 @@ static const char help_rest[] =
     "  --hpz G              zero_hpz_partition_size: stage 3's backward gathers inside groups of\n"
     "                       G consecutive ranks (ZeRO++ hpZ; 1: off)\n"
     "  --mics M             mics_shard_size: the states sharded in groups of M consecutive ranks\n"
-    "                       and replicated across the N/M groups (MiCS / HSDP, stages 1-3)\n";
+    "                       and replicated across the N/M groups (MiCS / HSDP, stages 1-3)\n"
+    "  --qgz BITS           zero_quantized_gradients with libzero.qgz_bits BITS (4 or 8): stage\n"
+    "                       3's gradient reduce-scatter as quantized all-to-alls (ZeRO++ qgZ)\n";
 
 const char *cli_model_flags_help(int stage_flag)
 {
@@ -75,10 +77,11 @@ static const char *const kinds[] = {"mlp", "gpt2", "llama", NULL}; /* enum cli_m
 static const char *const modes[] = {"exact", "native", NULL};
 static const char *const atom_orders[] = {"micro_step_major", "rank_major", NULL};
 static const char *const precisions[] = {"fp32", "bf16", "fp16", NULL};
+static const char *const qgz_widths[] = {"4", "8", NULL}; /* libzero.qgz_bits */
 
 /* What the choice flags and --hf-config hold until cli_model_flag applies them. */
 struct taken_values {
-    int mode, atom_order, precision;
+    int mode, atom_order, precision, qgz_bits;
     const char *hf_config;
 };
 
@@ -115,6 +118,7 @@ static int model_flags(struct cli_model *m, struct taken_values *v, struct flag 
         FLAG_NUM_WANT("hpz", "G", NULL, FLAG_INT, &z->zero_hpz_partition_size, 1, 1 << 20,
                       POSITIVE),
         FLAG_NUM_WANT("mics", "M", NULL, FLAG_INT, &z->mics_shard_size, 1, 1 << 20, POSITIVE),
+        FLAG_ONE_OF_WANT("qgz", "BITS", NULL, &v->qgz_bits, qgz_widths, "4 or 8"),
         FLAG_ONE_OF_WANT("model", "NAME", NULL, &m->kind, kinds, "mlp, gpt2 or llama"),
         FLAG_NUM_WANT("block-size", "T", NULL, FLAG_I64, &m->block, 1, 1000000, POSITIVE),
         FLAG_NUM_WANT("vocab-size", "V", NULL, FLAG_I64, &m->vocab, 1, 1000000, POSITIVE),
@@ -161,7 +165,10 @@ int cli_model_flag(struct cli_model *m, int argc, char **argv, int *i, char *msg
     else if (f->dst == &v.atom_order)
         m->cfg.libzero.atom_order =
             v.atom_order == 1 ? ZERO_ATOM_RANK_MAJOR : ZERO_ATOM_MICRO_STEP_MAJOR;
-    else if (f->dst == &v.precision) {
+    else if (f->dst == &v.qgz_bits) {
+        m->cfg.zero_optimization.zero_quantized_gradients = 1;
+        m->cfg.libzero.qgz_bits = v.qgz_bits == 1 ? 8 : 4;
+    } else if (f->dst == &v.precision) {
         m->cfg.bf16.enabled = v.precision == 1;
         m->cfg.fp16.enabled = v.precision == 2;
     }

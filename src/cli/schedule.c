@@ -120,9 +120,15 @@ static int parse(struct schedule_args *a, int argc, char **argv, struct program_
 
 /* ---- the table ---- */
 
+/* qgZ's all-to-alls carry codes, not elements: their own line in the totals */
+static int is_all_to_all(const struct zero_event *ev)
+{
+    return ev->collective != NULL && strcmp(ev->collective, "all_to_all") == 0;
+}
+
 static int is_collective(const struct zero_event *ev)
 {
-    return ev->collective != NULL && strcmp(ev->collective, "control") != 0;
+    return ev->collective != NULL && strcmp(ev->collective, "control") != 0 && !is_all_to_all(ev);
 }
 
 /* a collective over a group (hpZ's, MiCS's shard or replica groups) */
@@ -162,6 +168,10 @@ static void detail(char *buf, size_t len, const struct zero_event *ev, const int
     case ZERO_EV_PREFETCH:
     case ZERO_EV_PARAM_GATHER:
     case ZERO_EV_REDUCE:
+        if (is_all_to_all(ev)) { /* qgZ: codes, counted in bytes in the totals */
+            snprintf(buf, len, "all_to_all bucket %s, quantized", cli_num(a, ev->bucket));
+            break;
+        }
         snprintf(buf, len, "%s%s%s, sends %s", ev->collective, ev->bucket >= 0 ? " bucket " : "",
                  ev->bucket >= 0 ? cli_num(a, ev->bucket) : "", cli_num(b, sent));
         break;
@@ -287,6 +297,8 @@ static enum zero_coll_kind coll_kind(const char *name)
         return ZERO_COLL_ALL_REDUCE;
     if (strcmp(name, "broadcast") == 0)
         return ZERO_COLL_BROADCAST;
+    if (strcmp(name, "all_to_all") == 0)
+        return ZERO_COLL_ALL_TO_ALL;
     return ZERO_COLL_CONTROL;
 }
 
@@ -357,6 +369,30 @@ static int print_mics_totals(const struct recorder *r, const struct zero_engine 
     return ok && world_ok && sum[SHARD] == intra && sum[REPLICA] == t->mics_replica_bytes;
 }
 
+/* qgZ: the reductions' all-to-all bytes inside and across the groups, next to the
+ * theory's (g-1) P and (P-1) slots; hop 2 runs once per reduction where P > 1, hop 1
+ * where g > 1. Returns 1 if they agree. */
+static int print_qgz(const struct zero_comm_stats *m, const struct zero_engine *e, int world,
+                     int64_t reductions)
+{
+    struct zero_theory t;
+    zero_engine_theory(e, &t);
+    int64_t g = t.qgz_group_size, p = world / g;
+    const struct zero_coll_counter *in = &m->group[ZERO_COLL_ALL_TO_ALL],
+                                   *out = &m->kind[ZERO_COLL_ALL_TO_ALL];
+    int calls_ok = in->calls == (g > 1 ? reductions : 0) && out->calls == (p > 1 ? reductions : 0);
+    int ok =
+        calls_ok && in->sent_bytes == t.qgz_intra_bytes && out->sent_bytes == t.qgz_inter_bytes;
+    char a[32], b[32], c[32], d[32];
+    printf(
+        "  qgZ int%d all-to-all (bytes): %lld reductions; inside groups of %lld: sent %s, measured "
+        "%s (%s); to the other groups: sent %s, measured %s (%s)  %s\n",
+        t.qgz_bits, (long long)reductions, (long long)g, cli_num(a, t.qgz_intra_bytes),
+        cli_num(b, in->sent_bytes), "(g-1) P slots", cli_num(c, t.qgz_inter_bytes),
+        cli_num(d, out->sent_bytes), "(P-1) slots", ok ? "ok" : "MISMATCH");
+    return ok;
+}
+
 /* Totals per collective next to the comm stats; returns 1 if everything agrees. */
 static int print_totals(const struct recorder *r, const struct zero_engine *e, int world)
 {
@@ -388,7 +424,7 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
     int ok = 1;
     int64_t total = 0, measured_total = 0;
     for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
-        if (k == ZERO_COLL_CONTROL)
+        if (k == ZERO_COLL_CONTROL || k == ZERO_COLL_ALL_TO_ALL) /* qgZ's: print_qgz */
             continue;
         int64_t measured = m->kind[k].sent_bytes / esize;
         if (calls[k] == 0 && m->kind[k].calls == 0)
@@ -414,12 +450,19 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
                group_sent == gm && group_calls == g->calls ? "ok" : "MISMATCH", r->group);
         ok &= group_sent == gm && group_calls == g->calls;
     }
+    int64_t qgz_calls = 0;
+    for (int i = 0; i < r->n; i++)
+        qgz_calls += is_all_to_all(&r->ev[i]);
+    if (qgz_calls > 0)
+        ok &= print_qgz(m, e, world, qgz_calls);
     printf("  (control exchanges such as the norm: %lld calls, %lld bytes, not counted)\n",
            (long long)m->kind[ZERO_COLL_CONTROL].calls,
            (long long)m->kind[ZERO_COLL_CONTROL].sent_bytes);
 
     struct zero_theory t;
     zero_engine_theory(e, &t);
+    if (qgz_calls > 0) /* the elements' theory without the reductions */
+        t.sent_elements_per_step -= t.qgz_reduce_elements;
     if (t.mics_shard_size > 0)
         return print_mics_totals(r, e, &t, world, total) && ok;
     const struct zero_config *c = zero_engine_config(e);
@@ -437,12 +480,13 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
                (long long)c->gradient_accumulation_steps, stage3 ? " and the gathers" : "");
         return ok;
     }
+    int v = stage3 ? (qgz_calls > 0 ? 2 : 3) : 2; /* volumes of Ψ: qgZ's reductions apart */
     if (stage3 && t.hpz_group_size > 1) {
         char psig[32];
         cli_num(psig, t.psi_group);
-        printf("\ntheory: (3Ψ - Ψp - Ψr - Ψg)(N-1)/N = (3 x %s - %s - %s - %s) x %d/%d = %s "
+        printf("\ntheory: (%dΨ - Ψp - Ψr - Ψg)(N-1)/N = (%d x %s - %s - %s - %s) x %d/%d = %s "
                "elements  %s\n(Ψg: the backward's gathers, inside the hpZ group)\n",
-               psi, psip, psir, psig, world - 1, world, th,
+               v, v, psi, psip, psir, psig, world - 1, world, th,
                total == t.sent_elements_per_step ? "ok" : "MISMATCH");
         /* a world collective sends each peer alike: (N-g)/(N-1) of it leaves the group */
         int64_t g = t.hpz_group_size, across = t.sent_elements_per_step / (world - 1) * (world - g);
@@ -452,13 +496,12 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
                cli_num(ac, across),
                total / (world - 1) * (world - g) == across ? "ok" : "MISMATCH");
     } else if (stage3 && (t.psi_persistent > 0 || t.psi_reused > 0))
-        printf("\ntheory: (3Ψ - Ψp - Ψr)(N-1)/N = (3 x %s - %s - %s) x %d/%d = %s elements  %s\n",
-               psi, psip, psir, world - 1, world, th,
+        printf("\ntheory: (%dΨ - Ψp - Ψr)(N-1)/N = (%d x %s - %s - %s) x %d/%d = %s elements  %s\n",
+               v, v, psi, psip, psir, world - 1, world, th,
                total == t.sent_elements_per_step ? "ok" : "MISMATCH");
     else
-        printf("\ntheory: %dΨ(N-1)/N = %d x %s x %d/%d = %s elements  %s\n", stage3 ? 3 : 2,
-               stage3 ? 3 : 2, psi, world - 1, world, th,
-               total == t.sent_elements_per_step ? "ok" : "MISMATCH");
+        printf("\ntheory: %dΨ(N-1)/N = %d x %s x %d/%d = %s elements  %s\n", v, v, psi, world - 1,
+               world, th, total == t.sent_elements_per_step ? "ok" : "MISMATCH");
     printf("(Ψ = %s elements in the units' flat buffers, padding included)\n", psi);
     return ok && total == t.sent_elements_per_step;
 }

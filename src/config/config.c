@@ -60,6 +60,7 @@ void zero_config_defaults(struct zero_config *c)
     z->mics_shard_size = -1;
     z->mics_hierarchical_params_gather = 0;
     z->zero_quantized_weights = 0;
+    z->zero_quantized_gradients = 0;
     z->offload_optimizer.device = ZERO_OFFLOAD_NONE;
     z->offload_optimizer.buffer_count = 4;
     z->offload_optimizer.buffer_size = 100000000;
@@ -88,6 +89,7 @@ void zero_config_defaults(struct zero_config *c)
     l->atom_order = ZERO_ATOM_MICRO_STEP_MAJOR;
     l->align = 2048;
     l->seed = 1234;
+    l->qgz_bits = 4;
 }
 
 /* a * b, or -1 when the product does not fit (both operands are positive). */

@@ -154,6 +154,7 @@ const struct config_key config_keys[] = {
     KEY(KEY_INT, ZO "mics_shard_size", zero_optimization.mics_shard_size, -1, INTMAX),
     BOOL(ZO "mics_hierarchical_params_gather", zero_optimization.mics_hierarchical_params_gather),
     BOOL(ZO "zero_quantized_weights", zero_optimization.zero_quantized_weights),
+    BOOL(ZO "zero_quantized_gradients", zero_optimization.zero_quantized_gradients),
 
     SECTION(ZO "offload_optimizer"),
     ENUM(OO "device", zero_optimization.offload_optimizer.device, device_names),
@@ -205,6 +206,7 @@ const struct config_key config_keys[] = {
     ENUM("libzero.atom_order", libzero.atom_order, atom_order_names),
     BOOL("libzero.cuda_graphs", libzero.cuda_graphs),
     ENUM("libzero.activations", libzero.activations, activations_names),
+    KEY(KEY_INT, "libzero.qgz_bits", libzero.qgz_bits, 4, 8),
     KEY(KEY_I64, "libzero.offload_threads", libzero.offload_threads, 0, 4096),
     KEY(KEY_I64, "libzero.align", libzero.align, 1, 1073741824.0),
     KEY(KEY_U64, "libzero.seed", libzero.seed, 0, 18446744073709551615.0),

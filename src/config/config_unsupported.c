@@ -78,7 +78,6 @@ static const struct config_unsupported unsupported[] = {
     {ZO "legacy_stage1", "false", "the legacy stage 1 " NYI},
     /* DeepSpeed quantizes the frozen parameters it keeps; every parameter here trains */
     {ZO "zero_quantized_nontrainable_weights", ANY_BOOL},
-    {ZO "zero_quantized_gradients", "false", "quantized gradients (ZeRO++ qgZ) " NYI},
     {ZO "memory_efficient_linear", "true", "the memory-inefficient linear " NYI},
     {ZO "pipeline_loading_checkpoint", "false", "pipelined checkpoint loading " NYI},
     {ZO "override_module_apply", "true", "not overriding module apply " NYI},

@@ -117,6 +117,37 @@ static int check_qwz(const struct zero_config *c, struct zero_error *err)
     return ZERO_OK;
 }
 
+/* qgZ: replaces stage 3's gradient reduce-scatter; a code width of 4 or 8 bits, and
+ * what it is not combined with yet. */
+static int check_qgz(const struct zero_config *c, struct zero_error *err)
+{
+    const struct zero_optimization_config *z = &c->zero_optimization;
+    int bits = c->libzero.qgz_bits;
+    if (bits != 4 && bits != 8)
+        return zero_fail(err, ZERO_EINVAL,
+                         "libzero.qgz_bits = %d: qgZ's codes are 4 or 8 bits wide", bits);
+    if (!z->zero_quantized_gradients)
+        return ZERO_OK;
+    if (z->stage != 3)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.zero_quantized_gradients = true needs stage 3 (stage "
+                         "is %d): qgZ replaces the gradients' reduce-scatter of stage 3",
+                         z->stage);
+    const char *with =
+        z->mics_shard_size > 0                             ? "zero_optimization.mics_shard_size > 0"
+        : z->offload_param.device != ZERO_OFFLOAD_NONE     ? "zero_optimization.offload_param"
+        : z->offload_optimizer.device != ZERO_OFFLOAD_NONE ? "zero_optimization.offload_optimizer"
+        : !z->reduce_scatter                            ? "zero_optimization.reduce_scatter = false"
+        : c->libzero.atom_order == ZERO_ATOM_RANK_MAJOR ? "libzero.atom_order = \"rank_major\""
+                                                        : NULL;
+    if (with)
+        return zero_fail(err, ZERO_EINVAL,
+                         "zero_optimization.zero_quantized_gradients = true with %s: combining "
+                         "qgZ with it is not implemented yet in this build",
+                         with);
+    return ZERO_OK;
+}
+
 /* MiCS: a shard group size (its divisor rule is zero_config_check_groups', which knows
  * the world size), the stages it shards, and what it is not combined with yet. */
 static int check_mics(const struct zero_config *c, struct zero_error *err)
@@ -208,7 +239,7 @@ static int check_values(const struct zero_config *c, struct zero_error *err)
         return rc;
     if ((rc = check_mics(c, err)))
         return rc;
-    if ((rc = check_qwz(c, err)))
+    if ((rc = check_qwz(c, err)) || (rc = check_qgz(c, err)))
         return rc;
     if ((rc = check_cuda_graphs(c, err)))
         return rc;

@@ -251,7 +251,7 @@ int zero_engine_create(struct zero_engine **out, const struct zero_config *cfg,
     rc = engine_agree(e, rc, ZERO_EINVAL, "refused its configuration", err);
     if (rc || (rc = check_configs_agree(e, err)) || (rc = check_ranks_agree(e, err)) ||
         (rc = engine_env_agree(e, err)) || (rc = hpz_open(e, err)) || (rc = mics_open(e, err)) ||
-        (rc = qwz_open(e, err)) || (rc = engine_states_create(e, err)) ||
+        (rc = qwz_open(e, err)) || (rc = qgz_open(e, err)) || (rc = engine_states_create(e, err)) ||
         (rc = reduce_plan_buckets(e, err)) || (rc = device_step_open(e, err))) {
         if (rc && !err->msg[0])
             engine_backend_error(e, rc, err, "engine setup");
@@ -270,6 +270,7 @@ void zero_engine_destroy(struct zero_engine *e)
     device_step_close(e);
     engine_states_destroy(e);
     stage3_destroy(e);
+    qgz_close(e); /* before hpZ's: it may borrow hpZ's group */
     hpz_close(e);
     mics_close(e);
     reduce_destroy(e);

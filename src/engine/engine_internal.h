@@ -17,6 +17,7 @@
 #include "hpz.h"
 #include "mics.h"
 #include "qwz.h"
+#include "qgz.h"
 #include "nvme_swap.h"
 #include "offload.h"
 #include "stage.h"
@@ -104,6 +105,7 @@ struct zero_engine {
     struct stage3_lifecycle stage3; /* stage3.c */
     struct hpz_plan hpz;            /* hpz.c */
     struct mics_plan mics;          /* mics.c: the shard groups (M = N when off) */
+    struct qgz_plan qgz;            /* qgz.c: quantized gradient exchange */
     struct reduce_plan reduce;      /* grad_reduce.c */
 
     /* observer (events.h) */

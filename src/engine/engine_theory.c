@@ -227,6 +227,20 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
         t->accum_bytes += s->layout.shard > 0 ? 4 * counter_peak_slots(a) * len : 0;
     }
     mics_theory(e, t, padded, persistent);
+    t->qgz_bits = e->qgz.bits;
+    t->qgz_group_size = e->qgz.size;
+    t->qgz_node_group = e->qgz.node_group;
+    t->qgz_reduce_elements = t->qgz_intra_bytes = t->qgz_inter_bytes = 0;
+    for (int u = 0; u < e->nunits && qgz_on(e); u++) { /* a reduction per unit and micro-step */
+        int64_t intra, inter, s = e->us[u].layout.shard;
+        if (s == 0)
+            continue;
+        qgz_reduction_bytes(e, s, &intra, &inter);
+        t->qgz_intra_bytes += a * intra;
+        t->qgz_inter_bytes += a * inter;
+    }
+    if (qgz_on(e))
+        t->qgz_reduce_elements = a * padded / n * (n - 1);
     t->qwz_gather_elements = t->qwz_gather_sent_bytes = 0;
     if (qwz_on(e)) { /* stage 3, flat: the world's all-gathers, per micro-step, persistent once */
         for (int u = 0; u < e->nunits; u++)

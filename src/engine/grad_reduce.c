@@ -116,6 +116,20 @@ static int accumulate_locally(struct zero_engine *e, int u, struct zero_error *e
     return ZERO_OK;
 }
 
+/* Stages 2-3's reduce-scatter of the local gradient: qgZ's all-to-alls where it is on. */
+static int reduce_scatter_shard(struct zero_engine *e, int u, const void *send, enum zero_dtype st,
+                                void *recv, enum zero_dtype rt, struct zero_request **req)
+{
+    struct unit_states *s = &e->us[u];
+    size_t shard = (size_t)s->layout.shard;
+    if (qgz_on(e)) { /* blocking: nothing stays in flight */
+        if (req != NULL)
+            *req = NULL;
+        return qgz_reduce_scatter(e, send, st, recv, rt, shard);
+    }
+    return mics_reduce_scatter(e, u, send, st, recv, rt, shard, req, &s->mics);
+}
+
 static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
 {
     struct unit_states *s = &e->us[u];
@@ -130,16 +144,17 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
         return accumulate_locally(e, u, err);
     double t0 = engine_now();
     int all_reduce = e->stage_def->reduce == ZERO_STAGE_ALL_REDUCE, by_mics = 0;
-    const char *coll =
-        (all_reduce && e->accum == 1) || !z->reduce_scatter ? "all_reduce" : "reduce_scatter";
+    const char *coll = qgz_on(e) ? "all_to_all" /* qgZ's, inside and across the groups */
+                       : (all_reduce && e->accum == 1) || !z->reduce_scatter ? "all_reduce"
+                                                                             : "reduce_scatter";
     if (e->accum > 1 && z->reduce_scatter) {
         /* accumulation: this micro-step's sum stays fp32 in a counter slot */
         const void *send = grad_micro_step(e, u);
         rc = counter_take(e, &s->counter, &s->reduce.into, err);
         if (rc)
             return zero_error_wrap(err, "unit %s: ", e->model->units[u]->name);
-        rc = mics_reduce_scatter(e, u, send, t, s->reduce.into, ZERO_F32, shard, req, &s->mics);
-        by_mics = 1;
+        rc = reduce_scatter_shard(e, u, send, t, s->reduce.into, ZERO_F32, req);
+        by_mics = !qgz_on(e);
     } else if (all_reduce) {
         rc = e->be->all_reduce(e->bself, s->grads, s->grads, t, (size_t)s->layout.padded, req);
     } else if (!z->reduce_scatter) {
@@ -150,9 +165,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
             rc = e->be->copy(e->bself, s->grads, engine_at(e, s->local_grad, s->shard_begin),
                              shard * e->csize);
     } else { /* stage 1 in place into its slice; stages 2-3 into the shard */
-        rc = mics_reduce_scatter(e, u, grad_micro_step(e, u), t, grad_landing(e, u), t, shard, req,
-                                 &s->mics);
-        by_mics = 1;
+        rc = reduce_scatter_shard(e, u, grad_micro_step(e, u), t, grad_landing(e, u), t, req);
+        by_mics = !qgz_on(e);
     }
     if (rc)
         return engine_backend_error(e, rc, err, "gradient reduction of unit %s",

@@ -12,6 +12,7 @@ libzero_la_SOURCES += \
 	%reldir%/hpz.c \
 	%reldir%/mics.c \
 	%reldir%/qwz.c \
+	%reldir%/qgz.c \
 	%reldir%/grad_reduce.c \
 	%reldir%/grad_counter.c \
 	%reldir%/atom_order.c \
@@ -33,7 +34,7 @@ libzero_la_SOURCES += %reldir%/offload.c %reldir%/nvme_swap.c
 libzero_la_SOURCES += %reldir%/engine_checkpoint.c %reldir%/engine_theory.c
 noinst_HEADERS += %reldir%/offload.h %reldir%/nvme_swap.h %reldir%/env_agree.h
 noinst_HEADERS += %reldir%/atom_order.h %reldir%/engine_internal.h %reldir%/stage.h \
-	%reldir%/placement.h %reldir%/optimizer_args.h %reldir%/stage3.h %reldir%/hpz.h %reldir%/mics.h %reldir%/qwz.h \
+	%reldir%/placement.h %reldir%/optimizer_args.h %reldir%/stage3.h %reldir%/hpz.h %reldir%/mics.h %reldir%/qwz.h %reldir%/qgz.h \
 	%reldir%/grad_reduce.h %reldir%/grad_counter.h %reldir%/gathered.h %reldir%/unit_compute.h \
 	%reldir%/engine_forward.h %reldir%/engine_states.h %reldir%/init_rng.h %reldir%/memory_plan.h %reldir%/memory_peaks.h \
 	%reldir%/optimizer.h %reldir%/memory_limit.h %reldir%/device_step.h

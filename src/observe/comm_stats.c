@@ -9,6 +9,7 @@ const char *zero_coll_kind_name(enum zero_coll_kind k)
         [ZERO_COLL_ALL_REDUCE] = "all_reduce",
         [ZERO_COLL_BROADCAST] = "broadcast",
         [ZERO_COLL_CONTROL] = "control",
+        [ZERO_COLL_ALL_TO_ALL] = "all_to_all",
     };
     if ((int)k < 0 || k >= ZERO_COLL_KIND_COUNT)
         return "unknown";

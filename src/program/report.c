@@ -169,11 +169,13 @@ static int64_t group_rows(FILE *out, const struct zero_comm_stats *s, int64_t *w
         const struct zero_coll_counter *c = &s->group[k];
         char name[40];
         snprintf(name, sizeof name, "in-group %s",
-                 k == ZERO_COLL_ALL_GATHER ? "gather" : zero_coll_kind_name(k));
+                 k == ZERO_COLL_ALL_GATHER   ? "gather"
+                 : k == ZERO_COLL_ALL_TO_ALL ? "a2a" /* qgZ's hop 1 */
+                                             : zero_coll_kind_name(k));
         if (c->calls > 0)
             fprintf(out, "  %-15s %8" PRId64 " %12.3f %10.3f %10.4f\n", name, c->calls,
                     (double)c->payload_bytes / MB, (double)c->sent_bytes / MB, c->seconds);
-        if (k != ZERO_COLL_CONTROL) {
+        if (k != ZERO_COLL_CONTROL && k != ZERO_COLL_ALL_TO_ALL) { /* qgZ's: its own line */
             *world_sent += s->kind[k].sent_bytes;
             group_sent += c->sent_bytes;
         }
@@ -267,6 +269,28 @@ static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
             inter, theory, inter == theory ? "ok" : "MISMATCH");
 }
 
+/* qgZ: the all-to-alls inside the group (hop 1) and to the other groups (hop 2), each
+ * next to its formula and to what the reduce-scatters would send in the compute dtype. */
+static void report_comm_qgz(FILE *out, const struct zero_comm_stats *s, const struct zero_theory *t,
+                            int world, int64_t csize)
+{
+    int64_t intra = s->group[ZERO_COLL_ALL_TO_ALL].sent_bytes;
+    int64_t inter = s->kind[ZERO_COLL_ALL_TO_ALL].sent_bytes;
+    int64_t g = t->qgz_group_size, p = world / g;
+    char nodes[64];
+    node_text(nodes, sizeof nodes, g, t->qgz_node_group);
+    fprintf(out,
+            "qgZ int%d all-to-all sent bytes per rank, groups of %" PRId64 " ranks (%s), %" PRId64
+            " group%s: inside the group measured %" PRId64 ", theory %" PRId64
+            " = (g-1) P slots; to other groups measured %" PRId64 ", theory %" PRId64
+            " = (P-1) slots; per reduction of a shard s, a slot 4 ceil(s/%d) + %s rounded up "
+            "to 4 (the reduce-scatter in the compute dtype: %" PRId64 ")  %s\n",
+            t->qgz_bits, g, nodes, p, p == 1 ? "" : "s", intra, t->qgz_intra_bytes, inter,
+            t->qgz_inter_bytes, ZERO_QWZ_BLOCK, t->qgz_bits == 4 ? "ceil(s/2)" : "s",
+            t->qgz_reduce_elements * csize,
+            intra == t->qgz_intra_bytes && inter == t->qgz_inter_bytes ? "ok" : "MISMATCH");
+}
+
 void report_comm(FILE *out, const struct zero_engine *e, int world)
 {
     const struct zero_config *c = zero_engine_config(e);
@@ -282,6 +306,8 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     int64_t data_sent = 0;
     for (int k = 0; k < ZERO_COLL_KIND_COUNT; k++) {
         const struct zero_coll_counter *n = &s->kind[k];
+        if (k == ZERO_COLL_ALL_TO_ALL && n->calls == 0)
+            continue; /* qgZ's alone */
         fprintf(out, "  %-15s %8" PRId64 " %12.3f %10.3f %10.4f\n", zero_coll_kind_name(k),
                 n->calls, (double)n->payload_bytes / MB, (double)n->sent_bytes / MB, n->seconds);
         if (k != ZERO_COLL_CONTROL)
@@ -306,6 +332,13 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     int qwz = t.qwz_gather_sent_bytes > 0;
     if (qwz)
         measured -= ag_sent / csize;
+    /* qgZ: the all-to-alls stand for the reduce-scatters, their own line below */
+    int qgz = t.qgz_bits > 0;
+    if (qgz) {
+        measured -= s->kind[ZERO_COLL_ALL_TO_ALL].sent_bytes / csize;
+        t.sent_elements_per_step -= t.qgz_reduce_elements;
+        t.sent_elements_every_micro_step -= t.qgz_reduce_elements;
+    }
     int stage3 = c->zero_optimization.stage == 3, hpz = t.hpz_group_size > 1;
     int mics = t.mics_shard_size > 0;
     int mics_native = mics && t.mics_reduces_in_groups;
@@ -327,10 +360,12 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
     }
     if (accum <= 1) {
         fprintf(out,
-                "sent elements per rank%s: measured %" PRId64 ", theory %" PRId64 " = %s"
-                "%s (Ψ = %" PRId64 " padded",
-                qwz ? " but the all-gathers" : "", measured, t.sent_elements_per_step, formula,
-                qwz ? " less the gathers' (2Ψ - Ψp - Ψr)(N-1)/N" : "", t.psi_padded);
+                "sent elements per rank%s%s: measured %" PRId64 ", theory %" PRId64 " = %s"
+                "%s%s (Ψ = %" PRId64 " padded",
+                qwz ? " but the all-gathers" : "", qgz ? " but the reductions" : "", measured,
+                t.sent_elements_per_step, formula,
+                qwz ? " less the gathers' (2Ψ - Ψp - Ψr)(N-1)/N" : "",
+                qgz ? " less the reduce-scatters' Ψ(N-1)/N" : "", t.psi_padded);
         if (stage3)
             fprintf(out, ", Ψp = %" PRId64 ", Ψr = %" PRId64, t.psi_persistent, t.psi_reused);
         if (hpz)
@@ -353,11 +388,12 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
         int64_t ran = t.accumulates_locally ? t.sent_elements_local_accumulation
                                             : t.sent_elements_every_micro_step;
         fprintf(out,
-                "sent elements per rank%s: measured %" PRId64 ", theory %" PRId64
-                " = %s%s with A = %" PRId64 " micro-steps, %s  %s\n",
-                qwz ? " but the all-gathers" : "", measured, ran,
+                "sent elements per rank%s%s: measured %" PRId64 ", theory %" PRId64
+                " = %s%s%s with A = %" PRId64 " micro-steps, %s  %s\n",
+                qwz ? " but the all-gathers" : "", qgz ? " but the reductions" : "", measured, ran,
                 t.accumulates_locally ? local : every,
-                qwz ? " less the gathers' (A(2Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "", accum,
+                qwz ? " less the gathers' (A(2Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "",
+                qgz ? " less the reduce-scatters' AΨ(N-1)/N" : "", accum,
                 !t.accumulates_locally ? "each reduced"
                 : c->libzero.coll_mode == ZERO_COLL_EXACT
                     ? "accumulated locally, reduced once (exact mode, rank-major atoms)"
@@ -366,7 +402,7 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
         if (t.accumulates_locally)
             fprintf(out, "  reducing every micro-step instead: %" PRId64 " = %s\n",
                     t.sent_elements_every_micro_step, every);
-        else
+        else if (!qgz) /* qgZ does not take rank-major atoms */
             fprintf(out, "  accumulating locally, reducing once per step (%s): %" PRId64 " = %s\n",
                     stage3 ? "--atom-order rank_major"
                            : "--atom-order rank_major, or --mode native",
@@ -379,6 +415,8 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 "(shard s; in the compute dtype: %" PRId64 ")  %s\n",
                 ag_sent, t.qwz_gather_sent_bytes, ZERO_QWZ_BLOCK, t.qwz_gather_elements * csize,
                 ag_sent == t.qwz_gather_sent_bytes ? "ok" : "MISMATCH");
+    if (qgz)
+        report_comm_qgz(out, s, &t, world, csize);
     if (hpz)
         report_comm_groups(out, s, &t, world, csize, accum);
     if (mics)
