@@ -491,9 +491,9 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
         /* a world collective sends each peer alike: (N-g)/(N-1) of it leaves the group */
         int64_t g = t.hpz_group_size, across = t.sent_elements_per_step / (world - 1) * (world - g);
         char ac[32];
-        printf("across the groups: (3Ψ - Ψp - Ψr - Ψg)(N-g)/N = %s elements  %s   (the backward's "
-               "gathers: none)\n",
-               cli_num(ac, across),
+        printf("across the groups: (%dΨ - Ψp - Ψr - Ψg)(N-g)/N = %s elements  %s   (the "
+               "backward's gathers: none)\n",
+               v, cli_num(ac, across),
                total / (world - 1) * (world - g) == across ? "ok" : "MISMATCH");
     } else if (stage3 && (t.psi_persistent > 0 || t.psi_reused > 0))
         printf("\ntheory: (%dΨ - Ψp - Ψr)(N-1)/N = (%d x %s - %s - %s) x %d/%d = %s elements  %s\n",
