@@ -585,472 +585,472 @@ START_TEST(test_group_reductions_sum_the_members_along_their_tree)
         }
         set_mode(d, ZERO_COLL_EXACT);
     }
-    /* The quant group's all_to_all (qgZ's): rank r sends r + j + 1 bytes of value
-     * (r, j) to member j, and none to the members j = r + 1 (mod n) where n > 2, over the
-     * world and over a group of the interleaved ranks (rank % 2); every rank receives its
-     * own part copied and each peer's in member order, counted in kind[] for the world and
-     * group[] for the group, sent = the bytes to the others. */
-    static void all_to_all_once(struct zero_device * d, struct zero_group * grp, int n, int mine,
-                                const int *members)
-    {
-        size_t *sb = xmalloc(2 * (size_t)n * sizeof *sb), *rb = sb + n, ts = 0, tr = 0, sent = 0;
-        for (int j = 0; j < n; j++) {
-            int skip_to = n > 2 && j == (mine + 1) % n, skip_from = n > 2 && mine == (j + 1) % n;
-            sb[j] = skip_to ? 0 : (size_t)(members[mine] + members[j] + 1);
-            rb[j] = skip_from ? 0 : (size_t)(members[j] + members[mine] + 1);
-            ts += sb[j];
-            tr += rb[j];
-            sent += j != mine ? sb[j] : 0;
+}
+END_TEST
+
+/* The quant group's all_to_all (qgZ's): rank r sends r + j + 1 bytes of value
+ * (r, j) to member j, and none to the members j = r + 1 (mod n) where n > 2, over the
+ * world and over a group of the interleaved ranks (rank % 2); every rank receives its
+ * own part copied and each peer's in member order, counted in kind[] for the world and
+ * group[] for the group, sent = the bytes to the others. */
+static void all_to_all_once(struct zero_device *d, struct zero_group *grp, int n, int mine,
+                            const int *members)
+{
+    size_t *sb = xmalloc(2 * (size_t)n * sizeof *sb), *rb = sb + n, ts = 0, tr = 0, sent = 0;
+    for (int j = 0; j < n; j++) {
+        int skip_to = n > 2 && j == (mine + 1) % n, skip_from = n > 2 && mine == (j + 1) % n;
+        sb[j] = skip_to ? 0 : (size_t)(members[mine] + members[j] + 1);
+        rb[j] = skip_from ? 0 : (size_t)(members[j] + members[mine] + 1);
+        ts += sb[j];
+        tr += rb[j];
+        sent += j != mine ? sb[j] : 0;
+    }
+    unsigned char *send = xmalloc(ts + 1), *recv = xmalloc(tr + 1);
+    for (int j = 0, at = 0; j < n; at += (int)sb[j], j++)
+        memset(send + at, (members[mine] * 16 + members[j]) & 0xff, sb[j]);
+    struct zero_comm_stats before = d->comm_stats;
+    ck_assert_int_eq(d->be->quant->all_to_all(d->self, grp, send, sb, recv, rb), ZERO_OK);
+    long bad = 0;
+    for (int j = 0, at = 0; j < n; at += (int)rb[j], j++)
+        for (size_t i = 0; i < rb[j]; i++)
+            bad += recv[at + i] != ((members[j] * 16 + members[mine]) & 0xff);
+    ASSERT_NONE_WRONG(bad, "all_to_all over %s, bytes", grp ? "a group" : "the world");
+    const struct zero_coll_counter *c = grp ? &d->comm_stats.group[ZERO_COLL_ALL_TO_ALL]
+                                            : &d->comm_stats.kind[ZERO_COLL_ALL_TO_ALL];
+    const struct zero_coll_counter *b =
+        grp ? &before.group[ZERO_COLL_ALL_TO_ALL] : &before.kind[ZERO_COLL_ALL_TO_ALL];
+    ck_assert_int_eq(c->calls - b->calls, 1);
+    ck_assert_int_eq(c->sent_bytes - b->sent_bytes, (int64_t)sent);
+    free(send);
+    free(recv);
+    free(sb);
+}
+
+START_TEST(test_all_to_all_delivers_each_members_bytes_in_member_order)
+{
+    struct zero_device *d = devs[PATH_SHM];
+    ck_assert_ptr_nonnull(d->be->quant);
+    int world[8];
+    for (int r = 0; r < nranks; r++)
+        world[r] = r;
+    all_to_all_once(d, NULL, nranks, me, world);
+    struct zero_group *grp = NULL;
+    ck_assert_int_eq(d->be->groups->group_open(d->self, me % 2, &grp), ZERO_OK);
+    int members[8], n = 0, mine = 0;
+    for (int r = 0; r < nranks; r++)
+        if (r % 2 == me % 2) {
+            mine = r == me ? n : mine;
+            members[n++] = r;
         }
-        unsigned char *send = xmalloc(ts + 1), *recv = xmalloc(tr + 1);
-        for (int j = 0, at = 0; j < n; at += (int)sb[j], j++)
-            memset(send + at, (members[mine] * 16 + members[j]) & 0xff, sb[j]);
-        struct zero_comm_stats before = d->comm_stats;
-        ck_assert_int_eq(d->be->quant->all_to_all(d->self, grp, send, sb, recv, rb), ZERO_OK);
-        long bad = 0;
-        for (int j = 0, at = 0; j < n; at += (int)rb[j], j++)
-            for (size_t i = 0; i < rb[j]; i++)
-                bad += recv[at + i] != ((members[j] * 16 + members[mine]) & 0xff);
-        ASSERT_NONE_WRONG(bad, "all_to_all over %s, bytes", grp ? "a group" : "the world");
-        const struct zero_coll_counter *c = grp ? &d->comm_stats.group[ZERO_COLL_ALL_TO_ALL]
-                                                : &d->comm_stats.kind[ZERO_COLL_ALL_TO_ALL];
-        const struct zero_coll_counter *b =
-            grp ? &before.group[ZERO_COLL_ALL_TO_ALL] : &before.kind[ZERO_COLL_ALL_TO_ALL];
-        ck_assert_int_eq(c->calls - b->calls, 1);
-        ck_assert_int_eq(c->sent_bytes - b->sent_bytes, (int64_t)sent);
-        free(send);
-        free(recv);
-        free(sb);
-    }
+    all_to_all_once(d, grp, n, mine, members);
+    d->be->groups->group_close(d->self, grp);
+}
+END_TEST
 
-    START_TEST(test_all_to_all_delivers_each_members_bytes_in_member_order)
-    {
-        struct zero_device *d = devs[PATH_SHM];
-        ck_assert_ptr_nonnull(d->be->quant);
-        int world[8];
-        for (int r = 0; r < nranks; r++)
-            world[r] = r;
-        all_to_all_once(d, NULL, nranks, me, world);
-        struct zero_group *grp = NULL;
-        ck_assert_int_eq(d->be->groups->group_open(d->self, me % 2, &grp), ZERO_OK);
-        int members[8], n = 0, mine = 0;
-        for (int r = 0; r < nranks; r++)
-            if (r % 2 == me % 2) {
-                mine = r == me ? n : mine;
-                members[n++] = r;
-            }
-        all_to_all_once(d, grp, n, mine, members);
-        d->be->groups->group_close(d->self, grp);
-    }
-    END_TEST
-
-    START_TEST(test_broadcast_copies_from_every_root)
-    {
-        for (int p = 0; p < PATH_COUNT; p++) {
-            for (int mode = 0; mode < 2; mode++) {
-                set_mode(devs[p], (enum zero_coll_mode)mode);
-                for (int root = 0; root < nranks; root++) {
-                    size_t count = 513;
-                    float *buf = xmalloc(count * sizeof(float));
-                    for (size_t i = 0; i < count; i++)
-                        buf[i] = me == root ? input_value(root, i) : -1.0f;
-                    struct zero_request *req = NULL;
-                    int rc = devs[p]->be->broadcast(devs[p]->self, buf, ZERO_F32, count, root,
-                                                    mode == ZERO_COLL_NATIVE ? &req : NULL);
-                    if (rc == ZERO_OK)
-                        rc = wait_if(devs[p], req);
-                    ASSERT_ALL_OK(devs[p], rc);
-                    long bad = 0;
-                    for (size_t i = 0; i < count; i++)
-                        bad += buf[i] != input_value(root, i);
-                    free(buf);
-                    ASSERT_NONE_WRONG(bad, "%s path, mode %d, root %d", path_name[p], mode, root);
-                }
-            }
-        }
-    }
-    END_TEST
-
-    /* ---- native mode ---- */
-
-    /* Native may round every partial sum to the wire type, and then to out_type: the stated
-     * tolerance is |native - exact| <= N (u_wire + u_out) sum_r |g_r| + 2^-24 (the absolute
-     * term covers fp16 subnormals). */
-    static long count_outside_tolerance(const void *native, const void *exact, enum zero_dtype out,
-                                        enum zero_dtype wire, size_t first, size_t n)
-    {
-        long bad = 0;
-        for (size_t i = 0; i < n; i++) {
-            double magnitude = 0.0;
-            for (int r = 0; r < nranks; r++)
-                magnitude += fabs(input_value(r, first + i));
-            double tol =
-                nranks * (unit_roundoff(wire) + unit_roundoff(out)) * magnitude + ldexp(1.0, -24);
-            bad += !(fabs((double)get(native, out, i) - (double)get(exact, out, i)) <= tol);
-        }
-        return bad;
-    }
-
-    START_TEST(test_native_agrees_with_exact_within_tolerance)
-    {
-        size_t count = 2001;
-        for (int p = 0; p < PATH_COUNT; p++) {
-            for (int t = 0; t < N_FLOAT_TYPES; t++) {
-                enum zero_dtype type = float_types[t];
-                set_mode(devs[p], ZERO_COLL_EXACT);
-                void *rs_exact = run_reduce_scatter(devs[p], type, ZERO_F32, count, 0, 0);
-                void *ar_exact = run_all_reduce(devs[p], type, count, 0, 0);
-                set_mode(devs[p], ZERO_COLL_NATIVE);
-                void *rs_native = run_reduce_scatter(devs[p], type, ZERO_F32, count, 0, 0);
-                void *ar_native = run_all_reduce(devs[p], type, count, 0, 0);
-                void *rs_in_place = run_reduce_scatter(devs[p], type, type, count, 1, 0);
-                long bad_rs = count_outside_tolerance(rs_native, rs_exact, ZERO_F32, type,
-                                                      (size_t)me * count, count);
-                long bad_ar = count_outside_tolerance(ar_native, ar_exact, type, type, 0, count);
-                long bad_ip = 0;
-                for (size_t i = 0; i < count; i++) { /* same numbers, rounded to the wire type */
-                    float want[1];
-                    put(want, type, 0, get(rs_native, ZERO_F32, i));
-                    bad_ip += get(rs_in_place, type, i) != get(want, type, 0);
-                }
-                free(rs_exact);
-                free(ar_exact);
-                free(rs_native);
-                free(ar_native);
-                free(rs_in_place);
-                ck_assert_msg(mpi_check_max(bad_rs + bad_ar + bad_ip) == 0,
-                              "%s path, %s: native outside tolerance on rank %d: reduce-scatter "
-                              "%ld, all-reduce %ld, in-place reduce-scatter %ld",
-                              path_name[p], zero_dtype_name(type), me, bad_rs, bad_ar, bad_ip);
-            }
-        }
-    }
-    END_TEST
-
-    /* ---- non-blocking ---- */
-
-    /* Exact mode: identical bits. Native mode: the copies are identical; MPI may pick a
-     * different summation order for MPI_Ireduce_scatter_block than for the blocking call, so
-     * reductions only agree within tolerance. */
-    START_TEST(test_nonblocking_gives_the_same_bits_as_blocking)
-    {
-        size_t count = 1234;
-        for (int p = 0; p < PATH_COUNT; p++) {
-            for (int mode = 0; mode < 2; mode++) {
-                set_mode(devs[p], (enum zero_coll_mode)mode);
-                for (int t = 0; t < N_FLOAT_TYPES; t++) {
-                    enum zero_dtype type = float_types[t];
-                    size_t esize = zero_dtype_size(type);
-                    void *rs_b = run_reduce_scatter(devs[p], type, type, count, 0, 0);
-                    void *rs_n = run_reduce_scatter(devs[p], type, type, count, 0, 1);
-                    void *ar_b = run_all_reduce(devs[p], type, count, 1, 0);
-                    void *ar_n = run_all_reduce(devs[p], type, count, 1, 1);
-                    void *ag_b = run_all_gather(devs[p], rs_b, type, count, 1, 0);
-                    void *ag_n = run_all_gather(devs[p], rs_b, type, count, 1, 1);
-                    long bad = memcmp(ag_b, ag_n, (size_t)nranks * count * esize) != 0;
-                    if (mode == ZERO_COLL_EXACT) {
-                        bad += memcmp(rs_b, rs_n, count * esize) != 0;
-                        bad += memcmp(ar_b, ar_n, count * esize) != 0;
-                    } else {
-                        bad += count_outside_tolerance(rs_n, rs_b, type, type, (size_t)me * count,
-                                                       count);
-                        bad += count_outside_tolerance(ar_n, ar_b, type, type, 0, count);
-                    }
-                    free(rs_b);
-                    free(rs_n);
-                    free(ar_b);
-                    free(ar_n);
-                    free(ag_b);
-                    free(ag_n);
-                    ASSERT_NONE_WRONG(bad, "%s path, mode %d, %s, non-blocking vs blocking",
-                                      path_name[p], mode, zero_dtype_name(type));
-                }
-            }
-        }
-    }
-    END_TEST
-
-    START_TEST(test_several_requests_in_flight_complete_in_any_order)
-    {
-        size_t count = 999;
-        for (int p = 0; p < PATH_COUNT; p++) {
-            for (int mode = 0; mode < 2; mode++) {
-                struct zero_device *d = devs[p];
-                set_mode(d, (enum zero_coll_mode)mode);
-                float *send = xmalloc((size_t)nranks * count * sizeof(float));
-                float *rs = xmalloc(count * sizeof(float));
-                float *ar = xmalloc(count * sizeof(float));
-                float *bc = xmalloc(count * sizeof(float));
-                fill_inputs(send, ZERO_F32, me, 0, (size_t)nranks * count);
-                fill_inputs(ar, ZERO_F32, me, 0, count);
+START_TEST(test_broadcast_copies_from_every_root)
+{
+    for (int p = 0; p < PATH_COUNT; p++) {
+        for (int mode = 0; mode < 2; mode++) {
+            set_mode(devs[p], (enum zero_coll_mode)mode);
+            for (int root = 0; root < nranks; root++) {
+                size_t count = 513;
+                float *buf = xmalloc(count * sizeof(float));
                 for (size_t i = 0; i < count; i++)
-                    bc[i] = me == 0 ? (float)i : 0.0f;
-                struct zero_request *r1 = NULL, *r2 = NULL, *r3 = NULL;
-                int rc = d->be->reduce_scatter(d->self, send, ZERO_F32, rs, ZERO_F32, count, &r1);
+                    buf[i] = me == root ? input_value(root, i) : -1.0f;
+                struct zero_request *req = NULL;
+                int rc = devs[p]->be->broadcast(devs[p]->self, buf, ZERO_F32, count, root,
+                                                mode == ZERO_COLL_NATIVE ? &req : NULL);
                 if (rc == ZERO_OK)
-                    rc = d->be->all_reduce(d->self, ar, ar, ZERO_F32, count, &r2);
-                if (rc == ZERO_OK)
-                    rc = d->be->broadcast(d->self, bc, ZERO_F32, count, 0, &r3);
-                int rc3 = wait_if(d, r3), rc1 = wait_if(d, r1), rc2 = wait_if(d, r2);
-                if (rc == ZERO_OK)
-                    rc = rc3 ? rc3 : rc1 ? rc1 : rc2;
-                ASSERT_ALL_OK(d, rc);
+                    rc = wait_if(devs[p], req);
+                ASSERT_ALL_OK(devs[p], rc);
                 long bad = 0;
                 for (size_t i = 0; i < count; i++)
-                    bad += bc[i] != (float)i;
-                if (mode == ZERO_COLL_EXACT) {
-                    bad += count_tree_mismatches(rs, ZERO_F32, ZERO_F32, (size_t)me * count, count);
-                    bad += count_tree_mismatches(ar, ZERO_F32, ZERO_F32, 0, count);
-                }
-                free(send);
-                free(rs);
-                free(ar);
-                free(bc);
-                ASSERT_NONE_WRONG(bad, "%s path, mode %d", path_name[p], mode);
+                    bad += buf[i] != input_value(root, i);
+                free(buf);
+                ASSERT_NONE_WRONG(bad, "%s path, mode %d, root %d", path_name[p], mode, root);
             }
         }
     }
-    END_TEST
+}
+END_TEST
 
-    /* The communication thread (MPI_THREAD_MULTIPLE) runs an exact reduce-scatter while the
-     * caller's thread does a blocking all-reduce on its own communicator: both keep the
-     * tree's bits, and the buffers the thread grows for it reach the device's ledger. */
-    START_TEST(test_blocking_call_while_a_request_is_in_flight_keeps_bits_and_ledger)
-    {
-        size_t count = 90001; /* larger than before: the thread's window or staging grows */
-        int level = MPI_THREAD_SINGLE;
-        MPI_Query_thread(&level);
-        for (int p = 0; p < PATH_COUNT; p++) {
+/* ---- native mode ---- */
+
+/* Native may round every partial sum to the wire type, and then to out_type: the stated
+ * tolerance is |native - exact| <= N (u_wire + u_out) sum_r |g_r| + 2^-24 (the absolute
+ * term covers fp16 subnormals). */
+static long count_outside_tolerance(const void *native, const void *exact, enum zero_dtype out,
+                                    enum zero_dtype wire, size_t first, size_t n)
+{
+    long bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double magnitude = 0.0;
+        for (int r = 0; r < nranks; r++)
+            magnitude += fabs(input_value(r, first + i));
+        double tol =
+            nranks * (unit_roundoff(wire) + unit_roundoff(out)) * magnitude + ldexp(1.0, -24);
+        bad += !(fabs((double)get(native, out, i) - (double)get(exact, out, i)) <= tol);
+    }
+    return bad;
+}
+
+START_TEST(test_native_agrees_with_exact_within_tolerance)
+{
+    size_t count = 2001;
+    for (int p = 0; p < PATH_COUNT; p++) {
+        for (int t = 0; t < N_FLOAT_TYPES; t++) {
+            enum zero_dtype type = float_types[t];
+            set_mode(devs[p], ZERO_COLL_EXACT);
+            void *rs_exact = run_reduce_scatter(devs[p], type, ZERO_F32, count, 0, 0);
+            void *ar_exact = run_all_reduce(devs[p], type, count, 0, 0);
+            set_mode(devs[p], ZERO_COLL_NATIVE);
+            void *rs_native = run_reduce_scatter(devs[p], type, ZERO_F32, count, 0, 0);
+            void *ar_native = run_all_reduce(devs[p], type, count, 0, 0);
+            void *rs_in_place = run_reduce_scatter(devs[p], type, type, count, 1, 0);
+            long bad_rs = count_outside_tolerance(rs_native, rs_exact, ZERO_F32, type,
+                                                  (size_t)me * count, count);
+            long bad_ar = count_outside_tolerance(ar_native, ar_exact, type, type, 0, count);
+            long bad_ip = 0;
+            for (size_t i = 0; i < count; i++) { /* same numbers, rounded to the wire type */
+                float want[1];
+                put(want, type, 0, get(rs_native, ZERO_F32, i));
+                bad_ip += get(rs_in_place, type, i) != get(want, type, 0);
+            }
+            free(rs_exact);
+            free(ar_exact);
+            free(rs_native);
+            free(ar_native);
+            free(rs_in_place);
+            ck_assert_msg(mpi_check_max(bad_rs + bad_ar + bad_ip) == 0,
+                          "%s path, %s: native outside tolerance on rank %d: reduce-scatter "
+                          "%ld, all-reduce %ld, in-place reduce-scatter %ld",
+                          path_name[p], zero_dtype_name(type), me, bad_rs, bad_ar, bad_ip);
+        }
+    }
+}
+END_TEST
+
+/* ---- non-blocking ---- */
+
+/* Exact mode: identical bits. Native mode: the copies are identical; MPI may pick a
+ * different summation order for MPI_Ireduce_scatter_block than for the blocking call, so
+ * reductions only agree within tolerance. */
+START_TEST(test_nonblocking_gives_the_same_bits_as_blocking)
+{
+    size_t count = 1234;
+    for (int p = 0; p < PATH_COUNT; p++) {
+        for (int mode = 0; mode < 2; mode++) {
+            set_mode(devs[p], (enum zero_coll_mode)mode);
+            for (int t = 0; t < N_FLOAT_TYPES; t++) {
+                enum zero_dtype type = float_types[t];
+                size_t esize = zero_dtype_size(type);
+                void *rs_b = run_reduce_scatter(devs[p], type, type, count, 0, 0);
+                void *rs_n = run_reduce_scatter(devs[p], type, type, count, 0, 1);
+                void *ar_b = run_all_reduce(devs[p], type, count, 1, 0);
+                void *ar_n = run_all_reduce(devs[p], type, count, 1, 1);
+                void *ag_b = run_all_gather(devs[p], rs_b, type, count, 1, 0);
+                void *ag_n = run_all_gather(devs[p], rs_b, type, count, 1, 1);
+                long bad = memcmp(ag_b, ag_n, (size_t)nranks * count * esize) != 0;
+                if (mode == ZERO_COLL_EXACT) {
+                    bad += memcmp(rs_b, rs_n, count * esize) != 0;
+                    bad += memcmp(ar_b, ar_n, count * esize) != 0;
+                } else {
+                    bad +=
+                        count_outside_tolerance(rs_n, rs_b, type, type, (size_t)me * count, count);
+                    bad += count_outside_tolerance(ar_n, ar_b, type, type, 0, count);
+                }
+                free(rs_b);
+                free(rs_n);
+                free(ar_b);
+                free(ar_n);
+                free(ag_b);
+                free(ag_n);
+                ASSERT_NONE_WRONG(bad, "%s path, mode %d, %s, non-blocking vs blocking",
+                                  path_name[p], mode, zero_dtype_name(type));
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_several_requests_in_flight_complete_in_any_order)
+{
+    size_t count = 999;
+    for (int p = 0; p < PATH_COUNT; p++) {
+        for (int mode = 0; mode < 2; mode++) {
             struct zero_device *d = devs[p];
-            set_mode(d, ZERO_COLL_EXACT);
+            set_mode(d, (enum zero_coll_mode)mode);
             float *send = xmalloc((size_t)nranks * count * sizeof(float));
             float *rs = xmalloc(count * sizeof(float));
-            float *ar = xmalloc(1000 * sizeof(float));
+            float *ar = xmalloc(count * sizeof(float));
+            float *bc = xmalloc(count * sizeof(float));
             fill_inputs(send, ZERO_F32, me, 0, (size_t)nranks * count);
-            fill_inputs(ar, ZERO_F32, me, 0, 1000);
-            int64_t comm0 = d->ledger.current[ZERO_TAG_COMM];
-            struct zero_request *req = NULL;
-            int rc = d->be->reduce_scatter(d->self, send, ZERO_F32, rs, ZERO_F32, count, &req);
-            int rc2 = d->be->all_reduce(d->self, ar, ar, ZERO_F32, 1000, NULL);
-            int rc1 = wait_if(d, req);
-            rc = rc ? rc : rc1 ? rc1 : rc2;
+            fill_inputs(ar, ZERO_F32, me, 0, count);
+            for (size_t i = 0; i < count; i++)
+                bc[i] = me == 0 ? (float)i : 0.0f;
+            struct zero_request *r1 = NULL, *r2 = NULL, *r3 = NULL;
+            int rc = d->be->reduce_scatter(d->self, send, ZERO_F32, rs, ZERO_F32, count, &r1);
+            if (rc == ZERO_OK)
+                rc = d->be->all_reduce(d->self, ar, ar, ZERO_F32, count, &r2);
+            if (rc == ZERO_OK)
+                rc = d->be->broadcast(d->self, bc, ZERO_F32, count, 0, &r3);
+            int rc3 = wait_if(d, r3), rc1 = wait_if(d, r1), rc2 = wait_if(d, r2);
+            if (rc == ZERO_OK)
+                rc = rc3 ? rc3 : rc1 ? rc1 : rc2;
             ASSERT_ALL_OK(d, rc);
-            int64_t now = d->ledger.current[ZERO_TAG_COMM], grown = now - comm0;
-            long bad = count_tree_mismatches(rs, ZERO_F32, ZERO_F32, (size_t)me * count, count) +
-                       count_tree_mismatches(ar, ZERO_F32, ZERO_F32, 0, 1000);
+            long bad = 0;
+            for (size_t i = 0; i < count; i++)
+                bad += bc[i] != (float)i;
+            if (mode == ZERO_COLL_EXACT) {
+                bad += count_tree_mismatches(rs, ZERO_F32, ZERO_F32, (size_t)me * count, count);
+                bad += count_tree_mismatches(ar, ZERO_F32, ZERO_F32, 0, count);
+            }
             free(send);
             free(rs);
             free(ar);
-            ASSERT_NONE_WRONG(bad, "%s path, one in flight and one blocking", path_name[p]);
-            if (nranks > 1 && level == MPI_THREAD_MULTIPLE)
-                /* earlier tests' non-blocking calls may have grown the thread's buffers part
-                 * of the way: they grow now, and the ledger holds at least their new size */
-                ck_assert_msg(
-                    mpi_check_all(grown > 0 && now >= (int64_t)((size_t)(nranks - 1) * count * 4)),
-                    "%s path: the ledger grew by %lld bytes to %lld, not the thread's "
-                    "buffers",
-                    path_name[p], (long long)grown, (long long)now);
+            free(bc);
+            ASSERT_NONE_WRONG(bad, "%s path, mode %d", path_name[p], mode);
         }
     }
-    END_TEST
+}
+END_TEST
 
-    /* ---- comm stats and ledger ---- */
-
-    static struct zero_coll_counter delta(
-        struct zero_device * d, const struct zero_comm_stats *before, enum zero_coll_kind k)
-    {
-        struct zero_comm_stats diff;
-        zero_comm_stats_diff(&diff, &d->comm_stats, before);
-        return diff.kind[k];
+/* The communication thread (MPI_THREAD_MULTIPLE) runs an exact reduce-scatter while the
+ * caller's thread does a blocking all-reduce on its own communicator: both keep the
+ * tree's bits, and the buffers the thread grows for it reach the device's ledger. */
+START_TEST(test_blocking_call_while_a_request_is_in_flight_keeps_bits_and_ledger)
+{
+    size_t count = 90001; /* larger than before: the thread's window or staging grows */
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    for (int p = 0; p < PATH_COUNT; p++) {
+        struct zero_device *d = devs[p];
+        set_mode(d, ZERO_COLL_EXACT);
+        float *send = xmalloc((size_t)nranks * count * sizeof(float));
+        float *rs = xmalloc(count * sizeof(float));
+        float *ar = xmalloc(1000 * sizeof(float));
+        fill_inputs(send, ZERO_F32, me, 0, (size_t)nranks * count);
+        fill_inputs(ar, ZERO_F32, me, 0, 1000);
+        int64_t comm0 = d->ledger.current[ZERO_TAG_COMM];
+        struct zero_request *req = NULL;
+        int rc = d->be->reduce_scatter(d->self, send, ZERO_F32, rs, ZERO_F32, count, &req);
+        int rc2 = d->be->all_reduce(d->self, ar, ar, ZERO_F32, 1000, NULL);
+        int rc1 = wait_if(d, req);
+        rc = rc ? rc : rc1 ? rc1 : rc2;
+        ASSERT_ALL_OK(d, rc);
+        int64_t now = d->ledger.current[ZERO_TAG_COMM], grown = now - comm0;
+        long bad = count_tree_mismatches(rs, ZERO_F32, ZERO_F32, (size_t)me * count, count) +
+                   count_tree_mismatches(ar, ZERO_F32, ZERO_F32, 0, 1000);
+        free(send);
+        free(rs);
+        free(ar);
+        ASSERT_NONE_WRONG(bad, "%s path, one in flight and one blocking", path_name[p]);
+        if (nranks > 1 && level == MPI_THREAD_MULTIPLE)
+            /* earlier tests' non-blocking calls may have grown the thread's buffers part
+             * of the way: they grow now, and the ledger holds at least their new size */
+            ck_assert_msg(
+                mpi_check_all(grown > 0 && now >= (int64_t)((size_t)(nranks - 1) * count * 4)),
+                "%s path: the ledger grew by %lld bytes to %lld, not the thread's "
+                "buffers",
+                path_name[p], (long long)grown, (long long)now);
     }
+}
+END_TEST
 
-    START_TEST(test_comm_stats_count_payload_and_sent_bytes)
-    {
-        int64_t n = nranks;
-        for (int p = 0; p < PATH_COUNT; p++) {
-            for (int mode = 0; mode < 2; mode++) {
-                struct zero_device *d = devs[p];
-                set_mode(d, (enum zero_coll_mode)mode);
-                int ok = 1;
-                struct zero_comm_stats before = d->comm_stats;
+/* ---- comm stats and ledger ---- */
 
-                /* reduce-scatter, 2-byte wire, non-blocking: counted at wait */
-                int64_t count = 1001;
-                free(run_reduce_scatter(d, ZERO_BF16, ZERO_F32, (size_t)count, 0, 1));
-                struct zero_coll_counter c = delta(d, &before, ZERO_COLL_REDUCE_SCATTER);
-                ok &= c.calls == 1 && c.payload_bytes == n * count * 2 &&
-                      c.sent_bytes == (n - 1) * count * 2 && c.seconds >= 0.0;
+static struct zero_coll_counter delta(struct zero_device *d, const struct zero_comm_stats *before,
+                                      enum zero_coll_kind k)
+{
+    struct zero_comm_stats diff;
+    zero_comm_stats_diff(&diff, &d->comm_stats, before);
+    return diff.kind[k];
+}
 
-                before = d->comm_stats;
-                float *piece = xmalloc((size_t)count * sizeof(float));
-                fill_inputs(piece, ZERO_F32, me, 0, (size_t)count);
-                free(run_all_gather(d, piece, ZERO_F32, (size_t)count, 0, 0));
-                free(piece);
-                c = delta(d, &before, ZERO_COLL_ALL_GATHER);
-                ok &= c.calls == 1 && c.payload_bytes == n * count * 4 &&
-                      c.sent_bytes == (n - 1) * count * 4;
+START_TEST(test_comm_stats_count_payload_and_sent_bytes)
+{
+    int64_t n = nranks;
+    for (int p = 0; p < PATH_COUNT; p++) {
+        for (int mode = 0; mode < 2; mode++) {
+            struct zero_device *d = devs[p];
+            set_mode(d, (enum zero_coll_mode)mode);
+            int ok = 1;
+            struct zero_comm_stats before = d->comm_stats;
 
-                /* all-reduce: our piece is count / N, one more on the first count % N ranks */
-                before = d->comm_stats;
-                free(run_all_reduce(d, ZERO_F16, (size_t)count, 0, 0));
-                int64_t mine = count / n + (me < count % n);
-                c = delta(d, &before, ZERO_COLL_ALL_REDUCE);
-                ok &= c.calls == 1 && c.payload_bytes == count * 2 &&
-                      c.sent_bytes == ((count - mine) + (n - 1) * mine) * 2;
-                ok &=
-                    delta(d, &before, ZERO_COLL_REDUCE_SCATTER).calls == 0; /* not double counted */
+            /* reduce-scatter, 2-byte wire, non-blocking: counted at wait */
+            int64_t count = 1001;
+            free(run_reduce_scatter(d, ZERO_BF16, ZERO_F32, (size_t)count, 0, 1));
+            struct zero_coll_counter c = delta(d, &before, ZERO_COLL_REDUCE_SCATTER);
+            ok &= c.calls == 1 && c.payload_bytes == n * count * 2 &&
+                  c.sent_bytes == (n - 1) * count * 2 && c.seconds >= 0.0;
 
-                before = d->comm_stats;
-                float *buf = xmalloc((size_t)count * sizeof(float));
-                fill_inputs(buf, ZERO_F32, 0, 0, (size_t)count);
-                int rc = d->be->broadcast(d->self, buf, ZERO_F32, (size_t)count, 0, NULL);
-                free(buf);
-                ASSERT_ALL_OK(d, rc);
-                c = delta(d, &before, ZERO_COLL_BROADCAST);
-                ok &= c.calls == 1 && c.payload_bytes == count * 4 &&
-                      c.sent_bytes == (me == 0 && n > 1 ? count * 4 : 0);
+            before = d->comm_stats;
+            float *piece = xmalloc((size_t)count * sizeof(float));
+            fill_inputs(piece, ZERO_F32, me, 0, (size_t)count);
+            free(run_all_gather(d, piece, ZERO_F32, (size_t)count, 0, 0));
+            free(piece);
+            c = delta(d, &before, ZERO_COLL_ALL_GATHER);
+            ok &= c.calls == 1 && c.payload_bytes == n * count * 4 &&
+                  c.sent_bytes == (n - 1) * count * 4;
 
-                before = d->comm_stats;
-                int64_t word = me, words[64];
-                rc = d->be->host_all_gather(d->self, &word, words, sizeof(word));
-                ASSERT_ALL_OK(d, rc);
-                c = delta(d, &before, ZERO_COLL_CONTROL);
-                ok &= c.calls == 1 && c.payload_bytes == n * 8 && c.sent_bytes == (n - 1) * 8;
-                for (int r = 0; r < nranks; r++)
-                    ok &= words[r] == r;
+            /* all-reduce: our piece is count / N, one more on the first count % N ranks */
+            before = d->comm_stats;
+            free(run_all_reduce(d, ZERO_F16, (size_t)count, 0, 0));
+            int64_t mine = count / n + (me < count % n);
+            c = delta(d, &before, ZERO_COLL_ALL_REDUCE);
+            ok &= c.calls == 1 && c.payload_bytes == count * 2 &&
+                  c.sent_bytes == ((count - mine) + (n - 1) * mine) * 2;
+            ok &= delta(d, &before, ZERO_COLL_REDUCE_SCATTER).calls == 0; /* not double counted */
 
-                ck_assert_msg(mpi_check_all(ok), "%s path, mode %d: comm stats wrong on rank %d",
-                              path_name[p], mode, me);
-            }
+            before = d->comm_stats;
+            float *buf = xmalloc((size_t)count * sizeof(float));
+            fill_inputs(buf, ZERO_F32, 0, 0, (size_t)count);
+            int rc = d->be->broadcast(d->self, buf, ZERO_F32, (size_t)count, 0, NULL);
+            free(buf);
+            ASSERT_ALL_OK(d, rc);
+            c = delta(d, &before, ZERO_COLL_BROADCAST);
+            ok &= c.calls == 1 && c.payload_bytes == count * 4 &&
+                  c.sent_bytes == (me == 0 && n > 1 ? count * 4 : 0);
+
+            before = d->comm_stats;
+            int64_t word = me, words[64];
+            rc = d->be->host_all_gather(d->self, &word, words, sizeof(word));
+            ASSERT_ALL_OK(d, rc);
+            c = delta(d, &before, ZERO_COLL_CONTROL);
+            ok &= c.calls == 1 && c.payload_bytes == n * 8 && c.sent_bytes == (n - 1) * 8;
+            for (int r = 0; r < nranks; r++)
+                ok &= words[r] == r;
+
+            ck_assert_msg(mpi_check_all(ok), "%s path, mode %d: comm stats wrong on rank %d",
+                          path_name[p], mode, me);
         }
     }
-    END_TEST
+}
+END_TEST
 
-    START_TEST(test_window_and_staging_are_in_the_ledger)
-    {
-        size_t count = 40000;
-        for (int p = 0; p < PATH_COUNT; p++) {
-            set_mode(devs[p], ZERO_COLL_EXACT);
-            free(run_reduce_scatter(devs[p], ZERO_F32, ZERO_F32, count, 0, 0));
-            int64_t comm = devs[p]->ledger.current[ZERO_TAG_COMM];
-            /* peers' pieces travel through (N - 1) * count floats of window or staging */
-            int64_t least = (int64_t)((size_t)(nranks - 1) * count * sizeof(float));
-            ck_assert_msg(mpi_check_all(comm >= least), "%s path: ledger comm %lld < %lld",
-                          path_name[p], (long long)comm, (long long)least);
-        }
+START_TEST(test_window_and_staging_are_in_the_ledger)
+{
+    size_t count = 40000;
+    for (int p = 0; p < PATH_COUNT; p++) {
+        set_mode(devs[p], ZERO_COLL_EXACT);
+        free(run_reduce_scatter(devs[p], ZERO_F32, ZERO_F32, count, 0, 0));
+        int64_t comm = devs[p]->ledger.current[ZERO_TAG_COMM];
+        /* peers' pieces travel through (N - 1) * count floats of window or staging */
+        int64_t least = (int64_t)((size_t)(nranks - 1) * count * sizeof(float));
+        ck_assert_msg(mpi_check_all(comm >= least), "%s path: ledger comm %lld < %lld",
+                      path_name[p], (long long)comm, (long long)least);
     }
-    END_TEST
+}
+END_TEST
 
-    /* ---- errors ---- */
+/* ---- errors ---- */
 
-    START_TEST(test_bad_dtype_error_names_it)
-    {
-        struct zero_device *d = devs[PATH_SHM];
-        float buf[64] = {0};
-        int rc = d->be->reduce_scatter(d->self, buf, ZERO_F64, buf + 32, ZERO_F32, 1, NULL);
-        ck_assert_int_eq(rc, ZERO_EINVAL);
-        ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "fp64"));
+START_TEST(test_bad_dtype_error_names_it)
+{
+    struct zero_device *d = devs[PATH_SHM];
+    float buf[64] = {0};
+    int rc = d->be->reduce_scatter(d->self, buf, ZERO_F64, buf + 32, ZERO_F32, 1, NULL);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "fp64"));
 
-        rc = d->be->reduce_scatter(d->self, buf, ZERO_F32, buf + 32, ZERO_I32, 1, NULL);
-        ck_assert_int_eq(rc, ZERO_EINVAL);
-        ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "int32"));
+    rc = d->be->reduce_scatter(d->self, buf, ZERO_F32, buf + 32, ZERO_I32, 1, NULL);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "int32"));
 
-        rc = d->be->all_reduce(d->self, buf, buf, (enum zero_dtype)99, 1, NULL);
-        ck_assert_int_eq(rc, ZERO_EINVAL);
-        ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "99"));
+    rc = d->be->all_reduce(d->self, buf, buf, (enum zero_dtype)99, 1, NULL);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "99"));
 
-        rc = d->be->all_gather(d->self, buf, buf + 32, (enum zero_dtype) - 3, 1, NULL);
-        ck_assert_int_eq(rc, ZERO_EINVAL);
-        ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "-3"));
-    }
-    END_TEST
+    rc = d->be->all_gather(d->self, buf, buf + 32, (enum zero_dtype) - 3, 1, NULL);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "-3"));
+}
+END_TEST
 
-    START_TEST(test_bad_root_and_overlapping_buffers_are_errors)
-    {
-        struct zero_device *d = devs[PATH_SHM];
-        float buf[64] = {0};
-        int rc = d->be->broadcast(d->self, buf, ZERO_F32, 4, nranks, NULL);
-        ck_assert_int_eq(rc, ZERO_EINVAL);
-        ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "root"));
+START_TEST(test_bad_root_and_overlapping_buffers_are_errors)
+{
+    struct zero_device *d = devs[PATH_SHM];
+    float buf[64] = {0};
+    int rc = d->be->broadcast(d->self, buf, ZERO_F32, 4, nranks, NULL);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "root"));
 
-        /* recv inside send but not at send + rank * count */
-        rc = d->be->reduce_scatter(d->self, buf, ZERO_F32, buf + (me + 1) * 4 - 1, ZERO_F32, 4,
-                                   NULL);
-        ck_assert_int_eq(rc, ZERO_EINVAL);
-        ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "overlap"));
-    }
-    END_TEST
+    /* recv inside send but not at send + rank * count */
+    rc = d->be->reduce_scatter(d->self, buf, ZERO_F32, buf + (me + 1) * 4 - 1, ZERO_F32, 4, NULL);
+    ck_assert_int_eq(rc, ZERO_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d->be->last_error(d->self), "overlap"));
+}
+END_TEST
 
-    static Suite *make_suite(void)
-    {
-        Suite *s = suite_create("collectives");
-        TCase *exact = tcase_create("exact");
-        tcase_add_test(exact, test_inputs_make_the_sum_order_matter);
-        tcase_add_test(exact, test_exact_reduce_scatter_matches_serial_tree_fp32);
-        tcase_add_test(exact, test_exact_reduce_scatter_matches_serial_tree_fp16);
-        tcase_add_test(exact, test_exact_reduce_scatter_matches_serial_tree_bf16);
-        tcase_add_test(exact, test_exact_reduce_scatter_in_place_matches_serial_tree);
-        tcase_add_test(exact, test_exact_all_reduce_equals_reduce_scatter_then_all_gather);
-        tcase_add_test(exact, test_exact_all_reduce_matches_serial_tree_for_uneven_counts);
-        suite_add_tcase(s, exact);
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("collectives");
+    TCase *exact = tcase_create("exact");
+    tcase_add_test(exact, test_inputs_make_the_sum_order_matter);
+    tcase_add_test(exact, test_exact_reduce_scatter_matches_serial_tree_fp32);
+    tcase_add_test(exact, test_exact_reduce_scatter_matches_serial_tree_fp16);
+    tcase_add_test(exact, test_exact_reduce_scatter_matches_serial_tree_bf16);
+    tcase_add_test(exact, test_exact_reduce_scatter_in_place_matches_serial_tree);
+    tcase_add_test(exact, test_exact_all_reduce_equals_reduce_scatter_then_all_gather);
+    tcase_add_test(exact, test_exact_all_reduce_matches_serial_tree_for_uneven_counts);
+    suite_add_tcase(s, exact);
 
-        TCase *copies = tcase_create("copies");
-        tcase_add_test(copies, test_all_gather_concatenates_in_place_and_not);
-        tcase_add_test(copies, test_large_all_gather_concatenates_on_both_paths);
-        tcase_add_test(exact, test_large_exact_all_reduce_equals_the_tree_and_the_mpi_path);
-        tcase_add_test(copies, test_broadcast_copies_from_every_root);
-        tcase_add_test(copies, test_group_all_gather_concatenates_the_members_in_world_order);
-        tcase_add_test(copies, test_group_reductions_sum_the_members_along_their_tree);
-        tcase_add_test(copies, test_all_to_all_delivers_each_members_bytes_in_member_order);
-        suite_add_tcase(s, copies);
+    TCase *copies = tcase_create("copies");
+    tcase_add_test(copies, test_all_gather_concatenates_in_place_and_not);
+    tcase_add_test(copies, test_large_all_gather_concatenates_on_both_paths);
+    tcase_add_test(exact, test_large_exact_all_reduce_equals_the_tree_and_the_mpi_path);
+    tcase_add_test(copies, test_broadcast_copies_from_every_root);
+    tcase_add_test(copies, test_group_all_gather_concatenates_the_members_in_world_order);
+    tcase_add_test(copies, test_group_reductions_sum_the_members_along_their_tree);
+    tcase_add_test(copies, test_all_to_all_delivers_each_members_bytes_in_member_order);
+    suite_add_tcase(s, copies);
 
-        TCase *modes = tcase_create("native and non-blocking");
-        tcase_add_test(modes, test_native_agrees_with_exact_within_tolerance);
-        tcase_add_test(modes, test_nonblocking_gives_the_same_bits_as_blocking);
-        tcase_add_test(modes, test_several_requests_in_flight_complete_in_any_order);
-        tcase_add_test(modes,
-                       test_blocking_call_while_a_request_is_in_flight_keeps_bits_and_ledger);
-        suite_add_tcase(s, modes);
+    TCase *modes = tcase_create("native and non-blocking");
+    tcase_add_test(modes, test_native_agrees_with_exact_within_tolerance);
+    tcase_add_test(modes, test_nonblocking_gives_the_same_bits_as_blocking);
+    tcase_add_test(modes, test_several_requests_in_flight_complete_in_any_order);
+    tcase_add_test(modes, test_blocking_call_while_a_request_is_in_flight_keeps_bits_and_ledger);
+    suite_add_tcase(s, modes);
 
-        TCase *accounting = tcase_create("accounting and errors");
-        tcase_add_test(accounting, test_comm_stats_count_payload_and_sent_bytes);
-        tcase_add_test(accounting, test_window_and_staging_are_in_the_ledger);
-        tcase_add_test(accounting, test_bad_dtype_error_names_it);
-        tcase_add_test(accounting, test_bad_root_and_overlapping_buffers_are_errors);
-        suite_add_tcase(s, accounting);
-        return s;
-    }
+    TCase *accounting = tcase_create("accounting and errors");
+    tcase_add_test(accounting, test_comm_stats_count_payload_and_sent_bytes);
+    tcase_add_test(accounting, test_window_and_staging_are_in_the_ledger);
+    tcase_add_test(accounting, test_bad_dtype_error_names_it);
+    tcase_add_test(accounting, test_bad_root_and_overlapping_buffers_are_errors);
+    suite_add_tcase(s, accounting);
+    return s;
+}
 
-    /* One device per data path; ZERO_CPU_NO_SHM is read when a device opens. */
-    static struct zero_device *open_device(int no_shm)
-    {
-        MPI_Comm world = MPI_COMM_WORLD;
-        struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
-        struct zero_error err = {0};
-        struct zero_device *d = NULL;
-        if (no_shm)
-            setenv("ZERO_CPU_NO_SHM", "1", 1);
-        else
-            unsetenv("ZERO_CPU_NO_SHM");
-        if (zero_device_open(&d, "cpu", &world, &opt, &err) != ZERO_OK) {
-            fprintf(stderr, "rank %d: %s\n", me, err.msg);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+/* One device per data path; ZERO_CPU_NO_SHM is read when a device opens. */
+static struct zero_device *open_device(int no_shm)
+{
+    MPI_Comm world = MPI_COMM_WORLD;
+    struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+    struct zero_error err = {0};
+    struct zero_device *d = NULL;
+    if (no_shm)
+        setenv("ZERO_CPU_NO_SHM", "1", 1);
+    else
         unsetenv("ZERO_CPU_NO_SHM");
-        return d;
+    if (zero_device_open(&d, "cpu", &world, &opt, &err) != ZERO_OK) {
+        fprintf(stderr, "rank %d: %s\n", me, err.msg);
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    unsetenv("ZERO_CPU_NO_SHM");
+    return d;
+}
 
-    int main(int argc, char **argv)
-    {
-        int provided; /* MULTIPLE: non-blocking exact collectives run on the communication thread */
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-        me = mpi_check_rank();
-        nranks = mpi_check_size();
-        devs[PATH_SHM] = open_device(0);
-        devs[PATH_MPI] = open_device(1);
-        int rc = mpi_check_run(make_suite);
-        zero_device_close(devs[PATH_SHM]);
-        zero_device_close(devs[PATH_MPI]);
-        MPI_Finalize();
-        return rc;
-    }
+int main(int argc, char **argv)
+{
+    int provided; /* MULTIPLE: non-blocking exact collectives run on the communication thread */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    me = mpi_check_rank();
+    nranks = mpi_check_size();
+    devs[PATH_SHM] = open_device(0);
+    devs[PATH_MPI] = open_device(1);
+    int rc = mpi_check_run(make_suite);
+    zero_device_close(devs[PATH_SHM]);
+    zero_device_close(devs[PATH_MPI]);
+    MPI_Finalize();
+    return rc;
+}
