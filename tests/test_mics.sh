@@ -198,4 +198,18 @@ expect_ok estimate && expect_line estimate out "3 Pos+g+p 16Ψ/M 15 GB 13.97 GiB
 run estimate_bad 0 "$zero" estimate --params 7.5e9 --ranks 64 --mics 7
 expect_error estimate_bad 2 "--mics 7 (mics_shard_size) must divide the one world size given (N = 64)"
 
+# the trace: an update's shard is its shard group's piece j = rank % M (not rank x shard)
+run trace 4 "$mlp" --config "$tmp/s3_m2.json" --hidden 32 --layers 2 --batch 24 --steps 2 \
+    --quiet --trace "$tmp/trace.json" --trace-steps 2
+if expect_ok trace; then
+    awk '/"name":"optimizer / {
+             match($0, /"pid":[0-9]+/); pid = substr($0, RSTART + 6, RLENGTH - 6)
+             match($0, /"elements":[0-9]+/); n = substr($0, RSTART + 11, RLENGTH - 11)
+             if (!match($0, /"shard_first_element":[0-9]+/)) { bad++; next }
+             f = substr($0, RSTART + 22, RLENGTH - 22); seen++
+             if (f != (pid % 2) * n) bad++
+         }
+         END { exit !(seen > 0 && bad == 0) }' "$tmp/trace.json" ||
+        fail "trace: an optimizer slice's shard_first_element is not (rank % M) x its elements"
+fi
 finish "MiCS at N = 4 (M = 1, 2) and N = 6 (M = 2, 3), stages 1-3, gives stage 0's weights, MLP and GPT, fp32 and bf16, with accumulation; counts equal their formulas"

@@ -128,6 +128,11 @@ if expect_ok schedule; then
         fail "schedule: no qgZ line equal to the comm stats" || show schedule
     grep -q '^theory: (2Ψ - Ψp - Ψr - Ψg)(N-1)/N = .*  ok$' "$tmp/schedule.out" ||
         fail "schedule: the gathers' theory does not hold" || show schedule
+    # each reduction's two hops, each named by the group it spans
+    for hop in "hpz group" "across groups"; do
+        [ "$(grep -c "all_to_all bucket .*, quantized, $hop\$" "$tmp/schedule.out")" = 3 ] ||
+            fail "schedule: not 3 all_to_all rows in the $hop" || show schedule
+    done
 fi
 
 # refused: another stage, another width, a combination not done

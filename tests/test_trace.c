@@ -30,6 +30,7 @@ static int run_accum = 1; /* gradient_accumulation_steps */
 static enum zero_coll_mode run_mode = ZERO_COLL_EXACT;
 static int run_mics = 0; /* mics_shard_size (0: off) */
 static int run_hpz = 0;  /* zero_hpz_partition_size (0: off), every unit gathered again */
+static int run_qgz = 0;  /* zero_quantized_gradients */
 
 static int open_run(struct run *r, int stage, int64_t persistence, struct zero_error *err)
 {
@@ -49,6 +50,7 @@ static int open_run(struct run *r, int stage, int64_t persistence, struct zero_e
     cfg.libzero.coll_mode = run_mode;
     if (run_mics > 0)
         cfg.zero_optimization.mics_shard_size = run_mics;
+    cfg.zero_optimization.zero_quantized_gradients = run_qgz;
     if (run_hpz > 0) { /* the backward gathers every unit again, from the group */
         cfg.zero_optimization.zero_hpz_partition_size = run_hpz;
         cfg.zero_optimization.stage3_max_reuse_distance = 0;
@@ -587,17 +589,29 @@ static void check_trace_groups(enum zero_coll_mode mode)
         return;
     size_t i;
     json_t *ev;
-    int seen[4] = {0}; /* shard gathers, world reduce-scatters, replica gathers, replica sums */
+    /* shard gathers, world reduce-scatters, replica gathers, replica sums, updates */
+    int seen[5] = {0};
     json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
     {
         json_t *args = json_object_get(ev, "args");
         const char *coll = json_string_value(json_object_get(args, "collective"));
         const char *ph = json_string_value(json_object_get(ev, "ph"));
+        int pid = (int)json_integer_value(json_object_get(ev, "pid"));
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        json_t *first = json_object_get(args, "shard_first_element");
+        if (strncmp(name, "optimizer", 9) == 0) { /* member j = pid % M holds piece j */
+            ck_assert_msg(m == 1 ? first == NULL
+                                 : json_integer_value(first) ==
+                                       (pid % m) *
+                                           json_integer_value(json_object_get(args, "elements")),
+                          "%s on rank %d: shard_first_element %lld", name, pid,
+                          (long long)json_integer_value(first));
+            seen[4]++;
+        }
         if (!coll || strcmp(coll, "control") == 0 || strcmp(ph, "X") != 0)
             continue;
         const char *group = json_string_value(json_object_get(args, "group"));
         int ranks = (int)json_integer_value(json_object_get(args, "group_ranks"));
-        int pid = (int)json_integer_value(json_object_get(ev, "pid"));
         ck_assert_msg(group != NULL, "%s slice without a group",
                       json_string_value(json_object_get(ev, "name")));
         char shard[64], replica[64];
@@ -623,6 +637,7 @@ static void check_trace_groups(enum zero_coll_mode mode)
     ck_assert_int_gt(seen[0], 0);
     ck_assert_int_gt(seen[1], 0);
     ck_assert_int_gt(seen[mode == ZERO_COLL_EXACT ? 2 : 3], 0);
+    ck_assert_int_gt(seen[4], 0);
     json_decref(root);
 }
 
@@ -679,6 +694,60 @@ START_TEST(test_trace_events_name_their_hpz_group)
 }
 END_TEST
 
+/* qgZ (no hpZ: its hop 1 runs in the node, here all N ranks, one hop): every
+ * all_to_all slice names its group ("qgz group k" of S ranks, "across groups k" for a
+ * hop 2, or "world") and sends (S-1)/S of its elements as codes, with no sent_bytes (the
+ * codes' bytes are the comm report's); over a step the hops of a reduction of E
+ * elements send E(N-1)/N, the reduce-scatter's elements. */
+START_TEST(test_trace_qgz_hops_carry_their_group_and_sent_elements)
+{
+    int world = mpi_check_size();
+    char path[512];
+    const int64_t steps[1] = {2};
+    run_qgz = 1;
+    json_t *root = load_trace(3, steps, 1, path, sizeof path);
+    run_qgz = 0;
+    if (mpi_check_rank() != 0)
+        return;
+    size_t i;
+    json_t *ev;
+    int64_t *reduced = calloc((size_t)world, sizeof *reduced), *sent = calloc((size_t)world, 8);
+    ck_assert(reduced && sent);
+    int hops = 0;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
+    {
+        json_t *args = json_object_get(ev, "args");
+        const char *coll = json_string_value(json_object_get(args, "collective"));
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        if (!coll || strcmp(coll, "all_to_all") != 0 || strcmp(ph, "X") != 0)
+            continue;
+        int pid = (int)json_integer_value(json_object_get(ev, "pid"));
+        const char *group = json_string_value(json_object_get(args, "group"));
+        int ranks = (int)json_integer_value(json_object_get(args, "group_ranks"));
+        int64_t elements = json_integer_value(json_object_get(args, "elements"));
+        int64_t s = json_integer_value(json_object_get(args, "sent_elements"));
+        ck_assert_ptr_nonnull(group);
+        char own[64];
+        snprintf(own, sizeof own, "qgz group %d", ranks > 0 ? pid / ranks : 0);
+        int across = strncmp(group, "across groups", 13) == 0;
+        ck_assert_msg(across || strcmp(group, own) == 0 || strcmp(group, "world") == 0,
+                      "all_to_all on rank %d in group %s", pid, group);
+        ck_assert_int_eq(s, elements / ranks * (ranks - 1));
+        ck_assert_ptr_null(json_object_get(args, "sent_bytes"));
+        if (!across) /* a reduction's first (or only) hop: the unit's whole gradient */
+            reduced[pid] += elements;
+        sent[pid] += s;
+        hops++;
+    }
+    ck_assert_int_gt(hops, 0);
+    for (int r = 0; r < world; r++)
+        ck_assert_int_eq(sent[r] * world, reduced[r] * (world - 1));
+    free(reduced);
+    free(sent);
+    json_decref(root);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("trace");
@@ -705,6 +774,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_trace_events_name_their_mics_groups_exact);
     tcase_add_test(t, test_trace_events_name_their_mics_groups_native);
     tcase_add_test(t, test_trace_events_name_their_hpz_group);
+    tcase_add_test(t, test_trace_qgz_hops_carry_their_group_and_sent_elements);
     suite_add_tcase(s, t);
     return s;
 }

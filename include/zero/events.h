@@ -38,9 +38,12 @@ enum zero_event_group {
     ZERO_EVG_HPZ,          /* hpZ's group of g consecutive ranks */
     ZERO_EVG_MICS_SHARD,   /* MiCS's shard group of M consecutive ranks */
     ZERO_EVG_MICS_REPLICA, /* MiCS's replica group: the N/M ranks holding one shard */
+    ZERO_EVG_QGZ,          /* qgZ's hop 1 where hpZ is off: the node's g consecutive ranks */
+    ZERO_EVG_QGZ_ACROSS,   /* qgZ's hop 2: the N/g ranks q g + l, one of each group */
     ZERO_EVG_COUNT
 };
-/* "world", "hpz group", "mics shard group", "mics replica group" */
+/* "world", "hpz group", "mics shard group", "mics replica group", "qgz group",
+ * "across groups" */
 const char *zero_event_group_name(enum zero_event_group g);
 
 struct zero_event {
@@ -54,8 +57,10 @@ struct zero_event {
     int64_t micro_step;     /* micro-steps taken before this event */
     double t_begin, t_end;  /* seconds since the engine was created */
     /* collectives: the ranks they span; group_index says which group of its kind this
-     * rank is in (hpZ and shard groups: rank / size; replica groups: rank % M; 0 for the
-     * world), group_size how many ranks it has (N for the world) */
+     * rank is in (hpZ, shard and qgZ groups: rank / size; replica groups: rank % M;
+     * across groups: rank % g; 0 for the world), group_size how many ranks it has (N for
+     * the world). The optimizer: the group whose ranks share out its shards (MiCS: the
+     * shard group; else the world). */
     enum zero_event_group group;
     int group_index, group_size;
 };

@@ -169,7 +169,8 @@ static void detail(char *buf, size_t len, const struct zero_event *ev, const int
     case ZERO_EV_PARAM_GATHER:
     case ZERO_EV_REDUCE:
         if (is_all_to_all(ev)) { /* qgZ: codes, counted in bytes in the totals */
-            snprintf(buf, len, "all_to_all bucket %s, quantized", cli_num(a, ev->bucket));
+            snprintf(buf, len, "all_to_all bucket %s, quantized, %s", cli_num(a, ev->bucket),
+                     zero_event_group_name(ev->group));
             break;
         }
         snprintf(buf, len, "%s%s%s, sends %s", ev->collective, ev->bucket >= 0 ? " bucket " : "",
@@ -450,9 +451,9 @@ static int print_totals(const struct recorder *r, const struct zero_engine *e, i
                group_sent == gm && group_calls == g->calls ? "ok" : "MISMATCH", r->group);
         ok &= group_sent == gm && group_calls == g->calls;
     }
-    int64_t qgz_calls = 0;
+    int64_t qgz_calls = 0; /* reductions: a hop 2 across the groups follows a hop 1 */
     for (int i = 0; i < r->n; i++)
-        qgz_calls += is_all_to_all(&r->ev[i]);
+        qgz_calls += is_all_to_all(&r->ev[i]) && r->ev[i].group != ZERO_EVG_QGZ_ACROSS;
     if (qgz_calls > 0)
         ok &= print_qgz(m, e, world, qgz_calls);
     printf("  (control exchanges such as the norm: %lld calls, %lld bytes, not counted)\n",

@@ -93,8 +93,9 @@ static int check_cuda_graphs(const struct zero_config *c, struct zero_error *err
     return ZERO_OK;
 }
 
-/* qwZ: quantizes stage 3's parameter all-gathers; the other gathers (hpZ's, MiCS's,
- * offloaded shards') are not combined with it yet. */
+/* qwZ: quantizes stage 3's world all-gathers; with hpZ the backward's in-group gathers
+ * carry the dequantized values the forward delivered (hpz.c keeps them); MiCS's and
+ * offloaded shards' gathers are not combined with it yet. */
 static int check_qwz(const struct zero_config *c, struct zero_error *err)
 {
     const struct zero_optimization_config *z = &c->zero_optimization;
@@ -105,8 +106,7 @@ static int check_qwz(const struct zero_config *c, struct zero_error *err)
                          "zero_optimization.zero_quantized_weights = true needs stage 3 (stage "
                          "is %d): qwZ quantizes the parameter all-gathers that stage 3 runs",
                          z->stage);
-    const char *with = z->zero_hpz_partition_size > 1 ? "zero_hpz_partition_size > 1"
-                       : z->mics_shard_size > 0       ? "mics_shard_size > 0"
+    const char *with = z->mics_shard_size > 0                         ? "mics_shard_size > 0"
                        : z->offload_param.device != ZERO_OFFLOAD_NONE ? "offload_param"
                                                                       : NULL;
     if (with)

@@ -42,10 +42,13 @@ static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersiste
                                 int64_t *backward, int64_t *slots)
 {
     *backward = nonpersistent; /* the backward's gathers: those at or past backward_from */
-    *slots = 0;                /* qwZ's slot bytes of the same gathers */
+    /* qwZ's slot bytes of the world's gathers (with hpZ the backward's run in the group,
+     * in the compute dtype) */
+    int world_backward = e->hpz.size <= 1;
+    *slots = 0;
     for (int u = 0; u < e->nunits; u++)
-        *slots +=
-            e->us[u].stage3.persistent ? 0 : 2 * (int64_t)qwz_slot_bytes(e->us[u].layout.shard);
+        if (!e->us[u].stage3.persistent)
+            *slots += (1 + world_backward) * (int64_t)qwz_slot_bytes(e->us[u].layout.shard);
     if (!e->stage_def->shards_params || !e->stage3.trace_recorded)
         return 2 * nonpersistent;
     *backward = *slots = 0;
@@ -60,9 +63,11 @@ static int64_t replayed_gathers(const struct zero_engine *e, int64_t nonpersiste
         for (int pos = a; pos < b; pos++) {
             int u = e->stage3.trace[pos];
             if (!e->us[u].stage3.persistent && !gathered[u]) {
+                int in_backward = e->stage3.backward_from >= 0 && pos >= e->stage3.backward_from;
                 total += e->us[u].layout.padded;
-                *slots += (int64_t)qwz_slot_bytes(e->us[u].layout.shard);
-                if (e->stage3.backward_from >= 0 && pos >= e->stage3.backward_from)
+                if (!in_backward || world_backward)
+                    *slots += (int64_t)qwz_slot_bytes(e->us[u].layout.shard);
+                if (in_backward)
                     *backward += e->us[u].layout.padded;
                 gathered[u] = 1;
             }
@@ -242,12 +247,14 @@ void zero_engine_theory(const struct zero_engine *e, struct zero_theory *t)
     if (qgz_on(e))
         t->qgz_reduce_elements = a * padded / n * (n - 1);
     t->qwz_gather_elements = t->qwz_gather_sent_bytes = 0;
-    if (qwz_on(e)) { /* stage 3, flat: the world's all-gathers, per micro-step, persistent once */
+    if (qwz_on(e)) { /* stage 3: the world's all-gathers (not hpZ's), per micro-step,
+                      * persistent once */
         for (int u = 0; u < e->nunits; u++)
             if (e->us[u].stage3.persistent)
                 t->qwz_gather_sent_bytes += (int64_t)qwz_slot_bytes(e->us[u].layout.shard);
         t->qwz_gather_sent_bytes = (a * slots + t->qwz_gather_sent_bytes) * (n - 1);
         t->qwz_gather_elements =
-            (a * (2 * padded - 2 * persistent - t->psi_reused) + persistent) / n * (n - 1);
+            (a * (2 * padded - 2 * persistent - t->psi_reused - t->psi_group) + persistent) / n *
+            (n - 1);
     }
 }

@@ -92,10 +92,13 @@ static void set_group(const struct zero_engine *e, struct zero_event *ev, enum z
     int size = g == ZERO_EVG_HPZ            ? e->hpz.size
                : g == ZERO_EVG_MICS_SHARD   ? e->mics.size
                : g == ZERO_EVG_MICS_REPLICA ? e->mics.replicas
+               : g == ZERO_EVG_QGZ          ? e->qgz.size
+               : g == ZERO_EVG_QGZ_ACROSS   ? e->world / e->qgz.size
                                             : e->world;
     ev->group = g;
     ev->group_size = size;
     ev->group_index = g == ZERO_EVG_MICS_REPLICA ? e->rank % e->mics.size
+                      : g == ZERO_EVG_QGZ_ACROSS ? e->rank % e->qgz.size
                       : g == ZERO_EVG_WORLD      ? 0
                                                  : e->rank / size;
 }
@@ -125,10 +128,13 @@ void engine_group_event(struct zero_engine *e, enum zero_event_kind kind, int un
 void engine_event(struct zero_engine *e, enum zero_event_kind kind, int unit, int bucket,
                   const char *collective, int64_t elements, double t0)
 {
-    /* the optimizer updates the fp32 master; everything else moves the compute dtype */
-    engine_group_event(e, kind, unit, bucket, collective, elements,
-                       kind == ZERO_EV_OPTIMIZER ? 4 : (int)e->csize, event_group(e, collective),
-                       t0);
+    /* the optimizer updates the fp32 master, its shard one of its group's (MiCS: the
+     * shard group's); everything else moves the compute dtype */
+    int optimizer = kind == ZERO_EV_OPTIMIZER;
+    enum zero_event_group g =
+        optimizer && mics_on(&e->mics) ? ZERO_EVG_MICS_SHARD : event_group(e, collective);
+    engine_group_event(e, kind, unit, bucket, collective, elements, optimizer ? 4 : (int)e->csize,
+                       g, t0);
 }
 
 const char *zero_event_group_name(enum zero_event_group g)
@@ -138,6 +144,8 @@ const char *zero_event_group_name(enum zero_event_group g)
         [ZERO_EVG_HPZ] = "hpz group",
         [ZERO_EVG_MICS_SHARD] = "mics shard group",
         [ZERO_EVG_MICS_REPLICA] = "mics replica group",
+        [ZERO_EVG_QGZ] = "qgz group",
+        [ZERO_EVG_QGZ_ACROSS] = "across groups",
     };
     return (int)g >= 0 && g < ZERO_EVG_COUNT ? names[g] : "?";
 }

@@ -125,7 +125,7 @@ static int reduce_scatter_shard(struct zero_engine *e, int u, const void *send, 
     if (qgz_on(e)) { /* blocking: nothing stays in flight */
         if (req != NULL)
             *req = NULL;
-        return qgz_reduce_scatter(e, send, st, recv, rt, shard);
+        return qgz_reduce_scatter(e, u, send, st, recv, rt, shard);
     }
     return mics_reduce_scatter(e, u, send, st, recv, rt, shard, req, &s->mics);
 }
@@ -173,7 +173,8 @@ static int issue_unit(struct zero_engine *e, int u, struct zero_error *err)
                                     e->model->units[u]->name);
     s->reduce.t_issue = t0;
     s->reduce.coll = by_mics && mics_reduces_in_groups(e) ? "group_all_reduce" : coll;
-    if (!by_mics || !mics_reports_reductions(&e->mics)) /* else mics.c reported its two */
+    /* else mics.c reported its two, or qgz.c its hops */
+    if ((!by_mics || !mics_reports_reductions(&e->mics)) && !qgz_on(e))
         engine_event(e, ZERO_EV_REDUCE, u, e->reduce.bucket_of_unit[u], coll, s->layout.padded, t0);
     return ZERO_OK;
 }

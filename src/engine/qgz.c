@@ -142,10 +142,20 @@ static int exchange(struct zero_engine *e, struct zero_group *group, int n, int 
     return e->be->quant->all_to_all(e->bself, group, send, b, recv, b + n);
 }
 
-int qgz_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype st, void *recv,
-                       enum zero_dtype rt, size_t shard)
+/* A hop's reduction event: `elements` of the gradient whose codes it exchanges over
+ * group (the trace's sent elements: (S-1)/S of them over its S ranks) */
+static void hop_event(struct zero_engine *e, int unit, int64_t elements,
+                      enum zero_event_group group, double t0)
+{
+    engine_group_event(e, ZERO_EV_REDUCE, unit, e->reduce.bucket_of_unit[unit], "all_to_all",
+                       elements, (int)e->csize, group, t0);
+}
+
+int qgz_reduce_scatter(struct zero_engine *e, int unit, const void *send, enum zero_dtype st,
+                       void *recv, enum zero_dtype rt, size_t shard)
 {
     const struct qgz_plan *q = &e->qgz;
+    double t0 = engine_now();
     int g = q->size, p = e->world / g, l = q->rank;
     size_t slot = qgz_slot_bytes(q->bits, (int64_t)shard);
     int *at = q->piece;
@@ -172,6 +182,10 @@ int qgz_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype 
         /* per piece k: the tree over the g members (rows j P + k), into row k */
         for (int k = 0; k < p && !rc; k++)
             rc = tree_rows(e, sums + (size_t)k * shard, (size_t)p * shard, shard, 0, (size_t)g);
+        if (!rc) /* the N pieces over the g members */
+            hop_event(e, unit, (int64_t)e->world * (int64_t)shard,
+                      e->hpz.size > 1 ? ZERO_EVG_HPZ : ZERO_EVG_QGZ, t0);
+        t0 = engine_now();
         mine = sums;
         mt = ZERO_F32;
         from_send = 0;
@@ -188,9 +202,14 @@ int qgz_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype 
             rc = dequantize_slots(e, in, shard, p, sums);
         if (!rc)
             rc = tree_rows(e, sums, shard, shard, 0, (size_t)p);
+        if (!rc) /* the P group sums over the P ranks q g + l (the world where g = 1) */
+            hop_event(e, unit, (int64_t)p * (int64_t)shard,
+                      g > 1 ? ZERO_EVG_QGZ_ACROSS : ZERO_EVG_WORLD, t0);
         mine = sums;
         mt = ZERO_F32;
     }
+    if (!rc && e->world == 1) /* nothing travels: still a reduction of the schedule */
+        hop_event(e, unit, (int64_t)shard, ZERO_EVG_WORLD, t0);
     if (!rc && mt == rt) /* fp32 into fp32; or N = 1, where nothing travelled */
         rc = e->be->copy(e->bself, recv, mine, shard * zero_dtype_size(rt));
     else if (!rc)

@@ -46,10 +46,11 @@ int qgz_on(const struct zero_engine *e);
  * quant group. */
 int qgz_open(struct zero_engine *e, struct zero_error *err);
 void qgz_close(struct zero_engine *e);
-/* send (N shard,) st = this rank's local gradient; recv (shard,) rt = the sum of this
- * rank's shard over all ranks. Blocking. Backend status. */
-int qgz_reduce_scatter(struct zero_engine *e, const void *send, enum zero_dtype st, void *recv,
-                       enum zero_dtype rt, size_t shard);
+/* send (N shard,) st = unit's local gradient on this rank; recv (shard,) rt = the sum of
+ * this rank's shard over all ranks. Blocking; reports each hop as a reduction event in
+ * the group it spans. Backend status. */
+int qgz_reduce_scatter(struct zero_engine *e, int unit, const void *send, enum zero_dtype st,
+                       void *recv, enum zero_dtype rt, size_t shard);
 /* Per rank and reduction of a shard of s elements: the bytes hop 1 and hop 2 send. */
 void qgz_reduction_bytes(const struct zero_engine *e, int64_t shard, int64_t *intra,
                          int64_t *inter);

@@ -166,14 +166,16 @@ static int on_compute_track(enum zero_event_kind k)
 }
 
 /* Elements this rank puts on the wire for the collective (ring-equivalent volumes) over
- * the ranks it spans: the world's, or its group's ("group_all_gather" is an all_gather). */
+ * the ranks it spans: the world's, or its group's ("group_all_gather" is an all_gather).
+ * qgZ's all_to_all of E elements over S ranks sends S-1 of its S parts, as codes. */
 static int64_t sent_elements(const struct record *r, int world)
 {
     const char *c = strncmp(r->collective, "group_", 6) == 0 ? r->collective + 6 : r->collective;
     int n = r->group == ZERO_EVG_WORLD ? world : r->group_size;
     if (n < 2)
         return 0;
-    if (strcmp(c, "reduce_scatter") == 0 || strcmp(c, "all_gather") == 0)
+    if (strcmp(c, "reduce_scatter") == 0 || strcmp(c, "all_gather") == 0 ||
+        strcmp(c, "all_to_all") == 0)
         return r->elements / n * (n - 1);
     if (strcmp(c, "all_reduce") == 0)
         return 2 * (r->elements / n * (n - 1));
@@ -279,10 +281,16 @@ static void add_record(struct text *b, const struct zero_trace *t, const struct 
     add_group(b, r, t->world);
     int64_t sent = sent_elements(r, t->world);
     if (sent > 0)
-        add(b, ",\"sent_elements\":%lld,\"sent_bytes\":%lld", (long long)sent,
-            (long long)(r->element_bytes * sent));
-    if (r->kind == ZERO_EV_OPTIMIZER && t->world > 1)
-        add(b, ",\"shard_first_element\":%lld", (long long)(r->elements * t->rank));
+        add(b, ",\"sent_elements\":%lld", (long long)sent);
+    /* qgZ's codes are not elements x their size: the comm report counts their bytes */
+    if (sent > 0 && strcmp(r->collective, "all_to_all") != 0)
+        add(b, ",\"sent_bytes\":%lld", (long long)(r->element_bytes * sent));
+    /* the shard's place in the unit: this rank's among the ranks that share the unit
+     * out (MiCS: its shard group's, whose members r = k M + j hold piece j) */
+    int share = r->group == ZERO_EVG_WORLD ? t->world : r->group_size;
+    int place = r->group == ZERO_EVG_WORLD ? t->rank : t->rank - r->group_index * share;
+    if (r->kind == ZERO_EV_OPTIMIZER && share > 1)
+        add(b, ",\"shard_first_element\":%lld", (long long)(r->elements * place));
     add(b, "}}");
 }
 

@@ -258,15 +258,17 @@ static void report_comm_groups(FILE *out, const struct zero_comm_stats *s,
             measured == t->group_sent_elements_per_step ? "ok" : "MISMATCH");
     if (t->accumulates_locally || n < 2)
         return; /* the reductions carry fp32 sums: the elements line above is the check */
-    /* the world's elements this step (sent_elements_*: report_comm's theory), of which
-     * (N-g)/(N-1) go to the other groups */
+    /* the world's elements this step (sent_elements_*: report_comm's theory, less qwZ's
+     * gathers, whose int8 slots count apart), of which (N-g)/(N-1) go to the other groups */
     int64_t world_elements =
         accum > 1 ? t->sent_elements_every_micro_step : t->sent_elements_per_step;
-    int64_t theory = world_elements / (n - 1) * (n - g) * csize;
+    int64_t theory =
+        world_elements / (n - 1) * (n - g) * csize + t->qwz_gather_sent_bytes / (n - 1) * (n - g);
     fprintf(out,
             "to other groups: measured %" PRId64 " bytes, theory %" PRId64
-            " = the world's collectives' (N-g)/(N-1), the backward's gathers none  %s\n",
-            inter, theory, inter == theory ? "ok" : "MISMATCH");
+            " = the world's collectives' (N-g)/(N-1)%s, the backward's gathers none  %s\n",
+            inter, theory, t->qwz_gather_sent_bytes > 0 ? " (the forward's gathers in int8)" : "",
+            inter == theory ? "ok" : "MISMATCH");
 }
 
 /* qgZ: the all-to-alls inside the group (hop 1) and to the other groups (hop 2), each
@@ -364,7 +366,9 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 "%s%s (Ψ = %" PRId64 " padded",
                 qwz ? " but the all-gathers" : "", qgz ? " but the reductions" : "", measured,
                 t.sent_elements_per_step, formula,
-                qwz ? " less the gathers' (2Ψ - Ψp - Ψr)(N-1)/N" : "",
+                !qwz  ? ""
+                : hpz ? " less the forward's gathers' (2Ψ - Ψp - Ψr - Ψg)(N-1)/N"
+                      : " less the gathers' (2Ψ - Ψp - Ψr)(N-1)/N",
                 qgz ? " less the reduce-scatters' Ψ(N-1)/N" : "", t.psi_padded);
         if (stage3)
             fprintf(out, ", Ψp = %" PRId64 ", Ψr = %" PRId64, t.psi_persistent, t.psi_reused);
@@ -392,7 +396,9 @@ void report_comm(FILE *out, const struct zero_engine *e, int world)
                 " = %s%s%s with A = %" PRId64 " micro-steps, %s  %s\n",
                 qwz ? " but the all-gathers" : "", qgz ? " but the reductions" : "", measured, ran,
                 t.accumulates_locally ? local : every,
-                qwz ? " less the gathers' (A(2Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N" : "",
+                !qwz  ? ""
+                : hpz ? " less the forward's gathers' (A(2Ψ - 2Ψp - Ψr - Ψg) + Ψp)(N-1)/N"
+                      : " less the gathers' (A(2Ψ - 2Ψp - Ψr) + Ψp)(N-1)/N",
                 qgz ? " less the reduce-scatters' AΨ(N-1)/N" : "", accum,
                 !t.accumulates_locally ? "each reduced"
                 : c->libzero.coll_mode == ZERO_COLL_EXACT
