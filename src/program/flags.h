@@ -22,6 +22,7 @@ enum flag_kind {
     FLAG_STR,    /* const char *, pointing into argv */
     FLAG_SET,    /* int set to 1; takes no value */
     FLAG_CHOICE, /* int: the index of the value in choices */
+    FLAG_LIST,   /* int[cap]: "0,1,3", each in [min, max]; *count the number given */
 };
 
 struct flag {
@@ -34,6 +35,7 @@ struct flag {
     const char *const *choices; /* FLAG_CHOICE: NULL-terminated */
     const char *want;           /* what the error says a bad value is not ("0 or 1"); NULL: said
                                    from the kind and the range or choices */
+    int *count, cap;            /* FLAG_LIST: how many dst holds, and room for */
 };
 
 /* Table entries: numbers with a range, strings / flags / seeds, and choices. */
@@ -58,6 +60,14 @@ struct flag {
 #define FLAG_ONE_OF_WANT(n, a, h, d, c, w)                                                         \
     {                                                                                              \
         .name = n, .arg = a, .help = h, .kind = FLAG_CHOICE, .dst = d, .choices = c, .want = w     \
+    }
+
+/* A list of at most cap integers in [lo, hi] into the int array d, their number into *nd
+ * (a value is one or more, comma-separated, none empty). */
+#define FLAG_LIST_WANT(n, a, h, d, nd, cp, lo, hi, w)                                              \
+    {                                                                                              \
+        .name = n, .arg = a, .help = h, .kind = FLAG_LIST, .dst = d, .min = lo, .max = hi,         \
+        .want = w, .count = nd, .cap = cp                                                          \
     }
 
 enum flags_result { FLAGS_OK = 0, FLAGS_HELP, FLAGS_USAGE };
