@@ -187,10 +187,9 @@ int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
                const struct flag **taken, char *msg, size_t len)
 {
     const char *arg = argv[*i];
-    if (strncmp(arg, "--", 2) != 0)
-        return 0;
     for (int k = 0; k < n; k++) {
-        if (!t[k].name || strcmp(arg + 2, t[k].name) != 0)
+        int named = t[k].name && strncmp(arg, "--", 2) == 0 && strcmp(arg + 2, t[k].name) == 0;
+        if (!named && !(t[k].alias && strcmp(arg, t[k].alias) == 0))
             continue;
         *taken = &t[k];
         if (t[k].kind == FLAG_SET)

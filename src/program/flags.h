@@ -36,6 +36,7 @@ struct flag {
     const char *want;           /* what the error says a bad value is not ("0 or 1"); NULL: said
                                    from the kind and the range or choices */
     int *count, cap;            /* FLAG_LIST: how many dst holds, and room for */
+    const char *alias;          /* flags_take only: another spelling, whole ("-o") */
 };
 
 /* Table entries: numbers with a range, strings / flags / seeds, and choices. */
@@ -70,6 +71,12 @@ struct flag {
         .want = w, .count = nd, .cap = cp                                                          \
     }
 
+/* A flag of any kind with a second spelling (see .alias). */
+#define FLAG_ALIAS(n, al, a, h, k, d)                                                              \
+    {                                                                                              \
+        .name = n, .alias = al, .arg = a, .help = h, .kind = k, .dst = d                           \
+    }
+
 enum flags_result { FLAGS_OK = 0, FLAGS_HELP, FLAGS_USAGE };
 
 /* Parses argv[1..] against the n entries of t (and --help), storing each value as it
@@ -84,9 +91,9 @@ enum flags_result flags_parse(const char *prog, const struct flag *t, int n, int
 enum flags_result flags_scan(const struct flag *t, int n, int argc, char **argv, int *given);
 
 /* One flag at argv[*i], for a program that reads its own flags too: returns 0 when it
- * is not "--name" of an entry of t, else 1 with *taken the entry and its value stored
- * (*i moves past the value), or -1 with "--name needs a value" or "--name: 'v' is not
- * W" in msg. */
+ * is neither "--name" nor the alias of an entry of t, else 1 with *taken the entry and
+ * its value stored (*i moves past the value), or -1 with "--name needs a value" or
+ * "--name: 'v' is not W" in msg (the flag as argv spells it). */
 int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
                const struct flag **taken, char *msg, size_t len);
 
