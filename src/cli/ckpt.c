@@ -83,7 +83,7 @@ static int export(const char *dir, const char *out, enum zero_dtype dtype)
 
 int zero_cmd_ckpt(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || flags_is_help(argv[1])) {
         fputs(usage_text, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
@@ -101,7 +101,7 @@ int zero_cmd_ckpt(int argc, char **argv)
     char msg[256];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (flags_is_help(a)) {
             fputs(usage_text, stdout);
             return 0;
         }

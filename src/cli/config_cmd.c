@@ -64,7 +64,7 @@ int zero_cmd_config(int argc, char **argv)
     char msg[256];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (flags_is_help(a)) {
             fputs(usage_text, stdout);
             return 0;
         }

@@ -109,7 +109,7 @@ int zero_cmd_diff(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int took = 0;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (flags_is_help(a)) {
             fputs(usage_text, stdout);
             return 0;
         } else if ((took = flags_take(t, (int)(sizeof t / sizeof t[0]), argc, argv, &i, &f, msg,

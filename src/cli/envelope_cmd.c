@@ -235,7 +235,7 @@ int zero_cmd_envelope(int argc, char **argv)
     char msg[1024];
     for (int i = 1; i < argc; i++) {
         int took = 0;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        if (flags_is_help(argv[i])) {
             fputs(usage_text, stdout);
             return 0;
         } else if ((took = flags_take(t, 1, argc, argv, &i, &f, msg, sizeof msg)) < 0) {

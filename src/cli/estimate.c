@@ -142,7 +142,7 @@ static int parse(struct estimate_args *a, int argc, char **argv)
     char msg[256];
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
-        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+        if (flags_is_help(f)) {
             fputs(usage_text, stdout);
             return -1;
         }

@@ -184,7 +184,7 @@ int zero_cmd_memory(int argc, char **argv)
         }
         if (took)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+        if (flags_is_help(argv[i]))
             help = 1;
         else if ((took = flags_take(t, 1, argc, argv, &i, &f, msg, sizeof msg)) < 0)
             program_fail(&su, 2, "%s", msg);

@@ -95,7 +95,7 @@ static int parse(struct schedule_args *a, int argc, char **argv, struct program_
     char msg[256];
     for (int i = 1; i < argc; i++) {
         int took = cli_model_flag(&a->m, argc, argv, &i, msg, sizeof msg);
-        if (took == 0 && (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)) {
+        if (took == 0 && flags_is_help(argv[i])) {
             program_field(su, "--help", "given");
             return -1;
         }

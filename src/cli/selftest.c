@@ -257,7 +257,7 @@ int zero_cmd_selftest(int argc, char **argv)
     int help = 0, bad = 0;
     for (int i = 1; i < argc && !help && !bad; i++) {
         int took = 0;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+        if (flags_is_help(argv[i]))
             help = 1;
         else if ((took = flags_take(t, 1, argc, argv, &i, &f, msg, sizeof msg)) < 0)
             bad = program_fail(&su, 2, "%s\n", msg); /* then the usage */

@@ -212,7 +212,7 @@ static int tokenize(const struct zero_tokenizer *tok, const struct tokenize_args
 int zero_cmd_tokenize(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        if (flags_is_help(argv[i])) {
             fputs(usage_text, stdout);
             return 0;
         }

@@ -126,7 +126,7 @@ static int parse(struct verify_args *a, int argc, char **argv, struct program_st
             return program_fail(su, 2, "%s", took < 0 ? msg : "use --stages LIST");
         if (took)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        if (flags_is_help(argv[i])) {
             program_field(su, "--help", "given");
             return -1;
         }

@@ -210,6 +210,11 @@ int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
     return 0;
 }
 
+int flags_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
 const char *flags_find(const char *name, int argc, char **argv)
 {
     const char *value = NULL;

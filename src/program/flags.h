@@ -97,6 +97,10 @@ enum flags_result flags_scan(const struct flag *t, int n, int argc, char **argv,
 int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
                const struct flag **taken, char *msg, size_t len);
 
+/* 1 if arg asks for --help ("--help" or "-h"), for a program that reads its flags with
+ * flags_take. */
+int flags_is_help(const char *arg);
+
 /* The value of flag `name` ("--config"), wherever it stands in argv, as "--name V" or
  * "--name=V"; NULL when absent (the last one wins). For a flag that shapes the others'
  * defaults, read before flags_parse. */
