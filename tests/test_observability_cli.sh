@@ -7,7 +7,9 @@
 #   - zero memory: the measured ledger equals the formula in all stages, SVG written;
 #   - zero verify: stages 0-3 (and world sizes 3 and 1) are bit-identical, and a one-ulp
 #     perturbation is found at the right step, tensor and element;
-#   - bad flags exit 2 naming the flag.
+#   - bad flags exit 2 naming the flag; every command's flags come from its table
+#     (src/program/flags.h): a list's items are checked, a flag without its value
+#     says so, one without a table entry is unknown.
 # Run by `make check' from the build directory; by hand: sh tests/test_observability_cli.sh.
 # shellcheck source=SCRIPTDIR/lib.sh
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
@@ -106,5 +108,29 @@ run verify_order_rank 3 "$zero" verify --worlds 3,1 --stages 0 --hidden 16 --lay
 grep -q '^note:' "$tmp/verify_order_rank.out" && fail "verify_order_rank: a note where all agree"
 run verify_bad 2 "$zero" verify --perturb 2
 [ "$rc" -eq 2 ] || fail "verify --perturb 2 exited $rc, expected 2"
+
+# bad_flag NAME TEXT COMMAND...: COMMAND (one process) exits 2 and its stderr holds TEXT
+bad_flag() {
+    name=$1
+    text=$2
+    shift 2
+    run "$name" 0 "$@"
+    expect_rc "$name" 2 && expect_text "$name" err "$text"
+}
+bad_flag list_empty_item "--stages: '0,,1' is not valid (see --help)" "$zero" verify --stages 0,,1
+bad_flag list_range "--worlds: '1,0' is not valid (see --help)" "$zero" verify --worlds 1,0
+bad_flag list_long "--stages: '0,1,2,3,0,1,2,3,0' is not valid" "$zero" verify --stages 0,1,2,3,0,1,2,3,0
+bad_flag list_ranks "--ranks: '4,' is not a list of up to 16 rank counts >= 1" \
+    "$zero" estimate --params 1e9 --ranks 4,
+bad_flag no_value "zero verify: --steps needs a value" "$zero" verify --steps
+bad_flag no_value2 "zero schedule: --rank needs a value" "$zero" schedule --rank
+bad_flag unknown_last "zero verify: unknown argument '--nope' (see --help)" "$zero" verify --nope
+bad_flag unknown_est "zero estimate: unknown option '--nope' (see --help)" "$zero" estimate --nope
+bad_flag stage_memory "runs every stage: no --stage" "$zero" memory --stage 1
+bad_flag alias_value "zero envelope: -o needs a value" "$zero" envelope a b -o
+run list_ok 0 "$zero" estimate --params 1e9 --ranks 1,2,4
+expect_rc list_ok 0
+has list_ok '^Ψ = 1,000,000,000 parameters, N = 1, 2, 4$'
+has list_ok '^ +4 +7 +5\.5 +4$'
 
 finish "all observability command checks passed"

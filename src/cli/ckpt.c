@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "program/flags.h"
 #include "zero/checkpoint.h"
 
 static const char usage_text[] =
@@ -82,7 +83,7 @@ static int export(const char *dir, const char *out, enum zero_dtype dtype)
 
 int zero_cmd_ckpt(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || flags_is_help(argv[1])) {
         fputs(usage_text, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
@@ -91,22 +92,29 @@ int zero_cmd_ckpt(int argc, char **argv)
     int is_export = strcmp(action, "export") == 0;
     if (!is_export && strcmp(action, "inspect") != 0)
         return usage_error("unknown action '%s' (inspect or export)", action);
+    const char *dtype_name = NULL; /* checked by zero_dtype_parse, which knows its aliases */
+    const struct flag export_flags[] = {
+        FLAG_ALIAS("output", "-o", "FILE", NULL, FLAG_STR, &out),
+        FLAG_ANY("dtype", "T", NULL, FLAG_STR, &dtype_name),
+    };
+    const struct flag *f;
+    char msg[256];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (flags_is_help(a)) {
             fputs(usage_text, stdout);
             return 0;
         }
-        if (is_export && (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)) {
-            if (++i >= argc)
-                return usage_error("%s needs a file name", a);
-            out = argv[i];
-        } else if (is_export && strcmp(a, "--dtype") == 0) {
-            int t = ++i < argc ? zero_dtype_parse(argv[i]) : -1;
+        int took = is_export ? flags_take(export_flags, 2, argc, argv, &i, &f, msg, sizeof msg) : 0;
+        if (took < 0)
+            return usage_error("%s", msg);
+        if (took && f->dst == &dtype_name) {
+            int t = zero_dtype_parse(dtype_name);
             if (t != ZERO_F32 && t != ZERO_BF16 && t != ZERO_F16)
-                return usage_error("--dtype: '%s' is not fp32, bf16 or fp16",
-                                   i < argc ? argv[i] : "");
+                return usage_error("--dtype: '%s' is not fp32, bf16 or fp16", dtype_name);
             dtype = (enum zero_dtype)t;
+        } else if (took) {
+            continue;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("unknown option '%s'", a);
         } else if (dir) {

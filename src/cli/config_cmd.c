@@ -1,12 +1,12 @@
 /* zero config FILE [--world N]: loads a ds_config.json as the engine would and
  * prints every key with its resolved value and where the value came from.
  * zero config --env: the environment knobs (zero/knobs.h) and their values here. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "program/flags.h"
 #include "zero/config_json.h"
 #include "zero/knobs.h"
 
@@ -55,27 +55,30 @@ static int print_knobs(void)
 int zero_cmd_config(int argc, char **argv)
 {
     const char *file = NULL;
-    long world = 0;
+    int world = 0, env = 0;
+    const struct flag t[] = {
+        FLAG_NUM("world", "N", NULL, FLAG_INT, &world, 1, 1 << 24),
+        FLAG_ANY("env", NULL, NULL, FLAG_SET, &env),
+    };
+    const struct flag *f;
+    char msg[256];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (flags_is_help(a)) {
             fputs(usage_text, stdout);
             return 0;
         }
-        if (strcmp(a, "--env") == 0)
+        int took = flags_take(t, 2, argc, argv, &i, &f, msg, sizeof msg);
+        if (took < 0) { /* --world, bad or without a value: the words scripts match */
+            fprintf(stderr, "zero config: --world: expected a rank count >= 1\n");
+            return 2;
+        }
+        if (took && env)
             return argc == 2 ? print_knobs()
                              : (fprintf(stderr, "zero config: --env takes no other argument\n"), 2);
-        if (strcmp(a, "--world") == 0) {
-            char *end;
-            errno = 0;
-            world = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
-            if (i + 1 >= argc || errno || *end || end == argv[i + 1] || world < 1 ||
-                world > 1 << 24) {
-                fprintf(stderr, "zero config: --world: expected a rank count >= 1\n");
-                return 2;
-            }
-            i++;
-        } else if (a[0] == '-' && a[1]) {
+        if (took)
+            continue;
+        if (a[0] == '-' && a[1]) {
             fprintf(stderr, "zero config: unknown option '%s'\n\n%s", a, usage_text);
             return 2;
         } else if (file) {
@@ -92,12 +95,12 @@ int zero_cmd_config(int argc, char **argv)
     struct zero_config cfg;
     struct zero_config_origins origins;
     struct zero_error err = {0};
-    if (zero_config_load_file(&cfg, &origins, file, (int)world, 0, &err)) {
+    if (zero_config_load_file(&cfg, &origins, file, world, 0, &err)) {
         fprintf(stderr, "zero config: %s\n", err.msg);
         return 1;
     }
     if (world)
-        printf("# %s resolved for a world of %ld ranks\n", file, world);
+        printf("# %s resolved for a world of %d ranks\n", file, world);
     else
         printf("# %s (batch sizes not given are derived for the world size: --world N)\n", file);
     printf("# defaults are DeepSpeed's (gradient_clipping 1.0); train_mlp and train_gpt start "

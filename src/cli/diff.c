@@ -1,6 +1,7 @@
 /* zero diff A B: two runs' weights compared tensor by tensor, with a verdict: equal, inside
  * a rounding envelope (a reordering of the sums), or outside it (a bug, another formula,
  * another data order). No MPI world needed. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "diff_trajectory.h"
 #include "diff_weights.h"
 #include "envelope.h"
+#include "program/flags.h"
 #include "trajectory_read.h"
 
 static const char usage_text[] =
@@ -51,22 +53,15 @@ static const char usage_text[] =
     "exit status: 0 equal (or every difference inside the envelope), 1 a difference outside\n"
     "it, a missing tensor or a shape mismatch, 2 bad input (a file, a flag)\n";
 
+#define NONNEGATIVE "a non-negative number"
+#define COUNT "a non-negative integer"
+
 static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "zero diff: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n\n%s", usage_text);
     return 2;
-}
-
-static int parse_number(const char *flag, const char *v, double *out, int integer)
-{
-    char *end;
-    double x = integer ? (double)strtoll(v, &end, 10) : strtod(v, &end);
-    if (*v == '\0' || *end != '\0' || !(x >= 0) || x > 1e300)
-        return usage_error("%s needs a non-negative number", flag);
-    *out = x;
-    return 0;
 }
 
 static void print_verdict(const struct diff_summary *s, int judged)
@@ -101,30 +96,27 @@ int zero_cmd_diff(int argc, char **argv)
 {
     const char *files[2] = {NULL, NULL}, *envelope_path = NULL;
     struct diff_options o = {.step = -1, .factor = 8.0, .indent = ""};
+    const struct flag t[] = {
+        FLAG_ANY("envelope", "FILE", NULL, FLAG_STR, &envelope_path),
+        FLAG_NUM_WANT("step", "S", NULL, FLAG_I64, &o.step, 0, (double)INT64_MAX, COUNT),
+        FLAG_NUM_WANT("factor", "F", NULL, FLAG_REAL, &o.factor, 0, 1e300, NONNEGATIVE),
+        FLAG_NUM_WANT("ulps", "K", NULL, FLAG_I64, &o.ulps, 0, (double)INT64_MAX, COUNT),
+        FLAG_ANY("brief", NULL, NULL, FLAG_SET, &o.brief),
+    };
+    const struct flag *f;
+    char msg[1024];
     int nfiles = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        double x;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        int took = 0;
+        if (flags_is_help(a)) {
             fputs(usage_text, stdout);
             return 0;
-        } else if (strcmp(a, "--brief") == 0) {
-            o.brief = 1;
-        } else if (strcmp(a, "--envelope") == 0 || strcmp(a, "--step") == 0 ||
-                   strcmp(a, "--factor") == 0 || strcmp(a, "--ulps") == 0) {
-            if (i + 1 >= argc)
-                return usage_error("%s needs a value", a);
-            const char *v = argv[++i];
-            if (strcmp(a, "--envelope") == 0)
-                envelope_path = v;
-            else if (parse_number(a, v, &x, strcmp(a, "--factor") != 0))
-                return 2;
-            else if (strcmp(a, "--step") == 0)
-                o.step = (int64_t)x;
-            else if (strcmp(a, "--ulps") == 0)
-                o.ulps = (int64_t)x;
-            else
-                o.factor = x;
+        } else if ((took = flags_take(t, (int)(sizeof t / sizeof t[0]), argc, argv, &i, &f, msg,
+                                      sizeof msg)) < 0) {
+            return usage_error("%s", msg);
+        } else if (took) {
+            continue;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option '%s'", a);
         } else if (nfiles == 2) {
@@ -135,7 +127,6 @@ int zero_cmd_diff(int argc, char **argv)
     }
     if (nfiles != 2)
         return usage_error("%s", "give two files, A and B");
-    char msg[1024];
     struct envelope env;
     if (envelope_path) {
         if (envelope_load(&env, envelope_path, msg, sizeof msg)) {

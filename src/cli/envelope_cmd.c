@@ -12,6 +12,7 @@
 
 #include "base/file_replace.h"
 #include "commands.h"
+#include "program/flags.h"
 #include "trajectory_read.h"
 #include "weight_names.h"
 #include "zero/safetensors.h"
@@ -229,12 +230,19 @@ int zero_cmd_envelope(int argc, char **argv)
     r.k = 0;
     const char *paths[MAX_RUNS];
     int n = 0;
+    const struct flag t[] = {FLAG_ALIAS("output", "-o", "FILE", NULL, FLAG_STR, &out)};
+    const struct flag *f;
+    char msg[1024];
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        int took = 0;
+        if (flags_is_help(argv[i])) {
             fputs(usage_text, stdout);
             return 0;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out = argv[++i];
+        } else if ((took = flags_take(t, 1, argc, argv, &i, &f, msg, sizeof msg)) < 0) {
+            fprintf(stderr, "zero envelope: %s\n\n%s", msg, usage_text);
+            return 2;
+        } else if (took) {
+            continue;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "zero envelope: unknown option '%s'\n\n%s", argv[i], usage_text);
             return 2;
@@ -250,7 +258,6 @@ int zero_cmd_envelope(int argc, char **argv)
                 usage_text);
         return 2;
     }
-    char msg[1024];
     int rc = 0;
     for (; r.k < n && !rc; r.k++)
         rc = trajectory_load(&r.t[r.k], paths[r.k], msg, sizeof msg);

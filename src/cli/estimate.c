@@ -2,7 +2,7 @@
  * or a GPT-2 shape, by the ZeRO paper's formulas, optionally with DeepSpeed's own
  * estimators next to them and an SVG chart. No MPI, no backend: pure arithmetic
  * (zero/estimate.h) and printing. */
-#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 #include "cli_run.h"
 #include "commands.h"
+#include "program/flags.h"
 #include "zero/estimate.h"
 #include "zero/hf_model.h"
 #include "zero/llama.h"
@@ -97,53 +98,11 @@ static const char usage_text[] =
     "    zero estimate --params 2851e6 --nodes 1 --gpus-per-node 8 --largest-layer 32e6 \\\n"
     "                  --deepspeed                          DeepSpeed's memory page\n";
 
-static int bad(const char *flag, const char *v, const char *want)
-{
-    fprintf(stderr, "zero estimate: %s: '%s' is not %s (see --help)\n", flag, v, want);
-    return 2;
-}
+static const char *const precisions[] = {"mixed", "fp32", NULL};     /* zero_estimate_precision */
+static const char *const offloads[] = {"none", "cpu", "nvme", NULL}; /* zero_estimate_offload */
 
-static int parse_count(const char *v, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !isfinite(x) || x < 1.0 || x > 1e18)
-        return -1;
-    *out = x;
-    return 0;
-}
-
-static int parse_int(const char *v, int64_t min, int64_t max, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < min || x > max)
-        return -1;
-    *out = x;
-    return 0;
-}
-
-static int parse_worlds(const char *v, struct estimate_args *a)
-{
-    a->nworlds = 0;
-    const char *p = v;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (errno || end == p || x < 1 || x > 100000000 || a->nworlds == MAX_WORLDS)
-            return -1;
-        a->worlds[a->nworlds++] = (int)x;
-        p = end;
-        if (*p == ',' && p[1])
-            p++;
-        else if (*p)
-            return -1;
-    }
-    return a->nworlds ? 0 : -1;
-}
+#define POSITIVE "an integer >= 1"
+#define COUNT "a parameter count >= 1"
 
 /* Returns 0, or the exit status for a usage error (1 = --help shown). */
 static int parse(struct estimate_args *a, int argc, char **argv)
@@ -152,87 +111,57 @@ static int parse(struct estimate_args *a, int argc, char **argv)
     a->buffer_factor = 1.5;
     a->gpt.block_size = 1024;
     a->gpt.vocab_size = 50257;
+    int precision = 0;
+    double gbps = 0.0;
+    const struct flag t[] = {
+        FLAG_NUM_WANT("params", "P", NULL, FLAG_REAL, &a->psi, 1, 1e18, COUNT),
+        FLAG_LIST_WANT("ranks", "N[,N...]", NULL, a->worlds, &a->nworlds, MAX_WORLDS, 1, 1e8,
+                       "a list of up to 16 rank counts >= 1"),
+        FLAG_NUM_WANT("nodes", "M", NULL, FLAG_INT, &a->nodes, 1, 1e6, POSITIVE),
+        FLAG_NUM_WANT("gpus-per-node", "G", NULL, FLAG_INT, &a->gpus_per_node, 1, 1e6, POSITIVE),
+        FLAG_ONE_OF_WANT("precision", "P", NULL, &precision, precisions, "mixed or fp32"),
+        FLAG_ONE_OF_WANT("offload", "O", NULL, &a->offload_cpu, offloads, "none, cpu or nvme"),
+        FLAG_NUM_WANT("nvme-bandwidth", "B", NULL, FLAG_REAL, &gbps, DBL_TRUE_MIN, 1e6,
+                      "a bandwidth in GB/s > 0"),
+        FLAG_ANY("deepspeed", NULL, NULL, FLAG_SET, &a->deepspeed),
+        FLAG_NUM_WANT("largest-layer", "L", NULL, FLAG_REAL, &a->largest_layer, 1, 1e18, COUNT),
+        FLAG_NUM_WANT("buffer-factor", "F", NULL, FLAG_REAL, &a->buffer_factor, DBL_TRUE_MIN, 1e6,
+                      "a number > 0"),
+        FLAG_NUM_WANT("hpz", "G", NULL, FLAG_INT, &a->hpz, 1, 1e8, POSITIVE),
+        FLAG_NUM_WANT("mics", "M", NULL, FLAG_INT, &a->mics, 1, 1e8, POSITIVE),
+        FLAG_ANY("svg", "FILE", NULL, FLAG_STR, &a->svg),
+        FLAG_ANY("hf-config", "FILE", NULL, FLAG_STR, &a->hf_config),
+        /* a GPT-2's shape: from here on each flag given makes have_gpt */
+        FLAG_NUM_WANT("n-layer", "L", NULL, FLAG_I64, &a->gpt.n_layer, 1, 1e9, POSITIVE),
+        FLAG_NUM_WANT("n-head", "H", NULL, FLAG_I64, &a->gpt.n_head, 1, 1e9, POSITIVE),
+        FLAG_NUM_WANT("n-embd", "C", NULL, FLAG_I64, &a->gpt.n_embd, 1, 1e9, POSITIVE),
+        FLAG_NUM_WANT("block-size", "T", NULL, FLAG_I64, &a->gpt.block_size, 1, 1e9, POSITIVE),
+        FLAG_NUM_WANT("vocab-size", "V", NULL, FLAG_I64, &a->gpt.vocab_size, 1, 1e9, POSITIVE),
+    };
+    const int n = (int)(sizeof t / sizeof t[0]), first_gpt = n - 5;
+    char msg[256];
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
-        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+        if (flags_is_help(f)) {
             fputs(usage_text, stdout);
             return -1;
         }
-        if (strcmp(f, "--deepspeed") == 0) {
-            a->deepspeed = 1;
-            continue;
-        }
-        if (strncmp(f, "--", 2) != 0 || i + 1 >= argc) {
-            fprintf(stderr, "zero estimate: %s '%s' (see --help)\n",
-                    strncmp(f, "--", 2) ? "unexpected argument" : "missing value after", f);
+        const struct flag *taken = NULL;
+        int took = flags_take(t, n, argc, argv, &i, &taken, msg, sizeof msg);
+        if (took < 0) {
+            fprintf(stderr, "zero estimate: %s (see --help)\n", msg);
             return 2;
         }
-        const char *v = argv[++i];
-        int64_t n;
-        if (strcmp(f, "--params") == 0) {
-            if (parse_count(v, &a->psi))
-                return bad(f, v, "a parameter count >= 1");
-            a->have_psi = 1;
-        } else if (strcmp(f, "--ranks") == 0) {
-            if (parse_worlds(v, a))
-                return bad(f, v, "a list of up to 16 rank counts >= 1");
-        } else if (strcmp(f, "--nodes") == 0 || strcmp(f, "--gpus-per-node") == 0) {
-            if (parse_int(v, 1, 1000000, &n))
-                return bad(f, v, "an integer >= 1");
-            *(strcmp(f, "--nodes") == 0 ? &a->nodes : &a->gpus_per_node) = (int)n;
-        } else if (strcmp(f, "--precision") == 0) {
-            if (strcmp(v, "mixed") && strcmp(v, "fp32"))
-                return bad(f, v, "mixed or fp32");
-            a->precision = strcmp(v, "fp32") == 0 ? ZERO_ESTIMATE_FP32 : ZERO_ESTIMATE_MIXED;
-        } else if (strcmp(f, "--offload") == 0) {
-            if (strcmp(v, "none") && strcmp(v, "cpu") && strcmp(v, "nvme"))
-                return bad(f, v, "none, cpu or nvme");
-            a->offload_cpu = strcmp(v, "cpu") == 0    ? ZERO_ESTIMATE_OFFLOAD_CPU
-                             : strcmp(v, "nvme") == 0 ? ZERO_ESTIMATE_OFFLOAD_NVME
-                                                      : ZERO_ESTIMATE_OFFLOAD_NONE;
-        } else if (strcmp(f, "--nvme-bandwidth") == 0) {
-            char *end;
-            a->nvme_bw = strtod(v, &end) * 1e9;
-            if (end == v || *end || !(a->nvme_bw > 0.0) || a->nvme_bw > 1e15)
-                return bad(f, v, "a bandwidth in GB/s > 0");
-        } else if (strcmp(f, "--largest-layer") == 0) {
-            if (parse_count(v, &a->largest_layer))
-                return bad(f, v, "a parameter count >= 1");
-        } else if (strcmp(f, "--hpz") == 0) {
-            int64_t n;
-            if (parse_int(v, 1, 100000000, &n))
-                return bad(f, v, "an integer >= 1");
-            a->hpz = (int)n;
-        } else if (strcmp(f, "--mics") == 0) {
-            int64_t n;
-            if (parse_int(v, 1, 100000000, &n))
-                return bad(f, v, "an integer >= 1");
-            a->mics = (int)n;
-        } else if (strcmp(f, "--buffer-factor") == 0) {
-            char *end;
-            a->buffer_factor = strtod(v, &end);
-            if (end == v || *end || !(a->buffer_factor > 0.0) || a->buffer_factor > 1e6)
-                return bad(f, v, "a number > 0");
-        } else if (strcmp(f, "--svg") == 0) {
-            a->svg = v;
-        } else if (strcmp(f, "--hf-config") == 0) {
-            a->hf_config = v;
-        } else {
-            int64_t *field = strcmp(f, "--n-layer") == 0      ? &a->gpt.n_layer
-                             : strcmp(f, "--n-head") == 0     ? &a->gpt.n_head
-                             : strcmp(f, "--n-embd") == 0     ? &a->gpt.n_embd
-                             : strcmp(f, "--block-size") == 0 ? &a->gpt.block_size
-                             : strcmp(f, "--vocab-size") == 0 ? &a->gpt.vocab_size
-                                                              : NULL;
-            if (!field) {
-                fprintf(stderr, "zero estimate: unknown option '%s' (see --help)\n", f);
-                return 2;
-            }
-            if (parse_int(v, 1, 1000000000, field))
-                return bad(f, v, "an integer >= 1");
-            a->have_gpt = 1;
+        if (took == 0) {
+            fprintf(stderr, "zero estimate: %s '%s' (see --help)\n",
+                    strncmp(f, "--", 2) ? "unexpected argument" : "unknown option", f);
+            return 2;
         }
+        a->have_psi |= taken->dst == &a->psi;
+        a->have_gpt |= taken - t >= first_gpt;
     }
+    a->precision = precision == 1 ? ZERO_ESTIMATE_FP32 : ZERO_ESTIMATE_MIXED;
+    a->nvme_bw = gbps * 1e9;
     if (a->have_psi + a->have_gpt + (a->hf_config != NULL) != 1) {
         fprintf(stderr, "zero estimate: give one of --params, a GPT shape (--n-layer, --n-head, "
                         "--n-embd) or --hf-config (see --help)\n");

@@ -7,6 +7,7 @@
 
 #include "cli_run.h"
 #include "commands.h"
+#include "program/flags.h"
 #include "svg_chart.h"
 
 static const enum zero_tag state_tags[4] = {ZERO_TAG_PARAMS, ZERO_TAG_GRADS, ZERO_TAG_MASTER,
@@ -172,6 +173,8 @@ int zero_cmd_memory(int argc, char **argv)
     char msg[256];
     struct program_startup su;
     program_startup_init(&su, "zero memory");
+    const struct flag t[] = {FLAG_ANY("svg", "FILE", NULL, FLAG_STR, &svg)};
+    const struct flag *f;
     int help = 0;
     for (int i = 1; i < argc && !su.status && !help; i++) {
         int took = cli_model_flag(&m, argc, argv, &i, msg, sizeof msg);
@@ -181,11 +184,11 @@ int zero_cmd_memory(int argc, char **argv)
         }
         if (took)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+        if (flags_is_help(argv[i]))
             help = 1;
-        else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
-            svg = argv[++i];
-        else
+        else if ((took = flags_take(t, 1, argc, argv, &i, &f, msg, sizeof msg)) < 0)
+            program_fail(&su, 2, "%s", msg);
+        else if (took == 0)
             program_fail(&su, 2, "unknown argument '%s' (see --help)", argv[i]);
     }
     if (help)

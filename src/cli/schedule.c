@@ -9,6 +9,7 @@
 
 #include "cli_run.h"
 #include "commands.h"
+#include "program/flags.h"
 #include "engine/stage.h"
 
 #define MAX_EVENTS 100000
@@ -85,31 +86,26 @@ static int parse(struct schedule_args *a, int argc, char **argv, struct program_
     a->steps = 2;
     a->rank = 0;
     a->times = 0;
+    const struct flag t[] = {
+        FLAG_NUM_WANT("steps", "K", NULL, FLAG_INT, &a->steps, 1, 1000000, "an integer >= 1"),
+        FLAG_NUM_WANT("rank", "R", NULL, FLAG_INT, &a->rank, 0, 1000000, "an integer >= 0"),
+        FLAG_ANY("times", NULL, NULL, FLAG_SET, &a->times),
+    };
+    const int n = (int)(sizeof t / sizeof t[0]);
     char msg[256];
     for (int i = 1; i < argc; i++) {
         int took = cli_model_flag(&a->m, argc, argv, &i, msg, sizeof msg);
-        if (took < 0)
-            return program_fail(su, 2, "%s", msg);
-        if (took)
-            continue;
-        const char *f = argv[i];
-        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+        if (took == 0 && flags_is_help(argv[i])) {
             program_field(su, "--help", "given");
             return -1;
-        } else if (strcmp(f, "--times") == 0) {
-            a->times = 1;
-        } else if ((strcmp(f, "--steps") == 0 || strcmp(f, "--rank") == 0) && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            int steps = strcmp(f, "--steps") == 0;
-            if (end == argv[i] || *end || v < (steps ? 1 : 0) || v > 1000000) {
-                return program_fail(su, 2, "%s: '%s' is not an integer >= %d", f, argv[i],
-                                    steps ? 1 : 0);
-            }
-            *(steps ? &a->steps : &a->rank) = (int)v;
-        } else {
-            return program_fail(su, 2, "unknown argument '%s' (see --help)", f);
         }
+        const struct flag *f;
+        if (took == 0)
+            took = flags_take(t, n, argc, argv, &i, &f, msg, sizeof msg);
+        if (took == 0)
+            return program_fail(su, 2, "unknown argument '%s' (see --help)", argv[i]);
+        if (took < 0)
+            return program_fail(su, 2, "%s", msg);
     }
     cli_model_fields(&a->m, su);
     program_field(su, "--steps", "%d", a->steps);

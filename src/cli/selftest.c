@@ -15,6 +15,7 @@
 #include "cli_run.h"
 #include "commands.h"
 #include "base/tree.h"
+#include "program/flags.h"
 #include "zero/backend.h"
 #include "zero/error.h"
 
@@ -250,14 +251,18 @@ int zero_cmd_selftest(int argc, char **argv)
     const char *backend = "cpu";
     struct program_startup su;
     program_startup_init(&su, "zero selftest");
+    const struct flag t[] = {FLAG_ANY("backend", "NAME", NULL, FLAG_STR, &backend)};
+    const struct flag *f;
+    char msg[256];
     int help = 0, bad = 0;
     for (int i = 1; i < argc && !help && !bad; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+        int took = 0;
+        if (flags_is_help(argv[i]))
             help = 1;
-        else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
-            backend = argv[++i];
-        else
-            bad = program_fail(&su, 2, "unknown argument '%s'\n", argv[i]); /* then the usage */
+        else if ((took = flags_take(t, 1, argc, argv, &i, &f, msg, sizeof msg)) < 0)
+            bad = program_fail(&su, 2, "%s\n", msg); /* then the usage */
+        else if (took == 0)
+            bad = program_fail(&su, 2, "unknown argument '%s'\n", argv[i]);
     }
     program_field(&su, help ? "--help" : "--backend", "%s", help ? "given" : backend);
     int owned, agreed = cli_startup(&su, &owned), me;

@@ -2,6 +2,7 @@
  * shard back to text (include/zero/tokenizer.h, include/zero/tokens.h). One process,
  * no MPI world needed. */
 #include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "program/flags.h"
 #include "zero/tokenizer.h"
 #include "zero/tokens.h"
 
@@ -56,36 +58,29 @@ static int parse(int argc, char **argv, struct tokenize_args *a)
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
     if (!a->files)
         return usage_error("%s", "out of memory");
+    const struct flag t[] = {
+        FLAG_ANY("tokenizer", "FILE", NULL, FLAG_STR, &a->tokenizer),
+        FLAG_ANY("out", "DIR", NULL, FLAG_STR, &a->out),
+        FLAG_ANY("decode", "SHARD", NULL, FLAG_STR, &a->decode),
+        FLAG_NUM("val-fraction", "F", NULL, FLAG_REAL, &a->val_fraction, 0, 1 - DBL_EPSILON / 2),
+        FLAG_ANY("eot", NULL, NULL, FLAG_SET, &a->eot),
+        FLAG_ANY("add-special", NULL, NULL, FLAG_SET, &a->add_special),
+    };
+    const struct flag *f;
+    char msg[256];
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        const int has_value = i + 1 < argc;
-        if (strcmp(s, "--eot") == 0) {
-            a->eot = 1;
-        } else if (strcmp(s, "--add-special") == 0) {
-            a->add_special = 1;
-        } else if (strcmp(s, "--tokenizer") == 0 || strcmp(s, "--out") == 0 ||
-                   strcmp(s, "--decode") == 0 || strcmp(s, "--val-fraction") == 0) {
-            if (!has_value)
-                return usage_error("%s needs a value", s);
-            const char *v = argv[++i];
-            if (strcmp(s, "--tokenizer") == 0)
-                a->tokenizer = v;
-            else if (strcmp(s, "--out") == 0)
-                a->out = v;
-            else if (strcmp(s, "--decode") == 0)
-                a->decode = v;
-            else {
-                char *end;
-                errno = 0;
-                a->val_fraction = strtod(v, &end);
-                if (errno || *end || end == v || !(a->val_fraction >= 0 && a->val_fraction < 1))
-                    return usage_error("--val-fraction %s: expected a number in [0, 1)", v);
-            }
-        } else if (s[0] == '-' && s[1] == '-') {
+        int took =
+            flags_take(t, (int)(sizeof t / sizeof t[0]), argc, argv, &i, &f, msg, sizeof msg);
+        if (took < 0 && f->dst == &a->val_fraction && argv[i] != s) /* a bad value: as of old */
+            return usage_error("--val-fraction %s: expected a number in [0, 1)", argv[i]);
+        if (took < 0)
+            return usage_error("%s", msg);
+        if (took)
+            continue;
+        if (s[0] == '-' && s[1] == '-')
             return usage_error("unknown option %s", s);
-        } else {
-            a->files[a->n_files++] = argv[i];
-        }
+        a->files[a->n_files++] = argv[i];
     }
     if (!a->tokenizer)
         return usage_error("%s", "--tokenizer tokenizer.json is required");
@@ -217,7 +212,7 @@ static int tokenize(const struct zero_tokenizer *tok, const struct tokenize_args
 int zero_cmd_tokenize(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        if (flags_is_help(argv[i])) {
             fputs(usage_text, stdout);
             return 0;
         }

@@ -12,6 +12,7 @@
 
 #include "cli_run.h"
 #include "commands.h"
+#include "program/flags.h"
 
 #define MAX_CONFIGS 32
 #define MAX_STEPS 64
@@ -74,25 +75,6 @@ static void usage(FILE *out)
             MAX_STEPS, cli_model_flags_help(0));
 }
 
-static int parse_list(const char *v, int *out, int *n, int min, int max)
-{
-    *n = 0;
-    const char *p = v;
-    while (*p) {
-        char *end;
-        long x = strtol(p, &end, 10);
-        if (end == p || x < min || x > max || *n == MAX_LIST)
-            return -1;
-        out[(*n)++] = (int)x;
-        p = end;
-        if (*p == ',' && p[1])
-            p++;
-        else if (*p)
-            return -1;
-    }
-    return *n ? 0 : -1;
-}
-
 static int parse_perturb(const char *v, struct perturb *p)
 {
     char copy[256];
@@ -116,6 +98,8 @@ static int parse_perturb(const char *v, struct perturb *p)
     return 0;
 }
 
+#define INVALID "valid (see --help)"
+
 /* 0, -1 for --help, or 2 with the error recorded in su. */
 static int parse(struct verify_args *a, int argc, char **argv, struct program_startup *su)
 {
@@ -126,6 +110,15 @@ static int parse(struct verify_args *a, int argc, char **argv, struct program_st
     a->nstages = 4;
     for (int s = 0; s < 4; s++)
         a->stages[s] = s;
+    const char *perturb = NULL; /* parsed into a->perturb when taken */
+    const struct flag t[] = {
+        FLAG_NUM_WANT("steps", "K", NULL, FLAG_INT, &a->steps, 1, MAX_STEPS, INVALID),
+        FLAG_LIST_WANT("stages", "LIST", NULL, a->stages, &a->nstages, MAX_LIST, 0, 3, INVALID),
+        FLAG_LIST_WANT("worlds", "LIST", NULL, a->worlds, &a->nworlds, MAX_LIST, 1, 1 << 20,
+                       INVALID),
+        FLAG_ANY("perturb", "S:K[:T[:I]]", NULL, FLAG_STR, &perturb),
+    };
+    const int n = (int)(sizeof t / sizeof t[0]);
     char msg[256];
     for (int i = 1; i < argc; i++) {
         int took = cli_model_flag(&a->m, argc, argv, &i, msg, sizeof msg);
@@ -133,30 +126,18 @@ static int parse(struct verify_args *a, int argc, char **argv, struct program_st
             return program_fail(su, 2, "%s", took < 0 ? msg : "use --stages LIST");
         if (took)
             continue;
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
-        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+        if (flags_is_help(argv[i])) {
             program_field(su, "--help", "given");
             return -1;
-        } else if (strcmp(f, "--steps") == 0 && v) {
-            char *end;
-            long k = strtol(v, &end, 10);
-            bad = end == v || *end || k < 1 || k > MAX_STEPS;
-            a->steps = (int)k;
-        } else if (strcmp(f, "--stages") == 0 && v) {
-            bad = parse_list(v, a->stages, &a->nstages, 0, 3);
-        } else if (strcmp(f, "--worlds") == 0 && v) {
-            bad = parse_list(v, a->worlds, &a->nworlds, 1, 1 << 20);
-        } else if (strcmp(f, "--perturb") == 0 && v) {
-            bad = parse_perturb(v, &a->perturb);
-        } else {
-            return program_fail(
-                su, 2, "%s '%s' (see --help)",
-                v || strncmp(f, "--", 2) ? "unknown argument" : "missing value after", f);
         }
-        if (bad)
-            return program_fail(su, 2, "%s: '%s' is not valid (see --help)", f, v);
-        i++;
+        const struct flag *f = NULL;
+        took = flags_take(t, n, argc, argv, &i, &f, msg, sizeof msg);
+        if (took == 0)
+            return program_fail(su, 2, "unknown argument '%s' (see --help)", argv[i]);
+        if (took < 0)
+            return program_fail(su, 2, "%s", msg);
+        if (f->dst == &perturb && parse_perturb(perturb, &a->perturb))
+            return program_fail(su, 2, "--perturb: '%s' is not " INVALID, perturb);
     }
     cli_model_fields(&a->m, su);
     program_field(su, "--steps", "%d", a->steps);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "program/flags.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    if (flags_is_help(name) || strcmp(name, "help") == 0) {
         usage(stdout);
         return 0;
     }

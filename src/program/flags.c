@@ -10,6 +10,30 @@
 #include "flags.h"
 #include "program.h"
 
+/* "0,1,3" into f's int array: every item an integer in range, at most cap of them; the
+ * array and its count change only when the whole list is good. */
+static int store_list(const struct flag *f, const char *text)
+{
+    int v[256], n = 0;
+    const char *p = text;
+    do {
+        size_t k = strcspn(p, ",");
+        char item[32];
+        int64_t x;
+        if (k == 0 || k >= sizeof item || n == f->cap || n == (int)(sizeof v / sizeof v[0]))
+            return -1;
+        memcpy(item, p, k);
+        item[k] = '\0';
+        if (flag_integer(item, f->min, f->max, &x))
+            return -1;
+        v[n++] = (int)x;
+        p += k;
+    } while (*p++ == ',');
+    memcpy(f->dst, v, (size_t)n * sizeof v[0]);
+    *f->count = n;
+    return 0;
+}
+
 /* Stores text into f's destination; -1 when it does not parse or is out of range. */
 static int store(const struct flag *f, const char *text)
 {
@@ -54,6 +78,8 @@ static int store(const struct flag *f, const char *text)
     case FLAG_SET:
         *(int *)f->dst = 1;
         return 0;
+    case FLAG_LIST:
+        return store_list(f, text);
     }
     return -1;
 }
@@ -161,10 +187,9 @@ int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
                const struct flag **taken, char *msg, size_t len)
 {
     const char *arg = argv[*i];
-    if (strncmp(arg, "--", 2) != 0)
-        return 0;
     for (int k = 0; k < n; k++) {
-        if (!t[k].name || strcmp(arg + 2, t[k].name) != 0)
+        int named = t[k].name && strncmp(arg, "--", 2) == 0 && strcmp(arg + 2, t[k].name) == 0;
+        if (!named && !(t[k].alias && strcmp(arg, t[k].alias) == 0))
             continue;
         *taken = &t[k];
         if (t[k].kind == FLAG_SET)
@@ -183,6 +208,11 @@ int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
         return 1;
     }
     return 0;
+}
+
+int flags_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
 
 const char *flags_find(const char *name, int argc, char **argv)
@@ -289,6 +319,15 @@ void flags_fields(const struct flag *t, int n, const char *skip, struct program_
             while (t[i].choices[nc])
                 nc++;
             program_field(s, name, "%s", c >= 0 && c < nc ? t[i].choices[c] : "(from --config)");
+            break;
+        }
+        case FLAG_LIST: {
+            char list[256] = "";
+            const int *v = t[i].dst;
+            for (int k = 0; k < *t[i].count; k++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "",
+                         v[k]);
+            program_field(s, name, "%s", list);
             break;
         }
         }

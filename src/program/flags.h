@@ -22,6 +22,7 @@ enum flag_kind {
     FLAG_STR,    /* const char *, pointing into argv */
     FLAG_SET,    /* int set to 1; takes no value */
     FLAG_CHOICE, /* int: the index of the value in choices */
+    FLAG_LIST,   /* int[cap]: "0,1,3", each in [min, max]; *count the number given */
 };
 
 struct flag {
@@ -34,6 +35,8 @@ struct flag {
     const char *const *choices; /* FLAG_CHOICE: NULL-terminated */
     const char *want;           /* what the error says a bad value is not ("0 or 1"); NULL: said
                                    from the kind and the range or choices */
+    int *count, cap;            /* FLAG_LIST: how many dst holds, and room for */
+    const char *alias;          /* flags_take only: another spelling, whole ("-o") */
 };
 
 /* Table entries: numbers with a range, strings / flags / seeds, and choices. */
@@ -60,6 +63,20 @@ struct flag {
         .name = n, .arg = a, .help = h, .kind = FLAG_CHOICE, .dst = d, .choices = c, .want = w     \
     }
 
+/* A list of at most cap integers in [lo, hi] into the int array d, their number into *nd
+ * (a value is one or more, comma-separated, none empty). */
+#define FLAG_LIST_WANT(n, a, h, d, nd, cp, lo, hi, w)                                              \
+    {                                                                                              \
+        .name = n, .arg = a, .help = h, .kind = FLAG_LIST, .dst = d, .min = lo, .max = hi,         \
+        .want = w, .count = nd, .cap = cp                                                          \
+    }
+
+/* A flag of any kind with a second spelling (see .alias). */
+#define FLAG_ALIAS(n, al, a, h, k, d)                                                              \
+    {                                                                                              \
+        .name = n, .alias = al, .arg = a, .help = h, .kind = k, .dst = d                           \
+    }
+
 enum flags_result { FLAGS_OK = 0, FLAGS_HELP, FLAGS_USAGE };
 
 /* Parses argv[1..] against the n entries of t (and --help), storing each value as it
@@ -74,11 +91,15 @@ enum flags_result flags_parse(const char *prog, const struct flag *t, int n, int
 enum flags_result flags_scan(const struct flag *t, int n, int argc, char **argv, int *given);
 
 /* One flag at argv[*i], for a program that reads its own flags too: returns 0 when it
- * is not "--name" of an entry of t, else 1 with *taken the entry and its value stored
- * (*i moves past the value), or -1 with "--name needs a value" or "--name: 'v' is not
- * W" in msg. */
+ * is neither "--name" nor the alias of an entry of t, else 1 with *taken the entry and
+ * its value stored (*i moves past the value), or -1 with "--name needs a value" or
+ * "--name: 'v' is not W" in msg (the flag as argv spells it). */
 int flags_take(const struct flag *t, int n, int argc, char **argv, int *i,
                const struct flag **taken, char *msg, size_t len);
+
+/* 1 if arg asks for --help ("--help" or "-h"), for a program that reads its flags with
+ * flags_take. */
+int flags_is_help(const char *arg);
 
 /* The value of flag `name` ("--config"), wherever it stands in argv, as "--name V" or
  * "--name=V"; NULL when absent (the last one wins). For a flag that shapes the others'
