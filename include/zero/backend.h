@@ -18,8 +18,9 @@
  *   - ZERO_ENOTSUP from an entry means "present, but not for these arguments", with
  *     a message naming the entry.
  *   - A new capability is a new group (a header and one pointer line below), never
- *     entries appended to the core. The suffix _stored means "reads or writes the
- *     stored (16-bit) activation dtype".
+ *     optional entries appended to the core; a new entry every backend must answer
+ *     joins its section of the core and moves ZERO_BACKEND_ABI. The suffix _stored
+ *     means "reads or writes the stored (16-bit) activation dtype".
  *
  * Conventions for every entry below and in the groups:
  *   - `self` is the instance returned by open().
