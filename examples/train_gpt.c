@@ -128,6 +128,19 @@ static int setup(struct trainer *t, struct zero_error *err)
         zero_error_wrap(err, "--data: ");
     if ((rc = example_agree(rc, err, comm)))
         return rc;
+    /* the batch before the engine: a size that overflows or cannot be had is named by
+     * its flags, not by the engine's memory plan */
+    char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
+    snprintf(what, sizeof what,
+             "micro-batch of %lld sequences (train_micro_batch_size_per_gpu) x --block-size %lld",
+             (long long)t->m, (long long)t->T);
+    void *tok, *lab;
+    rc = program_batch_buffers(t->m, t->T, sizeof *t->tokens, &tok, t->T, sizeof *t->labels, &lab,
+                               what, err);
+    t->tokens = tok; /* (m, T) */
+    t->labels = lab; /* (m, T) */
+    if (rc)
+        return rc;
     t->cfg.quiet = a->quiet; /* the engine's own informational lines too */
     if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, err)))
         return rc;
@@ -151,16 +164,7 @@ static int setup(struct trainer *t, struct zero_error *err)
         if ((rc = hf_load_llama(t->engine, &lc, a->hf_model, comm, err)))
             return zero_error_wrap(err, "--hf-model: ");
     }
-    char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
-    snprintf(what, sizeof what,
-             "micro-batch of %lld sequences (train_micro_batch_size_per_gpu) x --block-size %lld",
-             (long long)t->m, (long long)t->T);
-    void *tok, *lab;
-    rc = program_batch_buffers(t->m, t->T, sizeof *t->tokens, &tok, t->T, sizeof *t->labels, &lab,
-                               what, err);
-    t->tokens = tok; /* (m, T) */
-    t->labels = lab; /* (m, T) */
-    return rc;
+    return 0;
 }
 
 static void teardown(struct trainer *t)

@@ -89,6 +89,20 @@ static int setup(struct trainer *t, struct zero_error *err)
         rc = zero_nn_build_mlp(&t->model, a->hidden, a->layers, a->classes, err);
     if ((rc = example_agree(rc, err, comm)))
         return rc;
+    /* the batch before the engine: a size that overflows or cannot be had is named by
+     * its flags, not by the engine's memory plan */
+    int64_t m = t->cfg.train_micro_batch_size_per_gpu;
+    char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
+    snprintf(what, sizeof what,
+             "micro-batch of %lld samples (train_micro_batch_size_per_gpu) x --hidden %lld",
+             (long long)m, (long long)a->hidden);
+    void *x, *y;
+    rc = program_batch_buffers(m, a->hidden, sizeof *t->inputs, &x, 1, sizeof *t->labels, &y, what,
+                               err);
+    t->inputs = x; /* (m, hidden) */
+    t->labels = y; /* (m) */
+    if (rc)
+        return rc;
     t->cfg.quiet = a->quiet; /* the engine's own informational lines too */
     if ((rc = program_engine_create(&t->engine, &t->cfg, t->model, t->dev, err)))
         return rc;
@@ -100,16 +114,6 @@ static int setup(struct trainer *t, struct zero_error *err)
         mlp_data_synthetic(&t->data, a->hidden, a->classes, a->data_seed);
     if (rc)
         return zero_error_wrap(err, "--data: ");
-    int64_t m = t->cfg.train_micro_batch_size_per_gpu;
-    char what[200]; /* the batch comes from --batch, --micro-batch or the config's keys */
-    snprintf(what, sizeof what,
-             "micro-batch of %lld samples (train_micro_batch_size_per_gpu) x --hidden %lld",
-             (long long)m, (long long)a->hidden);
-    void *x, *y;
-    rc = program_batch_buffers(m, a->hidden, sizeof *t->inputs, &x, 1, sizeof *t->labels, &y, what,
-                               err);
-    t->inputs = x; /* (m, hidden) */
-    t->labels = y; /* (m) */
     return rc;
 }
 

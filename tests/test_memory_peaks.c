@@ -165,6 +165,36 @@ static void bounded(struct probe *p, const char *what)
     }
 }
 
+/* A micro-batch whose bounds overflow 64 bits (2^60 samples; a GPT's rows overflow
+ * too) is refused by the plan, the activations named, without a wrapped product
+ * (the sanitizer build checks the arithmetic). */
+START_TEST(test_a_micro_batch_past_64_bits_is_refused_by_the_plan)
+{
+    for (int gpt = 0; gpt <= 1; gpt++) {
+        MPI_Comm comm = MPI_COMM_WORLD;
+        struct zero_device *dev = NULL;
+        struct zero_model *model = NULL;
+        struct zero_engine *e = NULL;
+        struct zero_error err = {0};
+        struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
+        const struct zero_gpt_config g = {
+            .n_layer = 1, .n_head = 2, .n_embd = 32, .block_size = 8, .vocab_size = 24};
+        struct probe p;
+        defaults(&p, 3);
+        p.cfg.train_micro_batch_size_per_gpu = (int64_t)1 << 60; /* x 4 ranks fits */
+        ck_assert_int_eq(zero_device_open(&dev, "cpu", &comm, &opt, &err), ZERO_OK);
+        ck_assert_int_eq(gpt ? zero_nn_build_gpt(&model, &g, &err)
+                             : zero_nn_build_mlp(&model, 32, 2, 4, &err),
+                         ZERO_OK);
+        ck_assert_int_ne(zero_engine_create(&e, &p.cfg, model, dev, &err), ZERO_OK);
+        ck_assert_msg(strstr(err.msg, "not enough memory") && strstr(err.msg, "activations"), "%s",
+                      err.msg);
+        zero_model_destroy(model);
+        zero_device_close(dev);
+    }
+}
+END_TEST
+
 START_TEST(test_mlp_stage0_fp32_peaks_within_the_plan)
 {
     struct probe p;
@@ -268,6 +298,7 @@ static Suite *peaks_suite(void)
     Suite *s = suite_create("memory_peaks");
     TCase *tc = tcase_create("peaks");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_a_micro_batch_past_64_bits_is_refused_by_the_plan);
     tcase_add_test(tc, test_mlp_stage0_fp32_peaks_within_the_plan);
     tcase_add_test(tc, test_mlp_stage2_bf16_small_overlapped_buckets_within_the_plan);
     tcase_add_test(tc, test_mlp_stage3_checkpointed_peaks_within_the_plan);

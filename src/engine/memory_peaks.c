@@ -290,20 +290,45 @@ int64_t peak_comm_bytes(const struct zero_engine *e)
     return bytes + (e->cfg.libzero.coll_mode == ZERO_COLL_NATIVE ? 4 * shards : 0);
 }
 
+static int64_t rows_per_sample(const struct zero_engine *e)
+{
+    return e->model->rows_per_sample > 1 ? e->model->rows_per_sample : 1;
+}
+
 int64_t memory_peaks_rows(const struct zero_engine *e)
 {
-    int64_t per_sample = e->model->rows_per_sample > 1 ? e->model->rows_per_sample : 1;
-    return e->cfg.train_micro_batch_size_per_gpu * per_sample;
+    int64_t rows;
+    if (__builtin_mul_overflow(e->cfg.train_micro_batch_size_per_gpu, rows_per_sample(e), &rows))
+        return INT64_MAX;
+    return rows;
+}
+
+/* What a micro-batch too large for 64-bit bounds plans for its activations and its
+ * workspace each: far above any machine's memory, and summed over tags and ranks
+ * without wrapping, so the plan refuses it with the tags named. */
+#define SATURATED ((int64_t)1 << 50)
+
+/* 1 when the batch-dependent bounds would overflow: they grow at most linearly in
+ * the samples (each sample's rows cost what one sample's cost), so one sample's
+ * bounds times the micro-batch, with room for the sums, must fit. */
+static int batch_overflows(const struct zero_engine *e)
+{
+    const int64_t micro = e->cfg.train_micro_batch_size_per_gpu, one = rows_per_sample(e);
+    if (memory_peaks_rows(e) > INT64_MAX / 64)
+        return 1;
+    int64_t per_sample = max64(peak_activation_bytes(e, one), peak_workspace_bytes(e, one));
+    return per_sample > 0 && micro > INT64_MAX / 64 / per_sample;
 }
 
 void memory_peaks_add(const struct zero_engine *e, int device_is_host, int64_t plan[ZERO_TAG_COUNT])
 {
     const int64_t rows = memory_peaks_rows(e);
     if (device_is_host) {
+        const int huge = batch_overflows(e);
         plan[ZERO_TAG_GATHER] += peak_gather_bytes(e);
         plan[ZERO_TAG_BUCKETS] += peak_bucket_bytes(e);
-        plan[ZERO_TAG_ACTIVATIONS] += peak_activation_bytes(e, rows);
-        plan[ZERO_TAG_WORKSPACE] += peak_workspace_bytes(e, rows);
+        plan[ZERO_TAG_ACTIVATIONS] += huge ? SATURATED : peak_activation_bytes(e, rows);
+        plan[ZERO_TAG_WORKSPACE] += huge ? SATURATED : peak_workspace_bytes(e, rows);
         plan[ZERO_TAG_COMM] += peak_comm_bytes(e);
     }
     /* host memory on every backend: NVMe offload's rings and its one-unit loads */
