@@ -95,15 +95,21 @@ int zero_llama_tensor(const struct zero_llama_config *c, int i, struct zero_llam
     return ZERO_OK;
 }
 
+/* In closed form: one layer's tensors summed once, times the layers (a config may name
+ * 2^30 layers; walking every tensor would take minutes). */
 int64_t zero_llama_num_parameters(const struct zero_llama_config *c)
 {
-    int64_t total = 0;
-    const int n = zero_llama_tensor_count(c);
-    for (int i = 0; i < n; i++) {
-        struct zero_llama_tensor t;
-        if (zero_llama_tensor(c, i, &t, NULL) != ZERO_OK)
+    int64_t layer = 0;
+    const int per = llama_layer_nparams(c);
+    for (int p = 0; p < per; p++) {
+        const char *name;
+        int ndim;
+        int64_t shape[2];
+        if (llama_layer_param(c, p, &name, &ndim, shape) != ZERO_OK)
             return -1;
-        total += t.ndim == 1 ? t.shape[0] : t.shape[0] * t.shape[1];
+        layer += ndim == 1 ? shape[0] : shape[0] * shape[1];
     }
-    return total;
+    const int64_t embed = c->vocab_size * c->hidden_size;
+    return embed * (c->tie_word_embeddings ? 1 : 2) + layer * c->num_hidden_layers +
+           c->hidden_size;
 }
