@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program/example_mpi.h"
+#include "program/example_agree.h"
 #include "base/exact_math.h" /* libzero's exp: the same samples on every machine */
 #include "gpt_generate.h"
 
@@ -67,7 +67,7 @@ int32_t gpt_pick_token(const float *logits, int64_t V, double temperature, int64
 
 int gpt_generate(struct zero_engine *e, int64_t T, int64_t V, const int32_t *prompt, int64_t plen,
                  int64_t n, double temperature, int64_t top_k, uint64_t seed, int32_t *out,
-                 MPI_Comm comm, struct zero_error *err)
+                 struct zero_comm *comm, struct zero_error *err)
 {
     int32_t *window = malloc((size_t)T * sizeof *window);     /* (T) */
     float *logits = malloc((size_t)(T * V) * sizeof *logits); /* (T, V) */
@@ -85,7 +85,7 @@ int gpt_generate(struct zero_engine *e, int64_t T, int64_t V, const int32_t *pro
         if ((rc = zero_engine_predict(e, &b, logits, err)))
             break;
         int32_t next = gpt_pick_token(logits + (used - 1) * V, V, temperature, top_k, &rng);
-        MPI_Bcast(&next, 1, MPI_INT32_T, 0, comm);
+        zero_comm_bcast(comm, &next, sizeof next, 0);
         out[len] = next;
     }
     free(window);
@@ -128,12 +128,10 @@ static int check_answer(const struct zero_addition *task, int64_t a, int64_t b,
 }
 
 int gpt_addition_accuracy(struct zero_engine *e, const struct zero_addition *task, int64_t T,
-                          int64_t V, int64_t m, int64_t problems, MPI_Comm comm,
+                          int64_t V, int64_t m, int64_t problems, struct zero_comm *comm,
                           struct gpt_accuracy *acc, struct zero_error *err)
 {
-    int rank, world;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &world);
+    int rank = zero_comm_rank(comm), world = zero_comm_size(comm);
     memset(acc, 0, sizeof *acc);
     const int plen = zero_addition_prompt_len(task->digits);
     int32_t *tokens = malloc((size_t)(m * T) * sizeof *tokens); /* (m, T) */
@@ -156,8 +154,8 @@ int gpt_addition_accuracy(struct zero_engine *e, const struct zero_addition *tas
             total++;
         }
     }
-    long long local[2] = {correct, total}, sum[2] = {0, 0};
-    MPI_Allreduce(local, sum, 2, MPI_LONG_LONG, MPI_SUM, comm);
+    int64_t sum[2] = {correct, total};
+    zero_comm_allreduce_int64(comm, sum, 2, ZERO_COMM_SUM);
     acc->correct = sum[0];
     acc->total = sum[1];
     free(tokens);

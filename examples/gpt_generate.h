@@ -7,8 +7,6 @@
 
 #include <stdint.h>
 
-#include <mpi.h>
-
 #include "zero/addition.h"
 #include "zero/zero.h"
 
@@ -22,7 +20,7 @@ int32_t gpt_pick_token(const float *logits, int64_t V, double temperature, int64
  * 0's choices. */
 int gpt_generate(struct zero_engine *e, int64_t T, int64_t V, const int32_t *prompt, int64_t plen,
                  int64_t n, double temperature, int64_t top_k, uint64_t seed, int32_t *out,
-                 MPI_Comm comm, struct zero_error *err);
+                 struct zero_comm *comm, struct zero_error *err);
 
 #define GPT_SHOW 6
 
@@ -35,7 +33,7 @@ struct gpt_accuracy {
 /* Exact-match accuracy of greedy answers to held-out problems 0 .. problems-1:
  * rank r answers r, r + N, ..., m problems per predict. Collective. */
 int gpt_addition_accuracy(struct zero_engine *e, const struct zero_addition *task, int64_t T,
-                          int64_t V, int64_t m, int64_t problems, MPI_Comm comm,
+                          int64_t V, int64_t m, int64_t problems, struct zero_comm *comm,
                           struct gpt_accuracy *acc, struct zero_error *err);
 
 #endif

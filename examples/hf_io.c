@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "program/example_mpi.h"
+#include "program/example_agree.h"
 
 static size_t tensor_numel(const struct zero_llama_tensor *t)
 {
@@ -23,10 +23,9 @@ static size_t largest_tensor(const struct zero_llama_config *c)
 }
 
 int hf_load_llama(struct zero_engine *e, const struct zero_llama_config *c, const char *dir,
-                  MPI_Comm comm, struct zero_error *err)
+                  struct zero_comm *comm, struct zero_error *err)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
+    int rank = zero_comm_rank(comm);
     struct zero_hf_weights *w = NULL;
     float *host = malloc(largest_tensor(c) * sizeof *host + 1); /* (numel) */
     int rc = host ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "%s: weight buffer", dir);
@@ -41,7 +40,7 @@ int hf_load_llama(struct zero_engine *e, const struct zero_llama_config *c, cons
                                       tensor_numel(&t), err);
         if ((rc = example_agree(rc, err, comm)))
             break;
-        example_bcast(host, tensor_numel(&t) * sizeof *host, 0, comm);
+        zero_comm_bcast(comm, host, tensor_numel(&t) * sizeof *host, 0);
         rc = example_agree(zero_engine_write_param(e, t.unit, t.param, host, err), err, comm);
     }
     zero_hf_weights_close(w);
@@ -50,11 +49,10 @@ int hf_load_llama(struct zero_engine *e, const struct zero_llama_config *c, cons
 }
 
 int hf_save_llama(struct zero_engine *e, const struct zero_llama_config *c, const char *dir,
-                  enum zero_dtype dtype, int64_t max_shard_bytes, MPI_Comm comm,
+                  enum zero_dtype dtype, int64_t max_shard_bytes, struct zero_comm *comm,
                   struct zero_error *err)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
+    int rank = zero_comm_rank(comm);
     struct zero_hf_writer *w = NULL;
     float *host = malloc(largest_tensor(c) * sizeof *host + 1); /* (numel) */
     int rc = host ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "%s: weight buffer", dir);

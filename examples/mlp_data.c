@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program/example_mpi.h"
+#include "program/example_agree.h"
 #include "mlp_data.h"
 #include "zero/safetensors.h"
 #include "zero/size.h"
@@ -91,24 +91,23 @@ out:
 }
 
 int mlp_data_load(struct mlp_data *d, const char *path, int64_t hidden, int64_t classes,
-                  MPI_Comm comm, struct zero_error *err)
+                  struct zero_comm *comm, struct zero_error *err)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
+    int rank = zero_comm_rank(comm);
     mlp_data_synthetic(d, hidden, classes, 0);
     int rc = rank == 0 ? read_file(d, path, err) : ZERO_OK;
     if ((rc = example_agree(rc, err, comm)))
         goto fail;
-    long long s = d->samples;
-    MPI_Bcast(&s, 1, MPI_LONG_LONG, 0, comm);
+    int64_t s = d->samples;
+    zero_comm_bcast(comm, &s, sizeof s, 0);
     d->samples = s;
     int64_t n = s * hidden; /* rank 0 checked it */
     if (rank != 0 && (rc = alloc_samples(d, &n, err)))
         zero_error_wrap(err, "%s: ", path);
     if ((rc = example_agree(rc, err, comm)))
         goto fail;
-    example_bcast(d->inputs, (size_t)n * sizeof *d->inputs, 0, comm);
-    example_bcast(d->labels, (size_t)s * sizeof *d->labels, 0, comm);
+    zero_comm_bcast(comm, d->inputs, (size_t)n * sizeof *d->inputs, 0);
+    zero_comm_bcast(comm, d->labels, (size_t)s * sizeof *d->labels, 0);
     return ZERO_OK;
 fail:
     mlp_data_free(d);

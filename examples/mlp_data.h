@@ -7,9 +7,8 @@
 
 #include <stdint.h>
 
-#include <mpi.h>
-
 #include "zero/error.h"
+#include "zero/job.h"
 
 struct mlp_data {
     int64_t hidden, classes;
@@ -24,7 +23,7 @@ void mlp_data_synthetic(struct mlp_data *d, int64_t hidden, int64_t classes, uin
 /* Rank 0 reads and checks path, then broadcasts it; collective, the same
  * status and message on all ranks. */
 int mlp_data_load(struct mlp_data *d, const char *path, int64_t hidden, int64_t classes,
-                  MPI_Comm comm, struct zero_error *err);
+                  struct zero_comm *comm, struct zero_error *err);
 void mlp_data_free(struct mlp_data *d);
 
 /* inputs (n, hidden) and labels (n) of samples first .. first+n-1. */

@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "program/example_mpi.h"
+#include "program/example_agree.h"
 #include "stage_memory.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -20,7 +20,7 @@ struct stage_row {
 
 static int one_stage(const struct zero_config *base, int stage, struct zero_model *model,
                      struct zero_device *dev, const struct zero_batch *batch, struct stage_row *row,
-                     MPI_Comm comm, struct zero_error *err)
+                     struct zero_comm *comm, struct zero_error *err)
 {
     struct zero_config cfg = *base;
     cfg.zero_optimization.stage = stage;
@@ -60,12 +60,10 @@ static int one_stage(const struct zero_config *base, int stage, struct zero_mode
 }
 
 int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_model *model,
-                       struct zero_device *dev, const struct zero_batch *batch, MPI_Comm comm,
-                       struct zero_error *err)
+                       struct zero_device *dev, const struct zero_batch *batch,
+                       struct zero_comm *comm, struct zero_error *err)
 {
-    int rank, world;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &world);
+    int rank = zero_comm_rank(comm), world = zero_comm_size(comm);
     struct stage_row rows[4];
     int mismatches = 0;
     for (int stage = 0; stage < 4; stage++) {
@@ -76,9 +74,8 @@ int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_mod
         int bad = zero_ledger_model_states(&r->created) != r->theory.model_state_bytes ||
                   zero_ledger_model_states(&r->host) != r->theory.host_state_bytes ||
                   zero_ledger_model_states(&r->nvme) != r->theory.nvme_state_bytes;
-        int any = 0;
-        MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
-        mismatches += any;
+        zero_comm_allreduce_int(comm, &bad, ZERO_COMM_MAX);
+        mismatches += bad;
     }
     if (mismatches)
         zero_fail(err, ZERO_EMISMATCH, "%d stage(s) differ from the theory", mismatches);

@@ -10,8 +10,6 @@
 
 #include <stdio.h>
 
-#include <mpi.h>
-
 #include "zero/zero.h"
 
 /* For stage = 0..3: an engine for model with cfg at that stage (no gradient
@@ -20,7 +18,7 @@
  * Returns a status, the same on all ranks, with err filled: ZERO_EMISMATCH
  * when some stage's measured model states differ from the theory on some rank. */
 int stage_memory_table(FILE *out, const struct zero_config *cfg, struct zero_model *model,
-                       struct zero_device *dev, const struct zero_batch *batch, MPI_Comm comm,
-                       struct zero_error *err);
+                       struct zero_device *dev, const struct zero_batch *batch,
+                       struct zero_comm *comm, struct zero_error *err);
 
 #endif

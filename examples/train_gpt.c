@@ -16,10 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mpi.h>
-
 #include "program/checkpointing.h"
-#include "program/example_mpi.h"
+#include "program/example_agree.h"
 #include "gpt_args.h"
 #include "gpt_generate.h"
 #include "gpt_source.h"
@@ -111,7 +109,7 @@ static int resolve_config(struct trainer *t, char *msg, size_t len)
 static int setup(struct trainer *t, struct zero_error *err)
 {
     const struct gpt_args *a = &t->a;
-    MPI_Comm comm = MPI_COMM_WORLD;
+    struct zero_comm *comm = zero_comm_world();
     int rc = program_device_open(&t->dev, &t->cfg, comm, err);
     if (!rc && a->arch == GPT_ARCH_LLAMA) {
         struct zero_llama_config lc;
@@ -298,8 +296,8 @@ static double validate(struct trainer *t)
 {
     struct zero_error err = {0};
     const int64_t atoms = t->a.val_batches * t->accum * t->world;
-    double *loss = calloc((size_t)atoms, sizeof *loss), *all = calloc((size_t)atoms, sizeof *all);
-    if (!loss || !all)
+    double *loss = calloc((size_t)atoms, sizeof *loss);
+    if (!loss)
         die(t, &(struct zero_error){.msg = "validation buffers: out of memory"});
     for (int64_t i = 0; i < t->a.val_batches; i++)
         for (int64_t micro = 0; micro < t->accum; micro++) {
@@ -312,12 +310,11 @@ static double validate(struct trainer *t)
                 die(t, &err);
             loss[first / t->m] = l; /* the atom's index, in either atom order */
         }
-    MPI_Allreduce(loss, all, (int)atoms, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    zero_comm_allreduce_double(zero_comm_world(), loss, (size_t)atoms, ZERO_COMM_SUM);
     double sum = 0.0;
     for (int64_t a = 0; a < atoms; a++)
-        sum += all[a];
+        sum += loss[a];
     free(loss);
-    free(all);
     return sum / (double)atoms;
 }
 
@@ -416,7 +413,7 @@ static void sample_answers(struct trainer *t)
         for (int k = 0; k < plen; k++)
             prompt[k] = (unsigned char)text[k];
         if (gpt_generate(t->engine, t->T, t->V, prompt, plen, n, t->a.temperature, t->a.top_k,
-                         t->a.sample_seed + (uint64_t)i, out, MPI_COMM_WORLD, &err))
+                         t->a.sample_seed + (uint64_t)i, out, zero_comm_world(), &err))
             die(t, &err);
         if (t->rank == 0 && !t->a.quiet)
             print_tokens(t, out, plen + n);
@@ -440,7 +437,7 @@ static void sample(struct trainer *t)
         die(t, &(struct zero_error){.msg = "sample buffer: out of memory"});
     int64_t plen = make_prompt(t, prompt, cap);
     if (gpt_generate(t->engine, t->T, t->V, prompt, plen, a->sample_tokens, a->temperature,
-                     a->top_k, a->sample_seed, ids, MPI_COMM_WORLD, &err))
+                     a->top_k, a->sample_seed, ids, zero_comm_world(), &err))
         die(t, &err);
     if (t->rank == 0 && !a->quiet)
         print_tokens(t, ids, plen + a->sample_tokens);
@@ -455,7 +452,7 @@ static double addition_accuracy(struct trainer *t)
     struct gpt_accuracy acc;
     struct zero_error err = {0};
     if (gpt_addition_accuracy(t->engine, &t->src.task, t->T, t->V, t->m, t->a.eval_problems,
-                              MPI_COMM_WORLD, &acc, &err))
+                              zero_comm_world(), &acc, &err))
         die(t, &err);
     const double rate = (double)acc.correct / (double)acc.total;
     if (t->rank == 0 && !t->a.quiet) {
@@ -473,7 +470,7 @@ static double addition_accuracy(struct trainer *t)
 static int memory_table(struct trainer *t, struct zero_error *err)
 {
     if (t->a.save_weights &&
-        weights_save(t->engine, t->model, t->a.save_weights, MPI_COMM_WORLD, err))
+        weights_save(t->engine, t->model, t->a.save_weights, zero_comm_world(), err))
         return zero_error_wrap(err, "--save-weights: ");
     t->a.save_weights = NULL;
     zero_engine_destroy(t->engine);
@@ -481,7 +478,7 @@ static int memory_table(struct trainer *t, struct zero_error *err)
     int64_t first = zero_atom_first_sample(0, 0, t->rank, t->world, 1, t->m);
     gpt_source_fill(&t->src, 0, t->T, first, t->m, t->tokens, t->labels);
     struct zero_batch b = {.rows = t->m * t->T, .tokens = t->tokens, .labels = t->labels};
-    return stage_memory_table(stdout, &t->cfg, t->model, t->dev, &b, MPI_COMM_WORLD, err);
+    return stage_memory_table(stdout, &t->cfg, t->model, t->dev, &b, zero_comm_world(), err);
 }
 
 /* The model's tokenizer.json (--tokenizer; a model directory's own tokenizer.json goes
@@ -555,7 +552,7 @@ static int finish(struct trainer *t, const struct program *p)
         return 1;
     }
     if (t->a.save_weights &&
-        weights_save(t->engine, t->model, t->a.save_weights, MPI_COMM_WORLD, &err)) {
+        weights_save(t->engine, t->model, t->a.save_weights, zero_comm_world(), &err)) {
         program_error(p, "--save-weights: ", &err);
         return 1;
     }
@@ -563,7 +560,7 @@ static int finish(struct trainer *t, const struct program *p)
         struct zero_llama_config lc;
         gpt_args_llama(&t->a, &lc);
         if (hf_save_llama(t->engine, &lc, t->a.save_hf, ZERO_F32, t->a.save_hf_shard,
-                          MPI_COMM_WORLD, &err)) {
+                          zero_comm_world(), &err)) {
             program_error(p, "--save-hf: ", &err);
             return 1;
         }

@@ -12,9 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mpi.h>
-
-#include "program/example_mpi.h"
+#include "program/example_agree.h"
 #include "mlp_args.h"
 #include "program/checkpointing.h"
 #include "mlp_data.h"
@@ -83,7 +81,7 @@ static int resolve_batch(struct trainer *t, char *msg, size_t len)
 static int setup(struct trainer *t, struct zero_error *err)
 {
     const struct mlp_args *a = &t->a;
-    MPI_Comm comm = MPI_COMM_WORLD;
+    struct zero_comm *comm = zero_comm_world();
     int rc = program_device_open(&t->dev, &t->cfg, comm, err);
     if (!rc)
         rc = zero_nn_build_mlp(&t->model, a->hidden, a->layers, a->classes, err);
@@ -224,7 +222,7 @@ static int write_data(const struct mlp_args *a, int rank)
     int rc = rank == 0 ? mlp_data_write_synthetic(a->write_data, a->data_seed, a->hidden,
                                                   a->classes, samples, &err)
                        : ZERO_OK;
-    if (example_agree(rc, &err, MPI_COMM_WORLD)) {
+    if (example_agree(rc, &err, zero_comm_world())) {
         if (rank == 0)
             fprintf(stderr, "train_mlp: --write-synthetic-data: %s\n", err.msg);
         return 1;
@@ -281,8 +279,8 @@ static int trace_begin(struct trainer *t, const struct program *p)
 static int finish(struct trainer *t, const struct program *p)
 {
     struct zero_error err = {0};
-    if (t->a.trace &&
-        example_agree(zero_trace_write(t->trace, t->dev, t->a.trace, &err), &err, MPI_COMM_WORLD)) {
+    if (t->a.trace && example_agree(zero_trace_write(t->trace, t->dev, t->a.trace, &err), &err,
+                                    zero_comm_world())) {
         program_error(p, "--trace: ", &err);
         return 1;
     }
@@ -291,7 +289,7 @@ static int finish(struct trainer *t, const struct program *p)
                (long long)zero_trace_count(t->trace));
     program_reports(p, 1);
     if (t->a.save_weights && weights_save_as(t->engine, t->model, t->a.save_weights,
-                                             t->a.save_dtype, MPI_COMM_WORLD, &err)) {
+                                             t->a.save_dtype, zero_comm_world(), &err)) {
         program_error(p, "--save-weights: ", &err);
         return 1;
     }

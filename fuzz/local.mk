@@ -51,7 +51,7 @@ fuzz_fuzz_tokens_LDADD = $(FUZZ_LDADD)
 fuzz_fuzz_args_SOURCES = fuzz/fuzz_args.c fuzz/fuzz_util.h examples/mlp_args.c \
 	examples/gpt_args.c src/program/flags.c src/program/flag_number.c src/program/program.c \
 	src/program/program_signal.c src/program/checkpointing.c src/program/trajectory.c \
-	src/program/sample_order.c src/program/example_mpi.c
+	src/program/sample_order.c src/program/example_agree.c
 fuzz_fuzz_args_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples
 fuzz_fuzz_args_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_args_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)

@@ -12,7 +12,7 @@
 #   io/          safetensors, asynchronous file I/O (io_uring or threads)
 #   observe/     ledger, comm counters, trace, estimator and theory formulas, charts
 #   program/     the program driver the trainers and the zero tool link (libprogram.la, not
-#                libzero: it calls MPI)
+#                libzero: it starts the job and exchanges over it, zero/job.h)
 #   cli/         the zero command-line tool
 include %reldir%/base/local.mk
 include %reldir%/engine/local.mk

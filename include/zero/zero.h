@@ -26,5 +26,6 @@
 #include "zero/hf_model.h"
 #include "zero/tokens.h"
 #include "zero/addition.h"
+#include "zero/job.h"
 
 #endif

@@ -194,21 +194,11 @@ void cli_model_fields(const struct cli_model *m, struct program_startup *su)
 
 int cli_startup(struct program_startup *su, int *owned)
 {
-    *owned = cli_mpi_init();
-    int status = program_startup_agree(su, MPI_COMM_WORLD);
+    struct zero_error err = {0};
+    zero_job_init(NULL, NULL, owned, &err);
+    int status = program_startup_agree(su, zero_comm_world());
     program_startup_free(su);
     return status;
-}
-
-int cli_mpi_init(void)
-{
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-        int provided; /* MULTIPLE: the cpu backend's communication thread (overlap) */
-        MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
-    }
-    return !initialized;
 }
 
 char *cli_num(char *buf, int64_t v)
@@ -309,14 +299,14 @@ int cli_model_build(const struct cli_model *m, struct zero_model **model, struct
     return zero_nn_build_mlp(model, m->hidden, m->layers, m->classes, err);
 }
 
-int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Comm comm,
+int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, struct zero_comm *comm,
                  struct zero_error *err)
 {
     memset(r, 0, sizeof *r);
     r->m = *m;
     r->m.cfg.zero_optimization.stage = stage;
-    MPI_Comm_rank(comm, &r->rank);
-    MPI_Comm_size(comm, &r->world);
+    r->rank = zero_comm_rank(comm);
+    r->world = zero_comm_size(comm);
     int rc = resolve_batch(r, err);
     if (!rc)
         rc = program_device_open(&r->dev, &r->m.cfg, comm, err);

@@ -9,9 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <mpi.h>
-
-#include "program/example_mpi.h" /* example_agree_naming_ranks: the runs agree on a status */
+#include "program/example_agree.h" /* example_agree_naming_ranks: the runs agree on a status */
 #include "program/program.h"
 #include "zero/zero.h"
 
@@ -66,7 +64,7 @@ const char *cli_model_name(const struct cli_model *m);
 /* Opens the cpu device on comm, builds the model and the engine at `stage`.
  * Collective; on failure every rank returns the first failing rank's status
  * and message, and everything opened is closed again. */
-int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, MPI_Comm comm,
+int cli_run_open(struct cli_run *r, const struct cli_model *m, int stage, struct zero_comm *comm,
                  struct zero_error *err);
 /* One optimizer step (every micro-step): global batch `step` (0-based). */
 int cli_run_step(struct cli_run *r, int64_t step, struct zero_error *err);
@@ -75,13 +73,10 @@ void cli_run_close(struct cli_run *r);
 /* The model's flags and config keys as start-up fields (program.h). */
 void cli_model_fields(const struct cli_model *m, struct program_startup *su);
 
-/* MPI_Init when needed (*owned: this call did it), then the start-up agreement
+/* zero_job_init when needed (*owned: this call did it), then the start-up agreement
  * of su (this rank's parse status and fields; freed here). Returns 0 on every
  * rank to go on, else the exit status, rank 0 having printed why. */
 int cli_startup(struct program_startup *su, int *owned);
-
-/* MPI_Init unless already initialized; 1 if this call initialized it. */
-int cli_mpi_init(void);
 
 /* 1234567 -> "1,234,567" in buf (at least 32 bytes); returns buf. */
 char *cli_num(char *buf, int64_t v);

@@ -55,17 +55,17 @@ static int measure(struct stage_memory *out, const struct cli_model *m, int stag
                    struct zero_error *err)
 {
     struct cli_run run;
-    int rc = cli_run_open(&run, m, stage, MPI_COMM_WORLD, err);
+    int rc = cli_run_open(&run, m, stage, zero_comm_world(), err);
     if (rc)
         return rc;
     zero_ledger_reset_peaks(&run.dev->ledger);
-    rc = example_agree_naming_ranks(cli_run_step(&run, 0, err), err, MPI_COMM_WORLD);
+    rc = example_agree_naming_ranks(cli_run_step(&run, 0, err), err, zero_comm_world());
     if (!rc) {
         out->ledger = run.dev->ledger;
         zero_engine_theory(run.engine, &out->theory);
-        long long states = zero_ledger_model_states(&run.dev->ledger), lo = 0, hi = 0;
-        MPI_Allreduce(&states, &lo, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-        MPI_Allreduce(&states, &hi, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        int64_t lo = zero_ledger_model_states(&run.dev->ledger), hi = lo;
+        zero_comm_allreduce_int64(zero_comm_world(), &lo, 1, ZERO_COMM_MIN);
+        zero_comm_allreduce_int64(zero_comm_world(), &hi, 1, ZERO_COMM_MAX);
         out->min_states = lo;
         out->max_states = hi;
     }
@@ -199,14 +199,13 @@ int zero_cmd_memory(int argc, char **argv)
     }
     int owned;
     int agreed = cli_startup(&su, &owned);
-    int rank, world, status = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    struct zero_comm *job = zero_comm_world();
+    int rank = zero_comm_rank(job), world = zero_comm_size(job), status = 0;
     if (agreed || help) {
         if (!agreed && rank == 0)
             usage(stdout);
         if (owned)
-            MPI_Finalize();
+            zero_job_finalize();
         return agreed;
     }
     struct stage_memory sm[4];
@@ -224,8 +223,8 @@ int zero_cmd_memory(int argc, char **argv)
             status = 1;
         fflush(stdout);
     }
-    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    zero_comm_allreduce_int(job, &status, ZERO_COMM_MAX);
     if (owned)
-        MPI_Finalize();
+        zero_job_finalize();
     return status;
 }

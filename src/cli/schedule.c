@@ -535,14 +535,13 @@ int zero_cmd_schedule(int argc, char **argv)
     program_startup_init(&su, "zero schedule");
     int help = parse(&a, argc, argv, &su) < 0, owned;
     int rc = cli_startup(&su, &owned);
-    int me, world, status = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    struct zero_comm *job = zero_comm_world();
+    int me = zero_comm_rank(job), world = zero_comm_size(job), status = 0;
     if (rc || help) {
         if (!rc && me == 0)
             usage(stdout);
         if (owned)
-            MPI_Finalize();
+            zero_job_finalize();
         return rc;
     }
     struct recorder *rec = a.rank < world ? calloc(1, sizeof *rec) : NULL;
@@ -552,15 +551,14 @@ int zero_cmd_schedule(int argc, char **argv)
                                        world, world > 1 ? "s" : "")
                            : zero_fail(&err, ZERO_ENOMEM, "event buffer");
     struct cli_run run;
-    if ((rc = example_agree_naming_ranks(rc, &err, MPI_COMM_WORLD)) == 0 &&
-        (rc = cli_run_open(&run, &a.m, a.m.cfg.zero_optimization.stage, MPI_COMM_WORLD, &err)) ==
-            0) {
+    if ((rc = example_agree_naming_ranks(rc, &err, job)) == 0 &&
+        (rc = cli_run_open(&run, &a.m, a.m.cfg.zero_optimization.stage, job, &err)) == 0) {
         rec->step = a.steps;
         rec->group = zero_engine_config(run.engine)->zero_optimization.zero_hpz_partition_size;
         zero_engine_set_observer(run.engine, record, rec);
         for (int s = 0; s < a.steps && !rc; s++)
             rc = cli_run_step(&run, s, &err);
-        rc = example_agree_naming_ranks(rc, &err, MPI_COMM_WORLD);
+        rc = example_agree_naming_ranks(rc, &err, job);
         if (!rc && run.rank == a.rank) {
             int64_t *padded = calloc((size_t)run.model->nunits, sizeof *padded);
             for (int i = 0; padded && i < rec->n; i++) /* a reduction covers the whole unit */
@@ -584,9 +582,9 @@ int zero_cmd_schedule(int argc, char **argv)
             fprintf(stderr, "zero schedule: %s\n", err.msg);
         status = rc == ZERO_EINVAL ? 2 : 1;
     }
-    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    zero_comm_allreduce_int(job, &status, ZERO_COMM_MAX);
     free(rec);
     if (owned)
-        MPI_Finalize();
+        zero_job_finalize();
     return status;
 }

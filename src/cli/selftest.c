@@ -6,11 +6,11 @@
  * dtype and mode; exits 0 only if every row passes. Buffers go through the backend's
  * own memory (alloc, from_host, to_host), so any backend can be checked. */
 #include <math.h>
-#include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_run.h"
 #include "commands.h"
@@ -129,12 +129,18 @@ static void buf_free(struct selftest *st, struct buf *b)
     free(b->host);
 }
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* 1 on every rank if cond holds on every rank. */
 static int all_ok(int cond)
 {
-    int all = 0;
-    MPI_Allreduce(&cond, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all;
+    zero_comm_allreduce_int(zero_comm_world(), &cond, ZERO_COMM_MIN);
+    return cond;
 }
 
 /* Runs collective c once on the device buffers, blocking or not; 0 or a status. */
@@ -265,29 +271,29 @@ int zero_cmd_selftest(int argc, char **argv)
             bad = program_fail(&su, 2, "unknown argument '%s'\n", argv[i]);
     }
     program_field(&su, help ? "--help" : "--backend", "%s", help ? "given" : backend);
-    int owned, agreed = cli_startup(&su, &owned), me;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    int owned, agreed = cli_startup(&su, &owned), me = zero_comm_rank(zero_comm_world());
     if (agreed || help) {
         if (me == 0 && (bad || !agreed))
             usage(bad ? stderr : stdout);
         if (owned)
-            MPI_Finalize();
+            zero_job_finalize();
         return agreed;
     }
     struct selftest st = {0};
-    MPI_Comm_rank(MPI_COMM_WORLD, &st.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &st.size);
-    MPI_Comm world = MPI_COMM_WORLD;
+    struct zero_comm *world = zero_comm_world();
+    st.rank = zero_comm_rank(world);
+    st.size = zero_comm_size(world);
     struct zero_backend_options opt = {.coll_mode = ZERO_COLL_EXACT, .device = -1};
     struct zero_error err = {0};
-    if (st.size > 256 || zero_device_open(&st.dev, backend, &world, &opt, &err) != ZERO_OK) {
+    if (st.size > 256 ||
+        zero_device_open(&st.dev, backend, zero_comm_device_handle(world), &opt, &err) != ZERO_OK) {
         if (st.rank == 0)
             fprintf(stderr, "zero selftest: %s\n", st.size > 256 ? "at most 256 ranks" : err.msg);
-        MPI_Finalize();
+        zero_job_finalize();
         return 1;
     }
 
-    double t0 = MPI_Wtime();
+    double t0 = seconds_now();
     int rows = 0, passed = 0;
     if (st.rank == 0)
         printf("zero selftest: backend %s, %d rank%s\n\n%-15s %-6s %-7s %-20s %s\n", backend,
@@ -310,11 +316,11 @@ int zero_cmd_selftest(int argc, char **argv)
         printf("\nelements: per rank for reduce_scatter and all_gather, in all for all_reduce "
                "and broadcast\n");
         if (passed == rows)
-            printf("all %d checks passed (%.1f s)\n", rows, MPI_Wtime() - t0);
+            printf("all %d checks passed (%.1f s)\n", rows, seconds_now() - t0);
         else
             printf("%d of %d checks FAILED (details on stderr)\n", rows - passed, rows);
     }
     zero_device_close(st.dev);
-    MPI_Finalize();
+    zero_job_finalize();
     return passed == rows ? 0 : 1;
 }

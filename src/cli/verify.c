@@ -1,6 +1,6 @@
 /* zero verify: the exactness contract, checked. Trains the toy MLP with the same model,
  * data and seed in every listed configuration (stages 0-3, and world sizes carved out
- * of the mpirun job with MPI_Comm_split), hashes all weights after every step, and
+ * of the mpirun job with zero_comm_split), hashes all weights after every step, and
  * compares every weight with the first configuration's: on a difference it names the
  * first step, unit, tensor and element and prints both values. --perturb adds one ulp
  * to one weight of one configuration, to show that a single bit is found. */
@@ -249,11 +249,11 @@ struct reference {
     int64_t n;
 };
 
-/* Runs one configuration on comm (ranks outside it pass MPI_COMM_NULL). */
-static int run_config(const struct verify_args *a, struct config *c, int index, MPI_Comm comm,
-                      struct reference *ref, struct zero_error *err)
+/* Runs one configuration on comm (ranks outside it pass NULL). */
+static int run_config(const struct verify_args *a, struct config *c, int index,
+                      struct zero_comm *comm, struct reference *ref, struct zero_error *err)
 {
-    if (comm == MPI_COMM_NULL)
+    if (comm == NULL)
         return ZERO_OK;
     struct cli_run r;
     int rc = cli_run_open(&r, &a->m, c->stage, comm, err);
@@ -398,9 +398,8 @@ int zero_cmd_verify(int argc, char **argv)
     program_startup_init(&su, "zero verify");
     int help = parse(&a, argc, argv, &su) < 0, owned;
     int rc = cli_startup(&su, &owned);
-    int rank, size, status = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    struct zero_comm *world = zero_comm_world();
+    int rank = zero_comm_rank(world), size = zero_comm_size(world), status = 0;
     if (rc || help) {
         if (!rc && rank == 0)
             usage(stdout);
@@ -433,13 +432,13 @@ int zero_cmd_verify(int argc, char **argv)
     struct reference ref = {0};
     struct zero_error err = {0};
     for (int i = 0; i < ncf && !rc; i++) {
-        MPI_Comm comm;
-        MPI_Comm_split(MPI_COMM_WORLD, rank < cf[i].world ? 0 : MPI_UNDEFINED, rank, &comm);
-        rc = run_config(&a, &cf[i], i, comm, &ref, &err);
-        if (comm != MPI_COMM_NULL)
-            MPI_Comm_free(&comm);
+        struct zero_comm *comm = NULL; /* the first cf[i].world ranks; NULL on the others */
+        rc = zero_comm_split(world, rank < cf[i].world ? 0 : -1, rank, &comm, &err);
+        if (!rc)
+            rc = run_config(&a, &cf[i], i, comm, &ref, &err);
+        zero_comm_free(&comm);
         /* rank 0 is in every configuration */
-        rc = example_agree_naming_ranks(rc, &err, MPI_COMM_WORLD);
+        rc = example_agree_naming_ranks(rc, &err, world);
     }
     if (rc) {
         if (rank == 0)
@@ -458,9 +457,9 @@ int zero_cmd_verify(int argc, char **argv)
     }
     for (int s = 0; s < MAX_STEPS; s++)
         free(ref.w[s]);
-    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    zero_comm_allreduce_int(world, &status, ZERO_COMM_MAX);
 out:
     if (owned)
-        MPI_Finalize();
+        zero_job_finalize();
     return status;
 }

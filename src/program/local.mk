@@ -1,14 +1,14 @@
 # src/program/local.mk -- the program driver (included by src/local.mk). train_mlp,
-# train_gpt and the zero tool's MPI runs link it; libzero does not: a program may call
-# MPI, the library never does (tests/test_layers.sh: src/ library code includes nothing
-# from here).
+# train_gpt and the zero tool's MPI runs link it; libzero does not: a program starts the
+# job and exchanges over it (zero/job.h), the library never does (tests/test_layers.sh:
+# src/ library code includes nothing from here).
 #   program.c, program_run.c  start-up agreement, the step loop's pieces, a trainer's
-#                             life cycle (MPI_Init to MPI_Finalize)
+#                             life cycle (the job's start to its end)
 #   program_signal.c          SIGTERM/SIGINT recorded, agreed after each step
 #   checkpointing.c           --save-checkpoint, --checkpoint-every, --keep-last, --resume
 #   reference_flags.c         --trajectory, --trajectory-weights-every, --order-seed
 #   trajectory.c, sample_order.c  what those flags write and read
-#   example_mpi.c             a status agreed over MPI
+#   example_agree.c           a status agreed over the job (zero/job.h)
 #   report.c                  the end-of-run memory and communication tables
 #   weights_io.c              whole weights in .safetensors (--init-weights, --save-weights)
 #   flags.c, flag_number.c    every program's flag table: parser, --help lines, fields;
@@ -21,7 +21,7 @@ libprogram_la_SOURCES = %reldir%/program.c %reldir%/program.h \
 	%reldir%/reference_flags.c %reldir%/reference_flags.h \
 	%reldir%/trajectory.c %reldir%/trajectory.h \
 	%reldir%/sample_order.c %reldir%/sample_order.h \
-	%reldir%/example_mpi.c %reldir%/example_mpi.h \
+	%reldir%/example_agree.c %reldir%/example_agree.h \
 	%reldir%/report.c %reldir%/report.h \
 	%reldir%/weights_io.c %reldir%/weights_io.h \
 	%reldir%/flag_number.c %reldir%/flag_number.h \

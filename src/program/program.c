@@ -22,9 +22,9 @@
 #include "zero/config_json.h"
 #include "zero/safetensors.h"
 
-/* program_die's own communicator (a duplicate of MPI_COMM_WORLD made by every
- * rank in program_startup_begin): its one exchange never matches another collective */
-static MPI_Comm die_comm = MPI_COMM_NULL;
+/* program_die's own communicator (a duplicate of the world made by every rank in
+ * program_startup_begin): its one exchange never matches another collective */
+static struct zero_comm *die_comm;
 static struct zero_engine *live_engine;
 /* ---- fields ---- */
 
@@ -278,8 +278,7 @@ static int check_checkpoint_dir(struct program_startup *s, const char *flag, con
 
 int program_output_dir(struct program_startup *s, const char *flag, const char *dir)
 {
-    int rank = 0, why = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rank = zero_comm_rank(zero_comm_world()), why = 0;
     struct stat st;
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
@@ -426,11 +425,9 @@ static int judge(const char *prog, const struct record *rec, int world)
     return differ ? 2 : 0;
 }
 
-int program_startup_agree(struct program_startup *s, MPI_Comm comm)
+int program_startup_agree(struct program_startup *s, struct zero_comm *comm)
 {
-    int rank, world;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &world);
+    int rank = zero_comm_rank(comm), world = zero_comm_size(comm);
     if (s->nomem)
         program_fail(s, 1, "out of memory for the start-up record");
     char head[16];
@@ -451,43 +448,32 @@ int program_startup_agree(struct program_startup *s, MPI_Comm comm)
         if (s->len)
             memcpy(mine + (size_t)hn + mn, s->fields, s->len);
     }
-    int *counts = rank == 0 ? calloc((size_t)world, sizeof *counts) : NULL;
-    int *offsets = rank == 0 ? calloc((size_t)world, sizeof *offsets) : NULL;
-    MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
-    char *all = NULL;
+    size_t *counts = NULL;
+    void *got = NULL;
     int status = 0;
-    if (rank == 0) {
-        long long sum = 0;
-        for (int r = 0; r < world; r++) {
-            offsets[r] = (int)sum;
-            sum += counts[r];
-        }
-        all = sum <= INT_MAX ? malloc(sum ? (size_t)sum : 1) : NULL;
-        if (!all) { /* receive nothing; the verdict is an error */
-            for (int r = 0; r < world; r++)
-                counts[r] = offsets[r] = 0;
-        }
-    }
     /* ranks that could not build a record send nothing and are failures */
-    MPI_Gatherv(mine, n, MPI_CHAR, all, counts, offsets, MPI_CHAR, 0, comm);
+    int gathered = zero_comm_gather(comm, mine, (size_t)n, 0, &got, &counts);
     if (rank == 0) {
+        const char *all = got;
         struct record *rec = calloc((size_t)world, sizeof *rec);
-        if (!all || !rec) {
+        if (gathered || !all || !rec) {
             fprintf(stderr, "%s: out of memory for the start-up records\n", s->prog);
             status = 1;
         } else {
-            for (int r = 0; r < world; r++)
-                rec[r] = counts[r] ? parse_record(all + offsets[r], (size_t)counts[r])
+            size_t at = 0;
+            for (int r = 0; r < world; r++) {
+                rec[r] = counts[r] ? parse_record(all + at, counts[r])
                                    : (struct record){.status = 1, .msg = "out of memory"};
+                at += counts[r];
+            }
             status = judge(s->prog, rec, world);
         }
         free(rec);
         fflush(stderr);
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-    free(all);
+    zero_comm_bcast(comm, &status, sizeof status, 0);
+    free(got);
     free(counts);
-    free(offsets);
     free(mine);
     return status;
 }
@@ -496,8 +482,10 @@ int program_startup_begin(struct program *p, struct program_startup *su)
 {
     program_startup_init(su, p->prog);
     zero_fault_set_rank(p->rank, p->world); /* ZERO_FAULT's RANKS from the first site on */
-    if (die_comm == MPI_COMM_NULL)
-        MPI_Comm_dup(MPI_COMM_WORLD, &die_comm);
+    if (die_comm == NULL) {
+        struct zero_error err = {0}; /* none: program_die aborts the job as a rank alone would */
+        zero_comm_dup(zero_comm_world(), &die_comm, &err);
+    }
     program_signals_install();
     if (p->flags_status) /* argv may still hold the bad flag: the trainer's parser would object */
         program_fail_text(su, p->flags_status, p->flags_msg);
@@ -582,19 +570,7 @@ void program_live_engine(struct zero_engine *e)
 /* 1 when every rank of die_comm arrives within `seconds` */
 static int all_die_together(double seconds)
 {
-    if (die_comm == MPI_COMM_NULL)
-        return 0;
-    int one = 1, all = 0, done = 0;
-    MPI_Request req;
-    if (MPI_Iallreduce(&one, &all, 1, MPI_INT, MPI_SUM, die_comm, &req) != MPI_SUCCESS)
-        return 0;
-    double until = seconds_now() + seconds;
-    while (!done && seconds_now() < until) {
-        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (!done)
-            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-    }
-    return done;
+    return die_comm != NULL && zero_comm_all_arrive(die_comm, seconds);
 }
 
 _Noreturn void program_die(const char *prog, int rank, const struct zero_error *err)
@@ -606,12 +582,11 @@ _Noreturn void program_die(const char *prog, int rank, const struct zero_error *
     fflush(stderr);
     if (all_die_together(5.0)) {
         zero_engine_destroy(live_engine);
-        MPI_Finalize();
+        zero_job_finalize();
         exit(1);
     }
     zero_engine_remove_swap_files(live_engine);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    abort(); /* not reached: MPI_Abort does not return */
+    zero_job_abort(1);
 }
 
 /* The signal the ranks agree one of them received, after `done` steps: rank 0 says
@@ -629,7 +604,8 @@ int program_stopped(const struct program *p, int64_t done)
 int program_step_due(struct program *p, int64_t step)
 {
     struct zero_error err = {0};
-    if (p->trajectory && trajectory_step(p->trajectory, p->engine, p->model, MPI_COMM_WORLD, &err))
+    if (p->trajectory &&
+        trajectory_step(p->trajectory, p->engine, p->model, zero_comm_world(), &err))
         program_die(p->prog, p->rank, &err);
     p->timed++;
     p->due = progress_due(p->cfg, step + 1, p->steps);
@@ -757,11 +733,11 @@ void program_startup_files(struct program_startup *s, const char *data, const ch
         program_output_dir(s, "--save-checkpoint", save_checkpoint);
 }
 
-int program_device_open(struct zero_device **dev, const struct zero_config *cfg, MPI_Comm comm,
-                        struct zero_error *err)
+int program_device_open(struct zero_device **dev, const struct zero_config *cfg,
+                        struct zero_comm *comm, struct zero_error *err)
 {
     struct zero_backend_options opt = {.coll_mode = cfg->libzero.coll_mode, .device = -1};
-    return zero_device_open(dev, cfg->libzero.backend, &comm, &opt, err);
+    return zero_device_open(dev, cfg->libzero.backend, zero_comm_device_handle(comm), &opt, err);
 }
 
 void program_config_adamw(struct zero_config *c, double lr, double beta2, double weight_decay,

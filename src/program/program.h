@@ -11,10 +11,11 @@
  *                       samples, the clock, the trajectory, checkpoints, a
  *                       non-finite-loss stop and a signal's (the trainer itself
  *                       calls forward, backward and step).
- *   life cycle          MPI_Init to MPI_Finalize, in the order a trainer's main
- *                       calls them (program_run.h).
+ *   life cycle          the job's start to its end (zero/job.h), in the order a
+ *                       trainer's main calls them (program_run.h).
  *
- * Programs may call MPI; the library never does. */
+ * Programs start and end the job and exchange over it (zero/job.h); the library never
+ * does. */
 #ifndef ZERO_PROGRAM_PROGRAM_H
 #define ZERO_PROGRAM_PROGRAM_H
 
@@ -22,11 +23,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <mpi.h>
-
 #include "checkpointing.h"
 #include "reference_flags.h"
 #include "sample_order.h"
+#include "zero/job.h"
 #include "zero/zero.h"
 
 struct trajectory;
@@ -105,7 +105,7 @@ int program_startup_begin(struct program *p, struct program_startup *su);
  * the failing ranks' messages or the first differing field of each differing
  * rank ("rank 1: --steps = 5, rank 0: --steps = 10"), and every rank returns
  * the same non-zero exit status. */
-int program_startup_agree(struct program_startup *s, MPI_Comm comm);
+int program_startup_agree(struct program_startup *s, struct zero_comm *comm);
 
 /* ---- the run loop ---- */
 
@@ -202,8 +202,8 @@ void program_error(const struct program *p, const char *what, const struct zero_
 
 /* zero_device_open of cfg's backend (libzero.backend) in its collective mode on comm;
  * each rank picks its device. */
-int program_device_open(struct zero_device **dev, const struct zero_config *cfg, MPI_Comm comm,
-                        struct zero_error *err);
+int program_device_open(struct zero_device **dev, const struct zero_config *cfg,
+                        struct zero_comm *comm, struct zero_error *err);
 
 /* ---- defaults ---- */
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "program_run.h"
-#include "example_mpi.h"
+#include "example_agree.h"
 #include "reference_flags.h"
 #include "report.h"
 #include "sample_order.h"
@@ -11,12 +11,13 @@
 
 void program_init(struct program *p, const char *prog, int *argc, char ***argv)
 {
-    int provided;
-    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    int owned; /* a trainer starts the job itself */
+    struct zero_error err = {0};
+    zero_job_init(argc, argv, &owned, &err);
     memset(p, 0, sizeof *p);
     p->prog = prog;
-    MPI_Comm_rank(MPI_COMM_WORLD, &p->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p->world);
+    p->rank = zero_comm_rank(zero_comm_world());
+    p->world = zero_comm_size(zero_comm_world());
     p->flags_status =
         reference_flags_take(&p->flags, prog, argc, *argv, p->flags_msg, sizeof p->flags_msg);
 }
@@ -25,7 +26,7 @@ int program_agree(struct program *p, struct program_startup *su)
 {
     if (p->flags_status == 0)
         reference_flags_startup(&p->flags, su);
-    int status = program_startup_agree(su, MPI_COMM_WORLD);
+    int status = program_startup_agree(su, zero_comm_world());
     program_startup_free(su);
     return status;
 }
@@ -49,7 +50,7 @@ int program_reference(struct program *p)
     if (!rc)
         rc = sample_order_init(&p->order, f->order_seed, global, &err);
     p->atoms.perm = &p->order;
-    rc = example_agree(rc, &err, MPI_COMM_WORLD);
+    rc = example_agree(rc, &err, zero_comm_world());
     const struct trajectory_run run = {.prog = p->prog,
                                        .world = p->world,
                                        .micro = p->atoms.micro,
@@ -58,7 +59,7 @@ int program_reference(struct program *p)
     if (!rc && f->trajectory)
         rc = trajectory_open(&p->trajectory, f->trajectory,
                              f->weights_every < 0 ? 0 : f->weights_every, &run, p->engine, p->model,
-                             MPI_COMM_WORLD, &err);
+                             zero_comm_world(), &err);
     if (rc)
         program_error(p, "", &err);
     return rc ? 1 : 0;
@@ -67,7 +68,7 @@ int program_reference(struct program *p)
 int program_close(struct program *p, int status)
 {
     struct zero_error err = {0};
-    if (p->trajectory && trajectory_close(p->trajectory, MPI_COMM_WORLD, &err)) {
+    if (p->trajectory && trajectory_close(p->trajectory, zero_comm_world(), &err)) {
         program_error(p, "--trajectory: ", &err);
         status = status ? status : 1;
     }
@@ -80,14 +81,14 @@ int program_close(struct program *p, int status)
 int program_end(int status)
 {
     fflush(stdout);
-    MPI_Finalize();
+    zero_job_finalize();
     return status;
 }
 
 int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
                           struct zero_model *model, struct zero_device *dev, struct zero_error *err)
 {
-    int rc = example_agree(zero_engine_create(e, cfg, model, dev, err), err, MPI_COMM_WORLD);
+    int rc = example_agree(zero_engine_create(e, cfg, model, dev, err), err, zero_comm_world());
     program_live_engine(*e);
     return rc;
 }
@@ -104,7 +105,7 @@ int program_batch_buffers(int64_t rows, int64_t a_width, size_t a_size, void **a
         *b = zero_size_alloc(nb, b_size, what, err);
     if (!rc && !*b)
         rc = err->code;
-    return example_agree(rc, err, MPI_COMM_WORLD);
+    return example_agree(rc, err, zero_comm_world());
 }
 
 void program_checkpoints(struct program *p, const char *save_dir, const char *resume_dir,
@@ -126,7 +127,7 @@ void program_reports(const struct program *p, int comm)
 {
     if (p->quiet)
         return;
-    report_memory(stdout, p->engine, MPI_COMM_WORLD);
+    report_memory(stdout, p->engine, zero_comm_world());
     if (p->rank == 0 && comm)
         report_comm(stdout, p->engine, p->world);
 }

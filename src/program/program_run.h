@@ -1,7 +1,7 @@
 /* A trainer's life cycle on the program driver (program.h), in the order its main calls
  * the pieces:
  *
- *   program_init (MPI, the reference flags) -> program_startup_begin, the trainer's own
+ *   program_init (the job, the reference flags) -> program_startup_begin, the trainer's own
  *   flags, program_agree (the start-up agreement) -> [program_usage after --help]
  *   -> the trainer's set-up -> program_attach, program_checkpoints -> program_resume
  *   -> program_reference -> the step loop (program.h) -> program_reports
@@ -15,7 +15,7 @@
 
 #include "program.h"
 
-/* MPI_Init_thread (MULTIPLE, for the cpu backend's communication thread), this rank and
+/* zero_job_init (threads allowed, for the cpu backend's communication thread), this rank and
  * the world size into *p, and the reference flags (reference_flags.h) taken out of
  * *argc / *argv (a usage error waits for program_startup_begin). */
 void program_init(struct program *p, const char *prog, int *argc, char ***argv);
@@ -38,10 +38,10 @@ int program_reference(struct program *p);
  * Returns status, or 1 when the trajectory failed. */
 int program_close(struct program *p, int status);
 
-/* MPI_Finalize; returns status. */
+/* zero_job_finalize; returns status. */
 int program_end(int status);
 
-/* zero_engine_create, agreed over MPI_COMM_WORLD: every rank returns the lowest
+/* zero_engine_create, agreed over the world (zero_comm_world()): every rank returns the lowest
  * failing rank's status and message (example_agree). cfg->quiet: without the engine's
  * informational line on stderr (NVMe offload's I/O choice). */
 int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
@@ -50,7 +50,7 @@ int program_engine_create(struct zero_engine **e, const struct zero_config *cfg,
 
 /* A micro-batch's two host buffers, their sizes checked (zero_size_mul, zero_size_alloc):
  * *a holds rows x a_width elements of a_size bytes, *b rows x b_width of b_size; what
- * names the batch in the error. Agreed over MPI_COMM_WORLD (example_agree). */
+ * names the batch in the error. Agreed over the world (example_agree). */
 int program_batch_buffers(int64_t rows, int64_t a_width, size_t a_size, void **a, int64_t b_width,
                           size_t b_size, void **b, const char *what, struct zero_error *err);
 

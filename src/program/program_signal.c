@@ -1,16 +1,16 @@
 /* See program_signal.h. A signal's default action killed the ranks mid-step: the
  * swap files stayed, and mpirun killed the rest. Here the handler sets a flag and
- * nothing else (async-signal-safe); one MPI_Allreduce of an int per step, on a
+ * nothing else (async-signal-safe); one all-reduce of an int per step, on a
  * communicator of its own so that it never meets another collective, makes every
  * rank stop after the same step. */
 #include <signal.h>
 
-#include <mpi.h>
-
 #include "program_signal.h"
+#include "zero/error.h"
+#include "zero/job.h"
 
 static volatile sig_atomic_t received;
-static MPI_Comm signal_comm = MPI_COMM_NULL;
+static struct zero_comm *signal_comm;
 
 static void record(int sig)
 {
@@ -19,9 +19,10 @@ static void record(int sig)
 
 void program_signals_install(void)
 {
-    if (signal_comm != MPI_COMM_NULL)
+    if (signal_comm != NULL)
         return;
-    MPI_Comm_dup(MPI_COMM_WORLD, &signal_comm);
+    struct zero_error err = {0}; /* none: each rank stops for its own signal only */
+    zero_comm_dup(zero_comm_world(), &signal_comm, &err);
     struct sigaction sa = {0}, old;
     sa.sa_handler = record;
     sa.sa_flags = SA_RESTART; /* a read or write the signal interrupts goes on */
@@ -35,9 +36,9 @@ void program_signals_install(void)
 
 int program_signals_agree(void)
 {
-    int mine = received, any = 0;
-    if (signal_comm == MPI_COMM_NULL)
-        return mine;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, signal_comm);
+    int any = received;
+    if (signal_comm == NULL)
+        return any;
+    zero_comm_allreduce_int(signal_comm, &any, ZERO_COMM_MAX);
     return any;
 }

@@ -6,7 +6,7 @@
 #define ZERO_PROGRAM_PROGRAM_SIGNAL_H
 
 /* Installs the handler for SIGTERM and SIGINT and makes the communicator the ranks
- * agree over (a duplicate of MPI_COMM_WORLD). Collective; once per process. */
+ * agree over (a duplicate of the world, zero_comm_dup). Collective; once per process. */
 void program_signals_install(void);
 
 /* Collective: the signal some rank received since the start (the largest number when

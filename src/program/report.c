@@ -108,14 +108,12 @@ static int host_rows(FILE *out, const struct zero_engine *e, const struct zero_t
     return mismatches + (states != t->host_state_bytes);
 }
 
-int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm)
+int report_memory(FILE *out, const struct zero_engine *e, struct zero_comm *comm)
 {
-    int rank, world;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &world);
+    int rank = zero_comm_rank(comm), world = zero_comm_size(comm);
     const struct zero_ledger *l = zero_engine_ledger(e);
-    long long peak = l->peak_total, max_peak = 0;
-    MPI_Reduce(&peak, &max_peak, 1, MPI_LONG_LONG, MPI_MAX, 0, comm);
+    int64_t max_peak = l->peak_total;
+    zero_comm_allreduce_int64(comm, &max_peak, 1, ZERO_COMM_MAX);
     if (rank != 0)
         return 0;
 

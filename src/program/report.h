@@ -5,16 +5,15 @@
 
 #include <stdio.h>
 
-#include <mpi.h>
-
+#include "zero/job.h"
 #include "zero/zero.h"
 
 /* Memory per rank: rank 0's current and peak bytes per ledger tag, the
  * theory for the model-state rows and "ok"/"MISMATCH", then the max over
- * ranks of the peak total. Collective over comm (an MPI_Reduce); rank 0
+ * ranks of the peak total. Collective over comm (a reduction); rank 0
  * prints. Returns the number of model-state rows that disagree with theory
  * on rank 0 (0 on the other ranks). */
-int report_memory(FILE *out, const struct zero_engine *e, MPI_Comm comm);
+int report_memory(FILE *out, const struct zero_engine *e, struct zero_comm *comm);
 
 /* Communication of the last optimizer step as rank 0 saw it: per collective
  * kind calls, payload, sent bytes and seconds, and the sent elements next to

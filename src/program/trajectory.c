@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/file_replace.h"
-#include "example_mpi.h"
+#include "example_agree.h"
 #include "trajectory.h"
 #include "zero/safetensors.h"
 
@@ -105,7 +105,7 @@ static int weights_begin(struct zero_st_writer **w, const char *path, const stru
 /* One line: the step's numbers (unless it is the start), every tensor's hash, and the
  * weights when due. Every rank gathers every parameter; rank 0 writes. */
 static int write_step(struct trajectory *t, struct zero_engine *e, const struct zero_model *m,
-                      int start, MPI_Comm comm, struct zero_error *err)
+                      int start, struct zero_comm *comm, struct zero_error *err)
 {
     int64_t step = zero_engine_global_steps(e);
     int weights = start || (t->weights_every > 0 && step % t->weights_every == 0);
@@ -212,7 +212,7 @@ static void trajectory_free(struct trajectory *t)
 
 int trajectory_open(struct trajectory **out, const char *path, int64_t weights_every,
                     const struct trajectory_run *run, struct zero_engine *e,
-                    const struct zero_model *m, MPI_Comm comm, struct zero_error *err)
+                    const struct zero_model *m, struct zero_comm *comm, struct zero_error *err)
 {
     *out = NULL;
     int64_t largest;
@@ -220,7 +220,7 @@ int trajectory_open(struct trajectory **out, const char *path, int64_t weights_e
     struct trajectory *t = calloc(1, sizeof *t);
     int rc = t ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "--trajectory: out of memory");
     if (!rc) {
-        MPI_Comm_rank(comm, &t->rank);
+        t->rank = zero_comm_rank(comm);
         t->out.fd = -1;
         t->weights_every = weights_every;
         t->path = strdup(path);
@@ -244,12 +244,12 @@ int trajectory_open(struct trajectory **out, const char *path, int64_t weights_e
 }
 
 int trajectory_step(struct trajectory *t, struct zero_engine *e, const struct zero_model *m,
-                    MPI_Comm comm, struct zero_error *err)
+                    struct zero_comm *comm, struct zero_error *err)
 {
     return write_step(t, e, m, 0, comm, err);
 }
 
-int trajectory_close(struct trajectory *t, MPI_Comm comm, struct zero_error *err)
+int trajectory_close(struct trajectory *t, struct zero_comm *comm, struct zero_error *err)
 {
     if (t == NULL)
         return ZERO_OK;

@@ -31,8 +31,6 @@
 
 #include <stdint.h>
 
-#include <mpi.h>
-
 #include "zero/zero.h"
 
 struct trajectory;
@@ -48,13 +46,13 @@ struct trajectory_run {
  * (step zero_engine_global_steps). weights_every: 0 = hashes only. Collective. */
 int trajectory_open(struct trajectory **out, const char *path, int64_t weights_every,
                     const struct trajectory_run *run, struct zero_engine *e,
-                    const struct zero_model *m, MPI_Comm comm, struct zero_error *err);
+                    const struct zero_model *m, struct zero_comm *comm, struct zero_error *err);
 
 /* The line of the step just taken. Collective (every parameter is gathered). */
 int trajectory_step(struct trajectory *t, struct zero_engine *e, const struct zero_model *m,
-                    MPI_Comm comm, struct zero_error *err);
+                    struct zero_comm *comm, struct zero_error *err);
 
 /* Renames the file into place; NULL is fine. Collective. */
-int trajectory_close(struct trajectory *t, MPI_Comm comm, struct zero_error *err);
+int trajectory_close(struct trajectory *t, struct zero_comm *comm, struct zero_error *err);
 
 #endif

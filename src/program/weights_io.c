@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "example_mpi.h"
+#include "example_agree.h"
 #include "weights_io.h"
 #include "zero/safetensors.h"
 
@@ -109,17 +109,17 @@ static int check_tensors(const struct zero_st_file *f, const struct zero_model *
     return ZERO_OK;
 }
 
-int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path, MPI_Comm comm,
-                 struct zero_error *err)
+int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path,
+                 struct zero_comm *comm, struct zero_error *err)
 {
     return weights_load_mapped(e, m, path, NULL, comm, err);
 }
 
 int weights_load_mapped(struct zero_engine *e, const struct zero_model *m, const char *path,
-                        const struct weights_map *map, MPI_Comm comm, struct zero_error *err)
+                        const struct weights_map *map, struct zero_comm *comm,
+                        struct zero_error *err)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
+    int rank = zero_comm_rank(comm);
     struct zero_st_file *f = NULL;
     float *host = malloc((size_t)largest_param(m) * sizeof *host + 1); /* (numel) */
     int rc = host ? ZERO_OK : zero_fail(err, ZERO_ENOMEM, "%s: weight buffer", path);
@@ -136,7 +136,7 @@ int weights_load_mapped(struct zero_engine *e, const struct zero_model *m, const
                 zero_error_wrap(err, "%s: tensor %s: ", path, name);
             if ((rc = example_agree(rc, err, comm)))
                 break;
-            example_bcast(host, numel * sizeof *host, 0, comm);
+            zero_comm_bcast(comm, host, numel * sizeof *host, 0);
             rc = zero_engine_write_param(e, u, p, host, err);
             rc = example_agree(rc, err, comm);
         }
@@ -169,22 +169,21 @@ static int describe(const struct zero_model *m, enum zero_dtype dtype,
     return ZERO_OK;
 }
 
-int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path, MPI_Comm comm,
-                 struct zero_error *err)
+int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path,
+                 struct zero_comm *comm, struct zero_error *err)
 {
     return weights_save_as(e, m, path, ZERO_F32, comm, err);
 }
 
 int weights_save_as(struct zero_engine *e, const struct zero_model *m, const char *path,
-                    enum zero_dtype dtype, MPI_Comm comm, struct zero_error *err)
+                    enum zero_dtype dtype, struct zero_comm *comm, struct zero_error *err)
 {
     if (dtype != ZERO_F32 && dtype != ZERO_F16 && dtype != ZERO_BF16)
         return zero_fail(err, ZERO_EINVAL,
                          "%s: weights can be written as fp32, fp16 or bf16, "
                          "not %s",
                          path, zero_dtype_name(dtype));
-    int rank;
-    MPI_Comm_rank(comm, &rank);
+    int rank = zero_comm_rank(comm);
     /* safetensors' own save_file() from torch marks its files this way */
     static const struct zero_st_kv metadata[] = {{"format", "pt"}};
     struct zero_st_tensor_desc *descs = NULL;

@@ -4,16 +4,14 @@
 #ifndef ZERO_PROGRAM_WEIGHTS_IO_H
 #define ZERO_PROGRAM_WEIGHTS_IO_H
 
-#include <mpi.h>
-
 #include "zero/zero.h"
 
 /* Sets every parameter of model m from path. Rank 0 reads and checks the file
  * (each parameter present with its exact shape, no other tensors; any floating
  * dtype) and broadcasts it tensor by tensor. Collective; all ranks return the
  * same status and message. */
-int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path, MPI_Comm comm,
-                 struct zero_error *err);
+int weights_load(struct zero_engine *e, const struct zero_model *m, const char *path,
+                 struct zero_comm *comm, struct zero_error *err);
 
 /* How another program's files name things: parameters may carry a prefix
  * ("transformer." in Hugging Face's GPT2LMHeadModel files), and tensors whose
@@ -26,16 +24,17 @@ struct weights_map {
 
 /* weights_load, reading names through map (NULL: exact names only). */
 int weights_load_mapped(struct zero_engine *e, const struct zero_model *m, const char *path,
-                        const struct weights_map *map, MPI_Comm comm, struct zero_error *err);
+                        const struct weights_map *map, struct zero_comm *comm,
+                        struct zero_error *err);
 
 /* Writes every parameter of model m, whole and fp32, to path. Every rank
  * gathers each parameter in turn (zero_engine_read_param is collective); rank 0
  * streams it into the file. Collective; same status and message on all ranks. */
-int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path, MPI_Comm comm,
-                 struct zero_error *err);
+int weights_save(struct zero_engine *e, const struct zero_model *m, const char *path,
+                 struct zero_comm *comm, struct zero_error *err);
 /* The same, stored as dtype (fp32, fp16 or bf16: the fp32 master values rounded
  * to nearest even). */
 int weights_save_as(struct zero_engine *e, const struct zero_model *m, const char *path,
-                    enum zero_dtype dtype, MPI_Comm comm, struct zero_error *err);
+                    enum zero_dtype dtype, struct zero_comm *comm, struct zero_error *err);
 
 #endif
