@@ -30,6 +30,9 @@ TESTS += tests/test_checkpoint_padding.np1 tests/test_checkpoint_padding.np3
 # the layers of docs/design.md, read from the #include lines (pure shell, no build)
 TESTS += tests/test_layers.sh
 EXTRA_DIST += tests/test_layers.sh
+# and it fails on planted errors: <mpi.h> in src/program and src/cli, zero/job.h in the engine
+TESTS += tests/test_layers_planted.sh
+EXTRA_DIST += tests/test_layers_planted.sh
 
 # no circle of calls between the library's files, read from the built objects (nm, < 1 s)
 TESTS += tests/test_call_circles.sh

@@ -1,10 +1,10 @@
 #!/bin/sh
 # test_layers.sh -- the layers of docs/design.md hold, read from the #include lines of
 # the source tree (no build needed; pure shell and awk, a second or so):
-#   1. the core (src/, include/) never includes MPI, BLAS, CUDA or NCCL headers (mpi.h,
-#      cblas.h, openblas*, cuda*, cublas*, nccl*): only backends/ do. src/cli is the zero
-#      tool, a program like examples/, and src/program the driver programs link (not part
-#      of libzero): they may include mpi.h (programs start MPI), nothing else;
+#   1. nothing in src/ or include/ includes MPI, BLAS, CUDA or NCCL headers (mpi.h,
+#      cblas.h, openblas*, cuda*, cublas*, nccl*): only backends/ do. That holds for
+#      src/cli (the zero tool) and src/program (the driver programs link) too: a program
+#      reaches MPI through zero/job.h, whose implementation is backends/common/job_mpi.c;
 #   2. src/base includes nothing from the other src/ folders (it is what backends may use);
 #   3. backends/ include nothing from src/ except src/base/ (and include/zero/);
 #   4. the folders of src/ include each other without a cycle (the graph comes from the
@@ -13,7 +13,10 @@
 #   5. the engine's state (src/engine/engine_internal.h) is seen by src/engine alone: the
 #      other layers reach the engine through include/zero/engine.h and its functions;
 #   6. the library (src/ but src/program and src/cli, include/) includes nothing from
-#      src/program: the driver calls MPI, so only programs link it.
+#      src/program: the driver is program code (it starts the job), so only programs link it;
+#   7. the library (src/ but src/program and src/cli, include/ but zero/zero.h, backends/
+#      but common/job_mpi.c) never includes zero/job.h, nor zero/zero.h that includes it:
+#      only programs start the job and exchange over it.
 # LAYERS_ROOT=DIR checks another tree (how the test was shown to fail on planted errors).
 # shellcheck source=SCRIPTDIR/lib.sh
 . "${ZERO_TEST_SRCDIR:-$(dirname "$0")}/lib.sh"
@@ -39,8 +42,8 @@ vendor='^(mpi\.h|cblas\.h|openblas.*|cuda.*|cublas.*|nccl.*)$'
 # 1. no vendor header in the core
 includes src include | awk -F: -v re="$vendor" '
     { hdr = $2 }
-    hdr ~ re && !(hdr == "mpi.h" && $1 ~ /^src\/(cli|program)\//) {
-        print "FAIL: " $1 " includes <" hdr ">: the core never sees MPI, BLAS, CUDA or NCCL (only backends/ do)"
+    hdr ~ re {
+        print "FAIL: " $1 " includes <" hdr ">: src/ and include/ never see MPI, BLAS, CUDA or NCCL (only backends/ do; programs use zero/job.h)"
     }' >"$tmp/vendor"
 
 # 2. src/base stands alone; 3. backends see only src/base of the core
@@ -116,10 +119,17 @@ includes src backends examples tests include | awk -F: '
 includes src include | awk -F: '
     { hdr = $2; sub(/^(\.\.\/)+/, "", hdr); sub(/^src\//, "", hdr) }
     hdr ~ /^program\// && $1 !~ /^src\/(program|cli)\// {
-        print "FAIL: " $1 " includes \"" $2 "\": the library includes nothing from src/program (it calls MPI; only programs link it)"
+        print "FAIL: " $1 " includes \"" $2 "\": the library includes nothing from src/program (program code: only programs link it)"
     }' >"$tmp/driver"
 
-for check in vendor layers cycles engine driver; do
+# 7. the job is the programs'
+includes src include backends | awk -F: '
+    $2 ~ /^zero\/(job|zero)\.h$/ && $1 !~ /^src\/(program|cli)\// && $1 != "include/zero/zero.h" &&
+        $1 != "backends/common/job_mpi.c" {
+        print "FAIL: " $1 " includes \"" $2 "\": the library never starts the job nor exchanges over it (zero/job.h is for programs)"
+    }' >"$tmp/job"
+
+for check in vendor layers cycles engine driver job; do
     while read -r line; do
         case $line in
         FAIL:*) fail "${line#FAIL: }" ;;
@@ -128,4 +138,4 @@ for check in vendor layers cycles engine driver; do
     done <"$tmp/$check"
 done
 
-finish "test_layers: the core is free of vendor headers, src/base and backends/ keep to their layers, src/ folders form no cycle, the engine's state stays in src/engine, the driver stays out of the library"
+finish "test_layers: the core is free of vendor headers, src/base and backends/ keep to their layers, src/ folders form no cycle, the engine's state stays in src/engine, the driver and the job stay out of the library"
