@@ -15,9 +15,7 @@
  * a linear layer without bias plus a skip connection. */
 #include <stdio.h>
 
-#include <mpi.h>
-
-#include "zero/zero.h"
+#include "zero/zero.h" /* and zero/job.h: the job's start and end, its communicators */
 
 /* ---- the unit ---- */
 
@@ -140,9 +138,12 @@ static int train(struct zero_engine *e, int rank, int world, struct zero_error *
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm comm = MPI_COMM_WORLD;
     struct zero_error err = {0};
+    int owned;
+    if (zero_job_init(&argc, &argv, &owned, &err)) {
+        fprintf(stderr, "custom_unit: %s\n", err.msg);
+        return 1;
+    }
     struct zero_device *dev = NULL;
     struct zero_model *model = NULL;
     struct zero_engine *e = NULL;
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
     cfg.libzero.align = 64; /* small shards for a small model */
 
     struct zero_backend_options opt = {.coll_mode = cfg.libzero.coll_mode, .device = -1};
-    int rc = zero_device_open(&dev, "cpu", &comm, &opt, &err);
+    int rc = zero_device_open(&dev, "cpu", zero_comm_device_handle(zero_comm_world()), &opt, &err);
     if (!rc)
         rc = build_model(&model, &err);
     if (!rc)
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
     zero_model_destroy(model);
     zero_device_close(dev);
     if (rc)
-        MPI_Abort(comm, 1);
-    MPI_Finalize();
+        zero_job_abort(1); /* a rank that failed alone: the others may wait for it */
+    zero_job_finalize();
     return 0;
 }
