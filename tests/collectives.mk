@@ -15,6 +15,13 @@ tests_test_collectives_LDADD = $(TEST_LDADD)
 TESTS += tests/test_collectives.np1 tests/test_collectives.np2 tests/test_collectives.np3 \
 	tests/test_collectives.np4
 
+# The programs' job (zero/job.h): reductions, broadcast, gather, split, dup at 1-4 ranks.
+check_PROGRAMS += tests/test_job
+tests_test_job_SOURCES = tests/test_job.c tests/mpi_check.h
+tests_test_job_CFLAGS = $(AM_CFLAGS) $(TEST_CFLAGS)
+tests_test_job_LDADD = $(TEST_LDADD)
+TESTS += tests/test_job.np1 tests/test_job.np2 tests/test_job.np3 tests/test_job.np4
+
 # Overlap (the communication thread) keeps the bits: train_mlp --overlap 0 and 1 at
 # N = 2, 3, 4, stages 0-3.
 TESTS += tests/test_overlap.sh

@@ -11,17 +11,20 @@ static const struct zero_knob knobs[ZERO_KNOB_COUNT] = {
                            "scalar|avx2|avx512|avx512bf16|amx (x86-64), scalar|neon (aarch64)",
                            "the best the CPU has", "cpu backend",
                            "forces one GEMM micro-kernel variant; every variant gives the same "
-                           "bits (docs/exactness.md)"},
+                           "bits (docs/exactness.md)",
+                           0, 0},
     [ZERO_KNOB_CPU_THREADS] = {"ZERO_CPU_THREADS", "1..4096",
                                "the node's processors / ranks on the node", "cpu backend",
-                               "threads of each rank's GEMMs and kernels"},
+                               "threads of each rank's GEMMs and kernels", 0, 0},
     [ZERO_KNOB_CPU_CACHE_MB] = {"ZERO_CPU_CACHE_MB", "MiB", "4096 (0 under the sanitizers)",
                                 "cpu backend",
                                 "the cap of the block cache that reuses freed "
-                                "buffers"},
+                                "buffers",
+                                0, 0},
     [ZERO_KNOB_CPU_NO_SHM] = {"ZERO_CPU_NO_SHM", "1 (any value but 0)", "shared memory on one node",
                               "cpu backend",
-                              "exact collectives over MPI even on one node (to compare paths)", 1},
+                              "exact collectives over MPI even on one node (to compare paths)", 1,
+                              0},
     [ZERO_KNOB_CPU_PROGRESS] = {"ZERO_CPU_PROGRESS", "0|1",
                                 "a communication thread where MPI "
                                 "allows it",
@@ -48,7 +51,7 @@ static const struct zero_knob knobs[ZERO_KNOB_COUNT] = {
                                   "cuda backend", "reference: the T x T attention", 1,
                                   .enumerated = 1},
     [ZERO_KNOB_CUDA_CACHE_MB] = {"ZERO_CUDA_CACHE_MB", "MiB", "no cap", "cuda backend",
-                                 "the cap of the device block cache"},
+                                 "the cap of the device block cache", 0, 0},
     [ZERO_KNOB_HOST_ISA] = {"ZERO_HOST_ISA", "base|avx2|avx512", "the best the CPU has",
                             "base (host kernels)",
                             "forces one variant of the host's optimizer and conversion loops; "
@@ -73,11 +76,11 @@ static const struct zero_knob knobs[ZERO_KNOB_COUNT] = {
                                   "engine (NVMe)", "1: buffered I/O (to test that path)",
                                   .enumerated = 1},
     [ZERO_KNOB_NVME_QUIET] = {"ZERO_NVME_QUIET", "any", "one line about the swap files",
-                              "engine (NVMe)", "set: no line"},
+                              "engine (NVMe)", "set: no line", 0, 0},
     [ZERO_KNOB_FAULT] = {"ZERO_FAULT", "SITE:RANKS[:NTH]", "no fault", "base (fault injection)",
-                         "the NTH passage of SITE fails on RANKS (docs/faults.md)"},
+                         "the NTH passage of SITE fails on RANKS (docs/faults.md)", 0, 0},
     [ZERO_KNOB_FAULT_LOG] = {"ZERO_FAULT_LOG", "FILE", "no log", "base (fault injection)",
-                             "appends \"SITE RANK\" at each site's first passage"},
+                             "appends \"SITE RANK\" at each site's first passage", 0, 0},
 };
 
 const char *zero_knob(enum zero_knob_id id)
