@@ -149,7 +149,7 @@ static int table(struct mlp_args *a, struct choices *c, struct flag *t)
     const struct flag all[] = {
         FLAG_NUM_WANT("stage", "S", NULL, FLAG_INT, &z->stage, 0, 3, "0, 1, 2 or 3"),
         FLAG_NUM_WANT("hidden", "H", NULL, FLAG_I64, &a->hidden, 1, I64MAX, POSITIVE),
-        FLAG_NUM_WANT("layers", "L", NULL, FLAG_INT, &a->layers, 0, 1000000, COUNT),
+        FLAG_NUM("layers", "L", NULL, FLAG_INT, &a->layers, 0, ZERO_MAX_UNITS - 1),
         FLAG_NUM_WANT("classes", "C", NULL, FLAG_I64, &a->classes, 1, I64MAX, POSITIVE),
         FLAG_NUM_WANT("batch", "B", NULL, FLAG_I64, &a->batch, 1, I64MAX, POSITIVE),
         FLAG_NUM_WANT("micro-batch", "m", NULL, FLAG_I64, &a->micro_batch, 1, I64MAX, POSITIVE),

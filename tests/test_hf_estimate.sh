@@ -3,7 +3,7 @@
 # LlamaForCausalLM config.json as transformers counts it: model.num_parameters() of the
 # fixtures' models, as make_llama_fixtures.py printed it, 19616 untied (llama_gqa) and
 # 18016 tied (llama_bias, its head not counted twice); a config asking for math libzero
-# does not compute exits 2 naming the key; zero verify, memory and schedule run the
+# does not compute exits 2 naming the key; 4093 layers are counted at once, more are refused; zero verify, memory and schedule run the
 # config's model.
 # Run by `make check' from the build directory; by hand: sh tests/test_hf_estimate.sh.
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -25,6 +25,17 @@ run gelu 0 "$zero" estimate --hf-config "$tmp/gelu.json"
 expect_error gelu 2 "gelu.json: hidden_act: expected \"silu\""
 run both 0 "$zero" estimate --hf-config "$fixtures/llama_gqa/config.json" --params 7e9
 expect_error both 2 "give one of --params"
+
+# the most layers a model holds (4093 of width 2): Ψ and the largest unit in closed form
+# at once; one more is refused naming the key (timeout 20 turns a walk of the tensors, or
+# a model built, into a failure)
+deep='{"vocab_size": 2, "hidden_size": 2, "intermediate_size": 2, "num_attention_heads": 1'
+printf '%s, "num_hidden_layers": 4093}' "$deep" >"$tmp/deep.json"
+run deep 0 timeout 20 "$zero" estimate --hf-config "$tmp/deep.json"
+expect_ok deep && expect_text deep out "Ψ = 130,986 parameters"
+printf '%s, "num_hidden_layers": 200000000}' "$deep" >"$tmp/deeper.json"
+run deeper 0 timeout 20 "$zero" estimate --hf-config "$tmp/deeper.json"
+expect_error deeper 2 "deeper.json: llama config: num_hidden_layers 200000000: more than the 4093"
 
 # zero verify / memory / schedule build the config's Llama (the untied GQA one, llama3 rope)
 run verify 3 "$zero" verify --hf-config "$fixtures/llama_gqa/config.json" --steps 2

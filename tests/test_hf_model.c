@@ -130,18 +130,30 @@ START_TEST(test_llama_sizes_whose_counts_overflow_are_refused)
 }
 END_TEST
 
-/* 2e8 layers of width 2 fit every count; the model's size is counted in closed form
- * (walking its 1.8e9 tensors took minutes: fuzz_hf's timeout) */
-START_TEST(test_llama_with_two_hundred_million_layers_is_counted_at_once)
+/* A model's size is counted in closed form (walking 2e8 layers' 1.8e9 tensors took
+ * minutes: fuzz_hf's timeout); a config naming more layers than a model's units hold is
+ * refused at once, naming the key */
+START_TEST(test_llama_with_two_hundred_million_layers_is_counted_at_once_and_refused)
 {
+    struct zero_llama_config c;
+    zero_llama_config_default(&c);
+    c.vocab_size = c.hidden_size = c.intermediate_size = 2;
+    c.num_attention_heads = c.num_key_value_heads = 1, c.head_dim = 2;
+    c.num_hidden_layers = 200000000;
+    /* embed and lm_head 2 x 4, per layer 7 projections of 2 x 2 and two norms of 2 */
+    ck_assert_int_eq(zero_llama_layer_num_parameters(&c), 32);
+    ck_assert_int_eq(zero_llama_num_parameters(&c), INT64_C(8) + INT64_C(32) * 200000000 + 2);
     const char *text = "{\"vocab_size\": 2, \"hidden_size\": 2, \"intermediate_size\": 2, "
                        "\"num_hidden_layers\": 200000000, \"num_attention_heads\": 1}";
-    struct zero_llama_config c;
     struct zero_error err = {0};
-    ck_assert_msg(zero_hf_config_parse(&c, text, strlen(text), "cfg.json", NULL, 0, &err) == 0,
+    ck_assert(zero_hf_config_parse(&c, text, strlen(text), "cfg.json", NULL, 0, &err) != 0);
+    ck_assert_msg(strstr(err.msg, "cfg.json") &&
+                      strstr(err.msg, "num_hidden_layers 200000000: more than the 4093"),
                   "%s", err.msg);
-    /* embed and lm_head 2 x 4, per layer 7 projections of 2 x 2 and two norms of 2 */
-    ck_assert_int_eq(zero_llama_num_parameters(&c), INT64_C(8) + INT64_C(32) * 200000000 + 2);
+    /* the most a model holds: the layers, the embedding, the norm and the head */
+    zero_llama_config_default(&c);
+    c.num_hidden_layers = ZERO_MAX_UNITS - 3;
+    ck_assert_int_eq(zero_llama_config_check(&c, &err), ZERO_OK);
 }
 END_TEST
 
@@ -428,7 +440,7 @@ static Suite *hf_suite(void)
                         (int)(sizeof refused / sizeof *refused));
     tcase_add_test(cfg, test_hf_config_missing_shape_key_is_named);
     tcase_add_test(cfg, test_llama_sizes_whose_counts_overflow_are_refused);
-    tcase_add_test(cfg, test_llama_with_two_hundred_million_layers_is_counted_at_once);
+    tcase_add_test(cfg, test_llama_with_two_hundred_million_layers_is_counted_at_once_and_refused);
     tcase_add_test(cfg, test_hf_config_defaults_kv_heads_and_head_dim_and_accepts_rope_parameters);
     tcase_add_test(cfg, test_hf_config_written_reads_back_the_same);
     suite_add_tcase(s, cfg);

@@ -209,6 +209,22 @@ START_TEST(test_build_mlp_rejects_nonpositive_sizes)
 }
 END_TEST
 
+/* ZERO_MAX_UNITS mlp blocks of width 1 build (each new name is checked against the
+ * others: quadratic, but a fraction of a second at this many); one more is refused */
+START_TEST(test_a_model_holds_at_most_max_units)
+{
+    struct zero_model *m = NULL;
+    struct zero_error err = {0};
+    ck_assert_msg(zero_nn_build_mlp(&m, 1, ZERO_MAX_UNITS - 1, 2, &err) == ZERO_OK, "%s", err.msg);
+    ck_assert_int_eq(m->nunits, ZERO_MAX_UNITS);
+    zero_model_destroy(m);
+    ck_assert_int_eq(zero_nn_build_mlp(&m, 1, ZERO_MAX_UNITS, 2, &err), ZERO_EINVAL);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(err.msg, "unit classifier: a model holds at most 4096 units"), "%s",
+                  err.msg);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -222,6 +238,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_first_unit_may_take_token_input_of_width_zero);
     tcase_add_test(tc, test_build_mlp_1024x12_has_pytorch_names_and_count);
     tcase_add_test(tc, test_build_mlp_rejects_nonpositive_sizes);
+    tcase_add_test(tc, test_a_model_holds_at_most_max_units);
     suite_add_tcase(s, tc);
     return s;
 }

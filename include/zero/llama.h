@@ -104,6 +104,10 @@ int zero_llama_tensor(const struct zero_llama_config *c, int i, struct zero_llam
  * head is not counted twice). */
 int64_t zero_llama_num_parameters(const struct zero_llama_config *c);
 
+/* The parameters of one decoder layer (every layer has the same): what ZeRO-3 gathers
+ * for it. Both counts are in closed form, whatever num_hidden_layers is. */
+int64_t zero_llama_layer_num_parameters(const struct zero_llama_config *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,10 @@ extern "C" {
  * counts of the model states (16 bytes an element and more) then fit 64 bits. */
 #define ZERO_MAX_NUMEL ((int64_t)1 << 56)
 #define ZERO_UNIT_MAX_EXTERNAL 4
+/* Units a model may hold (Llama 3.1 405B has 129): each new unit's name is checked
+ * against the others, so building a model is quadratic in its units (at this many, 0.1 s
+ * of checks), and a config naming 2^30 layers is refused at once. */
+#define ZERO_MAX_UNITS 4096
 
 enum zero_init_kind {
     ZERO_INIT_ZEROS = 0,

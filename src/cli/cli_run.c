@@ -92,7 +92,7 @@ static int model_flags(struct cli_model *m, struct taken_values *v, struct flag 
     const struct flag all[] = {
         FLAG_NUM_WANT("stage", "S", NULL, FLAG_INT, &z->stage, 0, 3, "0, 1, 2 or 3"),
         FLAG_NUM_WANT("hidden", "H", NULL, FLAG_I64, &m->hidden, 1, I64MAX, POSITIVE),
-        FLAG_NUM_WANT("layers", "L", NULL, FLAG_INT, &m->layers, 1, 100000, POSITIVE),
+        FLAG_NUM("layers", "L", NULL, FLAG_INT, &m->layers, 1, ZERO_MAX_UNITS - 1),
         FLAG_NUM_WANT("classes", "C", NULL, FLAG_I64, &m->classes, 1, I64MAX, POSITIVE),
         FLAG_NUM_WANT("micro-batch", "m", NULL, FLAG_I64, &m->micro_batch, 1, I64MAX, POSITIVE),
         FLAG_NUM_WANT("batch", "B", NULL, FLAG_I64, &m->batch, 1, I64MAX, POSITIVE),

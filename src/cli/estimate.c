@@ -488,22 +488,12 @@ static int write_svg(const struct estimate_args *a)
 }
 
 /* The parameters of the largest unit ZeRO-3 gathers whole: a decoder layer, the
- * embedding or the untied head. */
+ * embedding or the untied head (the final norm's C is never the largest). */
 static int64_t llama_largest_unit(const struct zero_llama_config *c)
 {
-    int64_t most = 0, layer = 0;
-    struct zero_error ignore;
-    for (int k = 0; k < zero_llama_tensor_count(c); k++) {
-        struct zero_llama_tensor t;
-        if (zero_llama_tensor(c, k, &t, &ignore))
-            break;
-        int64_t n = t.shape[0] * (t.ndim == 2 ? t.shape[1] : 1);
-        if (!strncmp(t.name, "model.layers.0.", 15))
-            layer += n;
-        else if (n > most)
-            most = n;
-    }
-    return layer > most ? layer : most;
+    const int64_t layer = zero_llama_layer_num_parameters(c);
+    const int64_t embed = c->vocab_size * c->hidden_size;
+    return layer > embed ? layer : embed;
 }
 
 int zero_cmd_estimate(int argc, char **argv)

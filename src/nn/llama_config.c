@@ -82,6 +82,11 @@ int zero_llama_config_check(const struct zero_llama_config *c, struct zero_error
                          (long long)c->intermediate_size, c->num_hidden_layers,
                          c->num_attention_heads, c->num_key_value_heads, (long long)c->head_dim,
                          (long long)c->max_position_embeddings, c->rms_norm_eps, c->rope_theta);
+    if (c->num_hidden_layers > ZERO_MAX_UNITS - 3) /* the embedding, the norm, the head */
+        return zero_fail(err, ZERO_EINVAL,
+                         "llama config: num_hidden_layers %d: more than the %d a model's %d "
+                         "units hold",
+                         c->num_hidden_layers, ZERO_MAX_UNITS - 3, ZERO_MAX_UNITS);
     if (c->rope_scaling.type == ZERO_ROPE_SCALING_NONE)
         return ZERO_OK;
     if (c->rope_scaling.type != ZERO_ROPE_SCALING_LLAMA3)

@@ -95,9 +95,7 @@ int zero_llama_tensor(const struct zero_llama_config *c, int i, struct zero_llam
     return ZERO_OK;
 }
 
-/* In closed form: one layer's tensors summed once, times the layers (a config may name
- * 2^30 layers; walking every tensor would take minutes). */
-int64_t zero_llama_num_parameters(const struct zero_llama_config *c)
+int64_t zero_llama_layer_num_parameters(const struct zero_llama_config *c)
 {
     int64_t layer = 0;
     const int per = llama_layer_nparams(c);
@@ -109,7 +107,16 @@ int64_t zero_llama_num_parameters(const struct zero_llama_config *c)
             return -1;
         layer += ndim == 1 ? shape[0] : shape[0] * shape[1];
     }
+    return layer;
+}
+
+/* One layer's count times the layers (a config may name 2^30 layers; walking every
+ * tensor would take minutes), the embedding (twice when untied) and the final norm. */
+int64_t zero_llama_num_parameters(const struct zero_llama_config *c)
+{
+    const int64_t layer = zero_llama_layer_num_parameters(c);
+    if (layer < 0)
+        return -1;
     const int64_t embed = c->vocab_size * c->hidden_size;
-    return embed * (c->tie_word_embeddings ? 1 : 2) + layer * c->num_hidden_layers +
-           c->hidden_size;
+    return embed * (c->tie_word_embeddings ? 1 : 2) + layer * c->num_hidden_layers + c->hidden_size;
 }

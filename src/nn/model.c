@@ -49,6 +49,9 @@ static int find_unit(const struct zero_model *m, const char *name)
 static int check_next_unit(const struct zero_model *m, const struct zero_unit *u,
                            struct zero_error *err)
 {
+    if (m->nunits >= ZERO_MAX_UNITS)
+        return zero_fail(err, ZERO_EINVAL, "unit %s: a model holds at most %d units", u->name,
+                         ZERO_MAX_UNITS);
     if (u->nparams < 0 || u->nparams > ZERO_UNIT_MAX_PARAMS)
         return zero_fail(err, ZERO_EINVAL, "unit %s: %d parameters (at most %d)", u->name,
                          u->nparams, ZERO_UNIT_MAX_PARAMS);
