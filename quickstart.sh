@@ -166,10 +166,12 @@ check_in() {
     slowest_tests "$dir"
 }
 
-# The ten longest tests of a make check in $1 (the wrapper's last log line).
+# The ten longest tests of a make check in $1 (the wrapper's last log line). sed reads
+# to the end where head would close the pipe early: sort's SIGPIPE, under pipefail and
+# set -e, ended CI after a passing suite (exit 141).
 slowest_tests() {
     find "$1/tests" -name '*.log' -exec sed -n "s/^mpirun-wrapper: '\(.*\)' took \([0-9]*\) s$/\2 \1/p" {} + |
-        sort -rn | head -10 | sed 's/^/    /'
+        sort -rn | sed -n 's/^/    /; 1,10p'
 }
 
 summary_line() {
@@ -181,7 +183,7 @@ summary_line() {
 # of noinst_HEADERS breaks the tarball's build, a page left out of EXTRA_DIST a link.
 dist_complete() {
     local tarball missing
-    tarball=$(ls "$1"/libzero-*.tar.gz 2>/dev/null | head -1)
+    tarball=$(ls "$1"/libzero-*.tar.gz 2>/dev/null | sed -n 1p)
     if [ -z "$tarball" ] || ! git -C "$srcdir" rev-parse --git-dir >/dev/null 2>&1; then
         return 0
     fi
