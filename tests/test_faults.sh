@@ -14,6 +14,9 @@
 #    Each run must end non-zero within 10 s, print the site's "ZERO_FAULT: SITE
 #    fails here" and the trainer's own error line, leave the previous checkpoint
 #    and weights as they were, and leave no swap or temporary file behind.
+# 3. A rank that fails alone in the middle of a step (its 60th allocation): every rank
+#    ends within 10 s and no rank's swap file is left (the waiting ranks' SIGTERM handler
+#    removes theirs).
 # Every job runs under `timeout 30', so a hang fails instead of blocking.
 # shellcheck disable=SC2086 # $m, $flags and the lists are lists of words
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -314,6 +317,28 @@ sweep() {
         done
     done
 }
+
+# ---- a rank that fails alone in the middle of a step ----
+# Its 60th allocation is an activation of the first step's forward: it removes its swap
+# files and aborts the job while the others wait in a collective; mpirun's SIGTERM then
+# makes each of them remove theirs (program_signal.c) before its SIGKILL. Before, the
+# waiting ranks' swap files stayed. Rank 0 alone at N = 2, the last rank alone at N = 3
+# (the suites that repeat this one: the latter); each run takes about 7 s, 5 of them
+# program_die's wait for the others.
+sed "s|/var/tmp|sw|" "$top_srcdir/examples/configs/nvme.json" >"$tmp/alone.json"
+alone="$mlp --hidden 16 --layers 2 --batch 24 --micro-batch 2 --steps 3 --quiet --config $tmp/alone.json"
+alone_cases="2:0 3:last"
+small_sweep && alone_cases="3:last"
+for c in $alone_cases; do
+    np=${c%%:*} ranks=${c#*:}
+    name=alone_${ranks}_np$np
+    mkdir -p "$tmp/$name/sw"
+    job "$name" --wdir "$tmp/$name" -np "$np" -x ZERO_FAULT="alloc:$ranks:60" $alone
+    says "$name" "ZERO_FAULT: alloc fails here (passage 60)"
+    says "$name" "^train_mlp: rank [0-9]*: allocating .* (activations): injected fault"
+    left=$(leftovers "$tmp/$name")
+    [ -z "$left" ] || fail "$name: left $left"
+done
 
 full=
 worlds="2 3"

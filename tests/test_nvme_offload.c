@@ -347,6 +347,35 @@ START_TEST(test_bad_nvme_paths_are_named)
 }
 END_TEST
 
+/* A program's signal handler removes the swap files by their paths
+ * (zero_engine_swap_paths) while the engine lives on; another job may then make files of
+ * its own at those paths, which the first engine's end must leave alone. */
+START_TEST(test_swap_paths_removed_early_and_taken_by_another_job_are_left_to_it)
+{
+    if (mpi_check_size() > 1)
+        return;
+    char dir[320];
+    sub_dir(dir, sizeof dir, "handover");
+    struct driver a, b;
+    ck_assert_msg(drive_open(&a, dir, 0) == 0, "%s", a.err.msg);
+    const char *paths[4];
+    size_t n = zero_engine_swap_paths(a.e, paths, 4);
+    ck_assert_uint_eq(n, 2); /* the optimizer's and the parameters' files */
+    ck_assert_uint_eq(zero_engine_swap_paths(a.e, paths, 0), 2);
+    ck_assert_ptr_nonnull(strstr(paths[0], "libzero-optim-rank"));
+    ck_assert_ptr_nonnull(strstr(paths[1], "libzero-param-rank"));
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(unlink(paths[i]), 0);           /* what the handler does */
+    ck_assert_msg(drive_step(&a) == 0, "%s", a.err.msg); /* the data lives on in the files */
+    ck_assert_msg(drive_open(&b, dir, 0) == 0, "%s", b.err.msg); /* files of its own */
+    drive_close(&a);
+    ck_assert_int_eq(entries(dir), 2); /* b's files are still there */
+    ck_assert_msg(drive_step(&b) == 0, "%s", b.err.msg);
+    drive_close(&b);
+    ck_assert_int_eq(entries(dir), 0);
+}
+END_TEST
+
 START_TEST(test_a_full_disk_is_named_at_the_reservation_and_in_the_middle_of_a_step)
 {
     if (mpi_check_size() > 1)
@@ -661,6 +690,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_nvme_training_is_bit_identical_mixed_precision);
     tcase_add_test(tc, test_nvme_ledger_holds_the_states_the_theory_puts_on_disk);
     tcase_add_test(tc, test_bad_nvme_paths_are_named);
+    tcase_add_test(tc, test_swap_paths_removed_early_and_taken_by_another_job_are_left_to_it);
     tcase_add_test(tc, test_a_full_disk_is_named_at_the_reservation_and_in_the_middle_of_a_step);
     tcase_add_test(tc, test_a_truncated_swap_file_is_named_with_its_unit);
     tcase_add_test(tc, test_one_rank_s_truncated_swap_file_stops_every_rank);

@@ -50,6 +50,12 @@ void zero_engine_destroy(struct zero_engine *e);
  * open until destroy): for a program about to abort a job whose other ranks may
  * be waiting in a collective, where destroy could wait too. NULL: nothing. */
 void zero_engine_remove_swap_files(struct zero_engine *e);
+/* The paths of this rank's NVMe swap files (the ones it locked and removes at destroy),
+ * at most cap of them into paths, valid while e lives; returns how many there are. A
+ * program copies them to remove the files from a signal handler (unlink is
+ * async-signal-safe), where it may be killed while its peers wait. Destroy then removes
+ * a path only if it still names this rank's file. */
+size_t zero_engine_swap_paths(const struct zero_engine *e, const char **paths, size_t cap);
 
 /* One micro-batch on this rank; *loss is its mean loss. */
 int zero_engine_forward(struct zero_engine *e, const struct zero_batch *batch, float *loss,

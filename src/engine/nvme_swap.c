@@ -319,6 +319,17 @@ static int open_file(struct zero_engine *e, struct swap_file *f, const char *dir
     return ZERO_OK;
 }
 
+/* Removes f's path if it still names our file: a program's signal handler may have
+ * removed it already (zero_engine_swap_paths), and another job may have made a file of
+ * its own there since, which is not ours to remove. */
+static void unlink_ours(const struct swap_file *f)
+{
+    struct stat ours, there;
+    if (fstat(f->fd, &ours) == 0 && stat(f->path, &there) == 0 && ours.st_dev == there.st_dev &&
+        ours.st_ino == there.st_ino)
+        unlink(f->path);
+}
+
 /* Unlinked while the lock is still held: a job that opens the path after the
  * unlink creates a file of its own, one that opened it before fails to lock. */
 static void close_file(struct swap_file *f)
@@ -326,7 +337,7 @@ static void close_file(struct swap_file *f)
     if (f->fd < 0)
         return;
     if (f->owned)
-        unlink(f->path);
+        unlink_ours(f);
     close(f->fd);
     f->fd = -1;
     f->owned = 0;
@@ -569,7 +580,7 @@ void nvme_close(struct zero_engine *e)
 static void remove_file(struct swap_file *f)
 {
     if (f->fd >= 0 && f->owned)
-        unlink(f->path);
+        unlink_ours(f);
     f->owned = 0;
 }
 
@@ -579,6 +590,21 @@ void zero_engine_remove_swap_files(struct zero_engine *e)
         remove_file(&nv(e)->opt);
         remove_file(&nv(e)->par);
     }
+}
+
+size_t zero_engine_swap_paths(const struct zero_engine *e, const char **paths, size_t cap)
+{
+    size_t n = 0;
+    if (e && nv(e)) {
+        const struct swap_file *files[2] = {&nv(e)->opt, &nv(e)->par};
+        for (int i = 0; i < 2; i++)
+            if (files[i]->fd >= 0 && files[i]->owned) {
+                if (n < cap)
+                    paths[n] = files[i]->path;
+                n++;
+            }
+    }
+    return n;
 }
 
 const struct zero_ledger *zero_engine_nvme_ledger(const struct zero_engine *e)

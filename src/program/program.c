@@ -565,6 +565,7 @@ static void print_wall_clock(const struct zero_engine *e, const struct program_c
 void program_live_engine(struct zero_engine *e)
 {
     live_engine = e;
+    program_signals_own_files(e);
 }
 
 /* 1 when every rank of die_comm arrives within `seconds` */
@@ -581,7 +582,9 @@ _Noreturn void program_die(const char *prog, int rank, const struct zero_error *
         fprintf(stderr, "%s: rank %d: %s\n", prog, rank, err->msg);
     fflush(stderr);
     if (all_die_together(5.0)) {
-        zero_engine_destroy(live_engine);
+        struct zero_engine *e = live_engine;
+        program_live_engine(NULL); /* the handler forgets the paths before they are freed */
+        zero_engine_destroy(e);
         zero_job_finalize();
         exit(1);
     }

@@ -4,17 +4,40 @@
  * communicator of its own so that it never meets another collective, makes every
  * rank stop after the same step. */
 #include <signal.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "program_signal.h"
+#include "zero/engine.h"
 #include "zero/error.h"
 #include "zero/job.h"
 
 static volatile sig_atomic_t received;
 static struct zero_comm *signal_comm;
 
+/* the swap files' paths (an engine has two at most: optimizer and parameters) */
+enum { MAX_FILES = 4, PATH_CAP = 512 };
+static char files[MAX_FILES][PATH_CAP];
+static volatile sig_atomic_t nfiles;
+
 static void record(int sig)
 {
     received = sig;
+    for (int i = 0; i < nfiles; i++)
+        unlink(files[i]);
+    nfiles = 0;
+}
+
+void program_signals_own_files(const struct zero_engine *e)
+{
+    nfiles = 0; /* first: the handler never reads a path being written */
+    const char *paths[MAX_FILES];
+    size_t n = e ? zero_engine_swap_paths(e, paths, MAX_FILES) : 0;
+    int kept = 0;
+    for (size_t i = 0; i < n && i < MAX_FILES; i++)
+        if (strlen(paths[i]) < PATH_CAP)
+            memcpy(files[kept++], paths[i], strlen(paths[i]) + 1);
+    nfiles = kept;
 }
 
 void program_signals_install(void)
