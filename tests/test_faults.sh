@@ -15,8 +15,8 @@
 #    fails here" and the trainer's own error line, leave the previous checkpoint
 #    and weights as they were, and leave no swap or temporary file behind.
 # 3. A rank that fails alone in the middle of a step (its 60th allocation): every rank
-#    ends within 10 s and no rank's swap file is left (the waiting ranks' SIGTERM handler
-#    removes theirs).
+#    ends within 10 s and the failing rank's swap files are gone; a rank waiting in a
+#    collective (its peer stopped) removes its swap files when SIGTERM comes.
 # Every job runs under `timeout 30', so a hang fails instead of blocking.
 # shellcheck disable=SC2086 # $m, $flags and the lists are lists of words
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -246,6 +246,47 @@ if ! small_sweep; then # the sanitizer build: the two above (about 25 s there)
     signalled term_singleton TERM 0 0
 fi
 
+# A rank that cannot end its step (its peer is stopped, so it waits in a collective)
+# removes its swap files as the SIGTERM arrives, while it lives on: the waiting ranks of
+# a job whose peer aborted are in this state when mpirun's SIGTERM comes, and its SIGKILL
+# follows. The stopped peer's files stay until it goes on; then both end at the step
+# (rank 0 had the signal), and destroy, finding rank 0's paths gone, removes rank 1's.
+d=$tmp/stuck
+mkdir -p "$d/sw"
+sed "s|/var/tmp|$d/sw|" "$top_srcdir/examples/configs/nvme.json" >"$d/nv.json"
+"$mpirun_cmd" $mpirun_flags -np 2 sh -c 'echo $$ >"$0.$OMPI_COMM_WORLD_RANK" && exec "$@"' \
+    "$d/pid" $mlp --hidden 16 --layers 2 --batch 24 --micro-batch 2 --steps 1000000 --quiet \
+    --config "$d/nv.json" >"$tmp/stuck.out" 2>"$tmp/stuck.err" &
+job_pid=$!
+n=0
+while [ "$(ls "$d/sw" | wc -l)" -lt 2 ] && [ $n -lt 200 ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
+sleep 1
+kill -STOP "$(cat "$d/pid.1")"
+sleep 0.5
+kill -TERM "$(cat "$d/pid.0")"
+sleep 1
+kill -0 "$(cat "$d/pid.0")" 2>/dev/null || fail "stuck: rank 0 ended although its peer is stopped"
+[ -z "$(ls "$d/sw" | grep 'rank00000\.swap')" ] ||
+    fail "stuck: rank 0 kept $(ls "$d/sw" | grep 'rank00000\.swap') after its SIGTERM"
+[ -n "$(ls "$d/sw" | grep 'rank00001\.swap')" ] || fail "stuck: the stopped rank 1's files went"
+kill -CONT "$(cat "$d/pid.1")"
+n=0
+while kill -0 $job_pid 2>/dev/null && [ $n -lt 100 ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
+if kill -0 $job_pid 2>/dev/null; then
+    fail "stuck: still running 10 s after rank 1 went on"
+    kill -9 $job_pid
+fi
+wait $job_pid
+[ $? -ne 0 ] || fail "stuck exited 0 after SIGTERM"
+says stuck "^train_mlp: stopped by signal 15 (SIGTERM) at step [0-9]* of 1000000; nothing saved"
+[ -z "$(ls "$d/sw")" ] || fail "stuck: left $(ls "$d/sw")"
+
 # ---- 2. ZERO_FAULT at every site ----
 tree_sum() { (cd "$1" && find . -type f -print | LC_ALL=C sort | xargs -r md5sum); }
 
@@ -320,11 +361,11 @@ sweep() {
 
 # ---- a rank that fails alone in the middle of a step ----
 # Its 60th allocation is an activation of the first step's forward: it removes its swap
-# files and aborts the job while the others wait in a collective; mpirun's SIGTERM then
-# makes each of them remove theirs (program_signal.c) before its SIGKILL. Before, the
-# waiting ranks' swap files stayed. Rank 0 alone at N = 2, the last rank alone at N = 3
-# (the suites that repeat this one: the latter); each run takes about 7 s, 5 of them
-# program_die's wait for the others.
+# files and aborts the job while the others wait in a collective (mpirun's SIGTERM then
+# makes each of them remove theirs, program_signal.c, before its SIGKILL: the case
+# "stuck" below checks that handler deterministically). Rank 0 alone at N = 2, the last
+# rank alone at N = 3 (the suites that repeat this one: the latter); each run takes
+# about 7 s, 5 of them program_die's wait for the others.
 sed "s|/var/tmp|sw|" "$top_srcdir/examples/configs/nvme.json" >"$tmp/alone.json"
 alone="$mlp --hidden 16 --layers 2 --batch 24 --micro-batch 2 --steps 3 --quiet --config $tmp/alone.json"
 alone_cases="2:0 3:last"
@@ -336,8 +377,9 @@ for c in $alone_cases; do
     job "$name" --wdir "$tmp/$name" -np "$np" -x ZERO_FAULT="alloc:$ranks:60" $alone
     says "$name" "ZERO_FAULT: alloc fails here (passage 60)"
     says "$name" "^train_mlp: rank [0-9]*: allocating .* (activations): injected fault"
-    left=$(leftovers "$tmp/$name")
-    [ -z "$left" ] || fail "$name: left $left"
+    [ "$ranks" = last ] && failed=$((np - 1)) || failed=0
+    left=$(ls "$tmp/$name/sw" | grep "rank0000$failed\.swap")
+    [ -z "$left" ] || fail "$name: the failing rank $failed left $left"
 done
 
 full=

@@ -66,9 +66,12 @@ int zero_comm_size(const struct zero_comm *c)
     return size;
 }
 
-/* *out = a box around comm, or comm freed and ZERO_ENOMEM */
+/* *out = a box around comm, or comm freed and ZERO_ENOMEM. Its errors come back as codes
+ * (MPI_ERRORS_RETURN), as the header promises: a peer's death must not end this process
+ * inside an exchange, before the program removed its files. */
 static int box(MPI_Comm comm, struct zero_comm **out, struct zero_error *err)
 {
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     *out = malloc(sizeof **out);
     if (*out == NULL) {
         MPI_Comm_free(&comm);

@@ -581,6 +581,8 @@ _Noreturn void program_die(const char *prog, int rank, const struct zero_error *
     else
         fprintf(stderr, "%s: rank %d: %s\n", prog, rank, err->msg);
     fflush(stderr);
+    /* first: the wait below may end this process (a peer's death seen by MPI) */
+    zero_engine_remove_swap_files(live_engine);
     if (all_die_together(5.0)) {
         struct zero_engine *e = live_engine;
         program_live_engine(NULL); /* the handler forgets the paths before they are freed */
@@ -588,7 +590,6 @@ _Noreturn void program_die(const char *prog, int rank, const struct zero_error *
         zero_job_finalize();
         exit(1);
     }
-    zero_engine_remove_swap_files(live_engine);
     zero_job_abort(1);
 }
 

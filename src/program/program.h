@@ -184,8 +184,8 @@ int program_step_done(struct program *p, int64_t step);
 
 /* Prints err ("prog: rank R: ...") and ends the job. Collective where it can be: when every rank
  * dies within seconds (an error the engine agreed on), each destroys the engine program_live_engine
- * named (its swap files go with it) and exits 1; a rank alone with its error (the others wait in a
- * collective) removes its swap files and aborts the job. */
+ * named and exits 1; a rank alone with its error (the others wait in a collective) aborts the job.
+ * Its swap files go first, either way: the wait may end this process. */
 _Noreturn void program_die(const char *prog, int rank, const struct zero_error *err);
 /* The engine program_die destroys (NULL: none). */
 void program_live_engine(struct zero_engine *e);
