@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -376,6 +377,39 @@ START_TEST(test_swap_paths_removed_early_and_taken_by_another_job_are_left_to_it
 }
 END_TEST
 
+/* A job killed at more ranks and resumed at fewer leaves the swap files of the ranks it
+ * no longer has; the next engine on the path removes those no process locks, and leaves a
+ * locked one (another job's) and any other name alone. */
+START_TEST(test_stale_swap_files_of_ranks_past_the_world_are_removed_unless_locked)
+{
+    if (mpi_check_size() > 1)
+        return;
+    char dir[320], stale[400], locked[400], other[400];
+    sub_dir(dir, sizeof dir, "stale");
+    snprintf(stale, sizeof stale, "%s/libzero-optim-rank00003.swap", dir);
+    snprintf(locked, sizeof locked, "%s/libzero-param-rank00004.swap", dir);
+    snprintf(other, sizeof other, "%s/libzero-optim-rank00005.swap.keep", dir);
+    const char *made[3] = {stale, locked, other};
+    int fds[3];
+    for (int i = 0; i < 3; i++) {
+        fds[i] = open(made[i], O_RDWR | O_CREAT, 0600);
+        ck_assert_int_ge(fds[i], 0);
+    }
+    ck_assert_int_eq(flock(fds[1], LOCK_EX | LOCK_NB), 0); /* another job holds it */
+    struct driver d;
+    ck_assert_msg(drive_open(&d, dir, 0) == 0, "%s", d.err.msg);
+    ck_assert_msg(access(stale, F_OK) != 0, "%s stayed", stale);
+    ck_assert_msg(access(locked, F_OK) == 0, "the locked %s went", locked);
+    ck_assert_msg(access(other, F_OK) == 0, "%s went", other);
+    drive_close(&d);
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+    unlink(locked);
+    unlink(other);
+    ck_assert_int_eq(entries(dir), 0);
+}
+END_TEST
+
 START_TEST(test_a_full_disk_is_named_at_the_reservation_and_in_the_middle_of_a_step)
 {
     if (mpi_check_size() > 1)
@@ -691,6 +725,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_nvme_ledger_holds_the_states_the_theory_puts_on_disk);
     tcase_add_test(tc, test_bad_nvme_paths_are_named);
     tcase_add_test(tc, test_swap_paths_removed_early_and_taken_by_another_job_are_left_to_it);
+    tcase_add_test(tc, test_stale_swap_files_of_ranks_past_the_world_are_removed_unless_locked);
     tcase_add_test(tc, test_a_full_disk_is_named_at_the_reservation_and_in_the_middle_of_a_step);
     tcase_add_test(tc, test_a_truncated_swap_file_is_named_with_its_unit);
     tcase_add_test(tc, test_one_rank_s_truncated_swap_file_stops_every_rank);

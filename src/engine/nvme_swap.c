@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -330,6 +331,35 @@ static void unlink_ours(const struct swap_file *f)
         unlink(f->path);
 }
 
+/* The swap files of ranks past this job's world in dir (a job killed at more ranks, then
+ * resumed at fewer, left them): each one no process holds a lock on is removed; a locked
+ * one is another job's, and stays. Every rank tries (ranks on other nodes may see other
+ * disks); a file another rank removed first is simply gone. */
+static void remove_stale_files(const struct zero_engine *e, const char *dir, const char *kind)
+{
+    char prefix[64];
+    const int plen = snprintf(prefix, sizeof prefix, "libzero-%s-rank", kind);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        char tail[16];
+        int r = -1;
+        if (strncmp(de->d_name, prefix, (size_t)plen) != 0 ||
+            sscanf(de->d_name + plen, "%d%15s", &r, tail) != 2 || strcmp(tail, ".swap") ||
+            r < e->world)
+            continue;
+        struct swap_file f = {.fd = -1};
+        swap_file_name(f.path, sizeof f.path, dir, kind, r);
+        if ((f.fd = open(f.path, O_RDWR)) < 0)
+            continue;
+        if (flock(f.fd, LOCK_EX | LOCK_NB) == 0)
+            unlink_ours(&f); /* locked by us now: nobody's, unless it was replaced meanwhile */
+        close(f.fd);
+    }
+    closedir(d);
+}
+
 /* Unlinked while the lock is still held: a job that opens the path after the
  * unlink creates a file of its own, one that opened it before fails to lock. */
 static void close_file(struct swap_file *f)
@@ -485,6 +515,10 @@ int nvme_open(struct zero_engine *e, struct zero_error *err)
         (rc = open_file(e, &s->par, z->offload_param.nvme_path,
                         "zero_optimization.offload_param.nvme_path", "param", pbytes, 0, err)))
         return rc;
+    if (e->nvme.opt)
+        remove_stale_files(e, z->offload_optimizer.nvme_path, "optim");
+    if (pbytes > 0)
+        remove_stale_files(e, z->offload_param.nvme_path, "param");
     /* the third tier of the ledger: the states' bytes on disk (as the other
      * ledgers count what was asked for, the files' 4 KiB padding is left out) */
     for (int u = 0; u < e->nunits; u++) {
