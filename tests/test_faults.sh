@@ -186,6 +186,28 @@ expect_error out_step_file 2 "ck_step/step_000001 is a regular file, not a check
 # to every rank), every rank, one rank alone (the others learn it from the agreement),
 # a singleton;
 # a signal ignored at start (a shell's background job ignores SIGINT) stays ignored.
+# files_appear DIR N: waits up to 20 s for N files in DIR
+files_appear() {
+    n=0
+    while [ "$(ls "$1" | wc -l)" -lt "$2" ] && [ $n -lt 200 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+}
+
+# ends_within_10s PID WHAT: waits up to 10 s for PID to end, else fails with WHAT and kills it
+ends_within_10s() {
+    n=0
+    while kill -0 "$1" 2>/dev/null && [ $n -lt 100 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    if kill -0 "$1" 2>/dev/null; then
+        fail "$2"
+        kill -9 "$1"
+    fi
+}
+
 # signalled NAME SIGNAL WHOM NP: train_mlp with NVMe offload, NP ranks (0: no mpirun),
 # receives SIGNAL once its swap files exist; WHOM is mpirun, all (every rank, as a
 # batch system's cancel sends it) or a rank number
@@ -207,11 +229,7 @@ signalled() {
                 exec "$@"' "$d/pid" $long >"$tmp/$sname.out" 2>"$tmp/$sname.err" &
     fi
     job_pid=$!
-    n=0
-    while [ "$(ls "$d/sw" | wc -l)" -lt "$((np > 0 ? np : 1))" ] && [ $n -lt 200 ]; do
-        sleep 0.1
-        n=$((n + 1))
-    done
+    files_appear "$d/sw" "$((np > 0 ? np : 1))"
     sleep 1 # a few steps in
     if [ "$whom" = mpirun ]; then
         kill -"$sig" $job_pid
@@ -221,15 +239,7 @@ signalled() {
     else
         kill -"$sig" "$(cat "$d/pid.$whom")"
     fi
-    n=0
-    while kill -0 $job_pid 2>/dev/null && [ $n -lt 100 ]; do
-        sleep 0.1
-        n=$((n + 1))
-    done
-    if kill -0 $job_pid 2>/dev/null; then
-        fail "$sname: still running 10 s after SIG$sig"
-        kill -9 $job_pid
-    fi
+    ends_within_10s $job_pid "$sname: still running 10 s after SIG$sig"
     wait $job_pid
     rc=$?
     [ "$rc" -ne 0 ] || fail "$sname exited 0 after SIG$sig"
@@ -258,11 +268,7 @@ sed "s|/var/tmp|$d/sw|" "$top_srcdir/examples/configs/nvme.json" >"$d/nv.json"
     "$d/pid" $mlp --hidden 16 --layers 2 --batch 24 --micro-batch 2 --steps 1000000 --quiet \
     --config "$d/nv.json" >"$tmp/stuck.out" 2>"$tmp/stuck.err" &
 job_pid=$!
-n=0
-while [ "$(ls "$d/sw" | wc -l)" -lt 2 ] && [ $n -lt 200 ]; do
-    sleep 0.1
-    n=$((n + 1))
-done
+files_appear "$d/sw" 2
 sleep 1
 kill -STOP "$(cat "$d/pid.1")"
 sleep 0.5
@@ -273,15 +279,7 @@ kill -0 "$(cat "$d/pid.0")" 2>/dev/null || fail "stuck: rank 0 ended although it
     fail "stuck: rank 0 kept $(ls "$d/sw" | grep 'rank00000\.swap') after its SIGTERM"
 [ -n "$(ls "$d/sw" | grep 'rank00001\.swap')" ] || fail "stuck: the stopped rank 1's files went"
 kill -CONT "$(cat "$d/pid.1")"
-n=0
-while kill -0 $job_pid 2>/dev/null && [ $n -lt 100 ]; do
-    sleep 0.1
-    n=$((n + 1))
-done
-if kill -0 $job_pid 2>/dev/null; then
-    fail "stuck: still running 10 s after rank 1 went on"
-    kill -9 $job_pid
-fi
+ends_within_10s $job_pid "stuck: still running 10 s after rank 1 went on"
 wait $job_pid
 [ $? -ne 0 ] || fail "stuck exited 0 after SIGTERM"
 says stuck "^train_mlp: stopped by signal 15 (SIGTERM) at step [0-9]* of 1000000; nothing saved"
